@@ -1,0 +1,1 @@
+"""The intent-board chat-ops bot."""
