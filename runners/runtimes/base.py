@@ -1,0 +1,192 @@
+"""Types every runtime adapter shares: the request, the built invocation, the parsed output.
+
+An adapter is two pure functions: `build_argv(request) -> Invocation` and
+`parse_output(stdout, previous_usage) -> RunOutput`. Neither touches a process,
+a file or the environment, so both are tested without a subprocess; running
+them is `runners.runtimes.run.run_model`.
+"""
+
+from __future__ import annotations
+
+import enum
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import MappingProxyType
+
+from runners import profiles
+
+MAX_FAILURE_DETAIL = 240
+
+# Session ids come back from a CLI's own output (UUIDs, `th_...`); anything that
+# could be read as an option or a path is refused before it reaches argv.
+SESSION_ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$")
+
+_CONTROL_RE = re.compile(r"[\x00-\x1f\x7f-\x9f]+")
+_SPACE_RE = re.compile(r"\s+")
+
+
+class RunnerError(Exception):
+    """Base of the errors this package raises for its callers."""
+
+
+class InvalidRequest(RunnerError, ValueError):
+    """A request that must not reach a command line (bad model name, bad session id...)."""
+
+
+class Mode(enum.StrEnum):
+    """What a role may do to files. Builder and fixer write; every other role only reads."""
+
+    READ_ONLY = "read_only"
+    WORKSPACE_WRITE = "workspace_write"
+
+
+@dataclass(frozen=True, slots=True)
+class RunRequest:
+    """One model run, independent of the runtime that will execute it.
+
+    `model` and `reasoning_effort` are "" for "the CLI's default". `max_turns`
+    bounds a builder's agent turns where the CLI has such a limit (claude);
+    codex has none, there the worker iterates with `resume_session_id`.
+    `api_key_file` is only a path: the key is read at spawn time and goes only
+    into that child's environment.
+    """
+
+    binary: str
+    cwd: Path
+    prompt: str = field(repr=False)
+    mode: Mode = Mode.READ_ONLY
+    model: str = ""
+    reasoning_effort: str = ""
+    resume_session_id: str = ""
+    max_turns: int | None = None
+    # claude only: extra readable directories, a settings file, pre-granted tools
+    add_dirs: tuple[Path, ...] = ()
+    settings_file: Path | None = None
+    allowed_tools: tuple[str, ...] = ()
+    # openrouter only
+    api_key_file: Path | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Invocation:
+    """Exactly what will be run: argv, cwd, stdin, and which env to add.
+
+    `env_extras` holds only non-secret values. `secret_env_files` names, per
+    variable, the file its value is read from at spawn time; the value itself is
+    never part of this object.
+    """
+
+    runtime: str
+    argv: tuple[str, ...]
+    cwd: Path
+    stdin: str = field(repr=False, default="")
+    env_extras: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
+    secret_env_files: Mapping[str, Path] = field(default_factory=lambda: MappingProxyType({}))
+
+
+@dataclass(frozen=True, slots=True)
+class Usage:
+    """Token counts in one convention for every runtime.
+
+    `input_tokens` counts every prompt token including those served from a
+    cache; `cached_input_tokens` is the cached part of it (codex reports it this
+    way; claude's separate counters are summed into it).
+    """
+
+    input_tokens: int = 0
+    cached_input_tokens: int = 0
+    output_tokens: int = 0
+
+    def minus(self, earlier: Usage) -> Usage:
+        """This cumulative usage less an earlier cumulative reading of the same thread.
+
+        A reading that went backwards (a new thread, a CLI that reports per turn)
+        is not cumulative relative to `earlier`, so it is returned unchanged.
+        """
+        if (
+            self.input_tokens < earlier.input_tokens
+            or self.cached_input_tokens < earlier.cached_input_tokens
+            or self.output_tokens < earlier.output_tokens
+        ):
+            return self
+        return Usage(
+            self.input_tokens - earlier.input_tokens,
+            self.cached_input_tokens - earlier.cached_input_tokens,
+            self.output_tokens - earlier.output_tokens,
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class RunOutput:
+    """What a run produced, normalised over runtimes; `failure` is None on success.
+
+    `usage` is this run's share; `thread_usage` is the CLI's cumulative reading
+    for the session (codex), to be passed back as `previous_usage` when the
+    session is resumed. `turn_limit_reached` tells the builder pipeline to
+    escalate rather than fail.
+    """
+
+    answer: str = field(repr=False, default="")
+    session_id: str | None = None
+    usage: Usage | None = None
+    thread_usage: Usage | None = None
+    cost_usd: float | None = None
+    turns: int | None = None
+    model: str | None = None
+    duration_ms: int | None = None
+    failure: str | None = None
+    turn_limit_reached: bool = False
+
+    @property
+    def ok(self) -> bool:
+        return self.failure is None
+
+
+def clean_detail(text: object, limit: int = MAX_FAILURE_DETAIL) -> str:
+    """A failure reason fit for a chat line and a database column."""
+    detail = _CONTROL_RE.sub(" ", str(text))
+    detail = _SPACE_RE.sub(" ", detail).strip()
+    return detail[:limit] or "unknown error"
+
+
+def validate_request(request: RunRequest) -> None:
+    """Refuse anything that must not reach an argv. Shared by every adapter."""
+    if not isinstance(request.mode, Mode):
+        raise InvalidRequest(f"unknown mode: {request.mode!r}")
+    if not request.binary or request.binary.startswith("-"):
+        raise InvalidRequest("binary must be a command name or path")
+    if request.model and not profiles.is_valid_model(request.model):
+        raise InvalidRequest(f"invalid model name: {clean_detail(request.model, 80)!r}")
+    if not profiles.is_valid_reasoning_effort(request.reasoning_effort):
+        raise InvalidRequest(
+            f"invalid reasoning effort: {clean_detail(request.reasoning_effort, 40)!r}"
+        )
+    if request.resume_session_id and not SESSION_ID_RE.fullmatch(request.resume_session_id):
+        raise InvalidRequest("invalid session id for resume")
+    if request.max_turns is not None and (
+        isinstance(request.max_turns, bool)
+        or not isinstance(request.max_turns, int)
+        or request.max_turns < 1
+    ):
+        raise InvalidRequest("max_turns must be a positive integer")
+    if not request.cwd.is_absolute():
+        raise InvalidRequest("cwd must be an absolute path")
+
+
+def as_int(value: object) -> int | None:
+    """A JSON number that is really a count (not a bool, not negative)."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    return int(value) if value >= 0 else None
+
+
+def as_float(value: object) -> float | None:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    return float(value)
+
+
+def as_str(value: object) -> str | None:
+    return value if isinstance(value, str) and value else None

@@ -1,0 +1,191 @@
+"""Claude Code: `claude -p --output-format json`, prompt on stdin, one result object.
+
+Command line:
+
+    claude -p --output-format json --permission-mode dontAsk|acceptEdits
+           [--settings F] --setting-sources "" [--allowedTools "T1 T2"]
+           [--disallowedTools Edit,Write,MultiEdit,NotebookEdit] [--add-dir D]...
+           [--model M] [--effort E] [--max-turns N] [--resume <id>]
+
+Read-only roles run in `dontAsk` mode with the write tools disallowed: the
+disallow list is a hard block that no settings file or permission rule can
+reopen, and `dontAsk` refuses every tool not pre-granted by `--allowedTools`
+instead of waiting for a prompt nobody will answer. Writing roles run with
+`acceptEdits`. `--setting-sources ""` keeps user and project settings from
+widening either.
+"""
+
+from __future__ import annotations
+
+import json
+
+from runners.runtimes.base import (
+    Invocation,
+    Mode,
+    RunOutput,
+    RunRequest,
+    Usage,
+    as_float,
+    as_int,
+    as_str,
+    clean_detail,
+    validate_request,
+)
+
+NAME = "claude"
+
+WRITE_TOOLS = ("Edit", "Write", "MultiEdit", "NotebookEdit")
+PERMISSION_MODE = {Mode.READ_ONLY: "dontAsk", Mode.WORKSPACE_WRITE: "acceptEdits"}
+
+
+def build_argv(request: RunRequest) -> Invocation:
+    validate_request(request)
+    argv = [
+        request.binary,
+        "-p",
+        "--output-format",
+        "json",
+        "--permission-mode",
+        PERMISSION_MODE[request.mode],
+    ]
+    if request.settings_file is not None:
+        argv += ["--settings", str(request.settings_file)]
+    argv += ["--setting-sources", ""]
+    if request.allowed_tools:
+        argv += ["--allowedTools", " ".join(request.allowed_tools)]
+    if request.mode is Mode.READ_ONLY:
+        argv += ["--disallowedTools", ",".join(WRITE_TOOLS)]
+    for directory in request.add_dirs:
+        argv += ["--add-dir", str(directory)]
+    if request.model:
+        argv += ["--model", request.model]
+    if request.reasoning_effort:
+        argv += ["--effort", request.reasoning_effort]
+    if request.max_turns is not None:
+        argv += ["--max-turns", str(request.max_turns)]
+    if request.resume_session_id:
+        argv += ["--resume", request.resume_session_id]
+    return Invocation(runtime=NAME, argv=tuple(argv), cwd=request.cwd, stdin=request.prompt)
+
+
+def _find_result(stdout: str) -> tuple[dict[str, object] | None, str | None, str | None]:
+    """(result object, model named by an init message, why nothing was found)."""
+    text = stdout.strip()
+    if not text:
+        return None, None, "claude produced no output"
+    try:
+        data = json.loads(text)
+    except ValueError as error:
+        # Some versions print a warning line before the JSON; the result is then the last line.
+        for line in reversed(text.splitlines()):
+            try:
+                data = json.loads(line)
+            except ValueError:
+                continue
+            break
+        else:
+            return None, None, f"claude output is not JSON: {error}"
+    if isinstance(data, dict):
+        return data, None, None
+    if isinstance(data, list):
+        # `--verbose` turns the output into the whole message list; the last result counts.
+        init_model = None
+        result = None
+        for element in data:
+            if not isinstance(element, dict):
+                continue
+            if element.get("type") == "system" and element.get("subtype") == "init":
+                init_model = as_str(element.get("model")) or init_model
+            elif element.get("type") == "result":
+                result = element
+        if result is None:
+            return None, init_model, "claude output has no result message"
+        return result, init_model, None
+    return None, None, "claude output is neither a JSON object nor a list"
+
+
+def _usage(value: object) -> Usage | None:
+    if not isinstance(value, dict):
+        return None
+    fresh = as_int(value.get("input_tokens"))
+    created = as_int(value.get("cache_creation_input_tokens"))
+    read = as_int(value.get("cache_read_input_tokens"))
+    output = as_int(value.get("output_tokens"))
+    if fresh is None and created is None and read is None and output is None:
+        return None
+    return Usage(
+        input_tokens=(fresh or 0) + (created or 0) + (read or 0),
+        cached_input_tokens=read or 0,
+        output_tokens=output or 0,
+    )
+
+
+def _model_from_usage(value: object) -> str | None:
+    """The model that did most of the work, from the per-model usage table."""
+    if not isinstance(value, dict) or not value:
+        return None
+    ranked = sorted(
+        (
+            (as_int(entry.get("outputTokens")) or 0, name)
+            for name, entry in value.items()
+            if isinstance(name, str) and isinstance(entry, dict)
+        ),
+        reverse=True,
+    )
+    return ranked[0][1] if ranked else None
+
+
+def _errors_text(value: object) -> str:
+    if not isinstance(value, list):
+        return ""
+    texts = []
+    for entry in value:
+        if isinstance(entry, str):
+            texts.append(entry)
+        elif isinstance(entry, dict):
+            texts.append(as_str(entry.get("message")) or json.dumps(entry)[:120])
+    return "; ".join(text for text in texts if text)
+
+
+def parse_output(stdout: str, previous_usage: Usage | None = None) -> RunOutput:
+    """Read `claude -p --output-format json` output.
+
+    `is_error: true` is a failure even when the subtype says `success` (an API
+    error is reported that way); any subtype other than `success` is a failure
+    whose detail comes from `errors[]`. Claude reports usage per invocation, so
+    `previous_usage` is not needed and ignored.
+    """
+    del previous_usage
+    result, init_model, problem = _find_result(stdout)
+    if result is None:
+        return RunOutput(model=init_model, failure=clean_detail(problem))
+
+    subtype = as_str(result.get("subtype")) or ""
+    answer = result.get("result")
+    answer = answer.strip() if isinstance(answer, str) else ""
+    errors = _errors_text(result.get("errors"))
+    cost = as_float(result.get("total_cost_usd"))
+    if cost is None:
+        cost = as_float(result.get("cost_usd"))  # older name of the same field
+
+    failure: str | None = None
+    if result.get("is_error") is True:
+        failure = f"claude reported an error ({subtype or 'no subtype'}): {errors or answer}"
+    elif subtype and subtype != "success":
+        failure = f"claude ended with {subtype}: {errors or 'no detail'}"
+    elif not answer:
+        failure = "claude gave no answer"
+
+    return RunOutput(
+        answer=answer,
+        session_id=as_str(result.get("session_id")),
+        usage=_usage(result.get("usage")),
+        cost_usd=cost,
+        turns=as_int(result.get("num_turns")),
+        model=(
+            as_str(result.get("model")) or init_model or _model_from_usage(result.get("modelUsage"))
+        ),
+        duration_ms=as_int(result.get("duration_ms")),
+        failure=clean_detail(failure) if failure else None,
+        turn_limit_reached=subtype == "error_max_turns",
+    )

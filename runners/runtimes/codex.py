@@ -1,0 +1,181 @@
+"""Codex CLI: `codex ... exec --json`, prompt on stdin, JSONL events on stdout.
+
+Command line (the option order the seed system ran in production):
+
+    codex --ask-for-approval never --sandbox read-only|workspace-write
+          [--model M] [-c model_reasoning_effort="E"] -C <cwd>
+          exec --ignore-user-config --json --color never [resume <id>] -
+
+The prompt goes through stdin (`-`), not argv: a prompt can be larger than
+ARG_MAX and would be visible to every user in `ps`. `--ignore-user-config`
+keeps a stray `~/.codex/config.toml` from changing model, provider or sandbox
+behind the configured profile's back.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+
+from runners.runtimes.base import (
+    Invocation,
+    Mode,
+    RunOutput,
+    RunRequest,
+    Usage,
+    as_int,
+    as_str,
+    clean_detail,
+    validate_request,
+)
+
+NAME = "codex"
+
+SANDBOX = {Mode.READ_ONLY: "read-only", Mode.WORKSPACE_WRITE: "workspace-write"}
+_ANSWER_ITEM_TYPES = frozenset({"agent_message", "assistant_message"})
+
+
+def root_options(request: RunRequest) -> list[str]:
+    """Options before `exec`; openrouter inserts its provider settings among these."""
+    return [
+        request.binary,
+        "--ask-for-approval",
+        "never",
+        "--sandbox",
+        SANDBOX[request.mode],
+    ]
+
+
+def model_options(request: RunRequest) -> list[str]:
+    options: list[str] = []
+    if request.model:
+        options += ["--model", request.model]
+    if request.reasoning_effort:
+        # A TOML string value: json.dumps of an already validated [a-z]+ word.
+        options += ["-c", f"model_reasoning_effort={json.dumps(request.reasoning_effort)}"]
+    return options
+
+
+def exec_options(request: RunRequest) -> list[str]:
+    options = ["-C", str(request.cwd), "exec", "--ignore-user-config", "--json", "--color", "never"]
+    if request.resume_session_id:
+        options += ["resume", request.resume_session_id]
+    options.append("-")
+    return options
+
+
+def build_argv(request: RunRequest) -> Invocation:
+    # codex has no turn limit; `max_turns` is validated but the worker's resume
+    # loop is what bounds a codex builder.
+    validate_request(request)
+    argv = root_options(request) + model_options(request) + exec_options(request)
+    return Invocation(runtime=NAME, argv=tuple(argv), cwd=request.cwd, stdin=request.prompt)
+
+
+def _usage(value: object) -> Usage | None:
+    if not isinstance(value, dict):
+        return None
+    counts = [
+        as_int(value.get(key)) for key in ("input_tokens", "cached_input_tokens", "output_tokens")
+    ]
+    if all(count is None for count in counts):
+        return None
+    return Usage(*(count or 0 for count in counts))
+
+
+def _error_message(event: dict[str, object]) -> str:
+    error = event.get("error")
+    if isinstance(error, dict):
+        return as_str(error.get("message")) or json.dumps(error)[:200]
+    return as_str(error) or as_str(event.get("message")) or "no message"
+
+
+def parse_output(stdout: str, previous_usage: Usage | None = None) -> RunOutput:
+    """Read `codex exec --json` output.
+
+    The answer is the text of every completed agent message, in order. A damaged
+    line is skipped when a valid message or the turn's completion follows it, or
+    when the turn had completed before it: a stray non-JSON line must not lose a
+    finished run, but damage where the run's end should be is a failure.
+    `error` events (reconnect notices) are not fatal; `turn.failed` is, whatever
+    the exit code. Usage in `turn.completed` is cumulative for the thread, so a
+    resumed run's share is its reading less `previous_usage`.
+    """
+    parts: list[str] = []
+    session_id: str | None = None
+    model: str | None = None
+    thread_usage: Usage | None = None
+    turns = 0
+    turn_failed: str | None = None
+    error_events: list[str] = []
+    damaged = 0
+    pending_damage: str | None = None
+
+    for line in _lines(stdout):
+        try:
+            event = json.loads(line)
+        except ValueError as error:
+            damaged += 1
+            pending_damage = str(error)
+            continue
+        if not isinstance(event, dict):
+            damaged += 1
+            pending_damage = "a line that is not a JSON object"
+            continue
+        kind = event.get("type")
+        model = as_str(event.get("model")) or model
+        if kind == "thread.started":
+            session_id = as_str(event.get("thread_id")) or session_id
+        elif kind == "session.created":
+            # Name of the first event in codex versions before threads.
+            session_id = as_str(event.get("session_id")) or session_id
+        elif kind == "item.completed":
+            item = event.get("item")
+            if isinstance(item, dict):
+                item_type = item.get("type") or item.get("item_type")
+                text = as_str(item.get("text"))
+                if item_type in _ANSWER_ITEM_TYPES and text and text.strip():
+                    parts.append(text)
+                    pending_damage = None
+        elif kind == "turn.completed":
+            turns += 1
+            thread_usage = _usage(event.get("usage")) or thread_usage
+            pending_damage = None
+        elif kind == "turn.failed":
+            turn_failed = _error_message(event)
+        elif kind == "error":
+            error_events.append(_error_message(event))
+
+    usage = thread_usage
+    if thread_usage is not None and previous_usage is not None:
+        usage = thread_usage.minus(previous_usage)
+    answer = "\n\n".join(parts).strip()
+
+    failure: str | None = None
+    if turn_failed is not None:
+        failure = f"codex turn failed: {turn_failed}"
+    elif pending_damage is not None and not turns:
+        failure = f"codex output ends in a damaged line: {pending_damage}"
+    elif not answer:
+        if error_events:
+            failure = f"codex gave no answer; last error: {error_events[-1]}"
+        elif damaged:
+            failure = "codex gave no answer; its output had only damaged lines"
+        else:
+            failure = "codex gave no answer"
+
+    return RunOutput(
+        answer=answer,
+        session_id=session_id,
+        usage=usage,
+        thread_usage=thread_usage,
+        turns=turns or None,
+        model=model,
+        failure=clean_detail(failure) if failure else None,
+    )
+
+
+def _lines(stdout: str) -> Iterable[str]:
+    for line in stdout.splitlines():
+        if line.strip():
+            yield line

@@ -1,0 +1,65 @@
+"""OpenRouter: the codex CLI pointed at OpenRouter's Responses API as a model provider.
+
+The provider is defined entirely with `-c` overrides, so nothing depends on a
+config file on the host. Codex reads the API key from the variable named by
+`env_key`; the key file's path travels in the invocation and the key itself is
+read at spawn time into that one child's environment. It is never in argv
+(visible in `ps`), never in this module's objects, never logged.
+
+OpenRouter model ids are `vendor/model`, so a model is required here: the codex
+default model name would not exist at OpenRouter.
+"""
+
+from __future__ import annotations
+
+import json
+from types import MappingProxyType
+
+from runners.runtimes import codex
+from runners.runtimes.base import InvalidRequest, Invocation, RunOutput, RunRequest, Usage
+
+NAME = "openrouter"
+BASE_URL = "https://openrouter.ai/api/v1"
+API_KEY_ENV = "OPENROUTER_API_KEY"
+
+
+def provider_options() -> list[str]:
+    return [
+        "-c",
+        'model_provider="openrouter"',
+        "-c",
+        'model_providers.openrouter.name="OpenRouter"',
+        "-c",
+        f"model_providers.openrouter.base_url={json.dumps(BASE_URL)}",
+        "-c",
+        f"model_providers.openrouter.env_key={json.dumps(API_KEY_ENV)}",
+        "-c",
+        'model_providers.openrouter.wire_api="responses"',
+        "-c",
+        "model_providers.openrouter.requires_openai_auth=false",
+    ]
+
+
+def build_argv(request: RunRequest) -> Invocation:
+    if not request.model:
+        raise InvalidRequest("openrouter needs an explicit model (vendor/model)")
+    if request.api_key_file is None:
+        raise InvalidRequest("openrouter needs api_key_file")
+    plain = codex.build_argv(request)  # validates the request
+    argv = (
+        codex.root_options(request)
+        + provider_options()
+        + codex.model_options(request)
+        + codex.exec_options(request)
+    )
+    return Invocation(
+        runtime=NAME,
+        argv=tuple(argv),
+        cwd=plain.cwd,
+        stdin=plain.stdin,
+        secret_env_files=MappingProxyType({API_KEY_ENV: request.api_key_file}),
+    )
+
+
+def parse_output(stdout: str, previous_usage: Usage | None = None) -> RunOutput:
+    return codex.parse_output(stdout, previous_usage)

@@ -1,0 +1,171 @@
+"""Build the command line, run it, parse what it printed: one model run end to end."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+from runners.process import Outcome, ProcessLimits, ProcessResult, run_process
+from runners.runtimes import claude, codex, openrouter
+from runners.runtimes.base import (
+    InvalidRequest,
+    Invocation,
+    RunnerError,
+    RunOutput,
+    RunRequest,
+    Usage,
+    clean_detail,
+)
+
+log = logging.getLogger(__name__)
+
+REDACTED = "[redacted]"
+
+
+@dataclass(frozen=True, slots=True)
+class Adapter:
+    name: str
+    build_argv: Callable[[RunRequest], Invocation]
+    parse_output: Callable[[str, Usage | None], RunOutput]
+
+
+ADAPTERS: Mapping[str, Adapter] = {
+    module.NAME: Adapter(module.NAME, module.build_argv, module.parse_output)
+    for module in (codex, claude, openrouter)
+}
+
+
+class SecretFileError(RunnerError):
+    """A key file named in the configuration is missing, unreadable or empty."""
+
+
+@dataclass(frozen=True, slots=True)
+class RunResult:
+    """The run as the worker records it: outcome, timing, parsed output, one failure reason."""
+
+    runtime: str
+    outcome: Outcome
+    exit_code: int | None
+    duration: float
+    output: RunOutput
+    failure: str | None
+    stderr_tail: str = field(repr=False, default="")
+
+    @property
+    def ok(self) -> bool:
+        return self.failure is None
+
+
+def get_adapter(runtime: str) -> Adapter:
+    try:
+        return ADAPTERS[runtime]
+    except KeyError:
+        raise InvalidRequest(f"unknown runtime: {clean_detail(runtime, 40)!r}") from None
+
+
+def build_invocation(runtime: str, request: RunRequest) -> Invocation:
+    return get_adapter(runtime).build_argv(request)
+
+
+def _read_secret(variable: str, path: Path) -> str:
+    try:
+        value = path.read_text(encoding="utf-8").strip()
+    except OSError as error:
+        raise SecretFileError(
+            f"cannot read the key file for {variable} at {path}: {error.strerror or error}"
+        ) from None
+    if not value:
+        raise SecretFileError(f"the key file for {variable} at {path} is empty")
+    return value
+
+
+def _redact(text: str, secrets: Mapping[str, str]) -> str:
+    for value in secrets.values():
+        text = text.replace(value, REDACTED)
+    return text
+
+
+def _last_line(text: str) -> str:
+    lines = [line for line in text.splitlines() if line.strip()]
+    return lines[-1] if lines else ""
+
+
+def _failure(process: ProcessResult, output: RunOutput) -> str | None:
+    if process.outcome is Outcome.OK:
+        return output.failure
+    if process.outcome is Outcome.EXIT_NONZERO:
+        detail = _last_line(process.stderr_tail) if not process.stdout.strip() else output.failure
+        return clean_detail(f"{process.error}: {detail}" if detail else process.error)
+    return clean_detail(process.error)
+
+
+async def run_model(
+    runtime: str,
+    request: RunRequest,
+    *,
+    limits: ProcessLimits | None = None,
+    base_env: Mapping[str, str] | None = None,
+    previous_usage: Usage | None = None,
+) -> RunResult:
+    """Run one model turn and return its normalised result.
+
+    Raises `InvalidRequest` (bad model, effort, session id, runtime) before
+    anything runs and `SecretFileError` for an unusable key file; every failure
+    of the CLI itself (missing binary, exit status, timeout, damaged output) is
+    a `RunResult` with `failure` set. Cancelling kills the CLI's process group.
+    """
+    adapter = get_adapter(runtime)
+    invocation = adapter.build_argv(request)
+    secrets = {
+        variable: _read_secret(variable, path)
+        for variable, path in invocation.secret_env_files.items()
+    }
+    log.info(
+        "starting %s run: mode=%s model=%s effort=%s resume=%s cwd=%s",
+        runtime,
+        request.mode.value,
+        request.model or "(default)",
+        request.reasoning_effort or "(default)",
+        bool(request.resume_session_id),
+        invocation.cwd,
+    )
+    log.debug("argv: %s", invocation.argv)
+    process = await run_process(
+        invocation.argv,
+        cwd=invocation.cwd,
+        stdin=invocation.stdin,
+        base_env=base_env,
+        extra_env={**invocation.env_extras, **secrets},
+        limits=limits,
+    )
+    process = replace(
+        process,
+        stdout=_redact(process.stdout, secrets),
+        stderr_tail=_redact(process.stderr_tail, secrets),
+    )
+    output = adapter.parse_output(process.stdout, previous_usage)
+    if process.outcome is Outcome.NOT_FOUND:
+        failure: str | None = clean_detail(f"{runtime}: {process.error}")
+    else:
+        failure = _failure(process, output)
+    failure = _redact(failure, secrets) if failure else None
+    result = RunResult(
+        runtime=runtime,
+        outcome=process.outcome,
+        exit_code=process.exit_code,
+        duration=process.duration,
+        output=output,
+        failure=failure,
+        stderr_tail=process.stderr_tail,
+    )
+    log.info(
+        "%s run finished: outcome=%s exit=%s duration=%.2fs failure=%s",
+        runtime,
+        process.outcome.value,
+        process.exit_code,
+        process.duration,
+        failure,
+    )
+    return result
