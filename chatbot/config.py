@@ -1,0 +1,354 @@
+"""Configuration: one TOML file, validated strictly, secrets read from files it names.
+
+Every error names the file, the key and the problem, because the person reading it
+is usually on a phone looking at a service log.
+"""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    StringConstraints,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
+
+from runners.profiles import (
+    ITERATION_LIMIT_MAX,
+    ITERATION_LIMIT_MIN,
+    MODEL_PATTERN,
+    REASONING_EFFORT_PATTERN,
+    AllowedProfiles,
+    LaneProfile,
+)
+
+ROLE_NAMES = ("operator", "planner", "reviewer", "researcher", "inspector", "fixer")
+
+XMPP_BARE_JID_RE = re.compile(r"^[^@/\s]+@[^@/\s]+$")
+MATRIX_USER_RE = re.compile(r"^@[a-z0-9._=/+-]+:[A-Za-z0-9.-]+(:\d+)?$")
+MATRIX_ROOM_RE = re.compile(r"^[#!][^:\s]+:[A-Za-z0-9.-]+(:\d+)?$")
+NAME_RE = r"^[a-z][a-z0-9_-]{0,31}$"
+
+# "" means "the CLI's default model".
+ModelName = Annotated[str, StringConstraints(pattern=f"^$|{MODEL_PATTERN}")]
+Effort = Annotated[str, StringConstraints(pattern=REASONING_EFFORT_PATTERN)]
+RuntimeName = Literal["codex", "claude", "openrouter"]
+
+
+class ConfigError(Exception):
+    """The configuration cannot be used; the message says where and why."""
+
+
+class _Section(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
+
+
+def _identity_problem(value: str) -> str | None:
+    if value.startswith("@"):
+        return None if MATRIX_USER_RE.fullmatch(value) else "not a Matrix user id (@name:server)"
+    return None if XMPP_BARE_JID_RE.fullmatch(value) else "not a bare JID (name@server)"
+
+
+class BotSection(_Section):
+    owners: list[str] = Field(min_length=1)
+    requesters: list[str] = []
+    database: Path = Path("var/board.sqlite3")
+    repo: Path
+    locale: Literal["en", "de"] = "en"
+    keep_transcripts: bool = False
+    workspaces: Path = Path("var/workspaces")
+
+    @field_validator("owners", "requesters")
+    @classmethod
+    def _identities(cls, values: list[str]) -> list[str]:
+        for value in values:
+            problem = _identity_problem(value)
+            if problem:
+                raise ValueError(f"{value!r} is {problem}")
+        return values
+
+
+class XmppSection(_Section):
+    jid: str = Field(pattern=XMPP_BARE_JID_RE.pattern)
+    password_file: Path
+    host: str | None = None
+    port: int = Field(default=5222, ge=1, le=65535)
+    rooms: list[str] = []
+    nick: str = Field(default="board", min_length=1, max_length=64)
+
+    @field_validator("rooms")
+    @classmethod
+    def _rooms(cls, values: list[str]) -> list[str]:
+        for value in values:
+            if not XMPP_BARE_JID_RE.fullmatch(value):
+                raise ValueError(f"{value!r} is not a room JID (room@conference.server)")
+        return values
+
+
+class MatrixSection(_Section):
+    homeserver: str = Field(pattern=r"^https?://[^\s/]+(/[^\s]*)?$")
+    user_id: str = Field(pattern=MATRIX_USER_RE.pattern)
+    password_file: Path | None = None
+    access_token_file: Path | None = None
+    device_name: str = "intent-board"
+    rooms: list[str] = []
+
+    @field_validator("rooms")
+    @classmethod
+    def _rooms(cls, values: list[str]) -> list[str]:
+        for value in values:
+            if not MATRIX_ROOM_RE.fullmatch(value):
+                raise ValueError(f"{value!r} is not a room alias or id (#room:server, !id:server)")
+        return values
+
+    @model_validator(mode="after")
+    def _one_credential(self) -> MatrixSection:
+        if (self.password_file is None) == (self.access_token_file is None):
+            raise ValueError("give exactly one of password_file or access_token_file")
+        return self
+
+
+class ConsoleSection(_Section):
+    # The person at the terminal acts as this owner identity.
+    owner: str | None = None
+
+
+class RuntimeSection(_Section):
+    binary: str = Field(min_length=1)
+    api_key_file: Path | None = None
+    extra_env: dict[str, str] = {}
+
+
+class LaneSection(_Section):
+    runtime: RuntimeName
+    model: ModelName
+    reasoning_effort: Effort = ""
+    iteration_limit: int = Field(ge=ITERATION_LIMIT_MIN, le=ITERATION_LIMIT_MAX)
+    concurrency: int = Field(default=1, ge=1, le=16)
+
+
+class RoleSection(_Section):
+    runtime: RuntimeName = "codex"
+    model: ModelName = ""
+    reasoning_effort: Effort = ""
+    timeout_s: int = Field(default=1200, ge=1, le=24 * 3600)
+    idle_timeout_s: int = Field(default=600, ge=1, le=24 * 3600)
+
+
+class EscalationSection(_Section):
+    models: dict[RuntimeName, list[ModelName]] = {}
+
+
+class DeploySection(_Section):
+    command: list[str] = []
+    branch: str | None = None
+    timeout_s: int = Field(default=600, ge=1, le=24 * 3600)
+
+
+class Config(_Section):
+    bot: BotSection
+    xmpp: XmppSection | None = None
+    matrix: MatrixSection | None = None
+    console: ConsoleSection | None = None
+    runtimes: dict[RuntimeName, RuntimeSection] = {}
+    lanes: dict[Annotated[str, StringConstraints(pattern=NAME_RE)], LaneSection] = Field(
+        min_length=1
+    )
+    roles: dict[Literal[ROLE_NAMES], RoleSection] = {}  # type: ignore[valid-type]
+    escalation: EscalationSection = EscalationSection()
+    deploy: DeploySection | None = None
+    # Where the file was read from; relative paths in it are resolved against it.
+    source: Path = Field(default=Path("."), exclude=True)
+
+    @model_validator(mode="after")
+    def _runtimes_exist(self) -> Config:
+        for name, lane in self.lanes.items():
+            if lane.runtime not in self.runtimes:
+                raise _KeyProblem(
+                    f"lanes.{name}.runtime",
+                    f"runtime {lane.runtime!r} has no [runtimes.{lane.runtime}] section",
+                )
+        for name in ROLE_NAMES:
+            runtime = self.role(name).runtime
+            if runtime not in self.runtimes:
+                raise _KeyProblem(
+                    f"roles.{name}.runtime",
+                    f"runtime {runtime!r} has no [runtimes.{runtime}] section",
+                )
+        for runtime in self.escalation.models:
+            if runtime not in self.runtimes:
+                raise _KeyProblem(f"escalation.models.{runtime}", "no such runtime is configured")
+        openrouter = self.runtimes.get("openrouter")
+        if openrouter is not None and openrouter.api_key_file is None:
+            raise _KeyProblem(
+                "runtimes.openrouter.api_key_file", "required for the OpenRouter runtime"
+            )
+        return self
+
+    def role(self, name: str) -> RoleSection:
+        return self.roles.get(name) or RoleSection()  # type: ignore[call-overload]
+
+    def allowed_profiles(self) -> AllowedProfiles:
+        return AllowedProfiles(
+            lanes={
+                name: LaneProfile(
+                    lane=name,
+                    runtime=lane.runtime,
+                    model=lane.model,
+                    reasoning_effort=lane.reasoning_effort,
+                    iteration_limit=lane.iteration_limit,
+                    concurrency=lane.concurrency,
+                )
+                for name, lane in self.lanes.items()
+            },
+            escalation_models={rt: tuple(models) for rt, models in self.escalation.models.items()},
+        )
+
+    @property
+    def transports(self) -> list[str]:
+        names = [n for n in ("xmpp", "matrix") if getattr(self, n) is not None]
+        if self.console is not None:
+            names.append("console")
+        return names
+
+    def secret_files(self) -> dict[str, Path]:
+        """Every secret file the configuration names, by the key that names it."""
+        found: dict[str, Path] = {}
+        if self.xmpp:
+            found["xmpp.password_file"] = self.xmpp.password_file
+        if self.matrix:
+            for key in ("password_file", "access_token_file"):
+                value = getattr(self.matrix, key)
+                if value is not None:
+                    found[f"matrix.{key}"] = value
+        for name, runtime in self.runtimes.items():
+            if runtime.api_key_file is not None:
+                found[f"runtimes.{name}.api_key_file"] = runtime.api_key_file
+        return found
+
+    def redacted(self) -> dict[str, Any]:
+        """The effective configuration for printing: secret files by path, never by value."""
+        return self.model_dump(mode="json", exclude_none=True)
+
+
+class _KeyProblem(ValueError):
+    def __init__(self, key: str, problem: str):
+        super().__init__(f"{key}: {problem}")
+        self.key = key
+        self.problem = problem
+
+
+_PATH_KEYS = {
+    ("bot", "database"),
+    ("bot", "repo"),
+    ("bot", "workspaces"),
+    ("xmpp", "password_file"),
+    ("matrix", "password_file"),
+    ("matrix", "access_token_file"),
+}
+
+
+def _resolve_paths(data: dict[str, Any], base: Path) -> None:
+    """Relative paths are relative to the config file, so a service can start anywhere."""
+    bot = data.get("bot")
+    if isinstance(bot, dict):
+        bot.setdefault("database", "var/board.sqlite3")
+        bot.setdefault("workspaces", "var/workspaces")
+    for section, key in _PATH_KEYS:
+        table = data.get(section)
+        if isinstance(table, dict) and isinstance(table.get(key), str):
+            table[key] = str((base / table[key]).resolve())
+    runtimes = data.get("runtimes")
+    if isinstance(runtimes, dict):
+        for table in runtimes.values():
+            if isinstance(table, dict) and isinstance(table.get("api_key_file"), str):
+                table["api_key_file"] = str((base / table["api_key_file"]).resolve())
+            binary = table.get("binary") if isinstance(table, dict) else None
+            # A binary given as a relative path (./x, tests/bin/codex) is next to the config;
+            # a bare name is looked up on PATH when it runs.
+            if isinstance(binary, str) and "/" in binary and not binary.startswith("/"):
+                table["binary"] = str((base / binary).resolve())
+
+
+def _coerce_paths(data: dict[str, Any]) -> None:
+    # strict mode wants Path objects for Path fields; TOML gives strings.
+    for section, key in _PATH_KEYS:
+        table = data.get(section)
+        if isinstance(table, dict) and isinstance(table.get(key), str):
+            table[key] = Path(table[key])
+    for table in (data.get("runtimes") or {}).values():
+        if isinstance(table, dict) and isinstance(table.get("api_key_file"), str):
+            table["api_key_file"] = Path(table["api_key_file"])
+
+
+def _describe(error: ValidationError, file: Path) -> str:
+    lines = []
+    for item in error.errors():
+        loc = ".".join(str(part) for part in item["loc"] if not str(part).startswith("function-"))
+        kind = item["type"]
+        if kind == "extra_forbidden":
+            problem = "unknown key"
+        elif kind == "missing":
+            problem = "missing required key"
+        elif kind == "value_error" and isinstance(item.get("ctx", {}).get("error"), _KeyProblem):
+            key_problem = item["ctx"]["error"]
+            loc, problem = key_problem.key, key_problem.problem
+        else:
+            problem = item["msg"].removeprefix("Value error, ")
+        lines.append(f"{file}: {loc or '(top level)'}: {problem}")
+    return "\n".join(lines)
+
+
+def parse_config(text: str, file: Path) -> Config:
+    """Validate TOML text as if read from `file` (paths resolve against its folder)."""
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as error:
+        raise ConfigError(f"{file}: not valid TOML: {error}") from None
+    base = file.resolve().parent
+    _resolve_paths(data, base)
+    _coerce_paths(data)
+    try:
+        config = Config.model_validate({**data, "source": file.resolve()})
+    except ValidationError as error:
+        raise ConfigError(_describe(error, file)) from None
+    _check_secret_files(config, file)
+    return config
+
+
+def _check_secret_files(config: Config, file: Path) -> None:
+    for key, path in config.secret_files().items():
+        try:
+            value = path.read_text(encoding="utf-8").strip()
+        except FileNotFoundError:
+            raise ConfigError(f"{file}: {key}: secret file {path} does not exist") from None
+        except OSError as error:
+            raise ConfigError(
+                f"{file}: {key}: secret file {path} cannot be read: {error.strerror}"
+            ) from None
+        if not value:
+            raise ConfigError(f"{file}: {key}: secret file {path} is empty")
+
+
+def load_config(path: str | Path) -> Config:
+    file = Path(path)
+    try:
+        text = file.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise ConfigError(f"{file}: configuration file does not exist") from None
+    except OSError as error:
+        raise ConfigError(f"{file}: cannot read configuration: {error.strerror}") from None
+    return parse_config(text, file)
+
+
+def read_secret(path: Path) -> str:
+    """Read a secret file's value, for handing to the one consumer that needs it."""
+    return path.read_text(encoding="utf-8").strip()

@@ -1,0 +1,1 @@
+"""The board's domain: phases, actions and the one transition table."""

@@ -1,0 +1,94 @@
+"""Card phases and kinds, with the German labels shown when `locale = "de"`."""
+
+from __future__ import annotations
+
+from enum import StrEnum
+
+
+class Kind(StrEnum):
+    INTENT = "intent"
+    RESEARCH = "research"
+    DRAFT = "draft"
+
+
+class Phase(StrEnum):
+    DRAFT_RUNNING = "draft_running"
+    DRAFT_QUESTION = "draft_question"
+    DRAFT_FAILED = "draft_failed"
+    PLANNED = "planned"
+    OPERATOR_RUNNING = "operator_running"
+    NEEDS_HUMAN = "needs_human"
+    BUILDING = "building"
+    SPLIT_REQUESTED = "split_requested"
+    SPLIT = "split"
+    DONE = "done"
+    REVIEWING = "reviewing"
+    READY_FOR_DEPLOYMENT = "ready_for_deployment"
+    DEPLOYED = "deployed"
+    PLANNING_WITH_FEEDBACK = "planning_with_feedback"
+    FAILED = "failed"
+    RESEARCH_REQUESTED = "research_requested"
+    RESEARCH_RUNNING = "research_running"
+    RESEARCH_DONE = "research_done"
+    RESEARCH_FAILED = "research_failed"
+    INSPECTOR_RUNNING = "inspector_running"
+    INSPECTOR_QUESTION = "inspector_question"
+    INSPECTOR_FAILED = "inspector_failed"
+    FIXER_RUNNING = "fixer_running"
+    FIXER_QUESTION = "fixer_question"
+    FIXER_FAILED = "fixer_failed"
+    ARCHIVED = "archived"
+
+    @property
+    def is_running(self) -> bool:
+        """A model run is queued or under way; the card is not waiting for a person."""
+        return self in RUNNING_PHASES
+
+    def label(self, locale: str = "en") -> str:
+        if locale == "de":
+            return GERMAN_LABELS[self]
+        return self.value.replace("_", " ")
+
+
+RUNNING_PHASES: frozenset[Phase] = frozenset(
+    {
+        Phase.DRAFT_RUNNING,
+        Phase.OPERATOR_RUNNING,
+        Phase.BUILDING,
+        Phase.SPLIT_REQUESTED,
+        Phase.REVIEWING,
+        Phase.RESEARCH_REQUESTED,
+        Phase.RESEARCH_RUNNING,
+        Phase.INSPECTOR_RUNNING,
+        Phase.FIXER_RUNNING,
+    }
+)
+
+GERMAN_LABELS: dict[Phase, str] = {
+    Phase.DRAFT_RUNNING: "entwurf_laeuft",
+    Phase.DRAFT_QUESTION: "entwurf_frage",
+    Phase.DRAFT_FAILED: "entwurf_fehlgeschlagen",
+    Phase.PLANNED: "geplant",
+    Phase.OPERATOR_RUNNING: "operator_laeuft",
+    Phase.NEEDS_HUMAN: "operator_klaerung_noetig",
+    Phase.BUILDING: "in_umsetzung",
+    Phase.SPLIT_REQUESTED: "aufteilen_angefordert",
+    Phase.SPLIT: "aufgeteilt",
+    Phase.DONE: "erledigt",
+    Phase.REVIEWING: "review",
+    Phase.READY_FOR_DEPLOYMENT: "bereit_fuer_deployment",
+    Phase.DEPLOYED: "ausgerollt",
+    Phase.PLANNING_WITH_FEEDBACK: "planung_mit_feedback",
+    Phase.FAILED: "fehlgeschlagen",
+    Phase.RESEARCH_REQUESTED: "recherche_angefordert",
+    Phase.RESEARCH_RUNNING: "recherche_laeuft",
+    Phase.RESEARCH_DONE: "recherche_fertig",
+    Phase.RESEARCH_FAILED: "recherche_fehlgeschlagen",
+    Phase.INSPECTOR_RUNNING: "inspector_laeuft",
+    Phase.INSPECTOR_QUESTION: "inspector_rueckfrage",
+    Phase.INSPECTOR_FAILED: "inspector_fehlgeschlagen",
+    Phase.FIXER_RUNNING: "fixer_laeuft",
+    Phase.FIXER_QUESTION: "fixer_rueckfrage",
+    Phase.FIXER_FAILED: "fixer_fehlgeschlagen",
+    Phase.ARCHIVED: "archiviert",
+}

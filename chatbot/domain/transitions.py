@@ -1,0 +1,302 @@
+"""The transition table: which action moves which phase to which, as one piece of data.
+
+Everything that changes a card's phase looks its move up here; nothing else in the
+code base decides what is legal. Owner actions come from people (chat, CLI), system
+actions from the worker applying a validated model result.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from enum import StrEnum
+
+from chatbot.domain.phases import Kind, Phase
+
+
+class Action(StrEnum):
+    # Owner actions.
+    START = "start"
+    ANSWER = "answer"
+    SPLIT = "split"
+    RESEARCH = "research"
+    INSPECT = "inspect"
+    FIX = "fix"
+    RETRY = "retry"
+    CANCEL = "cancel"
+    ARCHIVE = "archive"
+    DEPLOY = "deploy"
+    # System actions: the worker applying a validated result.
+    OPERATOR_DIRECT = "operator_direct"
+    OPERATOR_SPLIT = "operator_split"
+    OPERATOR_NEEDS_HUMAN = "operator_needs_human"
+    OPERATOR_FAILED = "operator_failed"
+    BUILD_COMMITTED = "build_committed"
+    BUILD_ESCALATED = "build_escalated"
+    BUILD_LIMIT_SPENT = "build_limit_spent"
+    BUILD_FAILED = "build_failed"
+    REVIEW_APPROVED = "review_approved"
+    REVIEW_REJECTED = "review_rejected"
+    REVIEW_FAILED = "review_failed"
+    DEPLOY_SUCCEEDED = "deploy_succeeded"
+    DEPLOY_FAILED = "deploy_failed"
+    SPLIT_APPLIED = "split_applied"
+    SPLIT_FAILED = "split_failed"
+    CHILDREN_DONE = "children_done"
+    DRAFT_ASKED = "draft_asked"
+    DRAFT_COMPLETED = "draft_completed"
+    DRAFT_FAILED = "draft_failed"
+    RESEARCH_STARTED = "research_started"
+    RESEARCH_DONE = "research_done"
+    RESEARCH_FAILED = "research_failed"
+    INSPECTOR_ASKED = "inspector_asked"
+    INSPECTOR_DONE = "inspector_done"
+    INSPECTOR_FAILED = "inspector_failed"
+    FIXER_ASKED = "fixer_asked"
+    FIXER_COMMITTED = "fixer_committed"
+    FIXER_FAILED = "fixer_failed"
+
+
+class By(StrEnum):
+    OWNER = "owner"
+    SYSTEM = "system"
+
+
+class Target(StrEnum):
+    """Targets that are not a fixed phase."""
+
+    RESUME = "resume"  # back to the stable phase the card left when its run began
+
+
+# Failure stages a `failed` card can carry; `retry` re-enters the matching stage.
+class Stage(StrEnum):
+    OPERATOR = "operator"
+    BUILDER = "builder"
+    REVIEW = "review"
+    DEPLOY = "deploy"
+    SPLIT = "split"
+    WORKER = "worker"
+
+
+@dataclass(frozen=True)
+class Transition:
+    action: Action
+    sources: frozenset[Phase]
+    target: Phase | Target
+    by: By
+    kinds: frozenset[Kind] = frozenset({Kind.INTENT})
+    # Only for `retry` out of `failed`: the stage whose run is repeated.
+    stage: Stage | None = None
+
+
+def _row(
+    action: Action,
+    sources: Iterable[Phase],
+    target: Phase | Target,
+    by: By = By.SYSTEM,
+    kinds: Iterable[Kind] = (Kind.INTENT,),
+    stage: Stage | None = None,
+) -> Transition:
+    return Transition(action, frozenset(sources), target, by, frozenset(kinds), stage)
+
+
+P = Phase
+A = Action
+OWNER = By.OWNER
+ALL_KINDS = (Kind.INTENT, Kind.RESEARCH, Kind.DRAFT)
+
+# Stable phases from which an owner may look at a card with the inspector.
+_INSPECTABLE = (
+    P.PLANNED,
+    P.NEEDS_HUMAN,
+    P.PLANNING_WITH_FEEDBACK,
+    P.FAILED,
+    P.SPLIT,
+    P.DONE,
+    P.READY_FOR_DEPLOYMENT,
+    P.DEPLOYED,
+)
+_ARCHIVABLE = (
+    P.DRAFT_QUESTION,
+    P.DRAFT_FAILED,
+    P.PLANNED,
+    P.NEEDS_HUMAN,
+    P.PLANNING_WITH_FEEDBACK,
+    P.FAILED,
+    P.SPLIT,
+    P.DONE,
+    P.READY_FOR_DEPLOYMENT,
+    P.DEPLOYED,
+    P.RESEARCH_DONE,
+    P.RESEARCH_FAILED,
+    P.INSPECTOR_QUESTION,
+    P.INSPECTOR_FAILED,
+    P.FIXER_QUESTION,
+    P.FIXER_FAILED,
+)
+_CANCELLABLE = (
+    P.OPERATOR_RUNNING,
+    P.BUILDING,
+    P.SPLIT_REQUESTED,
+    P.REVIEWING,
+    P.INSPECTOR_RUNNING,
+    P.FIXER_RUNNING,
+)
+
+TRANSITIONS: tuple[Transition, ...] = (
+    # --- owner actions -------------------------------------------------------
+    _row(A.START, (P.PLANNED, P.PLANNING_WITH_FEEDBACK, P.FAILED), P.OPERATOR_RUNNING, OWNER),
+    _row(A.ANSWER, (P.NEEDS_HUMAN,), P.OPERATOR_RUNNING, OWNER),
+    _row(A.ANSWER, (P.DRAFT_QUESTION,), P.DRAFT_RUNNING, OWNER, (Kind.DRAFT,)),
+    _row(A.ANSWER, (P.INSPECTOR_QUESTION,), P.INSPECTOR_RUNNING, OWNER, ALL_KINDS),
+    _row(A.ANSWER, (P.FIXER_QUESTION,), P.FIXER_RUNNING, OWNER),
+    _row(A.SPLIT, (P.PLANNED, P.PLANNING_WITH_FEEDBACK, P.FAILED), P.SPLIT_REQUESTED, OWNER),
+    _row(
+        A.RESEARCH,
+        (P.PLANNED, P.RESEARCH_DONE, P.RESEARCH_FAILED),
+        P.RESEARCH_REQUESTED,
+        OWNER,
+        (Kind.RESEARCH,),
+    ),
+    _row(A.INSPECT, _INSPECTABLE, P.INSPECTOR_RUNNING, OWNER),
+    _row(A.INSPECT, (P.PLANNED, P.RESEARCH_DONE), P.INSPECTOR_RUNNING, OWNER, (Kind.RESEARCH,)),
+    _row(A.FIX, (P.FAILED, P.PLANNING_WITH_FEEDBACK), P.FIXER_RUNNING, OWNER),
+    _row(A.RETRY, (P.FAILED,), P.OPERATOR_RUNNING, OWNER, stage=Stage.OPERATOR),
+    _row(A.RETRY, (P.FAILED,), P.BUILDING, OWNER, stage=Stage.BUILDER),
+    _row(A.RETRY, (P.FAILED,), P.REVIEWING, OWNER, stage=Stage.REVIEW),
+    _row(A.RETRY, (P.FAILED,), P.READY_FOR_DEPLOYMENT, OWNER, stage=Stage.DEPLOY),
+    _row(A.RETRY, (P.FAILED,), P.SPLIT_REQUESTED, OWNER, stage=Stage.SPLIT),
+    _row(A.RETRY, (P.FAILED,), P.OPERATOR_RUNNING, OWNER, stage=Stage.WORKER),
+    _row(A.RETRY, (P.DRAFT_FAILED,), P.DRAFT_RUNNING, OWNER, (Kind.DRAFT,)),
+    _row(A.RETRY, (P.RESEARCH_FAILED,), P.RESEARCH_REQUESTED, OWNER, (Kind.RESEARCH,)),
+    _row(A.RETRY, (P.INSPECTOR_FAILED,), P.INSPECTOR_RUNNING, OWNER, ALL_KINDS),
+    _row(A.RETRY, (P.FIXER_FAILED,), P.FIXER_RUNNING, OWNER),
+    _row(A.CANCEL, _CANCELLABLE, Target.RESUME, OWNER, ALL_KINDS),
+    _row(A.CANCEL, (P.DRAFT_RUNNING,), P.DRAFT_FAILED, OWNER, (Kind.DRAFT,)),
+    _row(
+        A.CANCEL,
+        (P.RESEARCH_REQUESTED, P.RESEARCH_RUNNING),
+        P.RESEARCH_FAILED,
+        OWNER,
+        (Kind.RESEARCH,),
+    ),
+    _row(A.ARCHIVE, _ARCHIVABLE, P.ARCHIVED, OWNER, ALL_KINDS),
+    # Deploying keeps the phase; the deploy job's result moves the card.
+    _row(A.DEPLOY, (P.READY_FOR_DEPLOYMENT,), P.READY_FOR_DEPLOYMENT, OWNER),
+    # --- system actions: applying a validated model or deploy result ---------
+    _row(A.OPERATOR_DIRECT, (P.OPERATOR_RUNNING,), P.BUILDING),
+    _row(A.OPERATOR_SPLIT, (P.OPERATOR_RUNNING,), P.SPLIT),
+    _row(A.OPERATOR_NEEDS_HUMAN, (P.OPERATOR_RUNNING,), P.NEEDS_HUMAN),
+    # A failed operator run is a question for the owner, as in the reference.
+    _row(A.OPERATOR_FAILED, (P.OPERATOR_RUNNING,), P.NEEDS_HUMAN),
+    _row(A.BUILD_COMMITTED, (P.BUILDING,), P.REVIEWING),
+    _row(A.BUILD_ESCALATED, (P.BUILDING,), P.BUILDING),
+    _row(A.BUILD_LIMIT_SPENT, (P.BUILDING,), P.PLANNING_WITH_FEEDBACK),
+    _row(A.BUILD_FAILED, (P.BUILDING,), P.FAILED),
+    _row(A.REVIEW_APPROVED, (P.REVIEWING,), P.READY_FOR_DEPLOYMENT),
+    _row(A.REVIEW_REJECTED, (P.REVIEWING,), P.PLANNING_WITH_FEEDBACK),
+    _row(A.REVIEW_FAILED, (P.REVIEWING,), P.FAILED),
+    _row(A.DEPLOY_SUCCEEDED, (P.READY_FOR_DEPLOYMENT,), P.DEPLOYED),
+    _row(A.DEPLOY_FAILED, (P.READY_FOR_DEPLOYMENT,), P.FAILED),
+    _row(A.SPLIT_APPLIED, (P.SPLIT_REQUESTED,), P.SPLIT),
+    _row(A.SPLIT_FAILED, (P.SPLIT_REQUESTED,), P.FAILED),
+    _row(A.CHILDREN_DONE, (P.SPLIT,), P.DONE),
+    _row(A.DRAFT_ASKED, (P.DRAFT_RUNNING,), P.DRAFT_QUESTION, kinds=(Kind.DRAFT,)),
+    # The draft card becomes a planned intent card; the service changes its kind.
+    _row(A.DRAFT_COMPLETED, (P.DRAFT_RUNNING,), P.PLANNED, kinds=(Kind.DRAFT,)),
+    _row(A.DRAFT_FAILED, (P.DRAFT_RUNNING,), P.DRAFT_FAILED, kinds=(Kind.DRAFT,)),
+    _row(A.RESEARCH_STARTED, (P.RESEARCH_REQUESTED,), P.RESEARCH_RUNNING, kinds=(Kind.RESEARCH,)),
+    _row(A.RESEARCH_DONE, (P.RESEARCH_RUNNING,), P.RESEARCH_DONE, kinds=(Kind.RESEARCH,)),
+    _row(
+        A.RESEARCH_FAILED,
+        (P.RESEARCH_REQUESTED, P.RESEARCH_RUNNING),
+        P.RESEARCH_FAILED,
+        kinds=(Kind.RESEARCH,),
+    ),
+    _row(A.INSPECTOR_ASKED, (P.INSPECTOR_RUNNING,), P.INSPECTOR_QUESTION, kinds=ALL_KINDS),
+    _row(A.INSPECTOR_DONE, (P.INSPECTOR_RUNNING,), Target.RESUME, kinds=ALL_KINDS),
+    _row(A.INSPECTOR_FAILED, (P.INSPECTOR_RUNNING,), P.INSPECTOR_FAILED, kinds=ALL_KINDS),
+    _row(A.FIXER_ASKED, (P.FIXER_RUNNING,), P.FIXER_QUESTION),
+    # A fixer's commit is reviewed like any builder commit.
+    _row(A.FIXER_COMMITTED, (P.FIXER_RUNNING,), P.REVIEWING),
+    _row(A.FIXER_FAILED, (P.FIXER_RUNNING,), P.FIXER_FAILED),
+)
+
+OWNER_ACTIONS: frozenset[Action] = frozenset(t.action for t in TRANSITIONS if t.by is By.OWNER)
+SYSTEM_ACTIONS: frozenset[Action] = frozenset(t.action for t in TRANSITIONS if t.by is By.SYSTEM)
+
+# When a run dies without a result (crash, lost lease, cancelled worker), this is
+# the system action that records the failure for a card in that phase.
+FAILURE_ACTION: dict[Phase, Action] = {
+    P.OPERATOR_RUNNING: A.OPERATOR_FAILED,
+    P.BUILDING: A.BUILD_FAILED,
+    P.REVIEWING: A.REVIEW_FAILED,
+    P.READY_FOR_DEPLOYMENT: A.DEPLOY_FAILED,
+    P.SPLIT_REQUESTED: A.SPLIT_FAILED,
+    P.DRAFT_RUNNING: A.DRAFT_FAILED,
+    P.RESEARCH_REQUESTED: A.RESEARCH_FAILED,
+    P.RESEARCH_RUNNING: A.RESEARCH_FAILED,
+    P.INSPECTOR_RUNNING: A.INSPECTOR_FAILED,
+    P.FIXER_RUNNING: A.FIXER_FAILED,
+}
+
+
+class TransitionRefused(Exception):
+    """An action that the table does not allow for this card right now."""
+
+    def __init__(self, slug: str, phase: Phase, action: Action, allowed: list[Action]):
+        self.slug = slug
+        self.phase = phase
+        self.action = action
+        self.allowed = allowed
+        allowed_text = ", ".join(a.value for a in allowed) if allowed else "nothing"
+        super().__init__(
+            f"card '{slug}' is in phase {phase.value}: '{action.value}' is not allowed there; "
+            f"allowed: {allowed_text}"
+        )
+
+
+def _matches(row: Transition, phase: Phase, kind: Kind, stage: str | None) -> bool:
+    if phase not in row.sources or kind not in row.kinds:
+        return False
+    return row.stage is None or row.stage.value == (stage or Stage.WORKER.value)
+
+
+def find(
+    action: Action, phase: Phase, kind: Kind, failure_stage: str | None = None
+) -> Transition | None:
+    for row in TRANSITIONS:
+        if row.action is action and _matches(row, phase, kind, failure_stage):
+            return row
+    return None
+
+
+def allowed_actions(
+    phase: Phase, kind: Kind, failure_stage: str | None = None, by: By = By.OWNER
+) -> list[Action]:
+    seen: dict[Action, None] = {}
+    for row in TRANSITIONS:
+        if row.by is by and _matches(row, phase, kind, failure_stage):
+            seen.setdefault(row.action)
+    return list(seen)
+
+
+def resolve(
+    slug: str,
+    action: Action,
+    phase: Phase,
+    kind: Kind,
+    *,
+    by: By,
+    failure_stage: str | None = None,
+    resume_phase: Phase | None = None,
+) -> Phase:
+    """The phase `action` moves this card to, or TransitionRefused naming what is allowed."""
+    row = find(action, phase, kind, failure_stage)
+    if row is None or row.by is not by:
+        raise TransitionRefused(
+            slug, phase, action, allowed_actions(phase, kind, failure_stage, by)
+        )
+    if row.target is Target.RESUME:
+        return resume_phase or Phase.PLANNED
+    return row.target

@@ -1,0 +1,238 @@
+"""The job queue: enqueue, claim with a lease, heartbeat, finish, recover.
+
+Small explicit states (queued -> running -> done | failed | cancelled), in the
+spirit of arq, kept in the same database as the cards so a job and the card
+transition that caused it commit together.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import time
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Any
+
+from chatbot.store.db import Db
+
+
+class JobState(StrEnum):
+    QUEUED = "queued"
+    RUNNING = "running"
+    DONE = "done"
+    FAILED = "failed"
+    CANCELLED = "cancelled"
+
+
+ACTIVE = (JobState.QUEUED.value, JobState.RUNNING.value)
+
+# Kinds whose run only reads (the answer is applied afterwards by the bot), so a run
+# cut off by a crash can simply run again. A builder or fixer may have half-changed
+# its worktree and a deploy may have half-happened: those fail, and a person decides.
+REPEATABLE_KINDS = frozenset({"operator", "reviewer", "researcher", "inspector", "planner"})
+MAX_AUTOMATIC_ATTEMPTS = 3
+
+
+@dataclass(frozen=True)
+class Job:
+    id: int
+    card_id: int | None
+    kind: str
+    lane: str
+    state: JobState
+    idempotency_key: str | None
+    payload: dict[str, Any]
+    attempts: int
+    lease_owner: str | None
+    lease_expires_at: float | None
+    heartbeat_at: float | None
+    created_at: float
+    started_at: float | None
+    finished_at: float | None
+    error: str | None
+    result: str | None
+
+    @classmethod
+    def from_row(cls, row: sqlite3.Row) -> Job:
+        values = dict(row)
+        values["state"] = JobState(values["state"])
+        values["payload"] = json.loads(values["payload"])
+        return cls(**values)
+
+
+class ActiveJobExists(Exception):
+    """The card already has a queued or running job."""
+
+    def __init__(self, card_id: int):
+        super().__init__(f"card {card_id} already has an active job")
+        self.card_id = card_id
+
+
+class LeaseLost(Exception):
+    """The job is no longer held by this worker (recovered, cancelled or finished)."""
+
+
+async def enqueue(
+    db: Db,
+    *,
+    kind: str,
+    lane: str,
+    card_id: int | None = None,
+    payload: dict[str, Any] | None = None,
+    idempotency_key: str | None = None,
+) -> tuple[Job, bool]:
+    """Queue a job. Returns (job, created); a known idempotency key returns the old job."""
+    if idempotency_key is not None:
+        existing = await db.fetchone(
+            "SELECT * FROM jobs WHERE idempotency_key = ?", (idempotency_key,)
+        )
+        if existing is not None:
+            return Job.from_row(existing), False
+    try:
+        job_id = await db.insert(
+            "INSERT INTO jobs (card_id, kind, lane, state, idempotency_key, payload, created_at) "
+            "VALUES (?, ?, ?, 'queued', ?, ?, ?)",
+            (card_id, kind, lane, idempotency_key, json.dumps(payload or {}), time.time()),
+        )
+    except sqlite3.IntegrityError as error:
+        if "jobs.card_id" in str(error) and card_id is not None:
+            raise ActiveJobExists(card_id) from None
+        raise
+    job = await get(db, job_id)
+    assert job is not None
+    return job, True
+
+
+async def get(db: Db, job_id: int) -> Job | None:
+    row = await db.fetchone("SELECT * FROM jobs WHERE id = ?", (job_id,))
+    return Job.from_row(row) if row else None
+
+
+async def active_for_card(db: Db, card_id: int) -> Job | None:
+    row = await db.fetchone(
+        "SELECT * FROM jobs WHERE card_id = ? AND state IN (?, ?)", (card_id, *ACTIVE)
+    )
+    return Job.from_row(row) if row else None
+
+
+async def claim(db: Db, lane: str, owner: str, lease_s: float) -> Job | None:
+    """Take the oldest queued job of a lane, atomically, and lease it to `owner`."""
+    now = time.time()
+    row = await db.fetchone(
+        "UPDATE jobs SET state = 'running', lease_owner = ?, lease_expires_at = ?, "
+        "heartbeat_at = ?, started_at = ?, attempts = attempts + 1 "
+        "WHERE id = (SELECT id FROM jobs WHERE lane = ? AND state = 'queued' ORDER BY id LIMIT 1) "
+        "RETURNING *",
+        (owner, now + lease_s, now, now, lane),
+    )
+    return Job.from_row(row) if row else None
+
+
+async def heartbeat(db: Db, job_id: int, owner: str, lease_s: float) -> None:
+    now = time.time()
+    changed = await db.execute(
+        "UPDATE jobs SET heartbeat_at = ?, lease_expires_at = ? "
+        "WHERE id = ? AND state = 'running' AND lease_owner = ?",
+        (now, now + lease_s, job_id, owner),
+    )
+    if changed != 1:
+        raise LeaseLost(f"job {job_id} is no longer leased to {owner}")
+
+
+async def _finish(
+    db: Db,
+    job_id: int,
+    state: JobState,
+    *,
+    owner: str | None,
+    error: str | None = None,
+    result: str | None = None,
+) -> Job:
+    if owner is None:
+        condition, params = "state IN (?, ?)", list(ACTIVE)
+    else:
+        condition, params = "state = 'running' AND lease_owner = ?", [owner]
+    changed = await db.execute(
+        f"UPDATE jobs SET state = ?, finished_at = ?, error = ?, result = ?, "
+        f"lease_expires_at = NULL WHERE id = ? AND {condition}",
+        (state.value, time.time(), error, result, job_id, *params),
+    )
+    if changed != 1:
+        raise LeaseLost(f"job {job_id} is not active for this worker")
+    job = await get(db, job_id)
+    assert job is not None
+    return job
+
+
+async def complete(db: Db, job_id: int, owner: str, result: str | None = None) -> Job:
+    return await _finish(db, job_id, JobState.DONE, owner=owner, result=result)
+
+
+async def fail(db: Db, job_id: int, owner: str, error: str) -> Job:
+    return await _finish(db, job_id, JobState.FAILED, owner=owner, error=error)
+
+
+async def cancel(db: Db, job_id: int, reason: str = "cancelled by the owner") -> Job:
+    """Cancel a queued or running job, whoever holds it."""
+    return await _finish(db, job_id, JobState.CANCELLED, owner=None, error=reason)
+
+
+@dataclass(frozen=True)
+class Recovered:
+    job: Job
+    requeued: bool
+    reason: str
+
+
+async def recover(
+    db: Db, *, now: float | None = None, orphaned_owner_not: str | None = None
+) -> list[Recovered]:
+    """Deal with running jobs nobody looks after any more.
+
+    A job is orphaned when its lease expired, or (at start-up, when this process
+    holds the database's instance lock) when any other owner leased it. Read-only
+    kinds go back to the queue; the others fail with a reason a person can act on.
+    """
+    now = time.time() if now is None else now
+    if orphaned_owner_not is None:
+        rows = await db.fetchall(
+            "SELECT * FROM jobs WHERE state = 'running' AND lease_expires_at < ?", (now,)
+        )
+    else:
+        rows = await db.fetchall(
+            "SELECT * FROM jobs WHERE state = 'running' "
+            "AND (lease_expires_at < ? OR lease_owner IS NOT ?)",
+            (now, orphaned_owner_not),
+        )
+    recovered = []
+    for job in map(Job.from_row, rows):
+        if job.kind in REPEATABLE_KINDS and job.attempts < MAX_AUTOMATIC_ATTEMPTS:
+            reason = f"the worker stopped during attempt {job.attempts}; queued again"
+            await db.execute(
+                "UPDATE jobs SET state = 'queued', lease_owner = NULL, lease_expires_at = NULL, "
+                "error = ? WHERE id = ?",
+                (reason, job.id),
+            )
+            requeued = True
+        else:
+            reason = (
+                f"the worker stopped during this {job.kind} run (attempt {job.attempts}); "
+                "its result is unknown"
+            )
+            await db.execute(
+                "UPDATE jobs SET state = 'failed', finished_at = ?, lease_expires_at = NULL, "
+                "error = ? WHERE id = ?",
+                (now, reason, job.id),
+            )
+            requeued = False
+        fresh = await get(db, job.id)
+        assert fresh is not None
+        recovered.append(Recovered(fresh, requeued, reason))
+    return recovered
+
+
+async def listing(db: Db, states: tuple[str, ...] = ACTIVE) -> list[Job]:
+    marks = ", ".join("?" * len(states))
+    rows = await db.fetchall(f"SELECT * FROM jobs WHERE state IN ({marks}) ORDER BY id", states)
+    return [Job.from_row(r) for r in rows]

@@ -1,0 +1,181 @@
+"""Numbered, forward-only schema migrations.
+
+The database's `user_version` is the number of the last applied step. A database
+newer than this code refuses to open instead of being guessed at.
+"""
+
+from __future__ import annotations
+
+MIGRATIONS: list[tuple[int, str, str]] = [
+    (
+        1,
+        "board, jobs, questions, chat messages, outbox, telemetry, key-value",
+        """
+        CREATE TABLE cards (
+            id INTEGER PRIMARY KEY,
+            slug TEXT NOT NULL UNIQUE,
+            kind TEXT NOT NULL CHECK (kind IN ('intent', 'research', 'draft')),
+            title TEXT NOT NULL DEFAULT '',
+            phase TEXT NOT NULL,
+            resume_phase TEXT,
+            version INTEGER NOT NULL DEFAULT 0,
+            lane TEXT,
+            runtime TEXT,
+            model TEXT,
+            reasoning_effort TEXT,
+            iteration_limit INTEGER,
+            parent_id INTEGER REFERENCES cards(id),
+            wave INTEGER,
+            write_scope TEXT NOT NULL DEFAULT '[]',
+            acceptance_criteria TEXT NOT NULL DEFAULT '[]',
+            escalation TEXT NOT NULL DEFAULT '[]',
+            escalation_step INTEGER NOT NULL DEFAULT 0,
+            attempts INTEGER NOT NULL DEFAULT 0,
+            commit_hash TEXT,
+            review_decision TEXT,
+            review_report_path TEXT,
+            deployment_status TEXT,
+            failure_stage TEXT,
+            failure_detail TEXT CHECK (failure_detail IS NULL OR length(failure_detail) <= 240),
+            pipeline_run_id TEXT,
+            source_path TEXT,
+            data TEXT NOT NULL DEFAULT '{}',
+            created_at REAL NOT NULL,
+            updated_at REAL NOT NULL
+        );
+        CREATE INDEX cards_phase ON cards(phase);
+        CREATE INDEX cards_parent ON cards(parent_id);
+
+        CREATE TABLE card_dependencies (
+            card_id INTEGER NOT NULL REFERENCES cards(id) ON DELETE CASCADE,
+            blocked_by_id INTEGER NOT NULL REFERENCES cards(id),
+            PRIMARY KEY (card_id, blocked_by_id),
+            CHECK (card_id <> blocked_by_id)
+        ) WITHOUT ROWID;
+
+        -- seq numbers a card's events 1, 2, 3, ...; UNIQUE makes a forked history
+        -- (two writers both appending event n) impossible, not just unlikely.
+        CREATE TABLE events (
+            id INTEGER PRIMARY KEY,
+            card_id INTEGER NOT NULL REFERENCES cards(id) ON DELETE CASCADE,
+            seq INTEGER NOT NULL,
+            from_phase TEXT,
+            to_phase TEXT NOT NULL,
+            action TEXT NOT NULL,
+            actor TEXT NOT NULL,
+            reason TEXT NOT NULL DEFAULT '',
+            at REAL NOT NULL,
+            UNIQUE (card_id, seq)
+        );
+
+        CREATE TABLE jobs (
+            id INTEGER PRIMARY KEY,
+            card_id INTEGER REFERENCES cards(id) ON DELETE CASCADE,
+            kind TEXT NOT NULL,
+            lane TEXT NOT NULL,
+            state TEXT NOT NULL DEFAULT 'queued'
+                CHECK (state IN ('queued', 'running', 'done', 'failed', 'cancelled')),
+            idempotency_key TEXT UNIQUE,
+            payload TEXT NOT NULL DEFAULT '{}',
+            attempts INTEGER NOT NULL DEFAULT 0,
+            lease_owner TEXT,
+            lease_expires_at REAL,
+            heartbeat_at REAL,
+            created_at REAL NOT NULL,
+            started_at REAL,
+            finished_at REAL,
+            error TEXT,
+            result TEXT
+        );
+        -- The one-active-job-per-card rule lives in the schema, so no code path can break it.
+        CREATE UNIQUE INDEX jobs_one_active_per_card
+            ON jobs(card_id) WHERE state IN ('queued', 'running');
+        CREATE INDEX jobs_claim ON jobs(lane, state, id);
+
+        CREATE TABLE questions (
+            id INTEGER PRIMARY KEY,
+            card_id INTEGER NOT NULL REFERENCES cards(id) ON DELETE CASCADE,
+            kind TEXT NOT NULL,
+            text TEXT NOT NULL,
+            options TEXT NOT NULL DEFAULT '[]' CHECK (json_array_length(options) <= 4),
+            state TEXT NOT NULL DEFAULT 'open' CHECK (state IN ('open', 'answered', 'cancelled')),
+            answer TEXT,
+            answered_by TEXT,
+            created_at REAL NOT NULL,
+            answered_at REAL
+        );
+        CREATE UNIQUE INDEX questions_one_open_per_card ON questions(card_id) WHERE state = 'open';
+
+        CREATE TABLE chat_messages (
+            id INTEGER PRIMARY KEY,
+            transport TEXT NOT NULL,
+            room TEXT NOT NULL,
+            message_id TEXT NOT NULL,
+            card_id INTEGER REFERENCES cards(id) ON DELETE CASCADE,
+            question_id INTEGER REFERENCES questions(id) ON DELETE CASCADE,
+            purpose TEXT NOT NULL,
+            created_at REAL NOT NULL,
+            UNIQUE (transport, room, message_id)
+        );
+        CREATE INDEX chat_messages_by_id ON chat_messages(transport, message_id);
+
+        CREATE TABLE outbox (
+            id INTEGER PRIMARY KEY,
+            transport TEXT NOT NULL,
+            room TEXT NOT NULL,
+            text TEXT NOT NULL,
+            html TEXT,
+            reply_to TEXT,
+            card_id INTEGER REFERENCES cards(id) ON DELETE SET NULL,
+            question_id INTEGER REFERENCES questions(id) ON DELETE SET NULL,
+            purpose TEXT NOT NULL DEFAULT 'notice',
+            state TEXT NOT NULL DEFAULT 'pending' CHECK (state IN ('pending', 'sent', 'failed')),
+            attempts INTEGER NOT NULL DEFAULT 0,
+            last_error TEXT,
+            txn_id TEXT NOT NULL UNIQUE,
+            message_id TEXT,
+            created_at REAL NOT NULL,
+            sent_at REAL
+        );
+        CREATE INDEX outbox_pending ON outbox(transport, state, id);
+
+        CREATE TABLE telemetry (
+            id INTEGER PRIMARY KEY,
+            job_id INTEGER REFERENCES jobs(id) ON DELETE SET NULL,
+            card_id INTEGER REFERENCES cards(id) ON DELETE SET NULL,
+            role TEXT NOT NULL,
+            runtime TEXT NOT NULL,
+            configured_model TEXT,
+            actual_model TEXT,
+            reasoning_effort TEXT,
+            input_tokens INTEGER,
+            cached_tokens INTEGER,
+            output_tokens INTEGER,
+            cost_usd REAL,
+            duration_s REAL,
+            turns INTEGER,
+            outcome TEXT NOT NULL,
+            session_id TEXT,
+            prompt TEXT,
+            response TEXT,
+            created_at REAL NOT NULL
+        );
+        CREATE INDEX telemetry_card ON telemetry(card_id, id);
+
+        CREATE TABLE kv (
+            key TEXT PRIMARY KEY,
+            value TEXT NOT NULL,
+            updated_at REAL NOT NULL
+        ) WITHOUT ROWID;
+
+        CREATE TABLE processed_events (
+            transport TEXT NOT NULL,
+            event_id TEXT NOT NULL,
+            at REAL NOT NULL,
+            PRIMARY KEY (transport, event_id)
+        ) WITHOUT ROWID;
+        """,
+    ),
+]
+
+LATEST = MIGRATIONS[-1][0]

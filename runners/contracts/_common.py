@@ -1,0 +1,120 @@
+"""Helpers shared by the role contracts: strict JSON, error translation, text types."""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Annotated, Any, TypeVar
+
+from pydantic import AfterValidator, BaseModel, ConfigDict, ValidationError
+
+from runners.contracts.errors import ContractError
+from runners.profiles import SLUG_RE
+
+M = TypeVar("M", bound=BaseModel)
+
+# Every contract model: no unknown fields, no coercion ("1" is not 1, true is not 1).
+STRICT = ConfigDict(strict=True, extra="forbid", frozen=True)
+
+_CONTROL_RE = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
+_LINE_BREAK_RE = re.compile(r"[\n\r\x0b\x0c\x1c-\x1e\x85\u2028\u2029]")
+
+
+def _non_blank(value: str) -> str:
+    if not value.strip():
+        raise ValueError("must not be empty")
+    return value
+
+
+def _single_line(value: str) -> str:
+    _non_blank(value)
+    if _LINE_BREAK_RE.search(value) or _CONTROL_RE.search(value):
+        raise ValueError("must be a single line without control characters")
+    return value
+
+
+def _slug(value: str) -> str:
+    if SLUG_RE.fullmatch(value) is None:
+        raise ValueError(f"{value!r} is not a slug (^[a-z0-9][a-z0-9-]{{0,60}}$)")
+    return value
+
+
+NonBlank = Annotated[str, AfterValidator(_non_blank)]
+SingleLine = Annotated[str, AfterValidator(_single_line)]
+Slug = Annotated[str, AfterValidator(_slug)]
+
+
+def field_path(loc: tuple[int | str, ...]) -> str:
+    """('children', 2, 'wave') -> 'children[2].wave'."""
+    path = ""
+    for part in loc:
+        if isinstance(part, int):
+            path += f"[{part}]"
+        elif not path:
+            path = part
+        else:
+            path += f".{part}"
+    return path
+
+
+_RULES = {
+    "extra_forbidden": "unknown field",
+    "missing": "required field is missing",
+}
+
+
+def contract_error_from(error: ValidationError, root: str) -> ContractError:
+    """Name the first broken field; one precise complaint beats a wall of them."""
+    first = error.errors()[0]
+    field = field_path(tuple(first["loc"])) or root
+    rule = _RULES.get(first["type"], first["msg"])
+    if rule.startswith("Value error, "):
+        rule = rule[len("Value error, ") :]
+    return ContractError(field, rule)
+
+
+class _DuplicateKey(Exception):
+    def __init__(self, key: str) -> None:
+        self.key = key
+
+
+def _pairs_without_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    result: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in result:
+            # Which of two values a parser keeps is an accident; refuse both.
+            raise _DuplicateKey(key)
+        result[key] = value
+    return result
+
+
+def _no_constants(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
+def check_json_object(raw: str, field: str) -> None:
+    """Syntax-check `raw` as one JSON object with no duplicate keys and no NaN.
+
+    The models then validate the same text with pydantic's own JSON parser, so
+    what was checked here and what gets validated cannot differ.
+    """
+    try:
+        value = json.loads(
+            raw, object_pairs_hook=_pairs_without_duplicates, parse_constant=_no_constants
+        )
+    except _DuplicateKey as duplicate:
+        raise ContractError(duplicate.key, "duplicate key") from None
+    except RecursionError:
+        raise ContractError(field, "JSON is nested too deeply") from None
+    except ValueError as error:  # JSONDecodeError, huge integers, NaN
+        raise ContractError(field, f"invalid JSON ({error})") from None
+    if not isinstance(value, dict):
+        raise ContractError(field, "must hold one JSON object")
+
+
+def validate_json(model: type[M], raw: str, field: str) -> M:
+    check_json_object(raw, field)
+    try:
+        return model.model_validate_json(raw, strict=True)
+    except ValidationError as error:
+        raise contract_error_from(error, field) from None
