@@ -146,10 +146,3 @@ def reject_text_outside(text: str, block: Block, marker: Marker) -> None:
         raise ContractError(marker.start, "text before the block is not allowed")
     if text[block.end :].strip():
         raise ContractError(marker.end, "text after the block is not allowed")
-
-
-def reject_markers_inside(content: str, field: str) -> None:
-    """A block that contains another marker is ambiguous; reject rather than guess."""
-    match = MARKER_TOKEN_RE.search(content)
-    if match is not None:
-        raise ContractError(field, f"contains the marker {match.group(0)}")

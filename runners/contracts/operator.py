@@ -32,6 +32,9 @@ from runners.profiles import (
 
 MAX_CHILDREN = 10
 MAX_TITLE_CHARS = 200
+# Bounds keep the pairwise overlap check small whatever the model sends.
+MAX_WRITE_SCOPES = 50
+MAX_CRITERIA = 50
 
 
 def _model_name(value: str) -> str:
@@ -91,8 +94,10 @@ class OperatorChild(BaseModel):
     model: str
     # null is how the prompt shows a lane whose configured effort is the default ("").
     reasoning_effort: str | None
-    write_scope: Annotated[tuple[WriteScope, ...], Field(min_length=1)]
-    acceptance_criteria: Annotated[tuple[NonBlank, ...], Field(min_length=1)]
+    write_scope: Annotated[tuple[WriteScope, ...], Field(min_length=1, max_length=MAX_WRITE_SCOPES)]
+    acceptance_criteria: Annotated[
+        tuple[NonBlank, ...], Field(min_length=1, max_length=MAX_CRITERIA)
+    ]
     intent_markdown: NonBlank
     escalation: Ladder
 
@@ -130,4 +135,6 @@ def parse_operator_decision(
 
 def format_operator_decision(decision: OperatorDecision) -> str:
     """The answer text that `parse_operator_decision` reads back as `decision`."""
-    return f"{OPERATOR_DECISION.start}\n{decision.model_dump_json(indent=2)}\n{OPERATOR_DECISION.end}"
+    return (
+        f"{OPERATOR_DECISION.start}\n{decision.model_dump_json(indent=2)}\n{OPERATOR_DECISION.end}"
+    )
