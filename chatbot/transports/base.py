@@ -1,0 +1,285 @@
+"""The transport interface and the normalised events every transport emits.
+
+A transport carries text, replies and reactions in and out of one chat
+network. It knows nothing of cards or the board: it turns wire events into the
+small frozen types below, and it sends what it is told to send. Authority is
+decided elsewhere by comparing `Identity` values; a transport's only job there
+is to put a *real* identity into `sender`, or None when it cannot know it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import random
+from abc import ABC, abstractmethod
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field, fields
+from typing import ClassVar, Protocol, runtime_checkable
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True, slots=True)
+class Identity:
+    """A person on one transport: a bare JID, a Matrix user id, the console owner.
+
+    Never a nickname or display name; two identities are the same person only
+    when both fields are equal.
+    """
+
+    transport: str
+    id: str
+
+    def __str__(self) -> str:
+        return f"{self.transport}:{self.id}"
+
+
+@dataclass(frozen=True, slots=True)
+class Room:
+    """A group chat: a MUC bare JID, a Matrix room id, the console."""
+
+    transport: str
+    id: str
+
+    def __str__(self) -> str:
+        return f"{self.transport}:{self.id}"
+
+
+#: Where a message goes: a room, or a person (direct chat).
+Target = Room | Identity
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class IncomingMessage:
+    """A new text message (possibly a reply) that may carry a command."""
+
+    transport: str
+    #: Where an answer goes: the room, or the sender for a direct chat.
+    chat: Target
+    #: None when the sender's real identity is unknown (e.g. a room that hides JIDs).
+    sender: Identity | None
+    text: str
+    #: The id the server knows the message by (a reply or reaction names this).
+    message_id: str
+    reply_to: str | None = None
+    is_direct: bool = False
+    #: Nick or display name, for display only; never compare it.
+    sender_name: str = ""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class IncomingReaction:
+    """Reaction keys someone added to or removed from a message."""
+
+    transport: str
+    chat: Target
+    sender: Identity | None
+    #: The message the reaction is on.
+    target_id: str
+    added: frozenset[str] = frozenset()
+    removed: frozenset[str] = frozenset()
+    #: The reaction's own id on the wire (its stanza or event id).
+    message_id: str = ""
+    is_direct: bool = False
+    sender_name: str = ""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class IncomingEdit:
+    """A correction of an earlier message; its own type so that it can be refused."""
+
+    transport: str
+    chat: Target
+    sender: Identity | None
+    target_id: str
+    text: str
+    message_id: str
+    is_direct: bool = False
+    sender_name: str = ""
+
+
+IncomingEvent = IncomingMessage | IncomingReaction | IncomingEdit
+EventHandler = Callable[[IncomingEvent], Awaitable[None]]
+StatusHandler = Callable[[str, bool], Awaitable[None] | None]
+
+
+@runtime_checkable
+class StateStore(Protocol):
+    """What a transport persists; the bot's SQLite store implements this."""
+
+    async def get_value(self, key: str) -> str | None: ...
+
+    async def set_value(self, key: str, value: str) -> None: ...
+
+    async def mark_processed(self, transport: str, event_id: str) -> bool:
+        """True the first time (transport, event_id) is seen, False after."""
+        ...
+
+
+class MemoryStateStore:
+    """StateStore in a dict, for unit tests and the console."""
+
+    def __init__(self) -> None:
+        self.values: dict[str, str] = {}
+        self.processed: set[tuple[str, str]] = set()
+
+    async def get_value(self, key: str) -> str | None:
+        return self.values.get(key)
+
+    async def set_value(self, key: str, value: str) -> None:
+        self.values[key] = value
+
+    async def mark_processed(self, transport: str, event_id: str) -> bool:
+        item = (transport, event_id)
+        if item in self.processed:
+            return False
+        self.processed.add(item)
+        return True
+
+
+@dataclass(frozen=True, slots=True)
+class RoomReport:
+    """What `probe` found out about one configured room."""
+
+    room: str
+    joined: bool
+    can_post: bool | None = None
+    #: XMPP: the room shows occupants' real JIDs to us. Matrix: always True.
+    sees_real_ids: bool | None = None
+    detail: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class ProbeReport:
+    transport: str
+    account: str
+    connected: bool
+    logged_in: bool
+    rooms: tuple[RoomReport, ...] = ()
+    error: str | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.logged_in and all(r.joined and r.can_post for r in self.rooms)
+
+
+class TransportError(Exception):
+    """A send or react did not reach the server; the caller may retry later."""
+
+
+class NotConnected(TransportError):
+    pass
+
+
+def redacting_repr(obj: object, secret: tuple[str, ...]) -> str:
+    """repr() of a settings dataclass with secret values replaced, for logs."""
+    parts = []
+    for f in fields(obj):  # type: ignore[arg-type]
+        value = getattr(obj, f.name)
+        shown = "'***'" if f.name in secret and value else repr(value)
+        parts.append(f"{f.name}={shown}")
+    return f"{type(obj).__name__}({', '.join(parts)})"
+
+
+@dataclass
+class Backoff:
+    """Capped exponential back-off with jitter, reset after a good connection."""
+
+    initial: float = 1.0
+    cap: float = 60.0
+    factor: float = 2.0
+    jitter: float = 0.1
+    attempt: int = field(default=0)
+
+    def next_delay(self) -> float:
+        delay = min(self.cap, self.initial * self.factor**self.attempt)
+        self.attempt += 1
+        return delay * (1 + random.uniform(-self.jitter, self.jitter))
+
+    def reset(self) -> None:
+        self.attempt = 0
+
+
+class Transport(ABC):
+    """Start, stop, send, react; incoming events go to one handler.
+
+    The handler is awaited for each event in arrival order, so a slow handler
+    delays the next event instead of racing it.
+    """
+
+    name: ClassVar[str]
+
+    def __init__(self, *, handler: EventHandler | None = None) -> None:
+        self._handler = handler
+        self._status_handlers: list[StatusHandler] = []
+        self._online = asyncio.Event()
+        self._offline = asyncio.Event()
+        self._offline.set()
+
+    def on_event(self, handler: EventHandler) -> None:
+        self._handler = handler
+
+    def on_status(self, handler: StatusHandler) -> None:
+        """Called with (transport name, online) when the connection comes or goes.
+
+        The outbox uses it to flush what piled up while the server was away.
+        """
+        self._status_handlers.append(handler)
+
+    @property
+    def online(self) -> bool:
+        return self._online.is_set()
+
+    async def wait_online(self) -> None:
+        await self._online.wait()
+
+    async def wait_offline(self) -> None:
+        await self._offline.wait()
+
+    async def _set_online(self, online: bool) -> None:
+        if online == self.online:
+            return
+        (self._online if online else self._offline).set()
+        (self._offline if online else self._online).clear()
+        log.info("%s transport %s", self.name, "online" if online else "offline")
+        for cb in self._status_handlers:
+            try:
+                result = cb(self.name, online)
+                if asyncio.iscoroutine(result):
+                    await result
+            except Exception:
+                log.exception("status handler failed")
+
+    async def _emit(self, event: IncomingEvent) -> None:
+        if self._handler is None:
+            log.debug("no handler; dropping %r", event)
+            return
+        try:
+            await self._handler(event)
+        except Exception:
+            # One broken command must not stop the transport.
+            log.exception("event handler failed on %s %s", type(event).__name__,
+                          getattr(event, "message_id", ""))
+
+    @abstractmethod
+    async def start(self) -> None:
+        """Connect (or begin connecting) and start delivering events."""
+
+    @abstractmethod
+    async def stop(self) -> None:
+        """Disconnect and stop all background tasks."""
+
+    @abstractmethod
+    async def send(self, target: Target, text: str, *, reply_to: str | None = None,
+                   html: str | None = None, txn_id: str | None = None) -> str:
+        """Send text and return the id the server knows the message by.
+
+        txn_id: a stable id for this logical message; sending again with the
+        same txn_id after a crash must not post twice where the network allows
+        it (Matrix transaction ids).
+        """
+
+    @abstractmethod
+    async def react(self, target: Target, message_id: str, key: str) -> str | None:
+        """Add reaction `key` to message `message_id` in `target`."""

@@ -1,0 +1,319 @@
+"""XMPP wire format: read incoming message stanzas, fill outgoing ones.
+
+Pure functions over slixmpp stanza objects (nothing here awaits a socket), so
+every trust rule is unit-testable from XML text:
+
+- a stanza-id (XEP-0359) counts only when `by` is the room it came from (or,
+  in a direct chat, our own account's archive);
+- in a room the sender is the occupant's real bare JID from the room's
+  presence, and only in a room that shows real JIDs; never the nickname;
+- delayed room history, forged or sent carbons and our own messages are
+  dropped; corrections (XEP-0308) become IncomingEdit, never IncomingMessage.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Protocol
+from xml.etree import ElementTree as ET
+
+from slixmpp import JID
+from slixmpp.stanza import Message
+
+from .base import Identity, IncomingEdit, IncomingMessage, Room
+
+TRANSPORT = "xmpp"
+
+NS_SID = "urn:xmpp:sid:0"
+NS_DELAY = "urn:xmpp:delay"
+NS_CARBONS = "urn:xmpp:carbons:2"
+NS_FORWARD = "urn:xmpp:forward:0"
+NS_REACTIONS = "urn:xmpp:reactions:0"
+NS_REPLY = "urn:xmpp:reply:0"
+NS_FALLBACK = "urn:xmpp:fallback:0"
+NS_CORRECT = "urn:xmpp:message-correct:0"
+NS_MUC_USER = "http://jabber.org/protocol/muc#user"
+
+
+@dataclass
+class RoomState:
+    """What we know about a joined room, kept current from its presence."""
+
+    nick: str
+    #: Status 100 at join (or 172 later): the room shows everyone's real JID.
+    non_anonymous: bool = False
+    #: nick -> real bare JID (None when the room did not tell us).
+    occupants: dict[str, str | None] = field(default_factory=dict)
+
+
+class StanzaContext(Protocol):
+    own_jid: JID
+
+    def room(self, room_jid: str) -> RoomState | None: ...
+
+
+@dataclass(frozen=True, slots=True)
+class Dropped:
+    """Not an event for the bot; `reason` is for logs and tests."""
+
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class OwnReflection:
+    """A room echoing a message we sent: tells us the stanza-id it assigned."""
+
+    room: str
+    sent_id: str
+    origin_id: str | None
+    stanza_id: str | None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ReactionUpdate:
+    """A sender's full reaction set on a target (XEP-0444 replaces, not adds).
+
+    The transport turns it into added/removed keys against the set it saw last.
+    """
+
+    chat: Room | Identity
+    sender: Identity | None
+    #: Who the set belongs to even when the real JID is hidden (for the diff only).
+    sender_key: str
+    target_id: str
+    keys: frozenset[str]
+    message_id: str
+    is_direct: bool
+    sender_name: str
+
+
+@dataclass(frozen=True, slots=True)
+class Parsed:
+    event: IncomingMessage | IncomingEdit | ReactionUpdate
+    #: Unique per transport; None when the stanza carries no usable id.
+    dedupe_key: str | None
+
+
+Result = Parsed | Dropped | OwnReflection
+
+
+def _find(msg: Message, ns: str, name: str) -> ET.Element | None:
+    return msg.xml.find(f"{{{ns}}}{name}")
+
+
+def trusted_stanza_id(msg: Message, by: str) -> str | None:
+    """The XEP-0359 stanza-id that `by` assigned, ignoring any others a sender forged."""
+    for el in msg.xml.findall(f"{{{NS_SID}}}stanza-id"):
+        if el.get("by") == by and el.get("id"):
+            return el.get("id")
+    return None
+
+
+def origin_id(msg: Message) -> str | None:
+    el = _find(msg, NS_SID, "origin-id")
+    return el.get("id") if el is not None else None
+
+
+def strip_reply_fallback(msg: Message) -> str:
+    """The body without the quote a XEP-0461 reply carries for old clients.
+
+    The quote is the sender's claim about the target; the target id is what
+    counts, so the quote is never part of the command text.
+    """
+    body = msg["body"]
+    for fb in msg.xml.findall(f"{{{NS_FALLBACK}}}fallback"):
+        if fb.get("for") != NS_REPLY:
+            continue
+        b = fb.find(f"{{{NS_FALLBACK}}}body")
+        if b is None:
+            return ""
+        try:
+            start, end = int(b.get("start", "0")), int(b.get("end", "0"))
+        except ValueError:
+            return body
+        if 0 <= start < end <= len(body):
+            return body[:start] + body[end:]
+    return body
+
+
+def reaction_keys(el: ET.Element) -> frozenset[str]:
+    # Not Reactions.get_values(): with the `emoji` package installed it drops
+    # anything it does not know unless all_chars=True; we keep every key.
+    return frozenset(
+        r.text.strip() for r in el.findall(f"{{{NS_REACTIONS}}}reaction")
+        if r.text and r.text.strip()
+    )
+
+
+def room_status_codes(msg: Message) -> set[int]:
+    codes = set()
+    for x in msg.xml.findall(f"{{{NS_MUC_USER}}}x"):
+        for st in x.findall(f"{{{NS_MUC_USER}}}status"):
+            try:
+                codes.add(int(st.get("code", "")))
+            except ValueError:
+                pass
+    return codes
+
+
+def parse_message(msg: Message, ctx: StanzaContext) -> Result:
+    """Decide what one incoming message stanza means for the bot."""
+    mtype = msg["type"]
+    if mtype == "error":
+        return Dropped("error")
+    own_bare = ctx.own_jid.bare
+    frm: JID = msg["from"]
+
+    received = _find(msg, NS_CARBONS, "received")
+    sent = _find(msg, NS_CARBONS, "sent")
+    if received is not None or sent is not None:
+        # Only our own server may copy messages to us; anyone else is forging.
+        if frm.bare != own_bare:
+            return Dropped("forged-carbon")
+        if sent is not None:
+            return Dropped("own-carbon")
+        inner = received.find(f"{{{NS_FORWARD}}}forwarded/{{jabber:client}}message")
+        if inner is None:
+            return Dropped("empty-carbon")
+        return _parse_direct(Message(xml=inner), ctx, carbon=True)
+
+    if mtype == "groupchat":
+        return _parse_groupchat(msg, ctx)
+    return _parse_direct(msg, ctx, carbon=False)
+
+
+def _parse_groupchat(msg: Message, ctx: StanzaContext) -> Result:
+    frm: JID = msg["from"]
+    room_jid = frm.bare
+    state = ctx.room(room_jid)
+    if state is None:
+        return Dropped("unknown-room")
+    nick = frm.resource
+    if not nick:
+        return Dropped("room-service")
+    delayed = _find(msg, NS_DELAY, "delay") is not None
+    stanza_id = trusted_stanza_id(msg, room_jid)
+    if nick == state.nick:
+        if delayed:
+            return Dropped("own-history")
+        return OwnReflection(room_jid, msg["id"], origin_id(msg), stanza_id)
+    if delayed:
+        # History sent on join: already seen (or never meant) as a command.
+        return Dropped("delayed")
+    real = state.occupants.get(nick) if state.non_anonymous else None
+    sender = Identity(TRANSPORT, real) if real else None
+    message_id = stanza_id or msg["id"] or origin_id(msg)
+    if not message_id:
+        return Dropped("no-id")
+    dedupe = f"{room_jid}/{stanza_id}" if stanza_id else f"{room_jid}/{nick}/{message_id}"
+    common = {
+        "chat": Room(TRANSPORT, room_jid),
+        "sender": sender,
+        "is_direct": False,
+        "sender_name": nick,
+    }
+    return _content(msg, common, message_id, dedupe, sender_key=real or f"nick:{nick}")
+
+
+def _parse_direct(msg: Message, ctx: StanzaContext, *, carbon: bool) -> Result:
+    frm: JID = msg["from"]
+    own = ctx.own_jid
+    if frm.bare == own.bare:
+        return Dropped("own")
+    if ctx.room(frm.bare) is not None:
+        # A private message through a room comes from room@service/nick: the
+        # bare part is the room, not a person, so it can never carry authority.
+        return Dropped("muc-private")
+    if not frm.bare or not frm.user:
+        return Dropped("server")
+    delay = _find(msg, NS_DELAY, "delay")
+    if delay is not None and delay.get("from") != own.domain:
+        # Our own server stamps offline deliveries; anything else is replayed history.
+        return Dropped("delayed")
+    sender = Identity(TRANSPORT, frm.bare)
+    message_id = msg["id"] or origin_id(msg)
+    if not message_id:
+        return Dropped("no-id")
+    archived = trusted_stanza_id(msg, own.bare)
+    dedupe = f"{own.bare}/{archived}" if archived else f"{frm.bare}/{message_id}"
+    common = {"chat": sender, "sender": sender, "is_direct": True, "sender_name": frm.bare}
+    return _content(msg, common, message_id, dedupe, sender_key=frm.bare)
+
+
+def _content(msg: Message, common: dict, message_id: str, dedupe: str,
+             *, sender_key: str) -> Result:
+    reactions = _find(msg, NS_REACTIONS, "reactions")
+    if reactions is not None:
+        target = reactions.get("id")
+        if not target:
+            return Dropped("reaction-without-target")
+        return Parsed(
+            ReactionUpdate(target_id=target, keys=reaction_keys(reactions),
+                           message_id=message_id, sender_key=sender_key, **common),
+            dedupe,
+        )
+    replace = _find(msg, NS_CORRECT, "replace")
+    if replace is not None:
+        return Parsed(
+            IncomingEdit(transport=TRANSPORT, target_id=replace.get("id") or "",
+                         text=msg["body"], message_id=message_id, **common),
+            dedupe,
+        )
+    if not msg["body"]:
+        return Dropped("no-body")
+    reply = _find(msg, NS_REPLY, "reply")
+    reply_to = reply.get("id") if reply is not None else None
+    text = strip_reply_fallback(msg) if reply is not None else msg["body"]
+    return Parsed(
+        IncomingMessage(transport=TRANSPORT, text=text.strip(), message_id=message_id,
+                        reply_to=reply_to or None, **common),
+        dedupe,
+    )
+
+
+# -- outgoing ---------------------------------------------------------------
+
+
+def set_ids(msg: Message, message_id: str) -> None:
+    """Same value as id and origin-id, so either kind of client can point at it."""
+    msg["id"] = message_id
+    el = ET.SubElement(msg.xml, f"{{{NS_SID}}}origin-id")
+    el.set("id", message_id)
+
+
+def add_reply(msg: Message, reply_to: str, *, author: str | None = None,
+              quote: str | None = None, quoted_nick: str | None = None) -> None:
+    """XEP-0461 reply markup, plus a XEP-0428-marked quote for clients that show none."""
+    el = ET.SubElement(msg.xml, f"{{{NS_REPLY}}}reply")
+    el.set("id", reply_to)
+    if author:
+        el.set("to", author)
+    if not quote:
+        return
+    quoted = "\n".join("> " + line.rstrip() for line in quote.splitlines()) + "\n"
+    if quoted_nick:
+        quoted = f"> {quoted_nick}:\n" + quoted
+    msg["body"] = quoted + msg["body"]
+    fb = ET.SubElement(msg.xml, f"{{{NS_FALLBACK}}}fallback")
+    fb.set("for", NS_REPLY)
+    body = ET.SubElement(fb, f"{{{NS_FALLBACK}}}body")
+    body.set("start", "0")
+    body.set("end", str(len(quoted)))
+
+
+def set_reactions(msg: Message, target_id: str, keys: Iterable[str]) -> None:
+    """The full set of our reactions on target_id (XEP-0444 replaces the previous set)."""
+    el = ET.SubElement(msg.xml, f"{{{NS_REACTIONS}}}reactions")
+    el.set("id", target_id)
+    for key in sorted(keys):
+        ET.SubElement(el, f"{{{NS_REACTIONS}}}reaction").text = key
+    # Ask archives to keep it (XEP-0334) so clients that come later see it.
+    ET.SubElement(msg.xml, "{urn:xmpp:hints}store")
+
+
+def self_presence_info(codes: set[int], item: ET.Element | None) -> tuple[bool, str, str]:
+    """(non_anonymous, role, affiliation) from our own join presence."""
+    role = item.get("role", "") if item is not None else ""
+    affiliation = item.get("affiliation", "") if item is not None else ""
+    return 100 in codes, role, affiliation
