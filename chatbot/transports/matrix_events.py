@@ -1,0 +1,166 @@
+"""Matrix wire format: read raw event dicts, build message contents.
+
+Pure functions over the JSON the homeserver sent (`event.source` in nio), so
+the trust rules are unit-testable without a server:
+
+- the sender is `event["sender"]`, never a display name;
+- a reply's target is `m.relates_to.m.in_reply_to.event_id`; the quoted
+  fallback in the body is the sender's claim and is cut off, never parsed;
+- an edit (`rel_type: m.replace`) is an IncomingEdit, never a command;
+- only `m.text` counts as a message: notices are what bots (this one
+  included) post, so answering them would let bots loop.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+from typing import Any
+
+from .base import Identity, IncomingEdit, IncomingMessage, Room
+
+TRANSPORT = "matrix"
+HTML_FORMAT = "org.matrix.custom.html"
+
+
+@dataclass(frozen=True, slots=True)
+class Dropped:
+    reason: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ReactionAdded:
+    room_id: str
+    sender: str
+    target_id: str
+    key: str
+    event_id: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Redaction:
+    room_id: str
+    sender: str
+    redacts: str
+    event_id: str
+
+
+Result = IncomingMessage | IncomingEdit | ReactionAdded | Redaction | Dropped
+
+
+def relates_to(content: dict[str, Any]) -> dict[str, Any]:
+    rel = content.get("m.relates_to")
+    return rel if isinstance(rel, dict) else {}
+
+
+def reply_target(content: dict[str, Any]) -> str | None:
+    irt = relates_to(content).get("m.in_reply_to")
+    if isinstance(irt, dict) and isinstance(irt.get("event_id"), str):
+        return irt["event_id"]
+    return None
+
+
+def strip_reply_fallback(body: str) -> str:
+    """Drop the leading `> ` quote block a reply carries for old clients."""
+    lines = body.split("\n")
+    i = 0
+    while i < len(lines) and lines[i].startswith(">"):
+        i += 1
+    if i == 0:
+        return body
+    if i < len(lines) and lines[i] == "":
+        i += 1
+    return "\n".join(lines[i:])
+
+
+def is_own_join(source: dict[str, Any], own_user_id: str) -> bool:
+    if source.get("type") != "m.room.member" or source.get("state_key") != own_user_id:
+        return False
+    content = source.get("content") or {}
+    prev = (source.get("unsigned") or {}).get("prev_content") or {}
+    return content.get("membership") == "join" and prev.get("membership") != "join"
+
+
+def after_own_join(events: list[dict[str, Any]], own_user_id: str) -> list[dict[str, Any]]:
+    """Only what happened after we (last) joined: a new room's backlog is not for us."""
+    for i in range(len(events) - 1, -1, -1):
+        if is_own_join(events[i], own_user_id):
+            return events[i + 1:]
+    return events
+
+
+def parse_event(source: dict[str, Any], *, room_id: str, own_user_id: str,
+                is_direct: bool = False) -> Result:
+    etype = source.get("type")
+    sender = source.get("sender")
+    event_id = source.get("event_id")
+    content = source.get("content")
+    if not isinstance(sender, str) or not isinstance(event_id, str) or \
+            not isinstance(content, dict):
+        return Dropped("malformed")
+    if sender == own_user_id:
+        return Dropped("own")
+    if etype == "m.reaction":
+        rel = relates_to(content)
+        if rel.get("rel_type") != "m.annotation" or not isinstance(rel.get("event_id"), str) \
+                or not isinstance(rel.get("key"), str):
+            return Dropped("reaction-malformed")
+        return ReactionAdded(room_id=room_id, sender=sender, target_id=rel["event_id"],
+                             key=rel["key"], event_id=event_id)
+    if etype == "m.room.redaction":
+        # Room v11 moved `redacts` into content; older rooms keep it at the top.
+        redacts = content.get("redacts") or source.get("redacts")
+        if not isinstance(redacts, str):
+            return Dropped("redaction-malformed")
+        return Redaction(room_id=room_id, sender=sender, redacts=redacts, event_id=event_id)
+    if etype != "m.room.message":
+        return Dropped(f"type:{etype}")
+    if not content:
+        return Dropped("redacted")
+    common = {
+        "transport": TRANSPORT,
+        "chat": Room(TRANSPORT, room_id),
+        "sender": Identity(TRANSPORT, sender),
+        "is_direct": is_direct,
+        "sender_name": sender,
+        "message_id": event_id,
+    }
+    rel = relates_to(content)
+    if rel.get("rel_type") == "m.replace":
+        new = content.get("m.new_content")
+        text = new.get("body") if isinstance(new, dict) else None
+        if not isinstance(text, str):
+            text = str(content.get("body", ""))
+        return IncomingEdit(target_id=str(rel.get("event_id", "")), text=text, **common)
+    if content.get("msgtype") != "m.text":
+        return Dropped(f"msgtype:{content.get('msgtype')}")
+    body = content.get("body")
+    if not isinstance(body, str) or not body.strip():
+        return Dropped("no-body")
+    target = reply_target(content)
+    if target is not None and not rel.get("is_falling_back"):
+        body = strip_reply_fallback(body)
+    return IncomingMessage(text=body.strip(), reply_to=target, **common)
+
+
+def notice_content(text: str, html: str | None = None, *,
+                   reply_to: str | None = None) -> dict[str, Any]:
+    """An m.notice: plain `body` for every client, HTML `formatted_body` where given."""
+    content: dict[str, Any] = {"msgtype": "m.notice", "body": text}
+    if html is not None:
+        content["format"] = HTML_FORMAT
+        content["formatted_body"] = html
+    if reply_to:
+        # No quoted fallback: the spec dropped it (v1.13) and clients fetch the target.
+        content["m.relates_to"] = {"m.in_reply_to": {"event_id": reply_to}}
+    return content
+
+
+def reaction_content(target_id: str, key: str) -> dict[str, Any]:
+    return {"m.relates_to": {"rel_type": "m.annotation", "event_id": target_id, "key": key}}
+
+
+def reaction_txn_id(room_id: str, target_id: str, key: str) -> str:
+    """Same reaction, same transaction id: a retried react() is posted once."""
+    digest = hashlib.sha256(f"{room_id}\0{target_id}\0{key}".encode()).hexdigest()[:32]
+    return f"react-{digest}"

@@ -1,0 +1,120 @@
+"""A tiny real matrix-nio client playing the owner (or a stranger) in tests."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import uuid
+from collections.abc import Callable
+from typing import Any
+
+from nio import (
+    AsyncClient,
+    JoinResponse,
+    LoginResponse,
+    RoomCreateResponse,
+    RoomPreset,
+    RoomSendResponse,
+    SyncResponse,
+)
+
+TIMEOUT = 5
+
+
+class MatrixPeer:
+    def __init__(self, homeserver: str, user_id: str, password: str) -> None:
+        self.client = AsyncClient(homeserver, user_id)
+        self.password = password
+        self.inbox: asyncio.Queue[tuple[str, dict[str, Any]]] = asyncio.Queue()
+        self._task: asyncio.Task | None = None
+
+    @property
+    def user_id(self) -> str:
+        return self.client.user_id
+
+    async def start(self) -> MatrixPeer:
+        resp = await self.client.login(self.password, device_name="test peer")
+        assert isinstance(resp, LoginResponse), resp
+        # Start from now: the peer only cares about what happens during the test.
+        first = await self.client.sync(timeout=0, sync_filter={"room": {"timeline": {"limit": 0}}})
+        assert isinstance(first, SyncResponse), first
+        self.client.add_response_callback(self._on_sync, SyncResponse)
+        self._task = asyncio.create_task(self.client.sync_forever(timeout=30000))
+        return self
+
+    async def stop(self) -> None:
+        if self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await self._task
+        with contextlib.suppress(Exception):
+            await self.client.logout()
+        await self.client.close()
+
+    async def _on_sync(self, response: SyncResponse) -> None:
+        for room_id, info in response.rooms.join.items():
+            for event in info.timeline.events:
+                self.inbox.put_nowait((room_id, event.source))
+
+    async def join(self, room: str) -> str:
+        resp = await self.client.join(room)
+        assert isinstance(resp, JoinResponse), resp
+        return resp.room_id
+
+    async def create_room(self, *, invite: tuple[str, ...] = (), direct: bool = False) -> str:
+        resp = await self.client.room_create(
+            invite=list(invite), is_direct=direct,
+            preset=RoomPreset.trusted_private_chat if direct else RoomPreset.private_chat)
+        assert isinstance(resp, RoomCreateResponse), resp
+        return resp.room_id
+
+    async def send(self, room_id: str, content: dict[str, Any],
+                   etype: str = "m.room.message") -> str:
+        resp = await self.client.room_send(room_id, etype, content, tx_id=uuid.uuid4().hex)
+        assert isinstance(resp, RoomSendResponse), resp
+        return resp.event_id
+
+    async def say(self, room_id: str, text: str) -> str:
+        return await self.send(room_id, {"msgtype": "m.text", "body": text})
+
+    async def reply(self, room_id: str, text: str, target: str,
+                    quote: str = "> <@owner:localhost> something else entirely") -> str:
+        # A lying fallback quote: the bot must go by the event id alone.
+        return await self.send(room_id, {
+            "msgtype": "m.text", "body": f"{quote}\n\n{text}",
+            "m.relates_to": {"m.in_reply_to": {"event_id": target}},
+        })
+
+    async def edit(self, room_id: str, target: str, text: str) -> str:
+        return await self.send(room_id, {
+            "msgtype": "m.text", "body": f"* {text}",
+            "m.new_content": {"msgtype": "m.text", "body": text},
+            "m.relates_to": {"rel_type": "m.replace", "event_id": target},
+        })
+
+    async def react(self, room_id: str, target: str, key: str) -> str:
+        return await self.send(room_id, {"m.relates_to": {
+            "rel_type": "m.annotation", "event_id": target, "key": key}}, "m.reaction")
+
+    async def redact(self, room_id: str, event_id: str) -> str:
+        resp = await self.client.room_redact(room_id, event_id)
+        return resp.event_id
+
+    async def expect(self, pred: Callable[[str, dict[str, Any]], bool], *,
+                     within: float = TIMEOUT) -> tuple[str, dict[str, Any]]:
+        skipped = []
+        try:
+            async with asyncio.timeout(within):
+                while True:
+                    room_id, ev = await self.inbox.get()
+                    if pred(room_id, ev):
+                        return room_id, ev
+                    skipped.append((room_id, ev))
+        finally:
+            for item in skipped:
+                self.inbox.put_nowait(item)
+
+    async def expect_body(self, text: str, *, within: float = TIMEOUT) -> dict[str, Any]:
+        _, ev = await self.expect(
+            lambda _r, e: (e.get("content") or {}).get("body") == text, within=within)
+        return ev
