@@ -18,8 +18,7 @@ from runners.contracts.markers import (
 from runners.contracts.question import Question, parse_question
 from runners.profiles import SLUG_RE
 
-# `slug: <slug>`, a line of three or more dashes, then the document.
-HEADER_RE = re.compile(r"slug:[ \t]*([^\n]*?)[ \t]*\n[ \t]*-{3,}[ \t]*\n(.*)", re.DOTALL)
+_DASHES_RE = re.compile(r"[ \t]*-{3,}[ \t]*")
 
 
 class DraftQuestion(Question):
@@ -62,11 +61,16 @@ def parse_draft(answer: str) -> DraftAnswer:
 
 
 def parse_slug_document(content: str, field: str) -> tuple[str, str]:
-    """`slug: x` / `---` / body, as used by draft intents and split children."""
-    match = HEADER_RE.match(content.strip())
-    if match is None:
+    """`slug: <slug>`, a line of three or more dashes, then the document.
+
+    Used by draft intents and split children. Read line by line rather than with
+    one regex, so a hostile header line cannot make matching slow.
+    """
+    header, _, rest = content.strip().partition("\n")
+    dashes, _, body = rest.partition("\n")
+    if not header.startswith("slug:") or _DASHES_RE.fullmatch(dashes) is None:
         raise ContractError(f"{field}.slug", "must start with 'slug: <slug>' and a '---' line")
-    slug, body = match.group(1), match.group(2).strip()
+    slug, body = header[len("slug:") :].strip(), body.strip()
     if SLUG_RE.fullmatch(slug) is None:
         raise ContractError(
             f"{field}.slug", f"{slug!r} is not a slug (^[a-z0-9][a-z0-9-]{{0,60}}$)"
