@@ -39,9 +39,16 @@ def _slug(value: str) -> str:
     return value
 
 
+def _schema_version(value: int) -> int:
+    if value != 1:
+        raise ValueError("must be 1")
+    return value
+
+
 NonBlank = Annotated[str, AfterValidator(_non_blank)]
 SingleLine = Annotated[str, AfterValidator(_single_line)]
 Slug = Annotated[str, AfterValidator(_slug)]
+SchemaVersion = Annotated[int, AfterValidator(_schema_version)]
 
 
 def field_path(loc: tuple[int | str, ...]) -> str:
@@ -57,9 +64,20 @@ def field_path(loc: tuple[int | str, ...]) -> str:
     return path
 
 
+# Pydantic's wording talks about Python types; the model wrote JSON.
 _RULES = {
     "extra_forbidden": "unknown field",
     "missing": "required field is missing",
+    "int_type": "must be a JSON integer",
+    "string_type": "must be a JSON string",
+    "tuple_type": "must be a JSON array",
+    "model_type": "must be a JSON object",
+    "model_attributes_type": "must be a JSON object",
+    "too_long": "has {actual_length} items, at most {max_length} allowed",
+    "too_short": "has {actual_length} items, at least {min_length} required",
+    "greater_than_equal": "must be at least {ge}",
+    "less_than_equal": "must be at most {le}",
+    "literal_error": "must be {expected}",
 }
 
 
@@ -67,7 +85,11 @@ def contract_error_from(error: ValidationError, root: str) -> ContractError:
     """Name the first broken field; one precise complaint beats a wall of them."""
     first = error.errors()[0]
     field = field_path(tuple(first["loc"])) or root
-    rule = _RULES.get(first["type"], first["msg"])
+    template = _RULES.get(first["type"])
+    try:
+        rule = template.format(**first.get("ctx", {})) if template else first["msg"]
+    except (KeyError, IndexError):
+        rule = first["msg"]
     if rule.startswith("Value error, "):
         rule = rule[len("Value error, ") :]
     return ContractError(field, rule)

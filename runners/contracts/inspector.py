@@ -18,9 +18,9 @@ import re
 from collections.abc import Collection
 from typing import Annotated, Literal
 
-from pydantic import AfterValidator, BaseModel, Field
+from pydantic import AfterValidator, BaseModel
 
-from runners.contracts._common import STRICT, NonBlank, validate_json
+from runners.contracts._common import STRICT, NonBlank, SchemaVersion, validate_json
 from runners.contracts.errors import ContractError
 from runners.contracts.markers import (
     INSPECTION_RESULT,
@@ -71,7 +71,7 @@ class InspectionAnswer(BaseModel):
 
     model_config = STRICT
 
-    schema_version: Annotated[int, Field(ge=1, le=1)]
+    schema_version: SchemaVersion
     mode: Literal["implementation_status"]
     repository_status: RepositoryStatus
     deployment_status: DeploymentStatus
@@ -95,7 +95,7 @@ class RoutingResult(BaseModel):
 
     model_config = STRICT
 
-    schema_version: Annotated[int, Field(ge=1, le=1)]
+    schema_version: SchemaVersion
     mode: Literal["route_next"]
     outcome: Literal["recommendation", "needs_input", "no_action"]
     recommended_action: str | None

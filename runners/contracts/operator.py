@@ -12,7 +12,14 @@ from typing import Annotated, Literal
 
 from pydantic import AfterValidator, BaseModel, Field
 
-from runners.contracts._common import STRICT, NonBlank, SingleLine, Slug, validate_json
+from runners.contracts._common import (
+    STRICT,
+    NonBlank,
+    SchemaVersion,
+    SingleLine,
+    Slug,
+    validate_json,
+)
 from runners.contracts.markers import (
     OPERATOR_DECISION,
     normalise_answer,
@@ -66,7 +73,6 @@ ModelName = Annotated[str, AfterValidator(_model_name)]
 Effort = Annotated[str, AfterValidator(_effort)]
 WriteScope = Annotated[str, AfterValidator(_scope)]
 Title = Annotated[SingleLine, AfterValidator(_title)]
-SchemaVersion = Annotated[int, Field(ge=1, le=1)]
 
 
 class LadderStep(BaseModel):

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel
 
-from runners.contracts._common import STRICT, NonBlank, validate_json
+from runners.contracts._common import STRICT, NonBlank, SchemaVersion, validate_json
 from runners.contracts.errors import ContractError
 from runners.contracts.markers import (
     REVIEW_REPORT,
@@ -22,7 +22,7 @@ class ReviewVerdict(BaseModel):
 
     model_config = STRICT
 
-    schema_version: Annotated[int, Field(ge=1, le=1)]
+    schema_version: SchemaVersion
     commit_hash: str
     decision: Literal["approve", "reject"]
 
