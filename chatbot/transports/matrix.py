@@ -24,6 +24,7 @@ from nio import (
     AsyncClient,
     AsyncClientConfig,
     ErrorResponse,
+    InviteMemberEvent,
     JoinError,
     LoginResponse,
     MessageDirection,
@@ -202,7 +203,7 @@ class MatrixTransport(Transport):
         assert self.client is not None
         since = await self.store.get_value(f"{self._key}:next_batch")
         for room_id, info in response.rooms.invite.items():
-            await self._on_invite(room_id, [e.source for e in info.invite_state])
+            await self._on_invite(room_id, info.invite_state)
         for room_id, info in response.rooms.join.items():
             events = [e.source for e in info.timeline.events]
             if info.timeline.limited and since and info.timeline.prev_batch:
@@ -228,13 +229,13 @@ class MatrixTransport(Transport):
         log.info("back-filled %d events in %s", len(older), room_id)
         return list(reversed(older))
 
-    async def _on_invite(self, room_id: str, state: list[dict[str, Any]]) -> None:
+    async def _on_invite(self, room_id: str, state: list[Any]) -> None:
         assert self.client is not None
         me = self.client.user_id
-        invite = next((e for e in state if e.get("type") == "m.room.member"
-                       and e.get("state_key") == me
-                       and (e.get("content") or {}).get("membership") == "invite"), None)
-        inviter = invite.get("sender") if invite else None
+        # nio's InviteMemberEvent keeps content out of .source, so read its fields.
+        invite = next((e for e in state if isinstance(e, InviteMemberEvent)
+                       and e.state_key == me and e.membership == "invite"), None)
+        inviter = invite.sender if invite else None
         if inviter not in self.settings.owners:
             self.dropped["invite-not-owner"] += 1
             log.info("ignoring invite to %s from %s (not an owner)", room_id, inviter)
@@ -243,7 +244,7 @@ class MatrixTransport(Transport):
         if isinstance(resp, JoinError):
             log.error("could not join %s on %s's invite: %s", room_id, inviter, resp.message)
             return
-        if (invite.get("content") or {}).get("is_direct"):
+        if (invite.content or {}).get("is_direct"):
             await self._mark_direct(room_id, inviter)
         log.info("joined %s on invite from owner %s", room_id, inviter)
 

@@ -29,7 +29,6 @@ from . import xmpp_stanzas as wire
 from .base import (
     Backoff,
     EventHandler,
-    Identity,
     IncomingReaction,
     NotConnected,
     Room,
@@ -400,4 +399,4 @@ class XmppTransport(Transport):
                     fut.set_exception(TransportError(why))
 
 
-__all__ = ["XmppSettings", "XmppTransport", "make_client", "Identity"]
+

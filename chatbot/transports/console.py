@@ -1,0 +1,173 @@
+"""Console transport: the person at the terminal is the owner.
+
+The embedded default for trying the bot without a chat server, and the
+in-process transport for unit tests (errbot `testbot` style): `push()` a line
+as if typed, `pop()` what the bot said. Every message in either direction gets
+a number, so the owner can point at it:
+
+    text           a message
+    >3 yes         a reply to message 3
+    +3 👍          react to message 3 (also `+1 3 👍`); `-3 👍` takes it back
+    *3 new text    correct message 3 (an edit, which the bot may refuse)
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import re
+import sys
+import threading
+from dataclasses import dataclass
+from typing import TextIO
+
+from .base import (
+    EventHandler,
+    Identity,
+    IncomingEdit,
+    IncomingEvent,
+    IncomingMessage,
+    IncomingReaction,
+    Target,
+    Transport,
+)
+
+TRANSPORT = "console"
+
+_REACT = re.compile(r"^(?:\+1\s+(?P<n1>\d+)|(?P<sign>[+-])\s*(?P<n2>\d+))\s+(?P<key>\S+)$")
+_REPLY = re.compile(r"^>\s*(?P<n>\d+)\s+(?P<text>.+)$", re.S)
+_EDIT = re.compile(r"^\*\s*(?P<n>\d+)\s+(?P<text>.+)$", re.S)
+
+
+@dataclass(frozen=True)
+class ConsoleSettings:
+    #: The fixed identity of whoever types at this terminal.
+    owner: str = "owner"
+    bot_name: str = "bot"
+
+
+@dataclass(frozen=True, slots=True)
+class Said:
+    """Something the bot sent, as a test sees it."""
+
+    number: int
+    text: str
+    reply_to: str | None = None
+    html: str | None = None
+    #: For a reaction: the key, and `reply_to` names the message reacted to.
+    reaction: str | None = None
+
+
+def parse_line(line: str, *, owner: Identity, message_id: str) -> IncomingEvent | None:
+    """Turn one typed line into an event; blank lines are nothing."""
+    text = line.strip()
+    if not text:
+        return None
+    common = {"transport": TRANSPORT, "chat": owner, "sender": owner, "is_direct": True,
+              "sender_name": owner.id}
+    if m := _REACT.match(text):
+        target = m.group("n1") or m.group("n2")
+        keys = frozenset({m.group("key")})
+        removed = m.group("sign") == "-"
+        return IncomingReaction(target_id=target, added=frozenset() if removed else keys,
+                                removed=keys if removed else frozenset(),
+                                message_id=message_id, **common)
+    if m := _REPLY.match(text):
+        return IncomingMessage(text=m.group("text").strip(), message_id=message_id,
+                               reply_to=m.group("n"), **common)
+    if m := _EDIT.match(text):
+        return IncomingEdit(target_id=m.group("n"), text=m.group("text").strip(),
+                            message_id=message_id, **common)
+    return IncomingMessage(text=text, message_id=message_id, **common)
+
+
+class ConsoleTransport(Transport):
+    name = TRANSPORT
+
+    def __init__(self, settings: ConsoleSettings | None = None, *,
+                 input: TextIO | None = None, output: TextIO | None = None,
+                 handler: EventHandler | None = None, use_stdio: bool = False) -> None:
+        super().__init__(handler=handler)
+        self.settings = settings or ConsoleSettings()
+        self.owner = Identity(TRANSPORT, self.settings.owner)
+        self._input = sys.stdin if use_stdio and input is None else input
+        self._output = sys.stdout if use_stdio and output is None else output
+        self._said: asyncio.Queue[Said] = asyncio.Queue()
+        self._counter = 0
+        self._reader: asyncio.Task | None = None
+        #: Set when the input stream ends (the owner pressed Ctrl-D).
+        self.closed = asyncio.Event()
+
+    def _next_number(self) -> int:
+        self._counter += 1
+        return self._counter
+
+    def _write(self, line: str) -> None:
+        if self._output is not None:
+            self._output.write(line + "\n")
+            self._output.flush()
+
+    async def start(self) -> None:
+        if self._input is not None:
+            self._reader = asyncio.create_task(self._read(self._input), name="console-reader")
+        await self._set_online(True)
+
+    async def stop(self) -> None:
+        if self._reader is not None:
+            self._reader.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._reader
+        await self._set_online(False)
+
+    async def _read(self, stream: TextIO) -> None:
+        # A daemon thread, not asyncio.to_thread: a thread blocked on a
+        # terminal's readline must not keep the process alive at exit.
+        loop = asyncio.get_running_loop()
+        lines: asyncio.Queue[str | None] = asyncio.Queue()
+
+        def pump() -> None:
+            for line in iter(stream.readline, ""):
+                loop.call_soon_threadsafe(lines.put_nowait, line)
+            loop.call_soon_threadsafe(lines.put_nowait, None)
+
+        threading.Thread(target=pump, name="console-stdin", daemon=True).start()
+        while (line := await lines.get()) is not None:
+            await self.push(line)
+        self.closed.set()
+
+    async def push(self, line: str) -> IncomingEvent | None:
+        """Feed one line as if the owner typed it; returns the event after the handler ran."""
+        if not line.strip():
+            return None
+        number = self._next_number()
+        event = parse_line(line, owner=self.owner, message_id=str(number))
+        if event is not None:
+            # Echoed with its number even at a terminal: the owner needs the
+            # number to reply to or react on the message later.
+            self._write(f"[#{number}] {self.owner.id}: {line.strip()}")
+            await self._emit(event)
+        return event
+
+    async def pop(self, within: float = 2.0) -> Said:
+        """The next thing the bot said (waits up to `within` seconds)."""
+        return await asyncio.wait_for(self._said.get(), within)
+
+    def pop_all(self) -> list[Said]:
+        out = []
+        while not self._said.empty():
+            out.append(self._said.get_nowait())
+        return out
+
+    async def send(self, target: Target, text: str, *, reply_to: str | None = None,
+                   html: str | None = None, txn_id: str | None = None) -> str:
+        number = self._next_number()
+        arrow = f" (re #{reply_to})" if reply_to else ""
+        self._write(f"[#{number}]{arrow} {self.settings.bot_name}: {text}")
+        self._said.put_nowait(Said(number, text, reply_to=reply_to, html=html))
+        return str(number)
+
+    async def react(self, target: Target, message_id: str, key: str) -> str | None:
+        number = self._next_number()
+        self._write(f"[#{number}] {self.settings.bot_name} reacted {key} to #{message_id}")
+        self._said.put_nowait(Said(number, "", reply_to=message_id, reaction=key))
+        return str(number)

@@ -1,0 +1,110 @@
+"""`chatbot check`: try each configured transport once and report per room.
+
+Each probe connects, logs in, joins every configured room and says whether
+the bot may post there and (XMPP) whether the room shows real JIDs, without
+which nothing said in that room can count as an owner's.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import uuid
+
+from nio import JoinError, RoomGetStateEventResponse
+from slixmpp import JID
+from slixmpp.exceptions import PresenceError
+
+from . import xmpp_stanzas
+from .base import ProbeReport, RoomReport, StateStore, TransportError
+from .matrix import MatrixSettings, login
+from .matrix import make_client as make_matrix_client
+from .xmpp import XmppSettings, connect
+from .xmpp import make_client as make_xmpp_client
+
+
+async def probe_xmpp(settings: XmppSettings, *, within: float = 15.0) -> ProbeReport:
+    # Its own resource, so a running bot on the same account is not disturbed.
+    client = make_xmpp_client(settings, resource=f"check-{uuid.uuid4().hex[:8]}")
+    loop = asyncio.get_running_loop()
+    outcome: asyncio.Future[str] = loop.create_future()
+
+    def settle(value: str) -> None:
+        if not outcome.done():
+            outcome.set_result(value)
+
+    client.add_event_handler("session_start", lambda _: settle("ok"))
+    client.add_event_handler("failed_all_auth", lambda _: settle("auth"))
+    client.add_event_handler("connection_failed", lambda e: settle(f"connect:{e}"))
+    client.add_event_handler("disconnected", lambda e: settle(f"disconnected:{e}"))
+    connect(client, settings)
+    try:
+        try:
+            result = await asyncio.wait_for(outcome, within)
+        except TimeoutError:
+            result = "connect:timed out"
+        if result != "ok":
+            client.cancel_connection_attempt()
+            return ProbeReport("xmpp", settings.jid, connected=result == "auth", logged_in=False,
+                               error="login refused" if result == "auth" else result)
+        client.send_presence()
+        rooms = [await _probe_muc(client, room, settings.nick, within) for room in settings.rooms]
+        return ProbeReport("xmpp", settings.jid, True, True, tuple(rooms))
+    finally:
+        if client.transport is not None:
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(client.disconnect(wait=1), 3)
+
+
+async def _probe_muc(client, room: str, nick: str, within: float) -> RoomReport:
+    muc = client.plugin["xep_0045"]
+    try:
+        pres, *_ = await muc.join_muc_wait(JID(room), nick, maxstanzas=0, timeout=within)
+    except PresenceError as exc:
+        return RoomReport(room, False, detail=f"join refused: {exc.condition}")
+    except TimeoutError:
+        return RoomReport(room, False, detail="join timed out")
+    codes = xmpp_stanzas.room_status_codes(pres)
+    item = pres.xml.find(f"{{{xmpp_stanzas.NS_MUC_USER}}}x/{{{xmpp_stanzas.NS_MUC_USER}}}item")
+    role = item.get("role", "") if item is not None else ""
+    sees = 100 in codes
+    detail = f"role {role}" + ("" if sees else "; real JIDs hidden: no owner commands here")
+    muc.leave_muc(JID(room), pres["from"].resource)
+    return RoomReport(room, True, can_post=role in ("participant", "moderator"),
+                      sees_real_ids=sees, detail=detail)
+
+
+async def probe_matrix(settings: MatrixSettings, store: StateStore | None = None, *,
+                       within: float = 15.0) -> ProbeReport:
+    """Log in (with the store's device when given), join each room, read its power levels."""
+    client = make_matrix_client(settings)
+    fresh_device = store is None and not settings.access_token
+    try:
+        try:
+            await asyncio.wait_for(login(client, settings, store), within)
+        except TransportError as exc:
+            return ProbeReport("matrix", settings.user_id, True, False, error=str(exc))
+        except Exception as exc:  # noqa: BLE001 - unreachable server, DNS, TLS...
+            return ProbeReport("matrix", settings.user_id, False, False, error=repr(exc))
+        rooms = []
+        for room in settings.rooms:
+            resp = await asyncio.wait_for(client.join(room), within)
+            if isinstance(resp, JoinError):
+                rooms.append(RoomReport(room, False, detail=f"join refused: {resp.message}"))
+                continue
+            levels = await client.room_get_state_event(resp.room_id, "m.room.power_levels")
+            can_post = None
+            if isinstance(levels, RoomGetStateEventResponse):
+                pl = levels.content
+                mine = pl.get("users", {}).get(client.user_id, pl.get("users_default", 0))
+                needed = pl.get("events", {}).get("m.room.message", pl.get("events_default", 0))
+                can_post = mine >= needed
+            rooms.append(RoomReport(room, True, can_post=can_post, sees_real_ids=True,
+                                    detail=resp.room_id))
+        return ProbeReport("matrix", settings.user_id, True, True, tuple(rooms))
+    finally:
+        if fresh_device and client.access_token:
+            # Without a store the device would be orphaned on every check.
+            with contextlib.suppress(Exception):
+                await client.logout()
+        await client.close()

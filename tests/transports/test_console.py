@@ -1,0 +1,79 @@
+"""Console transport: line syntax, numbering, push/pop, and real streams."""
+
+from __future__ import annotations
+
+import asyncio
+import io
+
+import pytest
+
+from chatbot.transports.base import (
+    Identity,
+    IncomingEdit,
+    IncomingEvent,
+    IncomingMessage,
+    IncomingReaction,
+)
+from chatbot.transports.console import ConsoleSettings, ConsoleTransport, parse_line
+
+OWNER = Identity("console", "owner")
+
+
+@pytest.mark.parametrize("line, added, removed, target", [
+    ("+3 👍", {"👍"}, set(), "3"),
+    ("+1 3 👍", {"👍"}, set(), "3"),  # the issue's literal form: "+1 <message-number> 👍"
+    ("+ 12 ✅", {"✅"}, set(), "12"),
+    ("-3 👍", set(), {"👍"}, "3"),
+])
+def test_reaction_syntax(line: str, added: set, removed: set, target: str) -> None:
+    ev = parse_line(line, owner=OWNER, message_id="9")
+    assert isinstance(ev, IncomingReaction)
+    assert ev.added == added and ev.removed == removed and ev.target_id == target
+    assert ev.sender == OWNER
+
+
+def test_reply_edit_and_plain_lines() -> None:
+    reply = parse_line(">4 yes, go", owner=OWNER, message_id="5")
+    assert isinstance(reply, IncomingMessage) and reply.reply_to == "4" and reply.text == "yes, go"
+    edit = parse_line("*4 /approve", owner=OWNER, message_id="6")
+    assert isinstance(edit, IncomingEdit) and edit.target_id == "4"
+    plain = parse_line("+1", owner=OWNER, message_id="7")
+    assert isinstance(plain, IncomingMessage) and plain.text == "+1"
+    assert parse_line("   ", owner=OWNER, message_id="8") is None
+
+
+async def test_push_and_pop_like_a_test_bot() -> None:
+    out = io.StringIO()
+    console = ConsoleTransport(ConsoleSettings(owner="alice"), output=out)
+
+    async def echo(ev: IncomingEvent) -> None:
+        assert isinstance(ev, IncomingMessage)
+        assert ev.sender == Identity("console", "alice") and ev.is_direct
+        await console.send(ev.chat, f"you said {ev.text}", reply_to=ev.message_id)
+        await console.react(ev.chat, ev.message_id, "👀")
+
+    console.on_event(echo)
+    await console.start()
+    await console.push("hello")
+    said = await console.pop()
+    assert said.text == "you said hello" and said.reply_to == "1" and said.number == 2
+    reaction = await console.pop()
+    assert reaction.reaction == "👀" and reaction.reply_to == "1"
+    assert out.getvalue().splitlines() == [
+        "[#1] alice: hello", "[#2] (re #1) bot: you said hello", "[#3] bot reacted 👀 to #1"]
+    await console.stop()
+
+
+async def test_reads_lines_from_an_input_stream_until_eof() -> None:
+    got: list[IncomingEvent] = []
+
+    async def handler(ev: IncomingEvent) -> None:
+        got.append(ev)
+
+    console = ConsoleTransport(input=io.StringIO("/status\n\n+1 👍\n"), output=io.StringIO(),
+                               handler=handler)
+    await console.start()
+    await asyncio.wait_for(console.closed.wait(), 2)
+    await console.stop()
+    assert [type(e).__name__ for e in got] == ["IncomingMessage", "IncomingReaction"]
+    assert got[1].target_id == "1"

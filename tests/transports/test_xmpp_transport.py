@@ -1,0 +1,125 @@
+"""XmppTransport behaviour without a server: dedupe, reaction diffs, room state."""
+
+from __future__ import annotations
+
+from xml.etree import ElementTree as ET
+
+import pytest
+from slixmpp.stanza import Message, Presence
+
+from chatbot.transports.base import (
+    IncomingEvent,
+    IncomingMessage,
+    IncomingReaction,
+    MemoryStateStore,
+    NotConnected,
+    Room,
+)
+from chatbot.transports.xmpp import XmppSettings, XmppTransport
+from chatbot.transports.xmpp_stanzas import RoomState
+
+ROOM = "ops@conference.localhost"
+
+
+def make() -> tuple[XmppTransport, list[IncomingEvent], MemoryStateStore]:
+    got: list[IncomingEvent] = []
+
+    async def handler(ev: IncomingEvent) -> None:
+        got.append(ev)
+
+    store = MemoryStateStore()
+    t = XmppTransport(XmppSettings(jid="bot@localhost", password="pw", rooms=(ROOM,)), store,
+                      handler=handler)
+    t.rooms[ROOM] = RoomState(nick="bot", non_anonymous=True)
+    return t, got, store
+
+
+async def feed(t: XmppTransport, xml: str) -> None:
+    t._on_message(Message(xml=ET.fromstring(xml)))
+    while not t._queue.empty():
+        await t._deliver(t._queue.get_nowait())
+
+
+def presence(xml: str) -> Presence:
+    return Presence(xml=ET.fromstring(xml))
+
+
+def occupant(nick: str, jid: str | None, kind: str = "") -> str:
+    item = f"<item jid='{jid}/r' role='participant'/>" if jid else "<item role='participant'/>"
+    typ = f" type='{kind}'" if kind else ""
+    return (f"<presence xmlns='jabber:client' from='{ROOM}/{nick}'{typ}>"
+            f"<x xmlns='http://jabber.org/protocol/muc#user'>{item}</x></presence>")
+
+
+def room_msg(nick: str, sid: str, body: str = "", extra: str = "") -> str:
+    body_xml = f"<body>{body}</body>" if body else ""
+    return (f"<message xmlns='jabber:client' from='{ROOM}/{nick}' type='groupchat' id='{sid}c'>"
+            f"{body_xml}{extra}<stanza-id xmlns='urn:xmpp:sid:0' by='{ROOM}' id='{sid}'/>"
+            "</message>")
+
+
+def test_settings_repr_hides_the_password() -> None:
+    s = XmppSettings(jid="bot@localhost", password="hunter2")
+    assert "hunter2" not in repr(s) and "jid='bot@localhost'" in repr(s)
+
+
+async def test_identity_follows_room_presence_not_nick() -> None:
+    t, got, _ = make()
+    t._on_presence(presence(occupant("owner", "owner@localhost")))
+    await feed(t, room_msg("owner", "s1", "one"))
+    # The owner leaves; a stranger takes the nick.
+    t._on_presence(presence(occupant("owner", "owner@localhost", "unavailable")))
+    t._on_presence(presence(occupant("owner", "stranger@localhost")))
+    await feed(t, room_msg("owner", "s2", "two"))
+    assert [e.sender.id for e in got] == ["owner@localhost", "stranger@localhost"]
+
+
+async def test_room_turning_semi_anonymous_stops_identities() -> None:
+    t, got, _ = make()
+    t._on_presence(presence(occupant("owner", "owner@localhost")))
+    await feed(t, f"<message xmlns='jabber:client' from='{ROOM}' type='groupchat'>"
+                  "<x xmlns='http://jabber.org/protocol/muc#user'><status code='173'/></x>"
+                  "</message>")
+    await feed(t, room_msg("owner", "s1", "hi"))
+    assert got[0].sender is None
+
+
+async def test_same_stanza_twice_is_delivered_once() -> None:
+    t, got, _ = make()
+    await feed(t, room_msg("owner", "s1", "/go"))
+    await feed(t, room_msg("owner", "s1", "/go"))
+    assert len(got) == 1 and t.dropped["duplicate"] == 1
+
+
+async def test_reaction_sets_become_added_and_removed_keys() -> None:
+    t, got, store = make()
+    t._on_presence(presence(occupant("owner", "owner@localhost")))
+
+    def reactions(*keys: str) -> str:
+        inner = "".join(f"<reaction>{k}</reaction>" for k in keys)
+        return f"<reactions xmlns='urn:xmpp:reactions:0' id='target'>{inner}</reactions>"
+
+    await feed(t, room_msg("owner", "r1", extra=reactions("👍")))
+    await feed(t, room_msg("owner", "r2", extra=reactions("👍", "🎉")))
+    await feed(t, room_msg("owner", "r3", extra=reactions("🎉")))
+    await feed(t, room_msg("owner", "r4", extra=reactions("🎉")))  # no change: no event
+    assert all(isinstance(e, IncomingReaction) for e in got)
+    assert [(set(e.added), set(e.removed)) for e in got] == [
+        ({"👍"}, set()), ({"🎉"}, set()), (set(), {"👍"})]
+    assert got[0].target_id == "target"
+    # The last set survives a restart: it is in the store.
+    assert any(k.startswith("xmpp:reactions:") for k in store.values)
+
+
+async def test_send_while_offline_raises_not_connected() -> None:
+    t, _, _ = make()
+    with pytest.raises(NotConnected):
+        await t.send(Room("xmpp", ROOM), "x")
+
+
+async def test_message_text_is_cached_for_reply_fallbacks() -> None:
+    t, got, _ = make()
+    t._on_presence(presence(occupant("owner", "owner@localhost")))
+    await feed(t, room_msg("owner", "s1", "what now?"))
+    assert isinstance(got[0], IncomingMessage)
+    assert t._recent["s1"] == (f"{ROOM}/owner", "owner", "what now?")
