@@ -1,0 +1,289 @@
+"""Builder workspaces (git worktrees) and the merge step of a deploy, via the git CLI.
+
+Each card builds in its own worktree `<root>/<slug>` on branch `card/<slug>`,
+so parallel builders never share an index or a working tree, and the main
+checkout is only ever touched by `merge_card`. The workspace root must lie
+outside the main checkout: worktrees inside it would show up there as
+untracked files.
+
+Git runs with `GIT_*` variables removed from its environment, so a `GIT_DIR`
+or `GIT_INDEX_FILE` inherited from a hook or a shell cannot redirect it to
+another repository.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import re
+import weakref
+from dataclasses import dataclass
+from pathlib import Path
+
+from runners import profiles
+from runners.process import Outcome, ProcessLimits, run_process
+from runners.runtimes.base import RunnerError, clean_detail
+
+log = logging.getLogger(__name__)
+
+COMMIT_RE = re.compile(r"^[0-9a-f]{7,40}$")
+BRANCH_PREFIX = "card/"
+_GIT_LIMITS = ProcessLimits(timeout=300.0, idle_timeout=None, output_cap=16 * 1024 * 1024)
+# Worktree bookkeeping and merges change shared refs and `.git/worktrees`; one at a
+# time per repository. Commits inside a worktree only touch that worktree's branch.
+# Locks belong to an event loop, so they are kept per loop.
+_repo_locks: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[Path, asyncio.Lock]] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+class WorkspaceError(RunnerError):
+    """A git step of a builder workspace or a merge failed."""
+
+
+class NoChangesError(WorkspaceError):
+    """The builder run left nothing to commit."""
+
+
+class MergeConflictError(WorkspaceError):
+    """The card's branch does not merge cleanly; the main checkout was left as it was."""
+
+    def __init__(self, revision: str, paths: tuple[str, ...]) -> None:
+        self.revision = revision
+        self.paths = paths
+        listed = ", ".join(paths) if paths else "(git named no paths)"
+        super().__init__(f"merging {revision} conflicts in: {listed}")
+
+
+@dataclass(frozen=True, slots=True)
+class Worktree:
+    slug: str
+    path: Path
+    branch: str
+
+
+@dataclass(frozen=True, slots=True)
+class MergeResult:
+    commit: str
+    fast_forward: bool
+
+
+def branch_name(slug: str) -> str:
+    _check_slug(slug)
+    return BRANCH_PREFIX + slug
+
+
+def worktree_path(root: Path, slug: str) -> Path:
+    _check_slug(slug)
+    return root / slug
+
+
+def _check_slug(slug: str) -> None:
+    if not profiles.is_valid_slug(slug):
+        raise WorkspaceError(f"invalid card slug: {clean_detail(slug, 80)!r}")
+
+
+def _lock(repo: Path) -> asyncio.Lock:
+    locks = _repo_locks.setdefault(asyncio.get_running_loop(), {})
+    return locks.setdefault(repo, asyncio.Lock())
+
+
+def _git_env() -> dict[str, str]:
+    env = {key: value for key, value in os.environ.items() if not key.startswith("GIT_")}
+    env["LC_ALL"] = "C"
+    env["GIT_TERMINAL_PROMPT"] = "0"
+    return env
+
+
+@dataclass(frozen=True, slots=True)
+class _Git:
+    code: int | None
+    out: str
+    err: str
+
+
+async def _git(cwd: Path, *args: str, stdin: str = "", check: bool = True) -> _Git:
+    result = await run_process(
+        ("git", *args), cwd=cwd, stdin=stdin, base_env=_git_env(), limits=_GIT_LIMITS
+    )
+    if result.outcome is Outcome.NOT_FOUND:
+        raise WorkspaceError("git is not installed (binary not found: git)")
+    git = _Git(result.exit_code, result.stdout, result.stderr_tail)
+    if check and result.outcome is not Outcome.OK:
+        detail = git.err.strip() or result.error
+        raise WorkspaceError(clean_detail(f"git {args[0]} failed: {detail}"))
+    return git
+
+
+async def _rev(cwd: Path, revision: str) -> str | None:
+    git = await _git(cwd, "rev-parse", "--verify", "--quiet", f"{revision}^{{commit}}", check=False)
+    return git.out.strip() if git.code == 0 else None
+
+
+async def _registered_worktrees(repo: Path) -> dict[Path, str | None]:
+    """Worktree path -> checked-out branch (None when detached)."""
+    git = await _git(repo, "worktree", "list", "--porcelain")
+    found: dict[Path, str | None] = {}
+    current: Path | None = None
+    for line in git.out.splitlines():
+        if line.startswith("worktree "):
+            # git prints resolved absolute paths; ours are resolved the same way.
+            current = Path(line.removeprefix("worktree "))
+            found[current] = None
+        elif line.startswith("branch ") and current is not None:
+            found[current] = line.removeprefix("branch ").removeprefix("refs/heads/")
+    return found
+
+
+def _layout(repo: Path, root: Path, slug: str) -> tuple[Path, Path, str]:
+    """(resolved repo, resolved worktree path, branch), refusing a root inside the repo."""
+    branch = branch_name(slug)
+    repo, root = repo.resolve(), root.resolve()
+    if root == repo or repo in root.parents:
+        raise WorkspaceError(f"the workspace root {root} must not be inside the repository {repo}")
+    return repo, root / slug, branch
+
+
+def _resolved(path: Path) -> Path:
+    return path.resolve()
+
+
+def _prepare_path(root: Path, path: Path) -> None:
+    if path.exists():
+        raise WorkspaceError(f"{path} exists but is not a worktree of this repository")
+    root.mkdir(parents=True, exist_ok=True)
+
+
+async def create_worktree(repo: Path, root: Path, slug: str, target_branch: str) -> Worktree:
+    """Create, or reuse, the worktree of a card.
+
+    A new branch starts at `target_branch` as it is now. An existing branch
+    `card/<slug>` is reused with its commits (a later iteration or a fixer
+    continues where the last run stopped); an existing worktree of that branch
+    is returned as it is.
+    """
+    repo, path, branch = _layout(repo, root, slug)
+    async with _lock(repo):
+        registered = await _registered_worktrees(repo)
+        if path in registered:
+            if registered[path] != branch:
+                raise WorkspaceError(f"{path} is a worktree of another branch")
+            return Worktree(slug, path, branch)
+        _prepare_path(path.parent, path)
+        await _git(repo, "worktree", "prune")
+        if await _rev(repo, f"refs/heads/{branch}") is not None:
+            await _git(repo, "worktree", "add", str(path), branch)
+        else:
+            if await _rev(repo, f"refs/heads/{target_branch}") is None:
+                raise WorkspaceError(f"target branch {target_branch!r} does not exist")
+            await _git(repo, "worktree", "add", "-b", branch, str(path), target_branch)
+    log.info("worktree for %s at %s on %s", slug, path, branch)
+    return Worktree(slug, path, branch)
+
+
+async def commit_all(
+    worktree: Worktree, message: str, *, author: tuple[str, str] | None = None
+) -> str:
+    """Commit every change in the worktree; returns the new commit hash.
+
+    `author` (name, email) is for hosts without a git identity; otherwise git's
+    own configuration decides.
+    """
+    if not message.strip():
+        raise WorkspaceError("empty commit message")
+    await _git(worktree.path, "add", "--all")
+    staged = await _git(worktree.path, "diff", "--cached", "--quiet", check=False)
+    if staged.code == 0:
+        raise NoChangesError(f"the run left no changes to commit in {worktree.branch}")
+    identity: list[str] = []
+    if author is not None:
+        identity = ["-c", f"user.name={author[0]}", "-c", f"user.email={author[1]}"]
+    # The message goes through stdin: it comes from a model and may be long or start with "-".
+    await _git(worktree.path, *identity, "commit", "--quiet", "--file=-", stdin=message)
+    commit = await _rev(worktree.path, "HEAD")
+    if commit is None:
+        raise WorkspaceError("commit did not produce a HEAD")
+    return commit
+
+
+async def remove_worktree(
+    repo: Path, root: Path, slug: str, *, delete_branch: bool = False
+) -> None:
+    """Remove a card's worktree (uncommitted changes are discarded); keep the branch by default."""
+    repo, path, branch = _layout(repo, root, slug)
+    async with _lock(repo):
+        registered = await _registered_worktrees(repo)
+        if path in registered:
+            await _git(repo, "worktree", "remove", "--force", str(path))
+        await _git(repo, "worktree", "prune")
+        if delete_branch and await _rev(repo, f"refs/heads/{branch}") is not None:
+            await _git(repo, "branch", "-D", branch)
+
+
+async def _conflicting_paths(repo: Path) -> tuple[str, ...]:
+    git = await _git(repo, "diff", "--name-only", "--diff-filter=U", check=False)
+    return tuple(sorted(line for line in git.out.splitlines() if line.strip()))
+
+
+async def merge_card(
+    repo: Path,
+    target_branch: str,
+    *,
+    slug: str | None = None,
+    commit: str | None = None,
+    message: str | None = None,
+) -> MergeResult:
+    """Merge `card/<slug>` or an exact commit into `target_branch` in the main checkout.
+
+    Fast-forward when possible, else a merge commit. The checkout must be on
+    `target_branch` with no uncommitted changes to tracked files: the merge
+    never switches branches or mixes with someone's work in progress. On a
+    conflict the merge is aborted and `MergeConflictError` names the paths.
+    """
+    if (slug is None) == (commit is None):
+        raise WorkspaceError("merge needs exactly one of slug or commit")
+    if commit is not None and not COMMIT_RE.fullmatch(commit):
+        raise WorkspaceError(f"invalid commit hash: {clean_detail(commit, 80)!r}")
+    revision = branch_name(slug) if slug is not None else str(commit)
+    repo = _resolved(repo)
+    async with _lock(repo):
+        head_ref = await _git(repo, "symbolic-ref", "--quiet", "--short", "HEAD", check=False)
+        if head_ref.out.strip() != target_branch:
+            raise WorkspaceError(
+                f"the main checkout is on {head_ref.out.strip() or 'a detached HEAD'}, "
+                f"not on {target_branch}"
+            )
+        dirty = await _git(repo, "status", "--porcelain", "--untracked-files=no")
+        if dirty.out.strip():
+            raise WorkspaceError("the main checkout has uncommitted changes; not merging")
+        wanted = await _rev(repo, revision)
+        if wanted is None:
+            raise WorkspaceError(f"nothing to merge: {revision} does not exist")
+        before = await _rev(repo, "HEAD")
+        merge = await _git(
+            repo,
+            "merge",
+            "--no-edit",
+            "--no-stat",
+            "-m",
+            message or f"Merge {revision}",
+            wanted,
+            check=False,
+        )
+        if merge.code != 0:
+            paths = await _conflicting_paths(repo)
+            await _git(repo, "merge", "--abort", check=False)
+            after = await _rev(repo, "HEAD")
+            if after != before:
+                raise WorkspaceError(f"merge of {revision} failed and HEAD moved; check {repo}")
+            if paths:
+                raise MergeConflictError(revision, paths)
+            raise WorkspaceError(
+                clean_detail(f"merging {revision} failed: {merge.err.strip() or merge.out}")
+            )
+        head = await _rev(repo, "HEAD")
+    if head is None:
+        raise WorkspaceError("merge left no HEAD")
+    log.info("merged %s into %s at %s", revision, target_branch, head)
+    return MergeResult(commit=head, fast_forward=head == wanted and before != wanted)

@@ -1,0 +1,213 @@
+"""Shared machinery of the fake `codex` and `claude` executables (stdlib only).
+
+See README.md next to this file for the scenario format and the variables read.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+import uuid
+from pathlib import Path
+from typing import Any, NoReturn
+
+SCENARIO_ENV = "FAKE_CLI_SCENARIO"
+STATE_ENV = "FAKE_CLI_STATE"
+LOG_ENV = "FAKE_CLI_LOG"
+
+
+class UsageError(Exception):
+    """A command line the real CLI would refuse."""
+
+
+def usage_exit(cli: str, message: str, usage: str) -> NoReturn:
+    sys.stderr.write(f"error: {message}\n\nUsage: {usage}\n\nFor more information, try '--help'.\n")
+    log_call(cli, {"usage_error": message})
+    sys.exit(2)
+
+
+def fail(message: str, code: int = 1) -> NoReturn:
+    sys.stderr.write(message.rstrip("\n") + "\n")
+    sys.exit(code)
+
+
+@contextlib.contextmanager
+def _locked(path: Path):
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "a+", encoding="utf-8") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield handle
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+def _scenario_path() -> Path:
+    value = os.environ.get(SCENARIO_ENV)
+    if not value:
+        fail(f"fake cli: {SCENARIO_ENV} is not set", 3)
+    return Path(value)
+
+
+def _load_turns(path: Path) -> list[dict[str, Any]]:
+    if path.is_dir():
+        turns = [json.loads(p.read_text(encoding="utf-8")) for p in sorted(path.glob("*.json"))]
+    else:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        turns = data["turns"] if isinstance(data, dict) else data
+    if not all(isinstance(turn, dict) for turn in turns):
+        fail("fake cli: every scenario turn must be a JSON object", 3)
+    return turns
+
+
+def _state_path(scenario: Path) -> Path:
+    value = os.environ.get(STATE_ENV)
+    if value:
+        return Path(value)
+    return scenario / ".state.json" if scenario.is_dir() else Path(f"{scenario}.state.json")
+
+
+class State:
+    """Consumed turns and known sessions, shared by every call of one scenario."""
+
+    def __init__(self, data: dict[str, Any]) -> None:
+        self.consumed: list[int] = data.get("consumed", [])
+        self.sessions: dict[str, dict[str, int]] = data.get("sessions", {})
+        self.calls: int = data.get("calls", 0)
+
+    def dump(self) -> str:
+        return json.dumps(
+            {"consumed": self.consumed, "sessions": self.sessions, "calls": self.calls}
+        )
+
+
+@contextlib.contextmanager
+def scenario_state():
+    """Yield (turns, state) under an exclusive lock; the state is saved on exit."""
+    scenario = _scenario_path()
+    turns = _load_turns(scenario)
+    with _locked(_state_path(scenario)) as handle:
+        handle.seek(0)
+        raw = handle.read()
+        state = State(json.loads(raw) if raw.strip() else {})
+        yield turns, state
+        handle.seek(0)
+        handle.truncate()
+        handle.write(state.dump())
+        handle.flush()
+
+
+def pick_turn(cli: str, prompt: str, turns: list[dict[str, Any]], state: State) -> tuple[int, dict]:
+    """The first unconsumed turn for this CLI whose `match` occurs in the prompt."""
+    for index, turn in enumerate(turns):
+        if index in state.consumed:
+            continue
+        if turn.get("cli") not in (None, cli):
+            continue
+        match = turn.get("match")
+        if match is not None and match not in prompt:
+            continue
+        if not turn.get("repeat"):
+            state.consumed.append(index)
+        return index, turn
+    fail(f"fake {cli}: no scenario turn left that matches this prompt", 3)
+
+
+def log_call(cli: str, record: dict[str, Any]) -> None:
+    path = os.environ.get(LOG_ENV)
+    if not path:
+        return
+    entry = {
+        "cli": cli,
+        "argv": sys.argv[1:],
+        "cwd": os.getcwd(),
+        "env_keys": sorted(os.environ),
+        "pid": os.getpid(),
+        "pgid": os.getpgid(0),
+        **record,
+    }
+    with _locked(Path(path)) as handle:
+        handle.write(json.dumps(entry) + "\n")
+        handle.flush()
+
+
+def read_stdin() -> str:
+    return sys.stdin.read() if not sys.stdin.isatty() else ""
+
+
+def new_session_id() -> str:
+    return str(uuid.uuid4())
+
+
+def check_env(turn: dict[str, Any]) -> None:
+    for key, value in (turn.get("expect_env") or {}).items():
+        if os.environ.get(key) != value:
+            fail(f"fake cli: environment variable {key} is missing or wrong", 4)
+    for key in turn.get("forbid_env") or ():
+        if key in os.environ:
+            fail(f"fake cli: environment variable {key} must not be set", 4)
+
+
+def write_files(turn: dict[str, Any]) -> list[str]:
+    """Write the turn's files below the cwd; refuse paths that leave it."""
+    written = []
+    root = Path.cwd().resolve()
+    for name, content in (turn.get("files") or {}).items():
+        target = (root / name).resolve()
+        if root not in target.parents:
+            fail(f"fake cli: scenario file {name!r} is outside the working directory", 3)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(content, encoding="utf-8")
+        written.append(name)
+    return written
+
+
+def prepare_process(turn: dict[str, Any]) -> int | None:
+    """Signal handling and helper child as the turn asks; returns the child's pid."""
+    if turn.get("ignore_sigterm"):
+        # Inherited by the child below: both must be SIGKILLed.
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    if not turn.get("spawn_child"):
+        return None
+    child = subprocess.Popen(
+        [sys.executable, "-c", "import time\nwhile True: time.sleep(60)"],
+        stdin=subprocess.DEVNULL,
+    )
+    return child.pid
+
+
+def emit(line: str, stream=None) -> None:
+    stream = stream or sys.stdout
+    stream.write(line + "\n")
+    stream.flush()
+
+
+def hang(turn: dict[str, Any]) -> NoReturn:
+    """Never return: silent, or trickling stderr so only the wall clock can stop it."""
+    trickle = turn.get("hang") == "trickle"
+    while True:
+        if trickle:
+            emit("working...", sys.stderr)
+            time.sleep(0.05)
+        else:
+            time.sleep(60)
+
+
+def finish(turn: dict[str, Any]) -> NoReturn:
+    if turn.get("stderr"):
+        sys.stderr.write(str(turn["stderr"]).rstrip("\n") + "\n")
+        sys.stderr.flush()
+    if turn.get("hang") == "after_output":
+        hang(turn)
+    sys.exit(int(turn.get("exit_code", 0)))
+
+
+def answers(turn: dict[str, Any]) -> list[str]:
+    answer = turn.get("answer", "")
+    return [answer] if isinstance(answer, str) else [str(part) for part in answer]
