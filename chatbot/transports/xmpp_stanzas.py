@@ -228,8 +228,10 @@ def _parse_direct(msg: Message, ctx: StanzaContext, *, carbon: bool) -> Result:
     if not frm.bare or not frm.user:
         return Dropped("server")
     delay = _find(msg, NS_DELAY, "delay")
-    if delay is not None and delay.get("from") != own.domain:
-        # Our own server stamps offline deliveries; anything else is replayed history.
+    if delay is not None and delay.get("from") not in (own.domain, own.bare):
+        # Our server stamps what it held for us (offline storage: its domain;
+        # a hibernating XEP-0198 session: our bare JID). Those were sent to us
+        # while we were away and still count; any other delay is old history.
         return Dropped("delayed")
     sender = Identity(TRANSPORT, frm.bare)
     message_id = msg["id"] or origin_id(msg)

@@ -145,11 +145,13 @@ def test_dropped(xml: str, reason: str) -> None:
     assert parse(xml) == Dropped(reason)
 
 
-def test_offline_delivery_from_our_own_server_is_kept() -> None:
+@pytest.mark.parametrize("stamped_by", ["localhost", "bot@localhost"])
+def test_what_our_server_held_for_us_is_kept(stamped_by: str) -> None:
+    # Offline storage stamps the domain; a resumed XEP-0198 session our bare JID.
     ev = event(f"<message xmlns='jabber:client' from='{OWNER}/x' type='chat' id='o1'>"
                "<body>sent while you were away</body>"
-               "<delay xmlns='urn:xmpp:delay' from='localhost' stamp='2020-01-01T00:00:00Z'/>"
-               "</message>")
+               f"<delay xmlns='urn:xmpp:delay' from='{stamped_by}' "
+               "stamp='2020-01-01T00:00:00Z'/></message>")
     assert isinstance(ev, IncomingMessage)
 
 

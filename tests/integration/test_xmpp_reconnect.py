@@ -1,0 +1,58 @@
+"""Prosody goes away and comes back while the bot runs."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+
+from chatbot.transports.base import Identity, IncomingMessage
+
+from .conftest import WITHIN, unique
+
+
+async def test_bot_reconnects_and_rejoins_after_a_server_restart(servers, xmpp_bot, xmpp_peer,
+                                                                 xmpp_info) -> None:
+    room = xmpp_info["rooms"]["public"]
+    bot, inbox = await xmpp_bot()
+    assert bot.sessions == 1
+
+    await asyncio.to_thread(servers.stop_prosody)
+    await asyncio.wait_for(bot.wait_offline(), WITHIN)
+    t0 = time.monotonic()
+    await asyncio.to_thread(servers.start_prosody)
+    await asyncio.wait_for(bot.wait_online(), WITHIN)
+    print(f"\nreconnected and rejoined {time.monotonic() - t0:.3f}s after Prosody was back")
+    # The server lost every session: no resume, a fresh session with joins.
+    assert bot.sessions == 2
+    assert bot.rooms[room].non_anonymous
+
+    owner = await xmpp_peer("owner")
+    await owner.join(room, "owner")
+    text = unique("after-restart")
+    await owner.say(room, text, room=True)
+    ev = await inbox.text(text)
+    assert isinstance(ev, IncomingMessage) and ev.sender == Identity("xmpp", "owner@localhost")
+    answer = unique("answer")
+    await bot.send(ev.chat, answer)
+    await owner.expect_body(answer)
+
+    direct = unique("direct-after-restart")
+    await owner.say("bot@localhost", direct)
+    ev = await inbox.text(direct)
+    await bot.send(ev.chat, answer + "-direct")
+    await owner.expect_body(answer + "-direct")
+
+
+async def test_dropped_connection_is_resumed_with_stream_management(xmpp_bot, xmpp_peer,
+                                                                    xmpp_info) -> None:
+    bot, inbox = await xmpp_bot()
+    owner = await xmpp_peer("owner")
+    # Cut the TCP connection under the bot; the server keeps the session (XEP-0198).
+    bot.client.transport.abort()
+    await asyncio.wait_for(bot.wait_offline(), WITHIN)
+    text = unique("while-away")
+    await owner.say("bot@localhost", text)  # held by the server for the resumed stream
+    await asyncio.wait_for(bot.wait_online(), WITHIN)
+    ev = await inbox.text(text)
+    assert ev.sender == Identity("xmpp", "owner@localhost")
+    assert bot.sessions == 1, "the session should have been resumed, not restarted"
