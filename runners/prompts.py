@@ -186,7 +186,7 @@ def format_conversation(turns: Sequence[tuple[str, str]]) -> str:
     """
     lines = []
     for speaker, text in turns:
-        body = "\n  ".join(text.strip().split("\n"))
+        body = "\n  ".join(_LINE_BREAKS_RE.sub("\n", text).strip().split("\n"))
         if body:
             lines.append(f"{speaker.strip().capitalize()}: {body}")
     return "\n".join(lines) if lines else "(no conversation yet)"
