@@ -16,8 +16,16 @@ M = TypeVar("M", bound=BaseModel)
 # Every contract model: no unknown fields, no coercion ("1" is not 1, true is not 1).
 STRICT = ConfigDict(strict=True, extra="forbid", frozen=True)
 
+MAX_KEY_CHARS = 60
+
 _CONTROL_RE = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
 _LINE_BREAK_RE = re.compile(r"[\n\r\x0b\x0c\x1c-\x1e\x85\u2028\u2029]")
+
+
+def shown(value: object, limit: int = 60) -> str:
+    """A value quoted for an error message, cut short: messages end up in chat."""
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 def _non_blank(value: str) -> str:
@@ -35,7 +43,7 @@ def _single_line(value: str) -> str:
 
 def _slug(value: str) -> str:
     if SLUG_RE.fullmatch(value) is None:
-        raise ValueError(f"{value!r} is not a slug (^[a-z0-9][a-z0-9-]{{0,60}}$)")
+        raise ValueError(f"{shown(value)} is not a slug (^[a-z0-9][a-z0-9-]{{0,60}}$)")
     return value
 
 
@@ -52,15 +60,14 @@ SchemaVersion = Annotated[int, AfterValidator(_schema_version)]
 
 
 def field_path(loc: tuple[int | str, ...]) -> str:
-    """('children', 2, 'wave') -> 'children[2].wave'."""
+    """('children', 2, 'wave') -> 'children[2].wave'; long unknown keys are cut short."""
     path = ""
     for part in loc:
         if isinstance(part, int):
             path += f"[{part}]"
-        elif not path:
-            path = part
-        else:
-            path += f".{part}"
+            continue
+        name = part if len(part) <= MAX_KEY_CHARS else part[: MAX_KEY_CHARS - 3] + "..."
+        path = f"{path}.{name}" if path else name
     return path
 
 
@@ -125,7 +132,7 @@ def check_json_object(raw: str, field: str) -> None:
             raw, object_pairs_hook=_pairs_without_duplicates, parse_constant=_no_constants
         )
     except _DuplicateKey as duplicate:
-        raise ContractError(duplicate.key, "duplicate key") from None
+        raise ContractError(field_path((duplicate.key,)), "duplicate key") from None
     except RecursionError:
         raise ContractError(field, "JSON is nested too deeply") from None
     except ValueError as error:  # JSONDecodeError, huge integers, NaN

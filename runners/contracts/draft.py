@@ -6,7 +6,7 @@ import re
 
 from pydantic import BaseModel
 
-from runners.contracts._common import STRICT, NonBlank, Slug
+from runners.contracts._common import STRICT, NonBlank, Slug, shown
 from runners.contracts.errors import ContractError
 from runners.contracts.markers import (
     DRAFT_INTENT,
@@ -73,7 +73,7 @@ def parse_slug_document(content: str, field: str) -> tuple[str, str]:
     slug, body = header[len("slug:") :].strip(), body.strip()
     if SLUG_RE.fullmatch(slug) is None:
         raise ContractError(
-            f"{field}.slug", f"{slug!r} is not a slug (^[a-z0-9][a-z0-9-]{{0,60}}$)"
+            f"{field}.slug", f"{shown(slug)} is not a slug (^[a-z0-9][a-z0-9-]{{0,60}}$)"
         )
     if not body:
         raise ContractError(f"{field}.body", f"intent {slug!r} has no content")

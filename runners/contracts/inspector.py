@@ -20,7 +20,7 @@ from typing import Annotated, Literal
 
 from pydantic import AfterValidator, BaseModel
 
-from runners.contracts._common import STRICT, NonBlank, SchemaVersion, validate_json
+from runners.contracts._common import STRICT, NonBlank, SchemaVersion, shown, validate_json
 from runners.contracts.errors import ContractError
 from runners.contracts.markers import (
     INSPECTION_RESULT,
@@ -145,7 +145,7 @@ def parse_routing(answer: str, allowed_actions: Collection[str]) -> RoutingResul
         if found.recommended_action not in allowed_actions:
             choices = ", ".join(allowed_actions)
             raise ContractError(
-                "recommended_action", f"{found.recommended_action!r} is not one of: {choices}"
+                "recommended_action", f"{shown(found.recommended_action)} is not one of: {choices}"
             )
         _require_null(found, ("question", "required_action"), found.outcome)
     elif found.outcome == "needs_input":

@@ -18,6 +18,7 @@ from runners.contracts._common import (
     SchemaVersion,
     SingleLine,
     Slug,
+    shown,
     validate_json,
 )
 from runners.contracts.markers import (
@@ -46,20 +47,20 @@ MAX_CRITERIA = 50
 
 def _model_name(value: str) -> str:
     if not is_valid_model(value):
-        raise ValueError(f"{value!r} is not a model name")
+        raise ValueError(f"{shown(value)} is not a model name")
     return value
 
 
 def _effort(value: str) -> str:
     if not is_valid_reasoning_effort(value):
-        raise ValueError(f"{value!r} is not a reasoning effort (lowercase word or '')")
+        raise ValueError(f"{shown(value)} is not a reasoning effort (lowercase word or '')")
     return value
 
 
 def _scope(value: str) -> str:
     problem = write_scope_problem(value)
     if problem is not None:
-        raise ValueError(f"{value!r}: {problem}")
+        raise ValueError(f"{shown(value)}: {problem}")
     return value
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+from runners.contracts._common import shown
 from runners.contracts.errors import ContractError
 from runners.contracts.scopes import scopes_overlap
 from runners.profiles import AllowedProfiles
@@ -72,7 +73,9 @@ def _check_profile(
         raise ContractError(f"{prefix}recommended_lane", f"required, one of: {lanes}")
     lane = allowed.lane(lane_name)
     if lane is None:
-        raise ContractError(f"{prefix}recommended_lane", f"{lane_name!r} is not one of: {lanes}")
+        raise ContractError(
+            f"{prefix}recommended_lane", f"{shown(lane_name)} is not one of: {lanes}"
+        )
     if runtime != lane.runtime:
         raise ContractError(f"{prefix}runtime", f"lane {lane_name!r} runs on {lane.runtime!r}")
     if model != lane.model:
@@ -81,9 +84,9 @@ def _check_profile(
     # spellings mean the same, anything else must match exactly.
     expected = lane.reasoning_effort
     if not (effort == expected or (expected == "" and effort is None)):
-        shown = repr(expected) if expected else "null"
+        configured = repr(expected) if expected else "null"
         raise ContractError(
-            f"{prefix}reasoning_effort", f"lane {lane_name!r} uses reasoning effort {shown}"
+            f"{prefix}reasoning_effort", f"lane {lane_name!r} uses reasoning effort {configured}"
         )
     pool = allowed.escalation_pool(lane.runtime)
     for index, step in enumerate(ladder):

@@ -6,7 +6,7 @@ from typing import Literal
 
 from pydantic import BaseModel
 
-from runners.contracts._common import STRICT, NonBlank, SchemaVersion, validate_json
+from runners.contracts._common import STRICT, NonBlank, SchemaVersion, shown, validate_json
 from runners.contracts.errors import ContractError
 from runners.contracts.markers import (
     REVIEW_REPORT,
@@ -53,6 +53,7 @@ def parse_review(answer: str, reviewed_commit: str) -> ReviewAnswer:
     verdict = validate_json(ReviewVerdict, result.content, REVIEW_RESULT.start)
     if verdict.commit_hash != reviewed_commit:
         raise ContractError(
-            "commit_hash", f"{verdict.commit_hash!r} is not the reviewed commit {reviewed_commit!r}"
+            "commit_hash",
+            f"{shown(verdict.commit_hash)} is not the reviewed commit {reviewed_commit!r}",
         )
     return ReviewAnswer(report=content, verdict=verdict)

@@ -130,6 +130,8 @@ def accepts_or_rejects(parser: Callable[[str], Any], text: str) -> None:
     except ContractError as error:
         assert error.field and error.rule
         assert str(error) == f"{error.field}: {error.rule}"
+        # Messages reach chat and logs; a hostile answer must not blow them up.
+        assert len(str(error)) < 1000
 
 
 @pytest.mark.parametrize("name", PARSERS)
@@ -157,6 +159,9 @@ def test_any_json_in_the_blocks_parses_or_raises_contract_error(name: str, value
         "===REVIEW-RESULT===\n" + "1" * 5000 + "\n===END-REVIEW-RESULT===",
         "slug:" + " " * 200_000 + "x",
         "x" * 1_000_001,
+        "===OPERATOR-DECISION===\n{" + '"' + "k" * 100_000 + '": 1}\n===END-OPERATOR-DECISION===',
+        "===REVIEW-RESULT===\n{" + ('"' + "k" * 50_000 + '": 1,') * 2 + '"a": 1}\n'
+        "===END-REVIEW-RESULT===",
     ],
     ids=[
         "empty",
@@ -166,6 +171,8 @@ def test_any_json_in_the_blocks_parses_or_raises_contract_error(name: str, value
         "huge-int",
         "spaces",
         "too-long",
+        "huge-key",
+        "huge-duplicate-key",
     ],
 )
 def test_hostile_inputs(name: str, text: str) -> None:
