@@ -59,6 +59,18 @@ async def wait_dead(pid: int) -> None:
         os.close(fd)
 
 
+async def assert_all_dead(pgid: int, *pids: int) -> None:
+    """Every given process exits (awaited, at most 3 s each) and no member of the group is left.
+
+    Awaiting rather than checking at once: a SIGKILLed process has closed its
+    pipes a moment before the kernel marks it as exited.
+    """
+    for pid in pids:
+        await wait_dead(pid)
+        assert not alive(pid), pid
+    assert group_members(pgid) == []
+
+
 @dataclass
 class FakeCli:
     """A scenario for the fake CLIs and the log of the calls they received."""

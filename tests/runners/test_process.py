@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from runners.process import Outcome, ProcessLimits, run_process
-from tests.runners.conftest import alive, group_members, wait_dead
+from tests.runners.conftest import alive, assert_all_dead
 
 PY = sys.executable
 
@@ -90,10 +90,8 @@ async def test_wall_clock_timeout_kills_the_whole_group(tmp_path: Path) -> None:
     assert result.outcome is Outcome.TIMEOUT
     assert "timed out" in result.error
     assert result.stdout.startswith("started\n.")
-    grandchild = int(pid_file.read_text())
-    assert not alive(result.pid)
-    assert not alive(grandchild)
-    assert group_members(result.pid) == []
+    assert not alive(result.pid)  # the leader is reaped before run_process returns
+    await assert_all_dead(result.pid, int(pid_file.read_text()))
 
 
 async def test_idle_watchdog_kills_the_whole_group(tmp_path: Path) -> None:
@@ -106,8 +104,7 @@ async def test_idle_watchdog_kills_the_whole_group(tmp_path: Path) -> None:
     assert result.outcome is Outcome.IDLE_TIMEOUT
     assert "no output for 0.4s" in result.error
     assert result.duration < 5
-    assert not alive(int(pid_file.read_text()))
-    assert group_members(result.pid) == []
+    await assert_all_dead(result.pid, int(pid_file.read_text()))
 
 
 async def test_sigterm_ignored_means_sigkill_after_the_grace(tmp_path: Path) -> None:
@@ -120,7 +117,7 @@ async def test_sigterm_ignored_means_sigkill_after_the_grace(tmp_path: Path) -> 
     assert result.outcome is Outcome.IDLE_TIMEOUT
     assert result.exit_code == -9  # killed by SIGKILL, SIGTERM was ignored
     assert result.duration >= 0.6  # idle + grace
-    assert not alive(int(pid_file.read_text()))
+    await assert_all_dead(result.pid, int(pid_file.read_text()))
 
 
 async def test_sigterm_comes_first_so_a_child_can_clean_up(tmp_path: Path) -> None:
@@ -223,8 +220,7 @@ async def test_cancelling_the_task_kills_the_group(tmp_path: Path) -> None:
     with pytest.raises(asyncio.CancelledError):
         await task
     assert not alive(leader)
-    await wait_dead(grandchild)
-    assert group_members(leader) == []
+    await assert_all_dead(leader, grandchild)
 
 
 async def test_strays_left_by_a_finished_leader_are_killed(tmp_path: Path) -> None:
@@ -238,8 +234,7 @@ async def test_strays_left_by_a_finished_leader_are_killed(tmp_path: Path) -> No
     """
     result = await run_process(script(body), cwd=tmp_path, limits=ProcessLimits(timeout=10))
     assert result.outcome is Outcome.OK
-    await wait_dead(int(result.stdout))
-    assert not alive(int(result.stdout))
+    await assert_all_dead(result.pid, int(result.stdout))
 
 
 async def test_unread_stdin_does_not_break_the_run(tmp_path: Path) -> None:

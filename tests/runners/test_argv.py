@@ -1,0 +1,179 @@
+"""The pure argv builders: exact command lines, validation before anything reaches argv."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from runners.runtimes import InvalidRequest, Mode, RunRequest, build_invocation
+from runners.runtimes.openrouter import API_KEY_ENV
+
+CWD = Path("/srv/board/work")
+
+
+def request(**overrides: object) -> RunRequest:
+    fields: dict[str, object] = {"binary": "/usr/bin/codex", "cwd": CWD, "prompt": "do it"}
+    fields.update(overrides)
+    return RunRequest(**fields)  # type: ignore[arg-type]
+
+
+def test_codex_read_only_exact_argv() -> None:
+    invocation = build_invocation("codex", request())
+    assert invocation.argv == (
+        "/usr/bin/codex",
+        "--ask-for-approval",
+        "never",
+        "--sandbox",
+        "read-only",
+        "-C",
+        str(CWD),
+        "exec",
+        "--ignore-user-config",
+        "--json",
+        "--color",
+        "never",
+        "-",
+    )
+    assert invocation.stdin == "do it"
+    assert invocation.cwd == CWD
+    assert dict(invocation.secret_env_files) == {}
+
+
+def test_codex_builder_model_effort_and_resume() -> None:
+    invocation = build_invocation(
+        "codex",
+        request(
+            mode=Mode.WORKSPACE_WRITE,
+            model="gpt-5-codex",
+            reasoning_effort="high",
+            resume_session_id="0199a213-81c0-7800-8aa1-bbab2a035a53",
+        ),
+    )
+    argv = list(invocation.argv)
+    assert argv[argv.index("--sandbox") + 1] == "workspace-write"
+    assert argv[argv.index("--model") + 1] == "gpt-5-codex"
+    assert argv[argv.index("-c") + 1] == 'model_reasoning_effort="high"'
+    # model options are root options, before the subcommand
+    assert argv.index("--model") < argv.index("exec")
+    assert argv[-3:] == ["resume", "0199a213-81c0-7800-8aa1-bbab2a035a53", "-"]
+    assert "do it" not in argv  # the prompt only ever goes through stdin
+
+
+def test_claude_read_only_disallows_write_tools() -> None:
+    invocation = build_invocation(
+        "claude",
+        request(
+            binary="claude",
+            allowed_tools=("Bash(git *)", "Read"),
+            add_dirs=(Path("/srv/repo"),),
+            settings_file=Path("/etc/board/reviewer.json"),
+        ),
+    )
+    assert invocation.argv == (
+        "claude",
+        "-p",
+        "--output-format",
+        "json",
+        "--permission-mode",
+        "dontAsk",
+        "--settings",
+        "/etc/board/reviewer.json",
+        "--setting-sources",
+        "",
+        "--allowedTools",
+        "Bash(git *) Read",
+        "--disallowedTools",
+        "Edit,Write,MultiEdit,NotebookEdit",
+        "--add-dir",
+        "/srv/repo",
+    )
+    assert invocation.stdin == "do it"
+
+
+def test_claude_builder_max_turns_model_effort_resume() -> None:
+    argv = list(
+        build_invocation(
+            "claude",
+            request(
+                binary="claude",
+                mode=Mode.WORKSPACE_WRITE,
+                model="claude-sonnet-4-5",
+                reasoning_effort="medium",
+                max_turns=12,
+                resume_session_id="abc-123",
+            ),
+        ).argv
+    )
+    assert argv[argv.index("--permission-mode") + 1] == "acceptEdits"
+    assert "--disallowedTools" not in argv
+    assert argv[argv.index("--max-turns") + 1] == "12"
+    assert argv[argv.index("--model") + 1] == "claude-sonnet-4-5"
+    assert argv[argv.index("--effort") + 1] == "medium"
+    assert argv[argv.index("--resume") + 1] == "abc-123"
+
+
+def test_openrouter_is_codex_with_a_provider_and_no_key_in_argv() -> None:
+    invocation = build_invocation(
+        "openrouter",
+        request(model="anthropic/claude-sonnet-4.5", api_key_file=Path("/run/secrets/or")),
+    )
+    argv = list(invocation.argv)
+    overrides = [argv[i + 1] for i, arg in enumerate(argv) if arg == "-c"]
+    assert overrides == [
+        'model_provider="openrouter"',
+        'model_providers.openrouter.name="OpenRouter"',
+        'model_providers.openrouter.base_url="https://openrouter.ai/api/v1"',
+        f'model_providers.openrouter.env_key="{API_KEY_ENV}"',
+        'model_providers.openrouter.wire_api="responses"',
+        "model_providers.openrouter.requires_openai_auth=false",
+    ]
+    assert argv[argv.index("--model") + 1] == "anthropic/claude-sonnet-4.5"
+    assert argv[argv.index("--sandbox") + 1] == "read-only"
+    assert argv[-1] == "-"
+    assert dict(invocation.secret_env_files) == {API_KEY_ENV: Path("/run/secrets/or")}
+    assert dict(invocation.env_extras) == {}
+
+
+def test_openrouter_needs_a_model_and_a_key_file() -> None:
+    with pytest.raises(InvalidRequest, match="model"):
+        build_invocation("openrouter", request(api_key_file=Path("/k")))
+    with pytest.raises(InvalidRequest, match="api_key_file"):
+        build_invocation("openrouter", request(model="x/y"))
+
+
+@pytest.mark.parametrize("runtime", ["codex", "claude", "openrouter"])
+@pytest.mark.parametrize(
+    "bad",
+    [
+        {"model": "--dangerously-bypass-approvals-and-sandbox"},
+        {"model": "gpt 5"},
+        {"model": "gpt-5\n--sandbox"},
+        {"model": "x" * 200},
+        {"reasoning_effort": "HIGH"},
+        {"reasoning_effort": "high; rm -rf /"},
+        {"reasoning_effort": "-c"},
+        {"resume_session_id": "--last"},
+        {"resume_session_id": "../../etc/passwd"},
+        {"max_turns": 0},
+        {"max_turns": True},
+        {"binary": "--help"},
+        {"cwd": Path("relative/dir")},
+    ],
+)
+def test_invalid_values_never_reach_argv(runtime: str, bad: dict[str, object]) -> None:
+    fields: dict[str, object] = {"model": "vendor/model", "api_key_file": Path("/k")}
+    fields.update(bad)
+    with pytest.raises(InvalidRequest):
+        build_invocation(runtime, request(**fields))
+
+
+def test_unknown_runtime_is_refused() -> None:
+    with pytest.raises(InvalidRequest, match="unknown runtime"):
+        build_invocation("gemini", request())
+
+
+def test_reprs_hold_no_prompt() -> None:
+    req = request(prompt="SECRET PLAN of the owner")
+    assert "SECRET PLAN" not in repr(req)
+    assert "SECRET PLAN" not in repr(build_invocation("codex", req))
