@@ -57,7 +57,8 @@ def _scenario_path() -> Path:
 
 def _load_turns(path: Path) -> list[dict[str, Any]]:
     if path.is_dir():
-        turns = [json.loads(p.read_text(encoding="utf-8")) for p in sorted(path.glob("*.json"))]
+        files = sorted(p for p in path.glob("*.json") if not p.name.startswith("."))
+        turns = [json.loads(p.read_text(encoding="utf-8")) for p in files]
     else:
         data = json.loads(path.read_text(encoding="utf-8"))
         turns = data["turns"] if isinstance(data, dict) else data

@@ -1,0 +1,81 @@
+"""The fake CLIs hold our argv to the real CLIs' rules, so passing tests mean something."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from runners.runtimes import Mode, RunRequest, build_invocation
+from tests.runners.conftest import FAKE_CLAUDE, FAKE_CODEX, FakeCli
+
+
+def call(argv: list[str], fake: FakeCli, stdin: str = "prompt") -> subprocess.CompletedProcess:
+    return subprocess.run(
+        argv, input=stdin, env=fake.env, capture_output=True, text=True, timeout=30
+    )
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        ([FAKE_CODEX, "--bogus", "exec", "-"], "unexpected argument '--bogus'"),
+        ([FAKE_CODEX, "--sandbox", "read_only", "exec", "-"], "invalid value 'read_only'"),
+        ([FAKE_CODEX, "-c", "no-equals-sign", "exec", "-"], "invalid value 'no-equals-sign'"),
+        ([FAKE_CODEX, "exec", "--json", "--max-turns", "3", "-"], "unexpected argument"),
+        ([FAKE_CODEX, "exec", "--json", "--color"], "a value is required"),
+        ([FAKE_CODEX, "exec", "--json", "-", "extra"], "unexpected argument 'extra'"),
+        ([FAKE_CODEX, "review"], "unrecognized subcommand"),
+        ([FAKE_CLAUDE, "-p", "--bogus"], "unknown option '--bogus'"),
+        ([FAKE_CLAUDE, "-p", "--max-turns", "many"], "'--max-turns <turns>' argument 'many'"),
+        ([FAKE_CLAUDE, "-p", "--permission-mode", "yolo"], "argument 'yolo' is invalid"),
+        ([FAKE_CLAUDE, "-p", "--output-format"], "argument missing"),
+        ([FAKE_CLAUDE, "--output-format", "json"], "only implements -p"),
+    ],
+)
+def test_malformed_command_lines_exit_2_with_a_usage_error(
+    fake_cli: FakeCli, argv: list[str], message: str
+) -> None:
+    fake_cli.write({"answer": "never", "repeat": True})
+    done = call(argv, fake_cli)
+    assert done.returncode == 2
+    assert message in done.stderr
+    assert done.stdout == ""
+    assert fake_cli.calls()[0]["usage_error"]
+
+
+@pytest.mark.parametrize("runtime", ["codex", "claude"])
+@pytest.mark.parametrize("mode", list(Mode))
+def test_every_command_line_we_build_is_accepted(
+    fake_cli: FakeCli, tmp_path: Path, runtime: str, mode: Mode
+) -> None:
+    fake_cli.write({"answer": "accepted", "repeat": True})
+    request = RunRequest(
+        binary=FAKE_CODEX if runtime == "codex" else FAKE_CLAUDE,
+        cwd=tmp_path,
+        prompt="p",
+        mode=mode,
+        model="some-model",
+        reasoning_effort="high",
+        max_turns=8,
+        add_dirs=(tmp_path,),
+        allowed_tools=("Bash(git *)",),
+        settings_file=tmp_path / "settings.json",
+    )
+    done = call(list(build_invocation(runtime, request).argv), fake_cli, stdin="p")
+    assert done.returncode == 0, done.stderr
+    assert "accepted" in done.stdout
+
+
+def test_scenario_as_a_directory_one_file_per_call(fake_cli: FakeCli, tmp_path: Path) -> None:
+    calls = tmp_path / "calls"
+    calls.mkdir()
+    (calls / "01-operator.json").write_text(json.dumps({"answer": "first"}))
+    (calls / "02-builder.json").write_text(json.dumps({"answer": "second"}))
+    fake_cli.env["FAKE_CLI_SCENARIO"] = str(calls)
+    argv = [FAKE_CLAUDE, "-p", "--output-format", "json"]
+    answers = [json.loads(call(argv, fake_cli).stdout)["result"] for _ in range(2)]
+    assert answers == ["first", "second"]
+    assert call(argv, fake_cli).returncode == 3  # nothing left
