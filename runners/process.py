@@ -305,7 +305,7 @@ async def run_process(
         if exit_code == 0:
             outcome = Outcome.OK
         else:
-            outcome, error = Outcome.EXIT_NONZERO, f"{binary} exited with status {exit_code}"
+            outcome, error = Outcome.EXIT_NONZERO, f"exited with status {exit_code}"
     result = ProcessResult(
         outcome=outcome,
         exit_code=exit_code,

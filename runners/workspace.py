@@ -6,23 +6,22 @@ checkout is only ever touched by `merge_card`. The workspace root must lie
 outside the main checkout: worktrees inside it would show up there as
 untracked files.
 
-Git runs with `GIT_*` variables removed from its environment, so a `GIT_DIR`
-or `GIT_INDEX_FILE` inherited from a hook or a shell cannot redirect it to
-another repository.
+Git runs with a minimal environment (no `GIT_*` variables, no service
+secrets): a `GIT_DIR` inherited from a hook or a shell cannot redirect it to
+another repository, and the target repository's hooks see no tokens.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-import os
 import re
 import weakref
 from dataclasses import dataclass
 from pathlib import Path
 
 from runners import profiles
-from runners.process import Outcome, ProcessLimits, run_process
+from runners.process import Outcome, ProcessLimits, default_base_env, run_process
 from runners.runtimes.base import RunnerError, clean_detail
 
 log = logging.getLogger(__name__)
@@ -90,7 +89,8 @@ def _lock(repo: Path) -> asyncio.Lock:
 
 
 def _git_env() -> dict[str, str]:
-    env = {key: value for key, value in os.environ.items() if not key.startswith("GIT_")}
+    # Hooks of the target repository run with this environment: give them no secrets.
+    env = default_base_env()
     env["LC_ALL"] = "C"
     env["GIT_TERMINAL_PROMPT"] = "0"
     return env
@@ -165,13 +165,14 @@ async def create_worktree(repo: Path, root: Path, slug: str, target_branch: str)
     """
     repo, path, branch = _layout(repo, root, slug)
     async with _lock(repo):
+        # Forget worktrees whose directory was deleted by hand, so they are recreated.
+        await _git(repo, "worktree", "prune")
         registered = await _registered_worktrees(repo)
         if path in registered:
             if registered[path] != branch:
                 raise WorkspaceError(f"{path} is a worktree of another branch")
             return Worktree(slug, path, branch)
         _prepare_path(path.parent, path)
-        await _git(repo, "worktree", "prune")
         if await _rev(repo, f"refs/heads/{branch}") is not None:
             await _git(repo, "worktree", "add", str(path), branch)
         else:

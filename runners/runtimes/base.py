@@ -23,6 +23,10 @@ MAX_FAILURE_DETAIL = 240
 # could be read as an option or a path is refused before it reaches argv.
 SESSION_ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$")
 
+# A claude tool rule: `Read`, `mcp__server__tool`, `Bash(git diff *)`. Nothing that an
+# option parser could take for an option, nothing that spans lines.
+TOOL_RULE_RE = re.compile(r"^[A-Za-z][A-Za-z0-9_]*(\([^()\x00-\x1f]*\))?$")
+
 _CONTROL_RE = re.compile(r"[\x00-\x1f\x7f-\x9f]+")
 _SPACE_RE = re.compile(r"\s+")
 
@@ -67,6 +71,14 @@ class RunRequest:
     allowed_tools: tuple[str, ...] = ()
     # openrouter only
     api_key_file: Path | None = None
+
+    def __post_init__(self) -> None:
+        # Accept the plain strings a configuration file holds ("read_only").
+        if not isinstance(self.mode, Mode):
+            try:
+                object.__setattr__(self, "mode", Mode(self.mode))
+            except ValueError:
+                raise InvalidRequest(f"unknown mode: {self.mode!r}") from None
 
 
 @dataclass(frozen=True, slots=True)
@@ -153,8 +165,6 @@ def clean_detail(text: object, limit: int = MAX_FAILURE_DETAIL) -> str:
 
 def validate_request(request: RunRequest) -> None:
     """Refuse anything that must not reach an argv. Shared by every adapter."""
-    if not isinstance(request.mode, Mode):
-        raise InvalidRequest(f"unknown mode: {request.mode!r}")
     if not request.binary or request.binary.startswith("-"):
         raise InvalidRequest("binary must be a command name or path")
     if request.model and not profiles.is_valid_model(request.model):
@@ -171,8 +181,13 @@ def validate_request(request: RunRequest) -> None:
         or request.max_turns < 1
     ):
         raise InvalidRequest("max_turns must be a positive integer")
-    if not request.cwd.is_absolute():
-        raise InvalidRequest("cwd must be an absolute path")
+    paths = [request.cwd, *request.add_dirs]
+    paths += [p for p in (request.settings_file, request.api_key_file) if p is not None]
+    if not all(isinstance(path, Path) and path.is_absolute() for path in paths):
+        raise InvalidRequest("cwd, add_dirs, settings_file and api_key_file must be absolute paths")
+    for rule in request.allowed_tools:
+        if not TOOL_RULE_RE.fullmatch(rule):
+            raise InvalidRequest(f"invalid tool rule: {clean_detail(rule, 80)!r}")
 
 
 def as_int(value: object) -> int | None:

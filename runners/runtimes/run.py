@@ -92,13 +92,16 @@ def _last_line(text: str) -> str:
     return lines[-1] if lines else ""
 
 
-def _failure(process: ProcessResult, output: RunOutput) -> str | None:
+def _failure(runtime: str, process: ProcessResult, output: RunOutput) -> str | None:
+    """One reason, most useful first: what the CLI said, else what the process did."""
     if process.outcome is Outcome.OK:
         return output.failure
+    reason = f"{runtime}: {process.error}"
     if process.outcome is Outcome.EXIT_NONZERO:
         detail = _last_line(process.stderr_tail) if not process.stdout.strip() else output.failure
-        return clean_detail(f"{process.error}: {detail}" if detail else process.error)
-    return clean_detail(process.error)
+        if detail:
+            reason = f"{reason}: {detail}"
+    return clean_detail(reason)
 
 
 async def run_model(
@@ -146,10 +149,7 @@ async def run_model(
         stderr_tail=_redact(process.stderr_tail, secrets),
     )
     output = adapter.parse_output(process.stdout, previous_usage)
-    if process.outcome is Outcome.NOT_FOUND:
-        failure: str | None = clean_detail(f"{runtime}: {process.error}")
-    else:
-        failure = _failure(process, output)
+    failure = _failure(runtime, process, output)
     failure = _redact(failure, secrets) if failure else None
     result = RunResult(
         runtime=runtime,

@@ -159,6 +159,11 @@ def test_openrouter_needs_a_model_and_a_key_file() -> None:
         {"max_turns": True},
         {"binary": "--help"},
         {"cwd": Path("relative/dir")},
+        {"add_dirs": (Path("-x"),)},
+        {"settings_file": Path("settings.json")},
+        {"allowed_tools": ("--dangerously-skip-permissions",)},
+        {"allowed_tools": ("Bash(git *)\nWrite",)},
+        {"allowed_tools": ("Read Write",)},
     ],
 )
 def test_invalid_values_never_reach_argv(runtime: str, bad: dict[str, object]) -> None:
@@ -177,3 +182,9 @@ def test_reprs_hold_no_prompt() -> None:
     req = request(prompt="SECRET PLAN of the owner")
     assert "SECRET PLAN" not in repr(req)
     assert "SECRET PLAN" not in repr(build_invocation("codex", req))
+
+
+def test_mode_from_configuration_text() -> None:
+    assert request(mode="workspace_write").mode is Mode.WORKSPACE_WRITE
+    with pytest.raises(InvalidRequest, match="unknown mode"):
+        request(mode="write_everything")

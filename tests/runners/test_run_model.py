@@ -123,7 +123,7 @@ async def test_codex_nonzero_exit_reports_stderr(fake_cli: FakeCli, workdir: Pat
     result = await run(fake_cli, "codex", codex_request(workdir))
     assert result.outcome is Outcome.EXIT_NONZERO
     assert result.exit_code == 1
-    assert result.failure.endswith("exited with status 1: fatal: 401")
+    assert result.failure == "codex: exited with status 1: fatal: 401"
 
 
 async def test_codex_silent_hang_is_killed_with_its_helper(
@@ -132,7 +132,7 @@ async def test_codex_silent_hang_is_killed_with_its_helper(
     fake_cli.write({"hang": "before_output", "spawn_child": True, "ignore_sigterm": True})
     result = await run(fake_cli, "codex", codex_request(workdir), limits=HANG)
     assert result.outcome is Outcome.IDLE_TIMEOUT
-    assert result.failure == "no output for 0.5s"
+    assert result.failure == "codex: no output for 0.5s"
     (call,) = fake_cli.calls()
     await assert_all_dead(call["pgid"], call["pid"], call["child_pid"])
 
@@ -152,7 +152,7 @@ async def test_codex_trickling_hang_hits_the_wall_clock(fake_cli: FakeCli, workd
     fake_cli.write({"hang": "trickle", "spawn_child": True})
     result = await run(fake_cli, "codex", codex_request(workdir), limits=HANG)
     assert result.outcome is Outcome.TIMEOUT
-    assert result.failure == "timed out after 1.5s"
+    assert result.failure == "codex: timed out after 1.5s"
     assert "working..." in result.stderr_tail
     (call,) = fake_cli.calls()
     await assert_all_dead(call["pgid"], call["pid"], call["child_pid"])
@@ -163,7 +163,7 @@ async def test_codex_huge_output_over_the_cap(fake_cli: FakeCli, workdir: Path) 
     limits = ProcessLimits(timeout=10, idle_timeout=5, output_cap=1_000_000, kill_grace=0.2)
     result = await run(fake_cli, "codex", codex_request(workdir), limits=limits)
     assert result.outcome is Outcome.OUTPUT_CAP
-    assert result.failure == "output exceeded the cap of 1000000 bytes"
+    assert result.failure == "codex: output exceeded the cap of 1000000 bytes"
 
 
 async def test_codex_multi_megabyte_line_under_the_cap(fake_cli: FakeCli, workdir: Path) -> None:

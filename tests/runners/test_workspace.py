@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import shutil
 import subprocess
 from pathlib import Path
 
@@ -234,3 +235,30 @@ async def test_merge_arguments_are_checked(repo: Path) -> None:
         await merge_card(repo, "main", commit="HEAD~1")
     with pytest.raises(WorkspaceError, match="does not exist"):
         await merge_card(repo, "main", slug="never-built")
+
+
+async def test_a_worktree_deleted_by_hand_is_recreated(repo: Path, root: Path) -> None:
+    tree = await create_worktree(repo, root, "gone", "main")
+    (tree.path / "g.txt").write_text("g")
+    commit = await commit_all(tree, "G")
+    shutil.rmtree(tree.path)
+    again = await create_worktree(repo, root, "gone", "main")
+    assert git(again.path, "rev-parse", "HEAD") == commit
+
+
+async def test_repository_hooks_see_no_service_secrets(
+    repo: Path, root: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("MATRIX_ACCESS_TOKEN", "syt_secret")
+    monkeypatch.setenv("GIT_DIR", "/somewhere/else")  # must not redirect git either
+    seen = root.parent / "hook-env.txt"
+    hook = repo / ".git" / "hooks" / "pre-commit"
+    hook.write_text(f"#!/bin/sh\nenv > {seen}\n")
+    hook.chmod(0o755)
+    tree = await create_worktree(repo, root, "hooked", "main")
+    (tree.path / "h.txt").write_text("h")
+    await commit_all(tree, "H")
+    env = seen.read_text()
+    assert "PATH=" in env
+    assert "syt_secret" not in env
+    assert "/somewhere/else" not in env
