@@ -90,15 +90,19 @@ class Store:
     async def open(cls, path: str | Path) -> Store:
         path = Path(path)
         path.parent.mkdir(parents=True, exist_ok=True)
+        writer = await _connect(path, readonly=False)
         try:
-            writer = await _connect(path, readonly=False)
             mode = await writer.execute_fetchall("PRAGMA journal_mode = WAL")
             if not mode or str(mode[0][0]).lower() != "wal":
                 raise StoreError(f"{path}: cannot switch the database to WAL mode")
             await _migrate(writer, path)
             reader = await _connect(path, readonly=True)
-        except sqlite3.DatabaseError as error:
-            raise StoreError(f"{path}: {error}") from None
+        except BaseException as error:
+            # An unclosed aiosqlite connection keeps its thread, and the process, alive.
+            await writer.close()
+            if isinstance(error, sqlite3.DatabaseError):
+                raise StoreError(f"{path}: {error}") from None
+            raise
         return cls(path, writer, reader)
 
     async def close(self) -> None:

@@ -1,0 +1,100 @@
+"""The `chatbot` command as a user runs it: a real process, real files."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+CONFIG = """
+[bot]
+owners = ["owner@example.org"]
+database = "var/board.sqlite3"
+repo = "repo"
+[runtimes.codex]
+binary = "codex"
+[lanes.light]
+runtime = "codex"
+model = "gpt-5-codex-mini"
+iteration_limit = 10
+"""
+
+
+def chatbot(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "chatbot", *args], capture_output=True, text=True, timeout=60
+    )
+
+
+@pytest.fixture
+def config(tmp_path: Path) -> Path:
+    intents = tmp_path / "repo" / "docs" / "intent"
+    intents.mkdir(parents=True)
+    (intents / "alpha.md").write_text("# Alpha\n")
+    (intents / "beta.md").write_text("# Beta\n")
+    (intents / "Not A Slug.md").write_text("# x\n")
+    path = tmp_path / "bot.toml"
+    path.write_text(CONFIG)
+    return path
+
+
+def test_check_prints_the_effective_config(config: Path) -> None:
+    result = chatbot("check", "--config", str(config))
+    assert result.returncode == 0, result.stderr
+    assert "configuration OK" in result.stdout
+    assert str(config.parent / "var" / "board.sqlite3") in result.stdout
+
+
+def test_check_fails_with_exit_2_naming_the_problem(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.toml"
+    bad.write_text(CONFIG.replace("iteration_limit = 10", "iteration_limit = 10\nspeed = 3"))
+    result = chatbot("check", "--config", str(bad))
+    assert result.returncode == 2
+    assert f"{bad}: lanes.light.speed: unknown key" in result.stderr
+    assert chatbot("check").returncode == 2  # no config at all
+
+
+def test_run_imports_and_cards_shows_the_board(config: Path) -> None:
+    run = chatbot("run", "--config", str(config))
+    assert run.returncode == 0, run.stderr
+    assert "not imported: docs/intent/Not A Slug.md" in run.stderr
+    text = chatbot("cards", "--config", str(config))
+    assert "planned: 2" in text.stdout and "alpha" in text.stdout
+    data = json.loads(chatbot("cards", "--config", str(config), "--json").stdout)
+    assert data["schema_version"] == 1
+    assert [c["slug"] for c in data["cards"]] == ["alpha", "beta"]
+    assert set(data["cards"][0]) == {
+        "slug",
+        "kind",
+        "title",
+        "phase",
+        "lane",
+        "parent",
+        "children",
+        "blocked_by",
+        "commit",
+        "review_decision",
+        "deployment_status",
+        "failure",
+        "events",
+    }
+
+
+def test_card_shows_history_and_suggests_close_slugs(config: Path) -> None:
+    chatbot("run", "--config", str(config))
+    card = json.loads(chatbot("card", "alpha", "--config", str(config), "--json").stdout)
+    assert card["phase"] == "planned"
+    assert card["events"][0]["action"] == "import" and card["events"][0]["to"] == "planned"
+    text = chatbot("card", "alpha", "--config", str(config))
+    assert "history:" in text.stdout
+    missing = chatbot("card", "alpah", "--config", str(config))
+    assert missing.returncode == 1 and "did you mean alpha" in missing.stderr
+
+
+def test_german_locale_labels_the_phases(config: Path) -> None:
+    config.write_text(CONFIG.replace('repo = "repo"', 'repo = "repo"\nlocale = "de"'))
+    chatbot("run", "--config", str(config))
+    assert "geplant: 2" in chatbot("cards", "--config", str(config)).stdout

@@ -1,0 +1,128 @@
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from chatbot.config import ConfigError, load_config, parse_config
+
+ROOT = Path(__file__).resolve().parents[2]
+EXAMPLE = ROOT / "config" / "example.toml"
+
+MINIMAL = """
+[bot]
+owners = ["owner@example.org"]
+repo = "repo"
+[runtimes.codex]
+binary = "codex"
+[lanes.light]
+runtime = "codex"
+model = "gpt-5-codex-mini"
+iteration_limit = 10
+"""
+
+
+@pytest.fixture
+def example(tmp_path: Path) -> Path:
+    target = tmp_path / "example.toml"
+    shutil.copy(EXAMPLE, target)
+    secrets = tmp_path / "secrets"
+    secrets.mkdir()
+    for name in ("xmpp-password", "matrix-password", "openrouter-key"):
+        (secrets / name).write_text(f"value-of-{name}\n")
+    return target
+
+
+def test_example_config_is_valid_and_complete(example: Path) -> None:
+    config = load_config(example)
+    assert config.bot.owners == ["owner@example.org", "@owner:example.org"]
+    assert config.bot.database == example.parent / "var" / "board.sqlite3"
+    assert config.transports == ["xmpp", "matrix"]
+    profiles = config.allowed_profiles()
+    assert profiles.lanes["heavy"].runtime == "claude"
+    assert profiles.escalation_pool("codex") == ("gpt-5-codex", "gpt-5-codex-max")
+    assert config.role("reviewer").model == "claude-sonnet-4-5"
+    assert config.deploy is not None and config.deploy.command == ["./deploy.sh", "{commit}"]
+
+
+def test_printed_config_never_contains_a_secret(example: Path) -> None:
+    config = load_config(example)
+    text = repr(config) + str(config.redacted())
+    assert "value-of-" not in text
+    assert "secrets/xmpp-password" in text
+
+
+def _error(text: str, tmp_path: Path) -> str:
+    with pytest.raises(ConfigError) as caught:
+        parse_config(text, tmp_path / "bot.toml")
+    return str(caught.value)
+
+
+@pytest.mark.parametrize(
+    ("text", "key"),
+    [
+        (MINIMAL + "[bot.extra]\na = 1\n", "bot.extra"),
+        (
+            MINIMAL.replace("iteration_limit = 10", "iteration_limit = 10\nitertion = 3"),
+            "lanes.light.itertion",
+        ),
+        (MINIMAL + "[nonsense]\na = 1\n", "nonsense"),
+    ],
+)
+def test_unknown_keys_are_named(tmp_path: Path, text: str, key: str) -> None:
+    message = _error(text, tmp_path)
+    assert f"{tmp_path / 'bot.toml'}: {key}: unknown key" in message
+
+
+@pytest.mark.parametrize(
+    ("replace", "by", "expected"),
+    [
+        ("iteration_limit = 10", 'iteration_limit = "10"', "lanes.light.iteration_limit"),
+        ("iteration_limit = 10", "iteration_limit = 99", "lanes.light.iteration_limit"),
+        ('model = "gpt-5-codex-mini"', 'model = "gpt 5; rm -rf"', "lanes.light.model"),
+        ('owners = ["owner@example.org"]', 'owners = ["owner"]', "bot.owners"),
+        ('owners = ["owner@example.org"]', "owners = []", "bot.owners"),
+        ("[lanes.light]", "[lanes.Light-Lane]", "lanes.Light-Lane"),
+        ('runtime = "codex"\nmodel', 'runtime = "claude"\nmodel', "lanes.light.runtime"),
+        ('runtime = "codex"\nmodel', 'runtime = "gpt"\nmodel', "lanes.light.runtime"),
+    ],
+)
+def test_wrong_values_are_named(tmp_path: Path, replace: str, by: str, expected: str) -> None:
+    message = _error(MINIMAL.replace(replace, by, 1), tmp_path)
+    assert f": {expected}" in message, message
+
+
+def test_a_missing_secret_file_is_named(tmp_path: Path) -> None:
+    text = MINIMAL + '[xmpp]\njid = "bot@example.org"\npassword_file = "secrets/pw"\n'
+    message = _error(text, tmp_path)
+    assert "xmpp.password_file" in message and str(tmp_path / "secrets" / "pw") in message
+    assert "does not exist" in message
+
+
+def test_an_empty_secret_file_is_refused(tmp_path: Path) -> None:
+    (tmp_path / "pw").write_text("\n")
+    text = MINIMAL + '[xmpp]\njid = "bot@example.org"\npassword_file = "pw"\n'
+    assert "is empty" in _error(text, tmp_path)
+
+
+def test_matrix_needs_exactly_one_credential(tmp_path: Path) -> None:
+    text = MINIMAL + '[matrix]\nhomeserver = "http://127.0.0.1:8008"\nuser_id = "@b:localhost"\n'
+    assert "exactly one of password_file or access_token_file" in _error(text, tmp_path)
+
+
+def test_openrouter_needs_a_key_file(tmp_path: Path) -> None:
+    text = MINIMAL + '[runtimes.openrouter]\nbinary = "codex"\n'
+    assert "runtimes.openrouter.api_key_file" in _error(text, tmp_path)
+
+
+def test_bad_toml_and_missing_file(tmp_path: Path) -> None:
+    assert "not valid TOML" in _error("[bot", tmp_path)
+    with pytest.raises(ConfigError, match="does not exist"):
+        load_config(tmp_path / "absent.toml")
+
+
+def test_console_config_loads(tmp_path: Path) -> None:
+    config = load_config(ROOT / "config" / "console.toml")
+    assert config.transports == ["console"]
+    assert config.bot.repo == ROOT / "config" / "demo-repo"
