@@ -116,6 +116,7 @@ class XmppTransport(Transport):
         self._stopping = asyncio.Event()
         self._session: asyncio.Future[str] | None = None
         self._lost: asyncio.Future[str] | None = None
+        self._presence_echo: asyncio.Future[str] | None = None
         self._echoes: dict[str, asyncio.Future[str | None]] = {}
         self._acks: dict[str, asyncio.Future[None]] = {}
         self._recent: OrderedDict[str, tuple[str, str, str]] = OrderedDict()
@@ -202,7 +203,7 @@ class XmppTransport(Transport):
                 kind = self._session.result()
                 if kind == "fresh":
                     self.sessions += 1
-                    self.client.send_presence()
+                    await self._announce(self._lost)
                     joins = asyncio.ensure_future(self._join_rooms())
                     await asyncio.wait([joins, self._lost], return_when=asyncio.FIRST_COMPLETED)
                     joins.cancel()
@@ -217,6 +218,19 @@ class XmppTransport(Transport):
             log.warning("XMPP connection lost (%s); reconnecting in %.2fs", reason, delay)
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._stopping.wait(), delay)
+
+    async def _announce(self, lost: asyncio.Future) -> None:
+        """Send initial presence and wait until the server echoes it.
+
+        Until the server has it, a message to our bare JID is not routed to
+        this session (it could go to a stale one, or bounce); being "online"
+        before that would lose the first direct message.
+        """
+        assert self.client is not None
+        echo = self._presence_echo = asyncio.get_running_loop().create_future()
+        self.client.send_presence()
+        await asyncio.wait([echo, lost], timeout=self.settings.join_timeout,
+                           return_when=asyncio.FIRST_COMPLETED)
 
     async def _keepalive(self, lost: asyncio.Future) -> None:
         """Ping the server while connected; a silent dead link becomes a lost one."""
@@ -255,6 +269,9 @@ class XmppTransport(Transport):
     # -- incoming ------------------------------------------------------------
 
     def _on_presence(self, pres: Presence) -> None:
+        if self.client is not None and pres["from"] == self.client.boundjid:
+            self._settle(self._presence_echo, "seen")
+            return
         state = self.rooms.get(pres["from"].bare)
         nick = pres["from"].resource
         if state is None or not nick:

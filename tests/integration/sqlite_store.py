@@ -13,6 +13,9 @@ from pathlib import Path
 class SqliteStateStore:
     def __init__(self, path: Path) -> None:
         self.db = sqlite3.connect(path, isolation_level=None)
+        # As the bot's store runs it: WAL, fsync at checkpoints only.
+        self.db.execute("PRAGMA journal_mode=WAL")
+        self.db.execute("PRAGMA synchronous=NORMAL")
         self.db.executescript(
             "CREATE TABLE IF NOT EXISTS kv (key TEXT PRIMARY KEY, value TEXT NOT NULL);"
             "CREATE TABLE IF NOT EXISTS processed (transport TEXT, event_id TEXT,"
