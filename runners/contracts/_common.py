@@ -141,6 +141,19 @@ def check_json_object(raw: str, field: str) -> None:
         raise ContractError(field, "must hold one JSON object")
 
 
+def build(model: type[M], field: str, **values: Any) -> M:
+    """Construct a model from parsed pieces; a rejected value is the answer's fault.
+
+    `field` prefixes the failing field's name (for example the block it came from).
+    """
+    try:
+        return model(**values)
+    except ValidationError as error:
+        inner = contract_error_from(error, field)
+        name = inner.field if inner.field == field else f"{field}.{inner.field}"
+        raise ContractError(name, inner.rule) from None
+
+
 def validate_json(model: type[M], raw: str, field: str) -> M:
     check_json_object(raw, field)
     try:

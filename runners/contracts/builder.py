@@ -13,7 +13,7 @@ from typing import Annotated
 
 from pydantic import AfterValidator, BaseModel, Field
 
-from runners.contracts._common import STRICT, NonBlank
+from runners.contracts._common import STRICT, NonBlank, build
 from runners.contracts.errors import ContractError
 from runners.contracts.markers import (
     BUILDER_REPORT,
@@ -74,7 +74,7 @@ def parse_commit_message(content: str) -> CommitMessage:
         raise ContractError(f"{field}.body", "must not contain control characters")
     if len(body) > MAX_BODY_CHARS:
         raise ContractError(f"{field}.body", f"longer than {MAX_BODY_CHARS} characters")
-    return CommitMessage(subject=subject, body=body)
+    return build(CommitMessage, field, subject=subject, body=body)
 
 
 def parse_builder_answer(answer: str) -> BuilderAnswer:
@@ -90,4 +90,5 @@ def builder_blocks(text: str) -> BuilderAnswer:
     content = report.content.strip()
     if not content:
         raise ContractError(BUILDER_REPORT.start, "the builder report is empty")
-    return BuilderAnswer(commit_message=parse_commit_message(message.content), report=content)
+    commit_message = parse_commit_message(message.content)
+    return build(BuilderAnswer, BUILDER_REPORT.start, commit_message=commit_message, report=content)

@@ -6,7 +6,7 @@ import re
 
 from pydantic import BaseModel
 
-from runners.contracts._common import STRICT, NonBlank, Slug, shown
+from runners.contracts._common import STRICT, NonBlank, Slug, build, shown
 from runners.contracts.errors import ContractError
 from runners.contracts.markers import (
     DRAFT_INTENT,
@@ -57,7 +57,7 @@ def parse_draft(answer: str) -> DraftAnswer:
         return parse_question(block.content, DRAFT_QUESTION.start, DraftQuestion)
     block = single_block(text, DRAFT_INTENT)
     slug, body = parse_slug_document(block.content, DRAFT_INTENT.start)
-    return DraftIntent(slug=slug, body=body)
+    return build(DraftIntent, DRAFT_INTENT.start, slug=slug, body=body)
 
 
 def parse_slug_document(content: str, field: str) -> tuple[str, str]:

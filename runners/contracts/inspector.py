@@ -20,7 +20,7 @@ from typing import Annotated, Literal
 
 from pydantic import AfterValidator, BaseModel
 
-from runners.contracts._common import STRICT, NonBlank, SchemaVersion, shown, validate_json
+from runners.contracts._common import STRICT, NonBlank, SchemaVersion, build, shown, validate_json
 from runners.contracts.errors import ContractError
 from runners.contracts.markers import (
     INSPECTION_RESULT,
@@ -129,7 +129,9 @@ def parse_inspection(answer: str, trusted: TrustedDeployment) -> InspectionResul
     disagrees = found.deployment_status != trusted.status
     kept = {name: getattr(found, name) for name in InspectionAnswer.model_fields}
     kept.update(deployment_status=trusted.status, deployment_evidence=trusted.as_evidence())
-    return InspectionResult(
+    return build(
+        InspectionResult,
+        INSPECTION_RESULT.start,
         **kept,
         model_deployment_status=found.deployment_status if disagrees else None,
         deployment_status_discrepancy=disagrees,

@@ -86,6 +86,9 @@ def normalise_answer(answer: object) -> str:
         answer.encode("utf-8")
     except UnicodeEncodeError as error:
         raise ContractError("answer", "is not valid Unicode text") from error
+    if "\x00" in answer:
+        # No agent writes NUL on purpose, and it must never reach a file or a commit.
+        raise ContractError("answer", "contains NUL characters")
     return answer.replace("\r\n", "\n").replace("\r", "\n")
 
 

@@ -13,7 +13,7 @@ from typing import Annotated, TypeVar
 
 from pydantic import BaseModel, Field
 
-from runners.contracts._common import STRICT, NonBlank, SingleLine
+from runners.contracts._common import STRICT, NonBlank, SingleLine, build
 from runners.contracts.errors import ContractError
 
 MAX_OPTIONS = 4
@@ -54,7 +54,7 @@ def parse_question(content: str, field: str, kind: type[Q]) -> Q:
         raise ContractError(f"{field}.text", "the question must not be empty")
     if len(text) > MAX_QUESTION_CHARS:
         raise ContractError(f"{field}.text", f"longer than {MAX_QUESTION_CHARS} characters")
-    return kind(text=text, options=options)
+    return build(kind, field, text=text, options=options)
 
 
 def _split_options(raw: str, field: str) -> tuple[str, ...]:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel
 
-from runners.contracts._common import STRICT, NonBlank
+from runners.contracts._common import STRICT, NonBlank, build
 from runners.contracts.errors import ContractError
 from runners.contracts.markers import RESEARCH_REPORT, normalise_answer, single_block
 
@@ -20,4 +20,4 @@ def parse_research(answer: str) -> ResearchReport:
     content = single_block(text, RESEARCH_REPORT).content.strip()
     if not content:
         raise ContractError(RESEARCH_REPORT.start, "the research report is empty")
-    return ResearchReport(report=content)
+    return build(ResearchReport, RESEARCH_REPORT.start, report=content)

@@ -6,7 +6,7 @@ from typing import Literal
 
 from pydantic import BaseModel
 
-from runners.contracts._common import STRICT, NonBlank, SchemaVersion, shown, validate_json
+from runners.contracts._common import STRICT, NonBlank, SchemaVersion, build, shown, validate_json
 from runners.contracts.errors import ContractError
 from runners.contracts.markers import (
     REVIEW_REPORT,
@@ -56,4 +56,4 @@ def parse_review(answer: str, reviewed_commit: str) -> ReviewAnswer:
             "commit_hash",
             f"{shown(verdict.commit_hash)} is not the reviewed commit {reviewed_commit!r}",
         )
-    return ReviewAnswer(report=content, verdict=verdict)
+    return build(ReviewAnswer, REVIEW_REPORT.start, report=content, verdict=verdict)

@@ -6,7 +6,7 @@ from typing import Annotated
 
 from pydantic import BaseModel, Field
 
-from runners.contracts._common import STRICT, NonBlank, Slug
+from runners.contracts._common import STRICT, NonBlank, Slug, build
 from runners.contracts.draft import parse_slug_document
 from runners.contracts.errors import ContractError
 from runners.contracts.markers import SPLIT_CHILD, SPLIT_REPORT, normalise_answer, single_block
@@ -63,8 +63,8 @@ def parse_split(answer: str, parent_slug: str) -> SplitProposal:
                 f"{where}.slug", f"{slug!r} is already used by children[{seen[slug]}]"
             )
         seen[slug] = index
-        children.append(SplitChild(slug=slug, body=body))
+        children.append(build(SplitChild, where, slug=slug, body=body))
         position = finish + len(SPLIT_CHILD.end)
     if not children:
         raise ContractError("children", f"{SPLIT_REPORT.start} holds no {SPLIT_CHILD.start} block")
-    return SplitProposal(children=tuple(children))
+    return build(SplitProposal, SPLIT_REPORT.start, children=tuple(children))

@@ -125,7 +125,8 @@ def names(field: str, expected: str) -> bool:
     return field == expected or field.startswith((expected + ".", expected + "["))
 
 
-@SETTINGS
+# Each example checks the whole catalogue (about 90 answers), so fewer examples suffice.
+@settings(max_examples=100, deadline=None)
 @given(decisions, st.data())
 def test_one_invalid_field_rejects_the_answer(
     decision: dict[str, Any], data: st.DataObject
@@ -146,7 +147,7 @@ def test_one_invalid_field_rejects_the_answer(
         assert names(caught.value.field, expected), f"{path}={value!r}: {caught.value}"
 
 
-@SETTINGS
+@settings(max_examples=50, deadline=None)
 @given(
     decisions,
     st.sampled_from(

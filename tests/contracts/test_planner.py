@@ -148,6 +148,12 @@ INVALID_DRAFT = [
         "===DRAFT-INTENT===\nslug: x\n---\n\n===END-DRAFT-INTENT===",
         "===DRAFT-INTENT===.body",
     ),
+    (
+        "control-char-choice",
+        question("Pick\noptions: a\x07 | b"),
+        "===DRAFT-QUESTION===.options[0]",
+    ),
+    ("nul-anywhere", INTENT.replace("Goal.", "Goal.\x00"), "answer"),
     ("intent-no-end", INTENT.replace("===END-DRAFT-INTENT===", ""), "===END-DRAFT-INTENT==="),
 ]
 
