@@ -235,7 +235,6 @@ def inspector_prompt(
     mode: str,
     slug: str,
     checked_revision: str | None,
-    allowed_actions: Collection[str],
     deployment: TrustedDeployment,
     intent_path: str,
     intent_body: str,
@@ -243,9 +242,14 @@ def inspector_prompt(
     failure: str,
     review_report: str,
     question_history: Sequence[Mapping[str, str]],
+    allowed_actions: Collection[str] = (),
 ) -> str:
+    """`deployment` is shown in implementation_status mode, `allowed_actions` (the
+    same list `parse_routing` gets, see `routing_actions`) in route_next mode."""
     if mode not in ("implementation_status", "route_next"):
         raise PromptError(f"unknown inspector mode {mode!r}")
+    if mode == "route_next" and not allowed_actions:
+        raise PromptError("route_next needs the allowed actions")
     values: dict[str, str | int] = {
         "slug": slug,
         "checked_revision": checked_revision or "null",
