@@ -62,6 +62,8 @@ class ProcessLimits:
     `idle_timeout` is the no-output watchdog: a CLI that neither prints nor exits
     for that long is assumed stuck (a model call that never returns, a tool
     waiting for a TTY) and is killed long before the wall-clock limit.
+    `output_cap` bounds the captured stdout (the answer); of stderr, which
+    is only diagnostics, just the last `stderr_tail` bytes are kept.
     """
 
     timeout: float = 1200.0
@@ -257,7 +259,7 @@ async def run_process(
     outcome: Outcome | None = None
     error = ""
     try:
-        while True:
+        while not exited.done():
             now = loop.time()
             if now >= deadline:
                 outcome, error = Outcome.TIMEOUT, f"timed out after {limits.timeout:g}s"
@@ -276,8 +278,6 @@ async def run_process(
             if capped in done:
                 outcome = Outcome.OUTPUT_CAP
                 error = f"output exceeded the cap of {limits.output_cap} bytes"
-                break
-            if exited in done:
                 break
         # The leader is gone or must go; either way its helpers go with it.
         await _terminate_group(pgid, proc, readers, limits.kill_grace)
@@ -301,6 +301,10 @@ async def run_process(
             _signal_group(pgid, signal.SIGKILL)
 
     exit_code = proc.returncode
+    if outcome is None and capture.capped.is_set():
+        # The flood and the exit can arrive together; a truncated answer is never "ok".
+        outcome = Outcome.OUTPUT_CAP
+        error = f"output exceeded the cap of {limits.output_cap} bytes"
     if outcome is None:
         if exit_code == 0:
             outcome = Outcome.OK

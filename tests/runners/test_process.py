@@ -273,3 +273,13 @@ async def test_result_repr_is_short(tmp_path: Path) -> None:
     result = await run_process(script("print('a' * 10000)"), cwd=tmp_path)
     assert "aaaa" not in repr(result)
     assert "10001 chars" in repr(result)
+
+
+async def test_output_over_the_cap_then_exit_is_still_a_cap_failure(tmp_path: Path) -> None:
+    result = await run_process(
+        script("import sys; sys.stdout.write('w' * 3_000_000)"),
+        cwd=tmp_path,
+        limits=ProcessLimits(timeout=30, output_cap=100_000),
+    )
+    assert result.outcome is Outcome.OUTPUT_CAP
+    assert len(result.stdout) == 100_000
