@@ -115,7 +115,8 @@ async def run_model(
     """Run one model turn and return its normalised result.
 
     Raises `InvalidRequest` (bad model, effort, session id, runtime) before
-    anything runs and `SecretFileError` for an unusable key file; every failure
+    anything runs, `SecretFileError` for an unusable key file and `RunnerError`
+    for a missing working directory (all are `RunnerError`); every failure
     of the CLI itself (missing binary, exit status, timeout, damaged output) is
     a `RunResult` with `failure` set. Cancelling kills the CLI's process group.
     """
@@ -135,14 +136,17 @@ async def run_model(
         invocation.cwd,
     )
     log.debug("argv: %s", invocation.argv)
-    process = await run_process(
-        invocation.argv,
-        cwd=invocation.cwd,
-        stdin=invocation.stdin,
-        base_env=base_env,
-        extra_env={**invocation.env_extras, **secrets},
-        limits=limits,
-    )
+    try:
+        process = await run_process(
+            invocation.argv,
+            cwd=invocation.cwd,
+            stdin=invocation.stdin,
+            base_env=base_env,
+            extra_env={**invocation.env_extras, **secrets},
+            limits=limits,
+        )
+    except NotADirectoryError as error:
+        raise RunnerError(str(error)) from None
     process = replace(
         process,
         stdout=_redact(process.stdout, secrets),

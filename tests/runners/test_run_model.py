@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from runners.process import Outcome, ProcessLimits
-from runners.runtimes import InvalidRequest, Mode, RunRequest, Usage, run_model
+from runners.runtimes import InvalidRequest, Mode, RunnerError, RunRequest, Usage, run_model
 from tests.runners.conftest import FAKE_CLAUDE, FAKE_CODEX, FAST, FakeCli, assert_all_dead
 
 HANG = ProcessLimits(timeout=1.5, idle_timeout=0.5, kill_grace=0.2)
@@ -255,6 +255,11 @@ async def test_missing_binary(fake_cli: FakeCli, workdir: Path) -> None:
     result = await run(fake_cli, "codex", request)
     assert result.outcome is Outcome.NOT_FOUND
     assert result.failure == "codex: binary not found: /opt/nowhere/codex"
+
+
+async def test_missing_working_directory(fake_cli: FakeCli, tmp_path: Path) -> None:
+    with pytest.raises(RunnerError, match="working directory does not exist"):
+        await run(fake_cli, "codex", codex_request(tmp_path / "removed-worktree"))
 
 
 async def test_invalid_model_is_refused_before_anything_runs(
