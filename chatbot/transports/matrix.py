@@ -32,6 +32,7 @@ from nio import (
     RoomMessagesError,
     RoomPreset,
     RoomSendError,
+    SyncError,
     SyncResponse,
     WhoamiResponse,
 )
@@ -144,6 +145,7 @@ class MatrixTransport(Transport):
         self._stopping = False
         self.client = make_client(self.settings)
         self.client.add_response_callback(self._on_sync, SyncResponse)
+        self.client.add_response_callback(self._on_sync_error, SyncError)
         try:
             await self._log_in()
         except TransportError:
@@ -198,6 +200,14 @@ class MatrixTransport(Transport):
                 await asyncio.sleep(delay)
             else:
                 backoff.reset()
+
+    async def _on_sync_error(self, response: SyncError) -> None:
+        # nio's loop would retry an error answer at once, forever; leave it so
+        # that ours backs off (and logs in again if the token was revoked).
+        if response.status_code == "M_UNKNOWN_TOKEN" and self.client is not None:
+            self.client.access_token = ""
+            await self.store.set_value(f"{self._key}:access_token", "")
+        raise TransportError(f"Matrix sync refused: {response}")
 
     async def _on_sync(self, response: SyncResponse) -> None:
         assert self.client is not None

@@ -1,10 +1,10 @@
 """XMPP transport (slixmpp): direct chats and MUC rooms.
 
-Behaviour only; what a stanza means is decided in `xmpp_stanzas`. The
-connection is owned by one supervisor loop: connect, wait for a session (fresh
-or XEP-0198-resumed), join every room on a fresh session, ping while up, and
-after any loss wait a capped exponential back-off and connect again (slixmpp
-itself does not reconnect after a lost stream).
+Behaviour only: what a stanza means is decided in `xmpp_stanzas`, keeping the
+session alive in `xmpp_connection`. Stanzas are parsed the moment they arrive
+(so the room's occupant table is exactly as its presence left it) and then
+handed, in order, to one pump task that drops duplicates and awaits the
+handler.
 """
 
 from __future__ import annotations
@@ -15,8 +15,6 @@ import json
 import logging
 import uuid
 from collections import Counter, OrderedDict
-from dataclasses import dataclass
-from typing import Literal
 
 import slixmpp
 from slixmpp import JID
@@ -27,7 +25,6 @@ from slixmpp.xmlstream.matcher import MatchXPath
 
 from . import xmpp_stanzas as wire
 from .base import (
-    Backoff,
     EventHandler,
     IncomingReaction,
     NotConnected,
@@ -36,63 +33,12 @@ from .base import (
     Target,
     Transport,
     TransportError,
-    redacting_repr,
 )
+from .xmpp_connection import XmppConnection, XmppSettings, connect, make_client
+
+__all__ = ["XmppSettings", "XmppTransport", "connect", "make_client"]
 
 log = logging.getLogger(__name__)
-
-PLUGINS = ("xep_0030", "xep_0045", "xep_0198", "xep_0199", "xep_0203", "xep_0280",
-           "xep_0308", "xep_0334", "xep_0359", "xep_0428", "xep_0444", "xep_0461")
-
-
-@dataclass(frozen=True, repr=False)
-class XmppSettings:
-    jid: str
-    password: str
-    #: None: look the server up through DNS SRV for the JID's domain.
-    host: str | None = None
-    port: int = 5222
-    rooms: tuple[str, ...] = ()
-    nick: str = "bot"
-    #: "none" only for a server on loopback (tests); the network is plain TCP then.
-    tls: Literal["starttls", "direct", "none"] = "starttls"
-    ca_certs: str | None = None
-    reconnect_initial: float = 1.0
-    reconnect_max: float = 60.0
-    ping_interval: float = 60.0
-    ping_timeout: float = 20.0
-    #: How long send() waits for the server to confirm (room echo or SM ack).
-    send_timeout: float = 10.0
-    join_timeout: float = 20.0
-    #: Room history stanzas requested on join; they are never commands anyway.
-    join_history: int = 0
-
-    def __repr__(self) -> str:
-        return redacting_repr(self, ("password",))
-
-
-def make_client(settings: XmppSettings, *, resource: str | None = None) -> slixmpp.ClientXMPP:
-    jid = JID(settings.jid)
-    if resource:
-        jid.resource = resource
-    client = slixmpp.ClientXMPP(jid, settings.password)
-    for name in PLUGINS:
-        client.register_plugin(name)
-    client.enable_direct_tls = settings.tls == "direct"
-    client.enable_starttls = settings.tls == "starttls"
-    client.enable_plaintext = settings.tls == "none"
-    if settings.tls == "none":
-        client.plugin["feature_mechanisms"].unencrypted_scram = True
-    if settings.ca_certs:
-        client.ca_certs = settings.ca_certs
-    return client
-
-
-def connect(client: slixmpp.ClientXMPP, settings: XmppSettings) -> None:
-    if settings.host:
-        client.connect(settings.host, settings.port)
-    else:
-        client.connect()
 
 
 class XmppTransport(Transport):
@@ -103,20 +49,13 @@ class XmppTransport(Transport):
         super().__init__(handler=handler)
         self.settings = settings
         self.store = store
-        self.client: slixmpp.ClientXMPP | None = None
+        self._conn: XmppConnection | None = None
+        self._pump_task: asyncio.Task | None = None
         self.rooms: dict[str, wire.RoomState] = {}
         #: Why stanzas were not delivered, for logs and tests.
         self.dropped: Counter[str] = Counter()
-        #: Fresh sessions so far (a resume does not count); tests wait on it.
-        self.sessions = 0
-        self.auth_failed = False
         self._own_jid = JID(settings.jid)
         self._queue: asyncio.Queue[wire.Parsed] = asyncio.Queue()
-        self._tasks: list[asyncio.Task] = []
-        self._stopping = asyncio.Event()
-        self._session: asyncio.Future[str] | None = None
-        self._lost: asyncio.Future[str] | None = None
-        self._presence_echo: asyncio.Future[str] | None = None
         self._echoes: dict[str, asyncio.Future[str | None]] = {}
         self._acks: dict[str, asyncio.Future[None]] = {}
         self._recent: OrderedDict[str, tuple[str, str, str]] = OrderedDict()
@@ -132,119 +71,43 @@ class XmppTransport(Transport):
 
     # -- lifecycle ---------------------------------------------------------
 
+    @property
+    def client(self) -> slixmpp.ClientXMPP | None:
+        return self._conn.client if self._conn else None
+
+    @property
+    def sessions(self) -> int:
+        """Fresh sessions so far (a resume does not count); tests wait on it."""
+        return self._conn.sessions if self._conn else 0
+
     async def start(self) -> None:
         """Begin connecting in the background; `wait_online()` says when it is up."""
-        self._stopping.clear()
-        self.client = client = make_client(self.settings)
+        self._conn = XmppConnection(self.settings, on_fresh_session=self._join_rooms,
+                                    on_online=self._set_online,
+                                    on_session_end=self._on_session_end)
+        client = self._conn.client
         client.register_handler(Callback("chatbot message", MatchXPath("{jabber:client}message"),
                                          self._on_message))
         client.register_handler(Callback("chatbot presence",
                                          MatchXPath("{jabber:client}presence"), self._on_presence))
-        client.add_event_handler("session_start", lambda _: self._settle(self._session, "fresh"))
-        client.add_event_handler("session_resumed",
-                                 lambda _: self._settle(self._session, "resumed"))
-        client.add_event_handler("disconnected", lambda e: self._settle(self._lost, str(e)))
-        client.add_event_handler("connection_failed", self._on_connection_failed)
-        client.add_event_handler("failed_all_auth", self._on_auth_failed)
-        client.add_event_handler("session_end", self._on_session_end)
         client.add_event_handler("stanza_acked", self._on_acked)
-        self._tasks = [asyncio.create_task(self._supervise(), name="xmpp-supervisor"),
-                       asyncio.create_task(self._pump(), name="xmpp-pump")]
+        self._pump_task = asyncio.create_task(self._pump(), name="xmpp-pump")
+        self._conn.start()
 
     async def stop(self) -> None:
-        self._stopping.set()
-        client = self.client
-        if client is not None:
-            client.cancel_connection_attempt()
-            if client.transport is not None:
-                with contextlib.suppress(Exception):
-                    await asyncio.wait_for(client.disconnect(wait=1), 3)
-        for task in self._tasks:
-            task.cancel()
-        for task in self._tasks:
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await task
-        self._tasks = []
+        if self._conn is not None:
+            await self._conn.stop()
+        if self._pump_task is not None:
+            self._pump_task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._pump_task
+            self._pump_task = None
         self._fail_pending("transport stopped")
         await self._set_online(False)
 
-    @staticmethod
-    def _settle(fut: asyncio.Future | None, value: str) -> None:
-        if fut is not None and not fut.done():
-            fut.set_result(value)
-
-    def _on_connection_failed(self, error: object) -> None:
-        # slixmpp would retry on its own schedule (up to 300 s apart); ours is capped.
-        log.warning("XMPP connection to %s failed: %s", self.settings.host or "SRV", error)
-        if self.client is not None:
-            self.client.cancel_connection_attempt()
-        self._settle(self._lost, f"connection failed: {error}")
-
-    def _on_auth_failed(self, _: object) -> None:
-        # The stream closes next, which settles the round through "disconnected".
-        log.error("XMPP login as %s refused; check the password", self.settings.jid)
-        self.auth_failed = True
-
-    def _on_session_end(self, _: object) -> None:
-        # The old stream is gone for good (resume refused): its unacked stanzas
-        # will never be delivered, so their senders must hear about it.
+    def _on_session_end(self) -> None:
+        # Stanzas the old stream never confirmed will not be delivered now.
         self._fail_pending("XMPP session ended before the server confirmed")
-
-    async def _supervise(self) -> None:
-        backoff = Backoff(self.settings.reconnect_initial, self.settings.reconnect_max)
-        loop = asyncio.get_running_loop()
-        while not self._stopping.is_set():
-            self._session, self._lost = loop.create_future(), loop.create_future()
-            assert self.client is not None
-            connect(self.client, self.settings)
-            await asyncio.wait([self._session, self._lost], return_when=asyncio.FIRST_COMPLETED)
-            if self._session.done() and not self._lost.done():
-                backoff.reset()
-                kind = self._session.result()
-                if kind == "fresh":
-                    self.sessions += 1
-                    await self._announce(self._lost)
-                    joins = asyncio.ensure_future(self._join_rooms())
-                    await asyncio.wait([joins, self._lost], return_when=asyncio.FIRST_COMPLETED)
-                    joins.cancel()
-                if not self._lost.done():
-                    await self._set_online(True)
-                    await self._keepalive(self._lost)
-            reason = self._lost.result() if self._lost.done() else "?"
-            await self._set_online(False)
-            if self._stopping.is_set():
-                break
-            delay = backoff.next_delay()
-            log.warning("XMPP connection lost (%s); reconnecting in %.2fs", reason, delay)
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._stopping.wait(), delay)
-
-    async def _announce(self, lost: asyncio.Future) -> None:
-        """Send initial presence and wait until the server echoes it.
-
-        Until the server has it, a message to our bare JID is not routed to
-        this session (it could go to a stale one, or bounce); being "online"
-        before that would lose the first direct message.
-        """
-        assert self.client is not None
-        echo = self._presence_echo = asyncio.get_running_loop().create_future()
-        self.client.send_presence()
-        await asyncio.wait([echo, lost], timeout=self.settings.join_timeout,
-                           return_when=asyncio.FIRST_COMPLETED)
-
-    async def _keepalive(self, lost: asyncio.Future) -> None:
-        """Ping the server while connected; a silent dead link becomes a lost one."""
-        assert self.client is not None
-        while not lost.done():
-            done, _ = await asyncio.wait([lost], timeout=self.settings.ping_interval)
-            if done:
-                return
-            try:
-                await self.client.plugin["xep_0199"].ping(timeout=self.settings.ping_timeout)
-            except Exception as exc:  # noqa: BLE001 - any failure means the link is gone
-                log.warning("XMPP ping failed (%s); dropping the connection", exc)
-                self.client.abort()
-                self._settle(lost, "ping failed")
 
     async def _join_rooms(self) -> None:
         results = await asyncio.gather(*(self._join(r) for r in self.settings.rooms),
@@ -269,9 +132,6 @@ class XmppTransport(Transport):
     # -- incoming ------------------------------------------------------------
 
     def _on_presence(self, pres: Presence) -> None:
-        if self.client is not None and pres["from"] == self.client.boundjid:
-            self._settle(self._presence_echo, "seen")
-            return
         state = self.rooms.get(pres["from"].bare)
         nick = pres["from"].resource
         if state is None or not nick:

@@ -26,6 +26,7 @@ class MatrixPeer:
         self.client = AsyncClient(homeserver, user_id)
         self.password = password
         self.inbox: asyncio.Queue[tuple[str, dict[str, Any]]] = asyncio.Queue()
+        self.invites: asyncio.Queue[str] = asyncio.Queue()
         self._task: asyncio.Task | None = None
 
     @property
@@ -52,6 +53,8 @@ class MatrixPeer:
         await self.client.close()
 
     async def _on_sync(self, response: SyncResponse) -> None:
+        for room_id in response.rooms.invite:
+            self.invites.put_nowait(room_id)
         for room_id, info in response.rooms.join.items():
             for event in info.timeline.events:
                 self.inbox.put_nowait((room_id, event.source))

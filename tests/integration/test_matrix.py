@@ -138,6 +138,22 @@ async def test_joins_only_on_an_owners_invite(matrix_bot, matrix_peer) -> None:
     assert (await owner.expect_body(answer))["sender"] == "@bot:localhost"
 
 
+async def test_sending_to_a_person_opens_a_direct_chat(matrix_bot, matrix_peer) -> None:
+    bot, _ = await matrix_bot()
+    stranger = await matrix_peer("stranger")
+    text = unique("hello-person")
+    await bot.send(Identity("matrix", "@stranger:localhost"), text)
+    room_id = await asyncio.wait_for(stranger.invites.get(), WITHIN)
+    await stranger.join(room_id)
+    seen = await stranger.expect_body(text)
+    assert seen["sender"] == "@bot:localhost"
+    # The second message goes to the same room, no new invite.
+    again = unique("again")
+    await bot.send(Identity("matrix", "@stranger:localhost"), again)
+    await stranger.expect_body(again)
+    assert stranger.invites.empty()
+
+
 async def test_probe_joins_and_checks_posting(matrix_info) -> None:
     report = await probe_matrix(matrix_settings(
         matrix_info, rooms=(matrix_info["rooms"]["public"]["alias"], "#missing:localhost")))

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 
 import pytest
 
 from chatbot.transports.base import IncomingMessage
 
-from .conftest import unique
+from .conftest import WITHIN, unique
 from .sqlite_store import SqliteStateStore
 
 
@@ -64,3 +65,21 @@ async def test_a_long_gap_is_back_filled_in_order(matrix_bot, matrix_peer, matri
     bot2, inbox2 = await matrix_bot(store, timeline_limit=2)
     await inbox2.text(sent[-1])
     assert texts(inbox2, tag) == sent
+
+
+async def test_bot_comes_back_after_a_homeserver_restart(servers, matrix_bot, matrix_peer,
+                                                         matrix_info) -> None:
+    room_id = matrix_info["rooms"]["public"]["room_id"]
+    bot, inbox = await matrix_bot()
+    await asyncio.to_thread(servers.stop_synapse)
+    await asyncio.wait_for(bot.wait_offline(), WITHIN)
+    await asyncio.to_thread(servers.start_synapse)
+    await asyncio.wait_for(bot.wait_online(), WITHIN)
+
+    owner = await matrix_peer("owner")
+    text = unique("after-homeserver-restart")
+    await owner.say(room_id, text)
+    ev = await inbox.text(text)
+    answer = unique("answer")
+    await bot.send(ev.chat, answer)
+    await owner.expect_body(answer)

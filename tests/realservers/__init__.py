@@ -176,6 +176,20 @@ class Servers:
         x["pid"] = None
         self._save()
 
+    def start_synapse(self, *, detach: bool = False) -> None:
+        """(Re)start only Synapse, same port and data."""
+        m = self.info["matrix"]
+        if proc.alive(m.get("pid")):
+            return
+        m["pid"] = self.synapse.start(detach=detach)
+        self._save()
+
+    def stop_synapse(self) -> None:
+        m = self.info.get("matrix", {})
+        proc.terminate(m.get("pid"))
+        m["pid"] = None
+        self._save()
+
     def _start_synapse(self, detach: bool) -> None:
         t0 = time.monotonic()
         m = self.info["matrix"]
