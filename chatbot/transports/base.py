@@ -259,8 +259,11 @@ class Transport(ABC):
             await self._handler(event)
         except Exception:
             # One broken command must not stop the transport.
-            log.exception("event handler failed on %s %s", type(event).__name__,
-                          getattr(event, "message_id", ""))
+            log.exception(
+                "event handler failed on %s %s",
+                type(event).__name__,
+                getattr(event, "message_id", ""),
+            )
 
     @abstractmethod
     async def start(self) -> None:
@@ -271,8 +274,15 @@ class Transport(ABC):
         """Disconnect and stop all background tasks."""
 
     @abstractmethod
-    async def send(self, target: Target, text: str, *, reply_to: str | None = None,
-                   html: str | None = None, txn_id: str | None = None) -> str:
+    async def send(
+        self,
+        target: Target,
+        text: str,
+        *,
+        reply_to: str | None = None,
+        html: str | None = None,
+        txn_id: str | None = None,
+    ) -> str:
         """Send text and return the id the server knows the message by.
 
         txn_id: a stable id for this logical message; sending again with the

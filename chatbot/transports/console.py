@@ -63,30 +63,47 @@ def parse_line(line: str, *, owner: Identity, message_id: str) -> IncomingEvent 
     text = line.strip()
     if not text:
         return None
-    common = {"transport": TRANSPORT, "chat": owner, "sender": owner, "is_direct": True,
-              "sender_name": owner.id}
+    common = {
+        "transport": TRANSPORT,
+        "chat": owner,
+        "sender": owner,
+        "is_direct": True,
+        "sender_name": owner.id,
+    }
     if m := _REACT.match(text):
         target = m.group("n1") or m.group("n2")
         keys = frozenset({m.group("key")})
         removed = m.group("sign") == "-"
-        return IncomingReaction(target_id=target, added=frozenset() if removed else keys,
-                                removed=keys if removed else frozenset(),
-                                message_id=message_id, **common)
+        return IncomingReaction(
+            target_id=target,
+            added=frozenset() if removed else keys,
+            removed=keys if removed else frozenset(),
+            message_id=message_id,
+            **common,
+        )
     if m := _REPLY.match(text):
-        return IncomingMessage(text=m.group("text").strip(), message_id=message_id,
-                               reply_to=m.group("n"), **common)
+        return IncomingMessage(
+            text=m.group("text").strip(), message_id=message_id, reply_to=m.group("n"), **common
+        )
     if m := _EDIT.match(text):
-        return IncomingEdit(target_id=m.group("n"), text=m.group("text").strip(),
-                            message_id=message_id, **common)
+        return IncomingEdit(
+            target_id=m.group("n"), text=m.group("text").strip(), message_id=message_id, **common
+        )
     return IncomingMessage(text=text, message_id=message_id, **common)
 
 
 class ConsoleTransport(Transport):
     name = TRANSPORT
 
-    def __init__(self, settings: ConsoleSettings | None = None, *,
-                 input: TextIO | None = None, output: TextIO | None = None,
-                 handler: EventHandler | None = None, use_stdio: bool = False) -> None:
+    def __init__(
+        self,
+        settings: ConsoleSettings | None = None,
+        *,
+        input: TextIO | None = None,
+        output: TextIO | None = None,
+        handler: EventHandler | None = None,
+        use_stdio: bool = False,
+    ) -> None:
         super().__init__(handler=handler)
         self.settings = settings or ConsoleSettings()
         self.owner = Identity(TRANSPORT, self.settings.owner)
@@ -158,8 +175,15 @@ class ConsoleTransport(Transport):
             out.append(self._said.get_nowait())
         return out
 
-    async def send(self, target: Target, text: str, *, reply_to: str | None = None,
-                   html: str | None = None, txn_id: str | None = None) -> str:
+    async def send(
+        self,
+        target: Target,
+        text: str,
+        *,
+        reply_to: str | None = None,
+        html: str | None = None,
+        txn_id: str | None = None,
+    ) -> str:
         number = self._next_number()
         arrow = f" (re #{reply_to})" if reply_to else ""
         self._write(f"[#{number}]{arrow} {self.settings.bot_name}: {text}")

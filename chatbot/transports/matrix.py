@@ -124,8 +124,9 @@ async def login(client: AsyncClient, settings: MatrixSettings, store: StateStore
 class MatrixTransport(Transport):
     name = "matrix"
 
-    def __init__(self, settings: MatrixSettings, store: StateStore, *,
-                 handler: EventHandler | None = None) -> None:
+    def __init__(
+        self, settings: MatrixSettings, store: StateStore, *, handler: EventHandler | None = None
+    ) -> None:
         super().__init__(handler=handler)
         self.settings = settings
         self.store = store
@@ -231,7 +232,8 @@ class MatrixTransport(Transport):
         token: str | None = start
         while token and len(older) < 5000:
             resp = await self.client.room_messages(
-                room_id, start=token, end=until, direction=MessageDirection.back, limit=100)
+                room_id, start=token, end=until, direction=MessageDirection.back, limit=100
+            )
             if isinstance(resp, RoomMessagesError) or not resp.chunk:
                 break
             older.extend(e.source for e in resp.chunk)
@@ -243,8 +245,16 @@ class MatrixTransport(Transport):
         assert self.client is not None
         me = self.client.user_id
         # nio's InviteMemberEvent keeps content out of .source, so read its fields.
-        invite = next((e for e in state if isinstance(e, InviteMemberEvent)
-                       and e.state_key == me and e.membership == "invite"), None)
+        invite = next(
+            (
+                e
+                for e in state
+                if isinstance(e, InviteMemberEvent)
+                and e.state_key == me
+                and e.membership == "invite"
+            ),
+            None,
+        )
         inviter = invite.sender if invite else None
         if inviter not in self.settings.owners:
             self.dropped["invite-not-owner"] += 1
@@ -271,8 +281,12 @@ class MatrixTransport(Transport):
 
     async def _handle(self, room_id: str, source: dict[str, Any]) -> None:
         assert self.client is not None
-        result = wire.parse_event(source, room_id=room_id, own_user_id=self.client.user_id,
-                                  is_direct=await self._is_direct(room_id))
+        result = wire.parse_event(
+            source,
+            room_id=room_id,
+            own_user_id=self.client.user_id,
+            is_direct=await self._is_direct(room_id),
+        )
         if isinstance(result, wire.Dropped):
             self.dropped[result.reason] += 1
             return
@@ -284,24 +298,42 @@ class MatrixTransport(Transport):
         direct = await self._is_direct(room_id)
         if isinstance(result, wire.ReactionAdded):
             # Kept so that a later redaction can say which key went away.
-            await self.store.set_value(f"{self._key}:reaction:{event_id}", json.dumps(
-                {"target": result.target_id, "key": result.key, "sender": result.sender}))
-            await self._emit(IncomingReaction(
-                transport=self.name, chat=chat, sender=Identity(self.name, result.sender),
-                target_id=result.target_id, added=frozenset({result.key}),
-                message_id=event_id, is_direct=direct,
-                sender_name=result.sender))
+            await self.store.set_value(
+                f"{self._key}:reaction:{event_id}",
+                json.dumps(
+                    {"target": result.target_id, "key": result.key, "sender": result.sender}
+                ),
+            )
+            await self._emit(
+                IncomingReaction(
+                    transport=self.name,
+                    chat=chat,
+                    sender=Identity(self.name, result.sender),
+                    target_id=result.target_id,
+                    added=frozenset({result.key}),
+                    message_id=event_id,
+                    is_direct=direct,
+                    sender_name=result.sender,
+                )
+            )
         elif isinstance(result, wire.Redaction):
             known = await self.store.get_value(f"{self._key}:reaction:{result.redacts}")
             if known is None:
                 self.dropped["redaction-unknown"] += 1
                 return
             reaction = json.loads(known)
-            await self._emit(IncomingReaction(
-                transport=self.name, chat=chat, sender=Identity(self.name, result.sender),
-                target_id=reaction["target"], removed=frozenset({reaction["key"]}),
-                message_id=event_id, is_direct=direct,
-                sender_name=result.sender))
+            await self._emit(
+                IncomingReaction(
+                    transport=self.name,
+                    chat=chat,
+                    sender=Identity(self.name, result.sender),
+                    target_id=reaction["target"],
+                    removed=frozenset({reaction["key"]}),
+                    message_id=event_id,
+                    is_direct=direct,
+                    sender_name=result.sender,
+                )
+            )
         else:
             await self._emit(result)
 
@@ -314,37 +346,49 @@ class MatrixTransport(Transport):
         if room_id:
             return room_id
         assert self.client is not None
-        resp = await self.client.room_create(is_direct=True, invite=[target.id],
-                                             preset=RoomPreset.trusted_private_chat)
+        resp = await self.client.room_create(
+            is_direct=True, invite=[target.id], preset=RoomPreset.trusted_private_chat
+        )
         if isinstance(resp, RoomCreateError):
             raise TransportError(f"could not open a direct chat with {target.id}: {resp}")
         await self._mark_direct(resp.room_id, target.id)
         return resp.room_id
 
-    async def _room_send(self, room_id: str, etype: str, content: dict[str, Any],
-                         txn_id: str) -> str:
+    async def _room_send(
+        self, room_id: str, etype: str, content: dict[str, Any], txn_id: str
+    ) -> str:
         if self.client is None or not self.client.access_token:
             raise NotConnected("Matrix is not logged in")
         try:
             resp = await asyncio.wait_for(
                 self.client.room_send(room_id, etype, content, tx_id=txn_id),
-                self.settings.send_timeout)
+                self.settings.send_timeout,
+            )
         except (TimeoutError, OSError) as exc:
             raise TransportError(f"Matrix send to {room_id} failed: {exc!r}") from exc
         if isinstance(resp, RoomSendError | ErrorResponse):
             raise TransportError(f"Matrix send to {room_id} refused: {resp}")
         return resp.event_id
 
-    async def send(self, target: Target, text: str, *, reply_to: str | None = None,
-                   html: str | None = None, txn_id: str | None = None) -> str:
+    async def send(
+        self,
+        target: Target,
+        text: str,
+        *,
+        reply_to: str | None = None,
+        html: str | None = None,
+        txn_id: str | None = None,
+    ) -> str:
         """Post an m.notice; the same txn_id again (after a crash) posts it once."""
         room_id = await self._room_for(target)
         content = wire.notice_content(text, html, reply_to=reply_to)
-        return await self._room_send(room_id, "m.room.message", content,
-                                     txn_id or uuid.uuid4().hex)
+        return await self._room_send(room_id, "m.room.message", content, txn_id or uuid.uuid4().hex)
 
     async def react(self, target: Target, message_id: str, key: str) -> str | None:
         room_id = await self._room_for(target)
-        return await self._room_send(room_id, "m.reaction", wire.reaction_content(message_id, key),
-                                     wire.reaction_txn_id(room_id, message_id, key))
-
+        return await self._room_send(
+            room_id,
+            "m.reaction",
+            wire.reaction_content(message_id, key),
+            wire.reaction_txn_id(room_id, message_id, key),
+        )

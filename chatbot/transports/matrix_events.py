@@ -85,28 +85,40 @@ def after_own_join(events: list[dict[str, Any]], own_user_id: str) -> list[dict[
     """Only what happened after we (last) joined: a new room's backlog is not for us."""
     for i in range(len(events) - 1, -1, -1):
         if is_own_join(events[i], own_user_id):
-            return events[i + 1:]
+            return events[i + 1 :]
     return events
 
 
-def parse_event(source: dict[str, Any], *, room_id: str, own_user_id: str,
-                is_direct: bool = False) -> Result:
+def parse_event(
+    source: dict[str, Any], *, room_id: str, own_user_id: str, is_direct: bool = False
+) -> Result:
     etype = source.get("type")
     sender = source.get("sender")
     event_id = source.get("event_id")
     content = source.get("content")
-    if not isinstance(sender, str) or not isinstance(event_id, str) or \
-            not isinstance(content, dict):
+    if (
+        not isinstance(sender, str)
+        or not isinstance(event_id, str)
+        or not isinstance(content, dict)
+    ):
         return Dropped("malformed")
     if sender == own_user_id:
         return Dropped("own")
     if etype == "m.reaction":
         rel = relates_to(content)
-        if rel.get("rel_type") != "m.annotation" or not isinstance(rel.get("event_id"), str) \
-                or not isinstance(rel.get("key"), str):
+        if (
+            rel.get("rel_type") != "m.annotation"
+            or not isinstance(rel.get("event_id"), str)
+            or not isinstance(rel.get("key"), str)
+        ):
             return Dropped("reaction-malformed")
-        return ReactionAdded(room_id=room_id, sender=sender, target_id=rel["event_id"],
-                             key=rel["key"], event_id=event_id)
+        return ReactionAdded(
+            room_id=room_id,
+            sender=sender,
+            target_id=rel["event_id"],
+            key=rel["key"],
+            event_id=event_id,
+        )
     if etype == "m.room.redaction":
         # Room v11 moved `redacts` into content; older rooms keep it at the top.
         redacts = content.get("redacts") or source.get("redacts")
@@ -143,8 +155,9 @@ def parse_event(source: dict[str, Any], *, room_id: str, own_user_id: str,
     return IncomingMessage(text=body.strip(), reply_to=target, **common)
 
 
-def notice_content(text: str, html: str | None = None, *,
-                   reply_to: str | None = None) -> dict[str, Any]:
+def notice_content(
+    text: str, html: str | None = None, *, reply_to: str | None = None
+) -> dict[str, Any]:
     """An m.notice: plain `body` for every client, HTML `formatted_body` where given."""
     content: dict[str, Any] = {"msgtype": "m.notice", "body": text}
     if html is not None:

@@ -45,8 +45,13 @@ async def probe_xmpp(settings: XmppSettings, *, within: float = 15.0) -> ProbeRe
             result = "connect:timed out"
         if result != "ok":
             client.cancel_connection_attempt()
-            return ProbeReport("xmpp", settings.jid, connected=result == "auth", logged_in=False,
-                               error="login refused" if result == "auth" else result)
+            return ProbeReport(
+                "xmpp",
+                settings.jid,
+                connected=result == "auth",
+                logged_in=False,
+                error="login refused" if result == "auth" else result,
+            )
         client.send_presence()
         rooms = [await _probe_muc(client, room, settings.nick, within) for room in settings.rooms]
         return ProbeReport("xmpp", settings.jid, True, True, tuple(rooms))
@@ -70,12 +75,14 @@ async def _probe_muc(client, room: str, nick: str, within: float) -> RoomReport:
     sees = 100 in codes
     detail = f"role {role}" + ("" if sees else "; real JIDs hidden: no owner commands here")
     muc.leave_muc(JID(room), pres["from"].resource)
-    return RoomReport(room, True, can_post=role in ("participant", "moderator"),
-                      sees_real_ids=sees, detail=detail)
+    return RoomReport(
+        room, True, can_post=role in ("participant", "moderator"), sees_real_ids=sees, detail=detail
+    )
 
 
-async def probe_matrix(settings: MatrixSettings, store: StateStore | None = None, *,
-                       within: float = 15.0) -> ProbeReport:
+async def probe_matrix(
+    settings: MatrixSettings, store: StateStore | None = None, *, within: float = 15.0
+) -> ProbeReport:
     """Log in (with the store's device when given), join each room, read its power levels."""
     client = make_matrix_client(settings)
     fresh_device = store is None and not settings.access_token
@@ -99,8 +106,9 @@ async def probe_matrix(settings: MatrixSettings, store: StateStore | None = None
                 mine = pl.get("users", {}).get(client.user_id, pl.get("users_default", 0))
                 needed = pl.get("events", {}).get("m.room.message", pl.get("events_default", 0))
                 can_post = mine >= needed
-            rooms.append(RoomReport(room, True, can_post=can_post, sees_real_ids=True,
-                                    detail=resp.room_id))
+            rooms.append(
+                RoomReport(room, True, can_post=can_post, sees_real_ids=True, detail=resp.room_id)
+            )
         return ProbeReport("matrix", settings.user_id, True, True, tuple(rooms))
     finally:
         if fresh_device and client.access_token:

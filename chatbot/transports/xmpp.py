@@ -44,8 +44,9 @@ log = logging.getLogger(__name__)
 class XmppTransport(Transport):
     name = "xmpp"
 
-    def __init__(self, settings: XmppSettings, store: StateStore, *,
-                 handler: EventHandler | None = None) -> None:
+    def __init__(
+        self, settings: XmppSettings, store: StateStore, *, handler: EventHandler | None = None
+    ) -> None:
         super().__init__(handler=handler)
         self.settings = settings
         self.store = store
@@ -82,14 +83,19 @@ class XmppTransport(Transport):
 
     async def start(self) -> None:
         """Begin connecting in the background; `wait_online()` says when it is up."""
-        self._conn = XmppConnection(self.settings, on_fresh_session=self._join_rooms,
-                                    on_online=self._set_online,
-                                    on_session_end=self._on_session_end)
+        self._conn = XmppConnection(
+            self.settings,
+            on_fresh_session=self._join_rooms,
+            on_online=self._set_online,
+            on_session_end=self._on_session_end,
+        )
         client = self._conn.client
-        client.register_handler(Callback("chatbot message", MatchXPath("{jabber:client}message"),
-                                         self._on_message))
-        client.register_handler(Callback("chatbot presence",
-                                         MatchXPath("{jabber:client}presence"), self._on_presence))
+        client.register_handler(
+            Callback("chatbot message", MatchXPath("{jabber:client}message"), self._on_message)
+        )
+        client.register_handler(
+            Callback("chatbot presence", MatchXPath("{jabber:client}presence"), self._on_presence)
+        )
         client.add_event_handler("stanza_acked", self._on_acked)
         self._pump_task = asyncio.create_task(self._pump(), name="xmpp-pump")
         self._conn.start()
@@ -110,8 +116,9 @@ class XmppTransport(Transport):
         self._fail_pending("XMPP session ended before the server confirmed")
 
     async def _join_rooms(self) -> None:
-        results = await asyncio.gather(*(self._join(r) for r in self.settings.rooms),
-                                       return_exceptions=True)
+        results = await asyncio.gather(
+            *(self._join(r) for r in self.settings.rooms), return_exceptions=True
+        )
         for room, result in zip(self.settings.rooms, results, strict=True):
             if isinstance(result, BaseException):
                 log.error("could not join %s: %r", room, result)
@@ -121,12 +128,19 @@ class XmppTransport(Transport):
         # Known before the join presence goes out: occupant presences arrive first.
         state = self.rooms[room] = wire.RoomState(nick=self.settings.nick)
         pres, *_ = await self.client.plugin["xep_0045"].join_muc_wait(
-            JID(room), self.settings.nick, maxstanzas=self.settings.join_history,
-            timeout=self.settings.join_timeout)
+            JID(room),
+            self.settings.nick,
+            maxstanzas=self.settings.join_history,
+            timeout=self.settings.join_timeout,
+        )
         state.non_anonymous = 100 in wire.room_status_codes(pres)
         state.nick = pres["from"].resource or state.nick
-        log.info("joined %s as %s (real JIDs %s)", room, state.nick,
-                 "visible" if state.non_anonymous else "hidden")
+        log.info(
+            "joined %s as %s (real JIDs %s)",
+            room,
+            state.nick,
+            "visible" if state.non_anonymous else "hidden",
+        )
         return state
 
     # -- incoming ------------------------------------------------------------
@@ -193,10 +207,19 @@ class XmppTransport(Transport):
             await self.store.set_value(key, json.dumps(sorted(ev.keys)))
             if ev.keys == before:
                 return
-            await self._emit(IncomingReaction(
-                transport=self.name, chat=ev.chat, sender=ev.sender, target_id=ev.target_id,
-                added=ev.keys - before, removed=before - ev.keys, message_id=ev.message_id,
-                is_direct=ev.is_direct, sender_name=ev.sender_name))
+            await self._emit(
+                IncomingReaction(
+                    transport=self.name,
+                    chat=ev.chat,
+                    sender=ev.sender,
+                    target_id=ev.target_id,
+                    added=ev.keys - before,
+                    removed=before - ev.keys,
+                    message_id=ev.message_id,
+                    is_direct=ev.is_direct,
+                    sender_name=ev.sender_name,
+                )
+            )
             return
         await self._emit(ev)
 
@@ -206,13 +229,19 @@ class XmppTransport(Transport):
         if not self.online or self.client is None:
             raise NotConnected("XMPP is not connected")
         in_room = isinstance(target, Room)
-        msg = self.client.make_message(mto=JID(target.id),
-                                       mtype="groupchat" if in_room else "chat")
+        msg = self.client.make_message(mto=JID(target.id), mtype="groupchat" if in_room else "chat")
         wire.set_ids(msg, message_id)
         return msg, in_room
 
-    async def send(self, target: Target, text: str, *, reply_to: str | None = None,
-                   html: str | None = None, txn_id: str | None = None) -> str:
+    async def send(
+        self,
+        target: Target,
+        text: str,
+        *,
+        reply_to: str | None = None,
+        html: str | None = None,
+        txn_id: str | None = None,
+    ) -> str:
         """Send text; in a room, return the stanza-id the room gave it.
 
         html is ignored: XHTML-IM is obsolete and clients render plain text.
@@ -222,8 +251,9 @@ class XmppTransport(Transport):
         msg["body"] = text
         if reply_to:
             author, nick, quote = self._recent.get(reply_to, (None, None, None))
-            wire.add_reply(msg, reply_to, author=author, quote=quote,
-                           quoted_nick=nick if in_room else None)
+            wire.add_reply(
+                msg, reply_to, author=author, quote=quote, quoted_nick=nick if in_room else None
+            )
         server_id = await self._transmit(msg, message_id, in_room)
         state = self.rooms.get(target.id)
         author = f"{target.id}/{state.nick}" if in_room and state else self._own_jid.bare
@@ -274,6 +304,3 @@ class XmppTransport(Transport):
             for fut in table.values():
                 if not fut.done():
                     fut.set_exception(TransportError(why))
-
-
-

@@ -27,8 +27,20 @@ from .base import Backoff, redacting_repr
 
 log = logging.getLogger(__name__)
 
-PLUGINS = ("xep_0030", "xep_0045", "xep_0198", "xep_0199", "xep_0203", "xep_0280",
-           "xep_0308", "xep_0334", "xep_0359", "xep_0428", "xep_0444", "xep_0461")
+PLUGINS = (
+    "xep_0030",
+    "xep_0045",
+    "xep_0198",
+    "xep_0199",
+    "xep_0203",
+    "xep_0280",
+    "xep_0308",
+    "xep_0334",
+    "xep_0359",
+    "xep_0428",
+    "xep_0444",
+    "xep_0461",
+)
 
 
 @dataclass(frozen=True, repr=False)
@@ -81,14 +93,17 @@ def connect(client: slixmpp.ClientXMPP, settings: XmppSettings) -> None:
         client.connect()
 
 
-
 class XmppConnection:
     """The supervisor loop around one client; the transport hears about sessions."""
 
-    def __init__(self, settings: XmppSettings, *,
-                 on_fresh_session: Callable[[], Awaitable[None]],
-                 on_online: Callable[[bool], Awaitable[None]],
-                 on_session_end: Callable[[], None]) -> None:
+    def __init__(
+        self,
+        settings: XmppSettings,
+        *,
+        on_fresh_session: Callable[[], Awaitable[None]],
+        on_online: Callable[[bool], Awaitable[None]],
+        on_session_end: Callable[[], None],
+    ) -> None:
         self.settings = settings
         self.client = client = make_client(settings)
         #: Fresh sessions so far (a resume does not count).
@@ -108,9 +123,11 @@ class XmppConnection:
         client.add_event_handler("failed_all_auth", self._on_auth_failed)
         # Resume refused: the old stream's unacked stanzas are gone for good.
         client.add_event_handler("session_end", lambda _: on_session_end())
-        client.register_handler(Callback("chatbot own presence",
-                                         MatchXPath("{jabber:client}presence"),
-                                         self._on_presence))
+        client.register_handler(
+            Callback(
+                "chatbot own presence", MatchXPath("{jabber:client}presence"), self._on_presence
+            )
+        )
 
     def start(self) -> None:
         self._stopping.clear()
@@ -179,8 +196,9 @@ class XmppConnection:
         """
         echo = self._presence_echo = asyncio.get_running_loop().create_future()
         self.client.send_presence()
-        await asyncio.wait([echo, lost], timeout=self.settings.join_timeout,
-                           return_when=asyncio.FIRST_COMPLETED)
+        await asyncio.wait(
+            [echo, lost], timeout=self.settings.join_timeout, return_when=asyncio.FIRST_COMPLETED
+        )
 
     async def _keepalive(self, lost: asyncio.Future) -> None:
         """Ping the server while connected; a silent dead link becomes a lost one."""

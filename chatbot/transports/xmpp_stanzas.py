@@ -141,7 +141,8 @@ def reaction_keys(el: ET.Element) -> frozenset[str]:
     # Not Reactions.get_values(): with the `emoji` package installed it drops
     # anything it does not know unless all_chars=True; we keep every key.
     return frozenset(
-        r.text.strip() for r in el.findall(f"{{{NS_REACTIONS}}}reaction")
+        r.text.strip()
+        for r in el.findall(f"{{{NS_REACTIONS}}}reaction")
         if r.text and r.text.strip()
     )
 
@@ -243,23 +244,34 @@ def _parse_direct(msg: Message, ctx: StanzaContext, *, carbon: bool) -> Result:
     return _content(msg, common, message_id, dedupe, sender_key=frm.bare)
 
 
-def _content(msg: Message, common: dict, message_id: str, dedupe: str,
-             *, sender_key: str) -> Result:
+def _content(
+    msg: Message, common: dict, message_id: str, dedupe: str, *, sender_key: str
+) -> Result:
     reactions = _find(msg, NS_REACTIONS, "reactions")
     if reactions is not None:
         target = reactions.get("id")
         if not target:
             return Dropped("reaction-without-target")
         return Parsed(
-            ReactionUpdate(target_id=target, keys=reaction_keys(reactions),
-                           message_id=message_id, sender_key=sender_key, **common),
+            ReactionUpdate(
+                target_id=target,
+                keys=reaction_keys(reactions),
+                message_id=message_id,
+                sender_key=sender_key,
+                **common,
+            ),
             dedupe,
         )
     replace = _find(msg, NS_CORRECT, "replace")
     if replace is not None:
         return Parsed(
-            IncomingEdit(transport=TRANSPORT, target_id=replace.get("id") or "",
-                         text=msg["body"], message_id=message_id, **common),
+            IncomingEdit(
+                transport=TRANSPORT,
+                target_id=replace.get("id") or "",
+                text=msg["body"],
+                message_id=message_id,
+                **common,
+            ),
             dedupe,
         )
     if not msg["body"]:
@@ -268,8 +280,13 @@ def _content(msg: Message, common: dict, message_id: str, dedupe: str,
     reply_to = reply.get("id") if reply is not None else None
     text = strip_reply_fallback(msg) if reply is not None else msg["body"]
     return Parsed(
-        IncomingMessage(transport=TRANSPORT, text=text.strip(), message_id=message_id,
-                        reply_to=reply_to or None, **common),
+        IncomingMessage(
+            transport=TRANSPORT,
+            text=text.strip(),
+            message_id=message_id,
+            reply_to=reply_to or None,
+            **common,
+        ),
         dedupe,
     )
 
@@ -284,8 +301,14 @@ def set_ids(msg: Message, message_id: str) -> None:
     el.set("id", message_id)
 
 
-def add_reply(msg: Message, reply_to: str, *, author: str | None = None,
-              quote: str | None = None, quoted_nick: str | None = None) -> None:
+def add_reply(
+    msg: Message,
+    reply_to: str,
+    *,
+    author: str | None = None,
+    quote: str | None = None,
+    quoted_nick: str | None = None,
+) -> None:
     """XEP-0461 reply markup, plus a XEP-0428-marked quote for clients that show none."""
     el = ET.SubElement(msg.xml, f"{{{NS_REPLY}}}reply")
     el.set("id", reply_to)

@@ -35,8 +35,10 @@ def servers(tmp_path_factory: pytest.TempPathFactory) -> Servers:
     if reuse:
         s = Servers(Path(reuse).parent)
         if not all(s.status().values()):
-            pytest.fail(f"CHATBOT_SERVERS_JSON={reuse} but its servers are not running: "
-                        f"{s.status()}", pytrace=False)
+            pytest.fail(
+                f"CHATBOT_SERVERS_JSON={reuse} but its servers are not running: {s.status()}",
+                pytrace=False,
+            )
         yield s
         return
     s = Servers(tmp_path_factory.mktemp("servers"))
@@ -75,8 +77,9 @@ class Inbox:
         self.all.append(event)
         self._queue.put_nowait(event)
 
-    async def get(self, pred: Callable[[IncomingEvent], bool] = lambda e: True,
-                  within: float = WITHIN) -> IncomingEvent:
+    async def get(
+        self, pred: Callable[[IncomingEvent], bool] = lambda e: True, within: float = WITHIN
+    ) -> IncomingEvent:
         async with asyncio.timeout(within):
             while True:
                 event = await self._queue.get()
@@ -90,10 +93,15 @@ class Inbox:
 def xmpp_settings(info: dict[str, Any], **overrides: Any) -> XmppSettings:
     bot = info["accounts"]["bot"]
     values: dict[str, Any] = {
-        "jid": bot["jid"], "password": bot["password"], "host": info["host"],
-        "port": info["port"], "tls": "none", "nick": "bot",
+        "jid": bot["jid"],
+        "password": bot["password"],
+        "host": info["host"],
+        "port": info["port"],
+        "tls": "none",
+        "nick": "bot",
         "rooms": (info["rooms"]["public"], info["rooms"]["hidden"]),
-        "reconnect_initial": 0.05, "reconnect_max": 0.5,
+        "reconnect_initial": 0.05,
+        "reconnect_max": 0.5,
     }
     values.update(overrides)
     return XmppSettings(**values)
@@ -102,10 +110,13 @@ def xmpp_settings(info: dict[str, Any], **overrides: Any) -> XmppSettings:
 def matrix_settings(info: dict[str, Any], **overrides: Any) -> MatrixSettings:
     bot = info["accounts"]["bot"]
     values: dict[str, Any] = {
-        "homeserver": info["homeserver"], "user_id": bot["user_id"],
-        "password": bot["password"], "rooms": (info["rooms"]["public"]["room_id"],),
+        "homeserver": info["homeserver"],
+        "user_id": bot["user_id"],
+        "password": bot["password"],
+        "rooms": (info["rooms"]["public"]["room_id"],),
         "owners": (info["accounts"]["owner"]["user_id"],),
-        "reconnect_initial": 0.05, "reconnect_max": 0.5,
+        "reconnect_initial": 0.05,
+        "reconnect_max": 0.5,
     }
     values.update(overrides)
     return MatrixSettings(**values)
@@ -115,11 +126,13 @@ def matrix_settings(info: dict[str, Any], **overrides: Any) -> MatrixSettings:
 async def xmpp_bot(xmpp_info: dict[str, Any]) -> AsyncIterator[Callable]:
     made: list[XmppTransport] = []
 
-    async def make(store: StateStore | None = None, *, online: bool = True,
-                   **overrides: Any) -> tuple[XmppTransport, Inbox]:
+    async def make(
+        store: StateStore | None = None, *, online: bool = True, **overrides: Any
+    ) -> tuple[XmppTransport, Inbox]:
         inbox = Inbox()
-        t = XmppTransport(xmpp_settings(xmpp_info, **overrides), store or MemoryStateStore(),
-                          handler=inbox)
+        t = XmppTransport(
+            xmpp_settings(xmpp_info, **overrides), store or MemoryStateStore(), handler=inbox
+        )
         made.append(t)
         await t.start()
         if online:
@@ -150,11 +163,13 @@ async def xmpp_peer(xmpp_info: dict[str, Any]) -> AsyncIterator[Callable]:
 async def matrix_bot(matrix_info: dict[str, Any]) -> AsyncIterator[Callable]:
     made: list[MatrixTransport] = []
 
-    async def make(store: StateStore | None = None, *, online: bool = True,
-                   **overrides: Any) -> tuple[MatrixTransport, Inbox]:
+    async def make(
+        store: StateStore | None = None, *, online: bool = True, **overrides: Any
+    ) -> tuple[MatrixTransport, Inbox]:
         inbox = Inbox()
-        t = MatrixTransport(matrix_settings(matrix_info, **overrides),
-                            store or MemoryStateStore(), handler=inbox)
+        t = MatrixTransport(
+            matrix_settings(matrix_info, **overrides), store or MemoryStateStore(), handler=inbox
+        )
         made.append(t)
         await t.start()
         if online:

@@ -66,13 +66,16 @@ class MatrixPeer:
 
     async def create_room(self, *, invite: tuple[str, ...] = (), direct: bool = False) -> str:
         resp = await self.client.room_create(
-            invite=list(invite), is_direct=direct,
-            preset=RoomPreset.trusted_private_chat if direct else RoomPreset.private_chat)
+            invite=list(invite),
+            is_direct=direct,
+            preset=RoomPreset.trusted_private_chat if direct else RoomPreset.private_chat,
+        )
         assert isinstance(resp, RoomCreateResponse), resp
         return resp.room_id
 
-    async def send(self, room_id: str, content: dict[str, Any],
-                   etype: str = "m.room.message") -> str:
+    async def send(
+        self, room_id: str, content: dict[str, Any], etype: str = "m.room.message"
+    ) -> str:
         resp = await self.client.room_send(room_id, etype, content, tx_id=uuid.uuid4().hex)
         assert isinstance(resp, RoomSendResponse), resp
         return resp.event_id
@@ -80,31 +83,48 @@ class MatrixPeer:
     async def say(self, room_id: str, text: str) -> str:
         return await self.send(room_id, {"msgtype": "m.text", "body": text})
 
-    async def reply(self, room_id: str, text: str, target: str,
-                    quote: str = "> <@owner:localhost> something else entirely") -> str:
+    async def reply(
+        self,
+        room_id: str,
+        text: str,
+        target: str,
+        quote: str = "> <@owner:localhost> something else entirely",
+    ) -> str:
         # A lying fallback quote: the bot must go by the event id alone.
-        return await self.send(room_id, {
-            "msgtype": "m.text", "body": f"{quote}\n\n{text}",
-            "m.relates_to": {"m.in_reply_to": {"event_id": target}},
-        })
+        return await self.send(
+            room_id,
+            {
+                "msgtype": "m.text",
+                "body": f"{quote}\n\n{text}",
+                "m.relates_to": {"m.in_reply_to": {"event_id": target}},
+            },
+        )
 
     async def edit(self, room_id: str, target: str, text: str) -> str:
-        return await self.send(room_id, {
-            "msgtype": "m.text", "body": f"* {text}",
-            "m.new_content": {"msgtype": "m.text", "body": text},
-            "m.relates_to": {"rel_type": "m.replace", "event_id": target},
-        })
+        return await self.send(
+            room_id,
+            {
+                "msgtype": "m.text",
+                "body": f"* {text}",
+                "m.new_content": {"msgtype": "m.text", "body": text},
+                "m.relates_to": {"rel_type": "m.replace", "event_id": target},
+            },
+        )
 
     async def react(self, room_id: str, target: str, key: str) -> str:
-        return await self.send(room_id, {"m.relates_to": {
-            "rel_type": "m.annotation", "event_id": target, "key": key}}, "m.reaction")
+        return await self.send(
+            room_id,
+            {"m.relates_to": {"rel_type": "m.annotation", "event_id": target, "key": key}},
+            "m.reaction",
+        )
 
     async def redact(self, room_id: str, event_id: str) -> str:
         resp = await self.client.room_redact(room_id, event_id)
         return resp.event_id
 
-    async def expect(self, pred: Callable[[str, dict[str, Any]], bool], *,
-                     within: float = TIMEOUT) -> tuple[str, dict[str, Any]]:
+    async def expect(
+        self, pred: Callable[[str, dict[str, Any]], bool], *, within: float = TIMEOUT
+    ) -> tuple[str, dict[str, Any]]:
         skipped = []
         try:
             async with asyncio.timeout(within):
@@ -119,5 +139,6 @@ class MatrixPeer:
 
     async def expect_body(self, text: str, *, within: float = TIMEOUT) -> dict[str, Any]:
         _, ev = await self.expect(
-            lambda _r, e: (e.get("content") or {}).get("body") == text, within=within)
+            lambda _r, e: (e.get("content") or {}).get("body") == text, within=within
+        )
         return ev

@@ -27,12 +27,15 @@ class SqliteStateStore:
         return row[0] if row else None
 
     async def set_value(self, key: str, value: str) -> None:
-        self.db.execute("INSERT INTO kv VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value ="
-                        " excluded.value", (key, value))
+        self.db.execute(
+            "INSERT INTO kv VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+            (key, value),
+        )
 
     async def mark_processed(self, transport: str, event_id: str) -> bool:
-        cur = self.db.execute("INSERT OR IGNORE INTO processed VALUES (?, ?)",
-                              (transport, event_id))
+        cur = self.db.execute(
+            "INSERT OR IGNORE INTO processed VALUES (?, ?)", (transport, event_id)
+        )
         return cur.rowcount == 1
 
     def close(self) -> None:

@@ -23,8 +23,9 @@ def content(ev: dict[str, Any]) -> dict[str, Any]:
     return ev.get("content") or {}
 
 
-async def test_room_message_round_trip_with_html_notice(matrix_bot, matrix_peer,
-                                                        matrix_info) -> None:
+async def test_room_message_round_trip_with_html_notice(
+    matrix_bot, matrix_peer, matrix_info
+) -> None:
     room_id = matrix_info["rooms"]["public"]["room_id"]
     bot, inbox = await matrix_bot()
     owner = await matrix_peer("owner")
@@ -38,8 +39,9 @@ async def test_room_message_round_trip_with_html_notice(matrix_bot, matrix_peer,
     assert ev.message_id == event_id and not ev.is_direct
 
     answer = unique("answer")
-    answer_id = await bot.send(ev.chat, answer, html=f"<b>{answer}</b>",
-                               reply_to=ev.message_id, txn_id=unique("txn"))
+    answer_id = await bot.send(
+        ev.chat, answer, html=f"<b>{answer}</b>", reply_to=ev.message_id, txn_id=unique("txn")
+    )
     seen = await owner.expect_body(answer)
     assert seen["event_id"] == answer_id
     assert content(seen)["msgtype"] == "m.notice"
@@ -69,10 +71,14 @@ async def test_reactions_replies_and_edits(matrix_bot, matrix_peer, matrix_info)
 
     # The bot's reaction and reply, as the owner's client sees them.
     await bot.react(reply.chat, reply_id, "✅")
-    _, seen = await owner.expect(lambda _r, e: e["type"] == "m.reaction"
-                                 and e["sender"] == "@bot:localhost")
-    assert content(seen)["m.relates_to"] == {"rel_type": "m.annotation", "event_id": reply_id,
-                                             "key": "✅"}
+    _, seen = await owner.expect(
+        lambda _r, e: e["type"] == "m.reaction" and e["sender"] == "@bot:localhost"
+    )
+    assert content(seen)["m.relates_to"] == {
+        "rel_type": "m.annotation",
+        "event_id": reply_id,
+        "key": "✅",
+    }
     done = unique("done")
     await bot.send(reply.chat, done, reply_to=reply_id)
     seen = await owner.expect_body(done)
@@ -83,7 +89,7 @@ async def test_reactions_replies_and_edits(matrix_bot, matrix_peer, matrix_info)
     marker = unique("marker")
     await owner.say(room_id, marker)
     await inbox.text(marker)
-    after = inbox.all[inbox.all.index(reply) + 1:]
+    after = inbox.all[inbox.all.index(reply) + 1 :]
     assert [type(e) for e in after] == [IncomingEdit, IncomingMessage]
     assert after[0].text == "/approve everything" and after[0].target_id == reply_id
 
@@ -98,7 +104,8 @@ async def test_same_txn_id_posts_once(matrix_bot, matrix_info) -> None:
 
 
 async def test_stranger_with_the_owners_display_name_is_not_the_owner(
-        matrix_bot, matrix_peer, matrix_info) -> None:
+    matrix_bot, matrix_peer, matrix_info
+) -> None:
     room_id = matrix_info["rooms"]["public"]["room_id"]
     bot, inbox = await matrix_bot()
     stranger = await matrix_peer("stranger")
@@ -121,9 +128,14 @@ async def test_joins_only_on_an_owners_invite(matrix_bot, matrix_peer) -> None:
     owners_dm = await owner.create_room(invite=("@bot:localhost",), direct=True)
 
     # The bot joining the owner's DM comes after it saw the stranger's invite.
-    await owner.expect(lambda r, e: r == owners_dm and e["type"] == "m.room.member"
-                       and e.get("state_key") == "@bot:localhost"
-                       and content(e).get("membership") == "join")
+    await owner.expect(
+        lambda r, e: (
+            r == owners_dm
+            and e["type"] == "m.room.member"
+            and e.get("state_key") == "@bot:localhost"
+            and content(e).get("membership") == "join"
+        )
+    )
     assert bot.dropped["invite-not-owner"] >= 1
     members = await stranger.client.joined_members(strangers_room)
     assert "@bot:localhost" not in [m.user_id for m in members.members]
@@ -155,12 +167,16 @@ async def test_sending_to_a_person_opens_a_direct_chat(matrix_bot, matrix_peer) 
 
 
 async def test_probe_joins_and_checks_posting(matrix_info) -> None:
-    report = await probe_matrix(matrix_settings(
-        matrix_info, rooms=(matrix_info["rooms"]["public"]["alias"], "#missing:localhost")))
+    report = await probe_matrix(
+        matrix_settings(
+            matrix_info, rooms=(matrix_info["rooms"]["public"]["alias"], "#missing:localhost")
+        )
+    )
     assert report.logged_in, report
     ok, missing = report.rooms
     assert ok.joined and ok.can_post and ok.sees_real_ids
     assert not missing.joined and "not found" in missing.detail
-    bad = await asyncio.wait_for(probe_matrix(matrix_settings(matrix_info, password="wrong")),
-                                 WITHIN)
+    bad = await asyncio.wait_for(
+        probe_matrix(matrix_settings(matrix_info, password="wrong")), WITHIN
+    )
     assert bad.connected and not bad.logged_in

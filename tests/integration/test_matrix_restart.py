@@ -21,12 +21,14 @@ def store(tmp_path: Path):
 
 
 def texts(inbox, prefix: str) -> list[str]:
-    return [e.text for e in inbox.all
-            if isinstance(e, IncomingMessage) and e.text.startswith(prefix)]
+    return [
+        e.text for e in inbox.all if isinstance(e, IncomingMessage) and e.text.startswith(prefix)
+    ]
 
 
-async def test_restart_delivers_what_came_while_down_once(matrix_bot, matrix_peer, matrix_info,
-                                                          store) -> None:
+async def test_restart_delivers_what_came_while_down_once(
+    matrix_bot, matrix_peer, matrix_info, store
+) -> None:
     room_id = matrix_info["rooms"]["public"]["room_id"]
     owner = await matrix_peer("owner")
     await owner.join(room_id)
@@ -48,8 +50,9 @@ async def test_restart_delivers_what_came_while_down_once(matrix_bot, matrix_pee
     assert texts(inbox2, tag) == [f"{tag} B while down", f"{tag} C"]
 
 
-async def test_a_long_gap_is_back_filled_in_order(matrix_bot, matrix_peer, matrix_info,
-                                                  store) -> None:
+async def test_a_long_gap_is_back_filled_in_order(
+    matrix_bot, matrix_peer, matrix_info, store
+) -> None:
     room_id = matrix_info["rooms"]["public"]["room_id"]
     owner = await matrix_peer("owner")
     await owner.join(room_id)
@@ -67,8 +70,9 @@ async def test_a_long_gap_is_back_filled_in_order(matrix_bot, matrix_peer, matri
     assert texts(inbox2, tag) == sent
 
 
-async def test_bot_comes_back_after_a_homeserver_restart(servers, matrix_bot, matrix_peer,
-                                                         matrix_info) -> None:
+async def test_bot_comes_back_after_a_homeserver_restart(
+    servers, matrix_bot, matrix_peer, matrix_info
+) -> None:
     room_id = matrix_info["rooms"]["public"]["room_id"]
     bot, inbox = await matrix_bot()
     await asyncio.to_thread(servers.stop_synapse)

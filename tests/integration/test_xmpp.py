@@ -54,8 +54,7 @@ async def test_direct_message_round_trip(xmpp_bot, xmpp_peer, xmpp_info) -> None
     assert reaction.sender == Identity("xmpp", "owner@localhost")
 
 
-async def test_room_message_reply_and_reactions_both_ways(xmpp_bot, xmpp_peer,
-                                                          xmpp_info) -> None:
+async def test_room_message_reply_and_reactions_both_ways(xmpp_bot, xmpp_peer, xmpp_info) -> None:
     room = xmpp_info["rooms"]["public"]
     bot, inbox = await xmpp_bot()
     owner = await xmpp_peer("owner")
@@ -98,8 +97,9 @@ async def test_room_message_reply_and_reactions_both_ways(xmpp_bot, xmpp_peer,
     assert seen["type"] == "groupchat" and reactions_of(seen)[1] == {"✅"}
 
 
-async def test_stranger_with_the_owners_nick_is_not_the_owner(xmpp_bot, xmpp_peer,
-                                                              xmpp_info) -> None:
+async def test_stranger_with_the_owners_nick_is_not_the_owner(
+    xmpp_bot, xmpp_peer, xmpp_info
+) -> None:
     room = xmpp_info["rooms"]["public"]
     bot, inbox = await xmpp_bot()
     stranger = await xmpp_peer("stranger")
@@ -124,8 +124,7 @@ async def test_room_hiding_real_jids_gives_no_identity(xmpp_bot, xmpp_peer, xmpp
     assert ev.sender is None and ev.sender_name == "owner"
 
 
-async def test_correction_and_room_history_are_not_commands(xmpp_bot, xmpp_peer,
-                                                            xmpp_info) -> None:
+async def test_correction_and_room_history_are_not_commands(xmpp_bot, xmpp_peer, xmpp_info) -> None:
     room = xmpp_info["rooms"]["public"]
     owner = await xmpp_peer("owner")
     await owner.join(room, "owner")
@@ -144,7 +143,7 @@ async def test_correction_and_room_history_are_not_commands(xmpp_bot, xmpp_peer,
     marker = unique("marker")
     await owner.say(room, marker, room=True)
     await inbox.text(marker)
-    after_first = inbox.all[inbox.all.index(ev) + 1:]
+    after_first = inbox.all[inbox.all.index(ev) + 1 :]
     assert [type(e) for e in after_first] == [IncomingEdit, IncomingMessage]
     assert after_first[0].text == "/approve everything"
 

@@ -10,8 +10,9 @@ from chatbot.transports.base import Identity, IncomingMessage
 from .conftest import WITHIN, unique
 
 
-async def test_bot_reconnects_and_rejoins_after_a_server_restart(servers, xmpp_bot, xmpp_peer,
-                                                                 xmpp_info) -> None:
+async def test_bot_reconnects_and_rejoins_after_a_server_restart(
+    servers, xmpp_bot, xmpp_peer, xmpp_info
+) -> None:
     room = xmpp_info["rooms"]["public"]
     bot, inbox = await xmpp_bot()
     assert bot.sessions == 1
@@ -43,8 +44,9 @@ async def test_bot_reconnects_and_rejoins_after_a_server_restart(servers, xmpp_b
     await owner.expect_body(answer + "-direct")
 
 
-async def test_dropped_connection_is_resumed_with_stream_management(xmpp_bot, xmpp_peer,
-                                                                    xmpp_info) -> None:
+async def test_dropped_connection_is_resumed_with_stream_management(
+    xmpp_bot, xmpp_peer, xmpp_info
+) -> None:
     bot, inbox = await xmpp_bot()
     owner = await xmpp_peer("owner")
     # Cut the TCP connection under the bot; the server keeps the session (XEP-0198).

@@ -41,7 +41,8 @@ class XmppPeer:
     async def start(self) -> XmppPeer:
         started = asyncio.get_running_loop().create_future()
         self.client.add_event_handler(
-            "session_start", lambda _: started.done() or started.set_result(True))
+            "session_start", lambda _: started.done() or started.set_result(True)
+        )
         self.client.connect(self.host, self.port)
         await asyncio.wait_for(started, TIMEOUT)
         self.client.send_presence()
@@ -54,15 +55,15 @@ class XmppPeer:
     async def join(self, room: str, nick: str, *, history: int = 0) -> None:
         self.nicks[room] = nick
         await self.client.plugin["xep_0045"].join_muc_wait(
-            JID(room), nick, maxstanzas=history, timeout=TIMEOUT)
+            JID(room), nick, maxstanzas=history, timeout=TIMEOUT
+        )
 
     async def leave(self, room: str) -> None:
         nick = self.nicks.pop(room)
         gone = asyncio.get_running_loop().create_future()
 
         def on_presence(pres: object) -> None:
-            if pres["from"].resource == nick and pres["type"] == "unavailable" \
-                    and not gone.done():
+            if pres["from"].resource == nick and pres["type"] == "unavailable" and not gone.done():
                 gone.set_result(True)
 
         with self.client.event_handler(f"muc::{room}::presence", on_presence):
@@ -82,8 +83,7 @@ class XmppPeer:
             msg.send()
             return msg["id"]
         room, sent = msg["to"].bare, msg["id"]
-        echo = await self.expect(lambda m: m["from"].bare == room and m["id"] == sent,
-                                 send=msg)
+        echo = await self.expect(lambda m: m["from"].bare == room and m["id"] == sent, send=msg)
         sid = wire.trusted_stanza_id(echo, room)
         assert sid, f"room gave no stanza-id: {echo}"
         return sid
@@ -91,8 +91,15 @@ class XmppPeer:
     async def say(self, to: str, text: str, *, room: bool = False) -> str:
         return await self.transmit(self.build(to, text, room=room))
 
-    async def reply(self, to: str, text: str, target: str, *, room: bool = False,
-                    quote: str = "something else entirely") -> str:
+    async def reply(
+        self,
+        to: str,
+        text: str,
+        target: str,
+        *,
+        room: bool = False,
+        quote: str = "something else entirely",
+    ) -> str:
         msg = self.build(to, text, room=room)
         # A lying quote: the bot must go by the id, not by this text.
         wire.add_reply(msg, target, quote=quote)
@@ -108,8 +115,13 @@ class XmppPeer:
         ET.SubElement(msg.xml, f"{{{wire.NS_CORRECT}}}replace").set("id", target)
         return await self.transmit(msg)
 
-    async def expect(self, pred: Callable[[Message], bool], *, send: Message | None = None,
-                     within: float = TIMEOUT) -> Message:
+    async def expect(
+        self,
+        pred: Callable[[Message], bool],
+        *,
+        send: Message | None = None,
+        within: float = TIMEOUT,
+    ) -> Message:
         """The next received message matching pred (others are kept for later calls)."""
         skipped: list[Message] = []
         if send is not None:
@@ -126,5 +138,6 @@ class XmppPeer:
                 self.inbox.put_nowait(m)
 
     async def expect_body(self, text: str, *, within: float = TIMEOUT) -> Message:
-        return await self.expect(lambda m: m["body"] == text or m["body"].endswith("\n" + text),
-                                 within=within)
+        return await self.expect(
+            lambda m: m["body"] == text or m["body"].endswith("\n" + text), within=within
+        )

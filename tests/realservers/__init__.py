@@ -118,7 +118,9 @@ class Servers:
     def synapse(self) -> Synapse:
         m = self.info["matrix"]
         return Synapse(
-            self.base / "synapse", m["port"], m["registration_shared_secret"],
+            self.base / "synapse",
+            m["port"],
+            m["registration_shared_secret"],
             m["macaroon_secret_key"],
         )
 
@@ -157,8 +159,9 @@ class Servers:
             x["pid"] = server.start(detach=detach)
         owner = x["accounts"]["owner"]
         asyncio.run(
-            _create_xmpp_rooms(x["host"], x["port"], owner["jid"], owner["password"],
-                               list(x["rooms"].values()))
+            _create_xmpp_rooms(
+                x["host"], x["port"], owner["jid"], owner["password"], list(x["rooms"].values())
+            )
         )
         self.timings["prosody"] = time.monotonic() - t0
 
@@ -227,8 +230,9 @@ class Servers:
         }
 
 
-async def _create_xmpp_rooms(host: str, port: int, jid: str, password: str,
-                             rooms: list[str]) -> None:
+async def _create_xmpp_rooms(
+    host: str, port: int, jid: str, password: str, rooms: list[str]
+) -> None:
     from .xmpp_setup import create_rooms
 
     await create_rooms(host, port, jid, password, rooms)

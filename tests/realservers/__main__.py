@@ -15,8 +15,9 @@ DEFAULT_DIR = Path(__file__).resolve().parents[2] / "var" / "servers"
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="scripts/servers", description=__doc__)
-    parser.add_argument("--dir", type=Path, default=DEFAULT_DIR,
-                        help=f"data folder (default {DEFAULT_DIR})")
+    parser.add_argument(
+        "--dir", type=Path, default=DEFAULT_DIR, help=f"data folder (default {DEFAULT_DIR})"
+    )
     sub = parser.add_subparsers(dest="cmd", required=True)
     sub.add_parser("install", help="only make sure the prosody Debian package is present")
     sub.add_parser("start", help="start both servers, create accounts and rooms (idempotent)")
@@ -31,8 +32,11 @@ def main(argv: list[str] | None = None) -> int:
     servers = Servers(args.dir)
     if args.cmd == "start":
         servers.start(detach=True)
-        print(f"servers up in {servers.timings['start_total']:.2f}s; "
-              f"description in {servers.json_path}", file=sys.stderr)
+        print(
+            f"servers up in {servers.timings['start_total']:.2f}s; "
+            f"description in {servers.json_path}",
+            file=sys.stderr,
+        )
         print(servers.json_path)
         return 0
     if args.cmd == "stop":

@@ -126,9 +126,7 @@ class Prosody:
             timeout=30,
         )
         if result.returncode != 0:
-            raise RuntimeError(
-                f"prosodyctl register {user} failed: {result.stdout}{result.stderr}"
-            )
+            raise RuntimeError(f"prosodyctl register {user} failed: {result.stdout}{result.stderr}")
 
     def start(self, *, detach: bool) -> int:
         proc_ = proc.spawn(

@@ -145,8 +145,9 @@ class Synapse:
 
     # -- HTTP helpers (stdlib only: the CLI must not need an event loop) --
 
-    def _request(self, method: str, path: str, body: dict | None = None,
-                 token: str | None = None) -> tuple[int, dict]:
+    def _request(
+        self, method: str, path: str, body: dict | None = None, token: str | None = None
+    ) -> tuple[int, dict]:
         data = json.dumps(body).encode() if body is not None else None
         req = urllib.request.Request(self.url + path, data=data, method=method)
         req.add_header("Content-Type", "application/json")
@@ -205,8 +206,12 @@ class Synapse:
         status, answer = self._request(
             "POST",
             "/_matrix/client/v3/createRoom",
-            {"room_alias_name": alias_local, "name": name, "preset": "public_chat",
-             "visibility": "private"},
+            {
+                "room_alias_name": alias_local,
+                "name": name,
+                "preset": "public_chat",
+                "visibility": "private",
+            },
             token=token,
         )
         if status != 200:

@@ -68,4 +68,5 @@ def test_redacting_repr_shows_empty_secrets_as_empty(value: str | None) -> None:
     from chatbot.transports.matrix import MatrixSettings
 
     assert "access_token=" + repr(value) in repr(
-        MatrixSettings(homeserver="h", user_id="@b:l", access_token=value))
+        MatrixSettings(homeserver="h", user_id="@b:l", access_token=value)
+    )

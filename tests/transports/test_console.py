@@ -19,12 +19,15 @@ from chatbot.transports.console import ConsoleSettings, ConsoleTransport, parse_
 OWNER = Identity("console", "owner")
 
 
-@pytest.mark.parametrize("line, added, removed, target", [
-    ("+3 👍", {"👍"}, set(), "3"),
-    ("+1 3 👍", {"👍"}, set(), "3"),  # the literal form: "+1 <message-number> 👍"
-    ("+ 12 ✅", {"✅"}, set(), "12"),
-    ("-3 👍", set(), {"👍"}, "3"),
-])
+@pytest.mark.parametrize(
+    "line, added, removed, target",
+    [
+        ("+3 👍", {"👍"}, set(), "3"),
+        ("+1 3 👍", {"👍"}, set(), "3"),  # the literal form: "+1 <message-number> 👍"
+        ("+ 12 ✅", {"✅"}, set(), "12"),
+        ("-3 👍", set(), {"👍"}, "3"),
+    ],
+)
 def test_reaction_syntax(line: str, added: set, removed: set, target: str) -> None:
     ev = parse_line(line, owner=OWNER, message_id="9")
     assert isinstance(ev, IncomingReaction)
@@ -60,7 +63,10 @@ async def test_push_and_pop_like_a_test_bot() -> None:
     reaction = await console.pop()
     assert reaction.reaction == "👀" and reaction.reply_to == "1"
     assert out.getvalue().splitlines() == [
-        "[#1] alice: hello", "[#2] (re #1) bot: you said hello", "[#3] bot reacted 👀 to #1"]
+        "[#1] alice: hello",
+        "[#2] (re #1) bot: you said hello",
+        "[#3] bot reacted 👀 to #1",
+    ]
     await console.stop()
 
 
@@ -70,8 +76,9 @@ async def test_reads_lines_from_an_input_stream_until_eof() -> None:
     async def handler(ev: IncomingEvent) -> None:
         got.append(ev)
 
-    console = ConsoleTransport(input=io.StringIO("/status\n\n+1 👍\n"), output=io.StringIO(),
-                               handler=handler)
+    console = ConsoleTransport(
+        input=io.StringIO("/status\n\n+1 👍\n"), output=io.StringIO(), handler=handler
+    )
     await console.start()
     await asyncio.wait_for(console.closed.wait(), 2)
     await console.stop()

@@ -23,8 +23,14 @@ ME = "@bot:localhost"
 ROOM = "!r:localhost"
 
 
-def ev(content: dict[str, Any], *, etype: str = "m.room.message", sender: str = "@owner:localhost",
-       event_id: str = "$e1", **extra: Any) -> dict[str, Any]:
+def ev(
+    content: dict[str, Any],
+    *,
+    etype: str = "m.room.message",
+    sender: str = "@owner:localhost",
+    event_id: str = "$e1",
+    **extra: Any,
+) -> dict[str, Any]:
     return {"type": etype, "sender": sender, "event_id": event_id, "content": content, **extra}
 
 
@@ -42,63 +48,99 @@ def test_text_message_identity_is_the_sender_id() -> None:
 
 def test_display_name_plays_no_part() -> None:
     # A stranger calling himself "Owner": only `sender` counts.
-    m = parse(ev({"msgtype": "m.text", "body": "hi", "displayname": "Owner"},
-                 sender="@stranger:localhost"))
+    m = parse(
+        ev(
+            {"msgtype": "m.text", "body": "hi", "displayname": "Owner"},
+            sender="@stranger:localhost",
+        )
+    )
     assert m.sender == Identity("matrix", "@stranger:localhost")
 
 
 def test_reply_goes_by_event_id_and_drops_the_fallback_quote() -> None:
-    m = parse(ev({
-        "msgtype": "m.text",
-        "body": "> <@bot:localhost> Approve card x?\n> second line\n\nyes please",
-        "m.relates_to": {"m.in_reply_to": {"event_id": "$question"}},
-    }))
+    m = parse(
+        ev(
+            {
+                "msgtype": "m.text",
+                "body": "> <@bot:localhost> Approve card x?\n> second line\n\nyes please",
+                "m.relates_to": {"m.in_reply_to": {"event_id": "$question"}},
+            }
+        )
+    )
     assert isinstance(m, IncomingMessage)
     assert m.reply_to == "$question" and m.text == "yes please"
 
 
 def test_reply_without_fallback_keeps_its_body() -> None:
-    m = parse(ev({"msgtype": "m.text", "body": "> quoted on purpose",
-                  "m.relates_to": {"m.in_reply_to": {"event_id": "$q"}, "is_falling_back": True,
-                                   "rel_type": "m.thread", "event_id": "$root"}}))
+    m = parse(
+        ev(
+            {
+                "msgtype": "m.text",
+                "body": "> quoted on purpose",
+                "m.relates_to": {
+                    "m.in_reply_to": {"event_id": "$q"},
+                    "is_falling_back": True,
+                    "rel_type": "m.thread",
+                    "event_id": "$root",
+                },
+            }
+        )
+    )
     assert m.text == "> quoted on purpose" and m.reply_to == "$q"
 
 
 def test_edit_is_never_a_message() -> None:
-    m = parse(ev({"msgtype": "m.text", "body": "* /approve all",
-                  "m.new_content": {"msgtype": "m.text", "body": "/approve all"},
-                  "m.relates_to": {"rel_type": "m.replace", "event_id": "$orig"}}))
+    m = parse(
+        ev(
+            {
+                "msgtype": "m.text",
+                "body": "* /approve all",
+                "m.new_content": {"msgtype": "m.text", "body": "/approve all"},
+                "m.relates_to": {"rel_type": "m.replace", "event_id": "$orig"},
+            }
+        )
+    )
     assert isinstance(m, IncomingEdit)
     assert m.target_id == "$orig" and m.text == "/approve all"
 
 
-@pytest.mark.parametrize("source, reason", [
-    (ev({"msgtype": "m.notice", "body": "bot talk"}), "msgtype:m.notice"),
-    (ev({"msgtype": "m.text", "body": "me"}, sender=ME), "own"),
-    (ev({}), "redacted"),
-    (ev({"membership": "join"}, etype="m.room.member"), "type:m.room.member"),
-    ({"type": "m.room.message", "content": {"body": "x"}}, "malformed"),
-    (ev({"msgtype": "m.text", "body": "   "}), "no-body"),
-    (ev({"m.relates_to": {"rel_type": "m.reference", "event_id": "$x"}}, etype="m.reaction"),
-     "reaction-malformed"),
-])
+@pytest.mark.parametrize(
+    "source, reason",
+    [
+        (ev({"msgtype": "m.notice", "body": "bot talk"}), "msgtype:m.notice"),
+        (ev({"msgtype": "m.text", "body": "me"}, sender=ME), "own"),
+        (ev({}), "redacted"),
+        (ev({"membership": "join"}, etype="m.room.member"), "type:m.room.member"),
+        ({"type": "m.room.message", "content": {"body": "x"}}, "malformed"),
+        (ev({"msgtype": "m.text", "body": "   "}), "no-body"),
+        (
+            ev({"m.relates_to": {"rel_type": "m.reference", "event_id": "$x"}}, etype="m.reaction"),
+            "reaction-malformed",
+        ),
+    ],
+)
 def test_dropped(source: dict[str, Any], reason: str) -> None:
     assert parse(source) == Dropped(reason)
 
 
 def test_reaction_annotation() -> None:
     r = parse(ev(reaction_content("$target", "👍"), etype="m.reaction", event_id="$re"))
-    assert r == ReactionAdded(room_id=ROOM, sender="@owner:localhost", target_id="$target",
-                              key="👍", event_id="$re")
+    assert r == ReactionAdded(
+        room_id=ROOM, sender="@owner:localhost", target_id="$target", key="👍", event_id="$re"
+    )
 
 
-@pytest.mark.parametrize("source", [
-    ev({"redacts": "$re"}, etype="m.room.redaction", event_id="$red"),  # room v11+
-    ev({}, etype="m.room.redaction", event_id="$red", redacts="$re"),  # older rooms
-])
+@pytest.mark.parametrize(
+    "source",
+    [
+        ev({"redacts": "$re"}, etype="m.room.redaction", event_id="$red"),  # room v11+
+        ev({}, etype="m.room.redaction", event_id="$red", redacts="$re"),  # older rooms
+    ],
+)
 def test_redaction_either_room_version(source: dict[str, Any]) -> None:
-    assert parse(source) == Redaction(room_id=ROOM, sender="@owner:localhost", redacts="$re",
-                                      event_id="$red")
+    assert parse(source) == Redaction(
+        room_id=ROOM, sender="@owner:localhost", redacts="$re", event_id="$red"
+    )
 
 
 def test_strip_reply_fallback_leaves_plain_text_alone() -> None:
@@ -107,11 +149,19 @@ def test_strip_reply_fallback_leaves_plain_text_alone() -> None:
 
 
 def test_backlog_before_our_own_join_is_skipped() -> None:
-    join = {"type": "m.room.member", "state_key": ME, "sender": ME, "event_id": "$j",
-            "content": {"membership": "join"}, "unsigned": {"prev_content": {"membership":
-                                                                             "invite"}}}
-    profile_change = {**join, "event_id": "$p",
-                      "unsigned": {"prev_content": {"membership": "join"}}}
+    join = {
+        "type": "m.room.member",
+        "state_key": ME,
+        "sender": ME,
+        "event_id": "$j",
+        "content": {"membership": "join"},
+        "unsigned": {"prev_content": {"membership": "invite"}},
+    }
+    profile_change = {
+        **join,
+        "event_id": "$p",
+        "unsigned": {"prev_content": {"membership": "join"}},
+    }
     old, new = ev({"msgtype": "m.text", "body": "old"}), ev({"msgtype": "m.text", "body": "new"})
     assert after_own_join([old, join, new], ME) == [new]
     assert after_own_join([old, profile_change, new], ME) == [old, profile_change, new]
@@ -119,9 +169,13 @@ def test_backlog_before_our_own_join_is_skipped() -> None:
 
 def test_notice_content_has_plain_and_html_bodies_and_reply() -> None:
     c = notice_content("**done**", "<b>done</b>", reply_to="$q")
-    assert c == {"msgtype": "m.notice", "body": "**done**", "format": "org.matrix.custom.html",
-                 "formatted_body": "<b>done</b>",
-                 "m.relates_to": {"m.in_reply_to": {"event_id": "$q"}}}
+    assert c == {
+        "msgtype": "m.notice",
+        "body": "**done**",
+        "format": "org.matrix.custom.html",
+        "formatted_body": "<b>done</b>",
+        "m.relates_to": {"m.in_reply_to": {"event_id": "$q"}},
+    }
     assert notice_content("plain") == {"msgtype": "m.notice", "body": "plain"}
 
 

@@ -42,27 +42,54 @@ def make(**settings: Any) -> tuple[MatrixTransport, list[IncomingEvent], MemoryS
         # What a handler sees: the batch it is in is not yet marked as done.
         got.append((ev, store.values.get(TOKEN_KEY)))
 
-    t = MatrixTransport(MatrixSettings(homeserver="http://unused", user_id=ME, password="pw",
-                                       owners=(OWNER,), **settings), store, handler=handler)
+    t = MatrixTransport(
+        MatrixSettings(
+            homeserver="http://unused", user_id=ME, password="pw", owners=(OWNER,), **settings
+        ),
+        store,
+        handler=handler,
+    )
     t.client = FakeClient()
     return t, got, store
 
 
 def text(event_id: str, body: str, sender: str = OWNER) -> dict[str, Any]:
-    return {"type": "m.room.message", "sender": sender, "event_id": event_id,
-            "origin_server_ts": 1, "content": {"msgtype": "m.text", "body": body}}
+    return {
+        "type": "m.room.message",
+        "sender": sender,
+        "event_id": event_id,
+        "origin_server_ts": 1,
+        "content": {"msgtype": "m.text", "body": body},
+    }
 
 
-def sync(next_batch: str, events: list[dict[str, Any]] | None = None,
-         invites: dict[str, str] | None = None, *, direct: bool = False) -> SyncResponse:
+def sync(
+    next_batch: str,
+    events: list[dict[str, Any]] | None = None,
+    invites: dict[str, str] | None = None,
+    *,
+    direct: bool = False,
+) -> SyncResponse:
     rooms: dict[str, Any] = {"join": {}, "invite": {}}
     if events is not None:
-        rooms["join"][ROOM] = {"timeline": {"events": events, "limited": False,
-                                            "prev_batch": "p"}, "state": {"events": []}}
+        rooms["join"][ROOM] = {
+            "timeline": {"events": events, "limited": False, "prev_batch": "p"},
+            "state": {"events": []},
+        }
     for room_id, inviter in (invites or {}).items():
         content = {"membership": "invite", **({"is_direct": True} if direct else {})}
-        rooms["invite"][room_id] = {"invite_state": {"events": [
-            {"type": "m.room.member", "sender": inviter, "state_key": ME, "content": content}]}}
+        rooms["invite"][room_id] = {
+            "invite_state": {
+                "events": [
+                    {
+                        "type": "m.room.member",
+                        "sender": inviter,
+                        "state_key": ME,
+                        "content": content,
+                    }
+                ]
+            }
+        }
     resp = SyncResponse.from_dict({"next_batch": next_batch, "rooms": rooms})
     assert isinstance(resp, SyncResponse), resp
     return resp
@@ -92,8 +119,9 @@ async def test_a_replayed_batch_is_not_executed_twice() -> None:
 
 async def test_invites_are_accepted_only_from_owners() -> None:
     t, _, store = make()
-    await t._on_sync(sync("s1", invites={"!a:l": "@stranger:localhost", "!b:l": OWNER},
-                          direct=True))
+    await t._on_sync(
+        sync("s1", invites={"!a:l": "@stranger:localhost", "!b:l": OWNER}, direct=True)
+    )
     assert t.client.joined == ["!b:l"]
     assert t.dropped["invite-not-owner"] == 1
     assert store.values[f"matrix:{ME}:dm:{OWNER}"] == "!b:l"
@@ -101,11 +129,21 @@ async def test_invites_are_accepted_only_from_owners() -> None:
 
 async def test_reaction_and_its_redaction() -> None:
     t, got, _ = make()
-    reaction = {"type": "m.reaction", "sender": OWNER, "event_id": "$re", "origin_server_ts": 1,
-                "content": {"m.relates_to": {"rel_type": "m.annotation", "event_id": "$q",
-                                             "key": "👍"}}}
-    redaction = {"type": "m.room.redaction", "sender": OWNER, "event_id": "$red",
-                 "origin_server_ts": 2, "redacts": "$re", "content": {"redacts": "$re"}}
+    reaction = {
+        "type": "m.reaction",
+        "sender": OWNER,
+        "event_id": "$re",
+        "origin_server_ts": 1,
+        "content": {"m.relates_to": {"rel_type": "m.annotation", "event_id": "$q", "key": "👍"}},
+    }
+    redaction = {
+        "type": "m.room.redaction",
+        "sender": OWNER,
+        "event_id": "$red",
+        "origin_server_ts": 2,
+        "redacts": "$re",
+        "content": {"redacts": "$re"},
+    }
     await t._on_sync(sync("s1", [reaction]))
     await t._on_sync(sync("s2", [redaction]))
     added, removed = got[0][0], got[1][0]
@@ -116,8 +154,14 @@ async def test_reaction_and_its_redaction() -> None:
 
 async def test_backlog_of_a_newly_joined_room_is_not_delivered() -> None:
     t, got, _ = make()
-    join = {"type": "m.room.member", "sender": ME, "state_key": ME, "event_id": "$j",
-            "origin_server_ts": 1, "content": {"membership": "join"}}
+    join = {
+        "type": "m.room.member",
+        "sender": ME,
+        "state_key": ME,
+        "event_id": "$j",
+        "origin_server_ts": 1,
+        "content": {"membership": "join"},
+    }
     await t._on_sync(sync("s1", [text("$old", "old command"), join, text("$new", "new")]))
     assert [e.text for e, _ in got] == ["new"]
     assert isinstance(got[0][0], IncomingMessage)
@@ -129,8 +173,10 @@ async def test_rate_limited_send_is_waited_out_with_the_same_txn_id() -> None:
     async def send(request: web.Request) -> web.Response:
         seen.append(request.match_info["txn"])
         if len(seen) == 1:
-            return web.json_response({"errcode": "M_LIMIT_EXCEEDED", "error": "slow down",
-                                      "retry_after_ms": 30}, status=429)
+            return web.json_response(
+                {"errcode": "M_LIMIT_EXCEEDED", "error": "slow down", "retry_after_ms": 30},
+                status=429,
+            )
         return web.json_response({"event_id": "$sent"})
 
     app = web.Application()

@@ -28,8 +28,9 @@ def make() -> tuple[XmppTransport, list[IncomingEvent], MemoryStateStore]:
         got.append(ev)
 
     store = MemoryStateStore()
-    t = XmppTransport(XmppSettings(jid="bot@localhost", password="pw", rooms=(ROOM,)), store,
-                      handler=handler)
+    t = XmppTransport(
+        XmppSettings(jid="bot@localhost", password="pw", rooms=(ROOM,)), store, handler=handler
+    )
     t.rooms[ROOM] = RoomState(nick="bot", non_anonymous=True)
     return t, got, store
 
@@ -47,15 +48,19 @@ def presence(xml: str) -> Presence:
 def occupant(nick: str, jid: str | None, kind: str = "") -> str:
     item = f"<item jid='{jid}/r' role='participant'/>" if jid else "<item role='participant'/>"
     typ = f" type='{kind}'" if kind else ""
-    return (f"<presence xmlns='jabber:client' from='{ROOM}/{nick}'{typ}>"
-            f"<x xmlns='http://jabber.org/protocol/muc#user'>{item}</x></presence>")
+    return (
+        f"<presence xmlns='jabber:client' from='{ROOM}/{nick}'{typ}>"
+        f"<x xmlns='http://jabber.org/protocol/muc#user'>{item}</x></presence>"
+    )
 
 
 def room_msg(nick: str, sid: str, body: str = "", extra: str = "") -> str:
     body_xml = f"<body>{body}</body>" if body else ""
-    return (f"<message xmlns='jabber:client' from='{ROOM}/{nick}' type='groupchat' id='{sid}c'>"
-            f"{body_xml}{extra}<stanza-id xmlns='urn:xmpp:sid:0' by='{ROOM}' id='{sid}'/>"
-            "</message>")
+    return (
+        f"<message xmlns='jabber:client' from='{ROOM}/{nick}' type='groupchat' id='{sid}c'>"
+        f"{body_xml}{extra}<stanza-id xmlns='urn:xmpp:sid:0' by='{ROOM}' id='{sid}'/>"
+        "</message>"
+    )
 
 
 def test_settings_repr_hides_the_password() -> None:
@@ -77,9 +82,12 @@ async def test_identity_follows_room_presence_not_nick() -> None:
 async def test_room_turning_semi_anonymous_stops_identities() -> None:
     t, got, _ = make()
     t._on_presence(presence(occupant("owner", "owner@localhost")))
-    await feed(t, f"<message xmlns='jabber:client' from='{ROOM}' type='groupchat'>"
-                  "<x xmlns='http://jabber.org/protocol/muc#user'><status code='173'/></x>"
-                  "</message>")
+    await feed(
+        t,
+        f"<message xmlns='jabber:client' from='{ROOM}' type='groupchat'>"
+        "<x xmlns='http://jabber.org/protocol/muc#user'><status code='173'/></x>"
+        "</message>",
+    )
     await feed(t, room_msg("owner", "s1", "hi"))
     assert got[0].sender is None
 
@@ -105,7 +113,10 @@ async def test_reaction_sets_become_added_and_removed_keys() -> None:
     await feed(t, room_msg("owner", "r4", extra=reactions("🎉")))  # no change: no event
     assert all(isinstance(e, IncomingReaction) for e in got)
     assert [(set(e.added), set(e.removed)) for e in got] == [
-        ({"👍"}, set()), ({"🎉"}, set()), (set(), {"👍"})]
+        ({"👍"}, set()),
+        ({"🎉"}, set()),
+        (set(), {"👍"}),
+    ]
     assert got[0].target_id == "target"
     # The last set survives a restart: it is in the store.
     assert any(k.startswith("xmpp:reactions:") for k in store.values)
