@@ -340,12 +340,13 @@ class MatrixTransport(Transport):
     # -- outgoing ------------------------------------------------------------
 
     async def _room_for(self, target: Target) -> str:
+        if self.client is None or not self.client.access_token:
+            raise NotConnected("Matrix is not logged in")
         if isinstance(target, Room):
             return target.id
         room_id = await self.store.get_value(f"{self._key}:dm:{target.id}")
         if room_id:
             return room_id
-        assert self.client is not None
         resp = await self.client.room_create(
             is_direct=True, invite=[target.id], preset=RoomPreset.trusted_private_chat
         )

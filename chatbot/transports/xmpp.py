@@ -166,6 +166,14 @@ class XmppTransport(Transport):
         state = self.rooms.get(msg["from"].bare)
         if state is not None and codes & {172, 173, 174}:
             state.non_anonymous = 172 in codes
+        if msg["type"] == "error":
+            # A bounce of something we sent (not in the room, no voice...):
+            # its sender should hear now, not after send_timeout.
+            for table in (self._echoes, self._acks):
+                fut = table.get(msg["id"])
+                if fut is not None and not fut.done():
+                    condition = msg["error"]["condition"] or "error"
+                    fut.set_exception(TransportError(f"XMPP refused {msg['id']}: {condition}"))
         result = wire.parse_message(msg, self)
         if isinstance(result, wire.Dropped):
             self.dropped[result.reason] += 1
@@ -229,6 +237,8 @@ class XmppTransport(Transport):
         if not self.online or self.client is None:
             raise NotConnected("XMPP is not connected")
         in_room = isinstance(target, Room)
+        if in_room and target.id not in self.rooms:
+            raise TransportError(f"not in room {target.id} (not configured or join failed)")
         msg = self.client.make_message(mto=JID(target.id), mtype="groupchat" if in_room else "chat")
         wire.set_ids(msg, message_id)
         return msg, in_room

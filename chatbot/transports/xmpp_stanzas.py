@@ -163,6 +163,9 @@ def parse_message(msg: Message, ctx: StanzaContext) -> Result:
     mtype = msg["type"]
     if mtype == "error":
         return Dropped("error")
+    if mtype == "headline":
+        # Announcements and PubSub notifications: never a command.
+        return Dropped("headline")
     own_bare = ctx.own_jid.bare
     frm: JID = msg["from"]
 

@@ -63,6 +63,7 @@ class Servers:
         self.base.mkdir(parents=True, exist_ok=True)
         tmp = self.json_path.with_suffix(".tmp")
         tmp.write_text(json.dumps(self.info, indent=2) + "\n")
+        tmp.chmod(0o600)  # it holds the test accounts' passwords
         tmp.replace(self.json_path)
 
     # -- description -----------------------------------------------------

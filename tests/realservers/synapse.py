@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import importlib.util
 import json
 import sys
 import urllib.error
@@ -127,6 +128,11 @@ class Synapse:
                 write_signing_keys(f, [generate_signing_key("a_test")])
 
     def start(self, *, detach: bool) -> int:
+        if importlib.util.find_spec("synapse") is None:
+            raise RuntimeError(
+                f"matrix-synapse is not installed in {sys.prefix}; "
+                "run `.venv/bin/pip install -e '.[servers]'`"
+            )
         proc_ = proc.spawn(
             [sys.executable, "-m", "synapse.app.homeserver", "-c", str(self.config_path)],
             log=self.base / "homeserver.stdout.log",

@@ -184,6 +184,11 @@ def test_room_that_hides_real_jids_gives_no_identity_even_when_known() -> None:
             "unknown-room",
         ),
         (
+            f"<message xmlns='jabber:client' from='{OWNER}/x' type='headline' id='e'>"
+            "<body>news</body></message>",
+            "headline",
+        ),
+        (
             f"<message xmlns='jabber:client' from='{OWNER}/x' type='error' id='e'>"
             "<body>hi</body></message>",
             "error",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from xml.etree import ElementTree as ET
 
 import pytest
@@ -14,6 +15,7 @@ from chatbot.transports.base import (
     MemoryStateStore,
     NotConnected,
     Room,
+    TransportError,
 )
 from chatbot.transports.xmpp import XmppSettings, XmppTransport
 from chatbot.transports.xmpp_stanzas import RoomState
@@ -134,3 +136,28 @@ async def test_message_text_is_cached_for_reply_fallbacks() -> None:
     await feed(t, room_msg("owner", "s1", "what now?"))
     assert isinstance(got[0], IncomingMessage)
     assert t._recent["s1"] == (f"{ROOM}/owner", "owner", "what now?")
+
+
+async def test_send_to_a_room_we_are_not_in_fails_at_once() -> None:
+    t, _, _ = make()
+    await t._set_online(True)
+    t._conn = type("Conn", (), {"client": object()})()
+    with pytest.raises(TransportError, match="not in room"):
+        await t.send(Room("xmpp", "other@conference.localhost"), "x")
+
+
+async def test_a_bounce_fails_the_waiting_send_without_waiting_for_the_timeout() -> None:
+    t, _, _ = make()
+    fut = asyncio.get_running_loop().create_future()
+    t._echoes["m1"] = fut
+    t._on_message(
+        Message(
+            xml=ET.fromstring(
+                f"<message xmlns='jabber:client' from='{ROOM}' type='error' id='m1'>"
+                "<error type='cancel'><forbidden xmlns='urn:ietf:params:xml:ns:xmpp-stanzas'/>"
+                "</error></message>"
+            )
+        )
+    )
+    with pytest.raises(TransportError, match="forbidden"):
+        await fut
