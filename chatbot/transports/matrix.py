@@ -31,6 +31,7 @@ from nio import (
     RoomCreateError,
     RoomMessagesError,
     RoomPreset,
+    RoomResolveAliasResponse,
     RoomSendError,
     SyncError,
     SyncResponse,
@@ -136,6 +137,8 @@ class MatrixTransport(Transport):
         self._stopping = False
         self._key = f"matrix:{settings.user_id}"
         self._direct: dict[str, bool] = {}
+        #: Configured room (alias or id) -> room id; events always carry the id.
+        self.room_ids: dict[str, str] = {}
 
     async def start(self) -> None:
         """Log in and sync in the background; `wait_online()` says when the first sync is in.
@@ -162,6 +165,8 @@ class MatrixTransport(Transport):
             resp = await self.client.join(room)
             if isinstance(resp, JoinError):
                 log.error("could not join %s: %s", room, resp.message)
+            else:
+                self.room_ids[room] = resp.room_id
 
     async def stop(self) -> None:
         self._stopping = True
@@ -343,7 +348,15 @@ class MatrixTransport(Transport):
         if self.client is None or not self.client.access_token:
             raise NotConnected("Matrix is not logged in")
         if isinstance(target, Room):
-            return target.id
+            if not target.id.startswith("#"):
+                return target.id
+            # An alias from the configuration: /send wants the room id.
+            if target.id not in self.room_ids:
+                resp = await self.client.room_resolve_alias(target.id)
+                if not isinstance(resp, RoomResolveAliasResponse):
+                    raise TransportError(f"unknown Matrix room alias {target.id}: {resp}")
+                self.room_ids[target.id] = resp.room_id
+            return self.room_ids[target.id]
         room_id = await self.store.get_value(f"{self._key}:dm:{target.id}")
         if room_id:
             return room_id

@@ -94,6 +94,23 @@ async def test_reactions_replies_and_edits(matrix_bot, matrix_peer, matrix_info)
     assert after[0].text == "/approve everything" and after[0].target_id == reply_id
 
 
+async def test_a_configured_alias_works_as_a_send_target(
+    matrix_bot, matrix_peer, matrix_info
+) -> None:
+    alias = matrix_info["rooms"]["public"]["alias"]
+    room_id = matrix_info["rooms"]["public"]["room_id"]
+    bot, _ = await matrix_bot(rooms=(alias,))
+    assert bot.room_ids == {alias: room_id}
+    owner = await matrix_peer("owner")
+    await owner.join(room_id)
+    text = unique("to-alias")
+    await bot.send(Room("matrix", alias), text)
+    await owner.expect_body(text)
+    bot.room_ids.clear()  # an alias that was not configured is looked up
+    await bot.send(Room("matrix", alias), text + "-2")
+    await owner.expect_body(text + "-2")
+
+
 async def test_same_txn_id_posts_once(matrix_bot, matrix_info) -> None:
     room = Room("matrix", matrix_info["rooms"]["public"]["room_id"])
     bot, _ = await matrix_bot()
