@@ -37,6 +37,7 @@ from slixmpp import JID  # noqa: E402
 from chatbot.transports.base import IncomingEvent, IncomingMessage, MemoryStateStore  # noqa: E402
 from chatbot.transports.matrix import MatrixSettings, MatrixTransport  # noqa: E402
 from chatbot.transports.xmpp import XmppSettings, XmppTransport  # noqa: E402
+from chatbot.transports.xmpp_connection import shutdown  # noqa: E402
 from tests.integration.matrix_peer import MatrixPeer  # noqa: E402
 from tests.integration.sqlite_store import SqliteStateStore  # noqa: E402
 from tests.realservers import Servers, load_info  # noqa: E402
@@ -199,8 +200,8 @@ async def bench_xmpp(x: dict[str, Any], count: int, store_factory: Callable) -> 
         count,
     )
     await transport.stop()
-    await bare.disconnect(wait=1)
-    await owner.client.disconnect(wait=1)
+    await shutdown(bare)
+    await shutdown(owner.client)
     report("XMPP direct chat", count, direct["bare"], direct["layer"])
     report("XMPP MUC room", count, room["bare"], room["layer"])
 

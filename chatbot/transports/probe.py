@@ -21,6 +21,7 @@ from .matrix import MatrixSettings, login
 from .matrix import make_client as make_matrix_client
 from .xmpp import XmppSettings, connect
 from .xmpp import make_client as make_xmpp_client
+from .xmpp_connection import shutdown
 
 
 async def probe_xmpp(settings: XmppSettings, *, within: float = 15.0) -> ProbeReport:
@@ -56,9 +57,7 @@ async def probe_xmpp(settings: XmppSettings, *, within: float = 15.0) -> ProbeRe
         rooms = [await _probe_muc(client, room, settings.nick, within) for room in settings.rooms]
         return ProbeReport("xmpp", settings.jid, True, True, tuple(rooms))
     finally:
-        if client.transport is not None:
-            with contextlib.suppress(Exception):
-                await asyncio.wait_for(client.disconnect(wait=1), 3)
+        await shutdown(client)
 
 
 async def _probe_muc(client, room: str, nick: str, within: float) -> RoomReport:

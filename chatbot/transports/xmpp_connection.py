@@ -135,10 +135,7 @@ class XmppConnection:
 
     async def stop(self) -> None:
         self._stopping.set()
-        self.client.cancel_connection_attempt()
-        if self.client.transport is not None:
-            with contextlib.suppress(Exception):
-                await asyncio.wait_for(self.client.disconnect(wait=1), 3)
+        await shutdown(self.client)
         if self._task is not None:
             self._task.cancel()
             with contextlib.suppress(asyncio.CancelledError, Exception):
@@ -212,6 +209,23 @@ class XmppConnection:
                 log.warning("XMPP ping failed (%s); dropping the connection", exc)
                 self.client.abort()
                 _settle(lost, "ping failed")
+
+
+async def shutdown(client: slixmpp.ClientXMPP) -> None:
+    """Close the stream and end the client's send task.
+
+    slixmpp only cancels that task in `__del__`, too late to run, which leaves
+    "Task was destroyed but it is pending" in the log at every stop.
+    """
+    client.cancel_connection_attempt()
+    if client.transport is not None:
+        with contextlib.suppress(Exception):
+            await asyncio.wait_for(client.disconnect(wait=1), 3)
+    sender = getattr(client, "_run_out_filters", None)
+    if sender is not None and not sender.done():
+        sender.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await sender
 
 
 def _settle(fut: asyncio.Future | None, value: str) -> None:

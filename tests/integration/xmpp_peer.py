@@ -14,6 +14,7 @@ from slixmpp.xmlstream.handler import Callback
 from slixmpp.xmlstream.matcher import MatchXPath
 
 from chatbot.transports import xmpp_stanzas as wire
+from chatbot.transports.xmpp_connection import shutdown
 
 TIMEOUT = 5
 
@@ -49,8 +50,7 @@ class XmppPeer:
         return self
 
     async def stop(self) -> None:
-        if self.client.transport is not None:
-            await asyncio.wait_for(self.client.disconnect(wait=1), TIMEOUT)
+        await shutdown(self.client)
 
     async def join(self, room: str, nick: str, *, history: int = 0) -> None:
         self.nicks[room] = nick

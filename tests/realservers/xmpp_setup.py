@@ -42,3 +42,6 @@ async def create_rooms(host: str, port: int, jid: str, password: str, rooms: lis
             )
     finally:
         await asyncio.wait_for(client.disconnect(wait=1), 5)
+        sender = getattr(client, "_run_out_filters", None)  # see chatbot xmpp_connection
+        if sender is not None:
+            sender.cancel()
