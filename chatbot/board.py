@@ -1,28 +1,32 @@
-"""The board service: the application core every front end (chat, CLI) talks to.
+"""The board service: the application core every front end (chat, CLI, worker) talks to.
 
-It knows cards, phases and jobs; it knows nothing of XMPP, Matrix or the console.
-Each public method is one transaction: the card's move, its event and the job it
-queues land together or not at all.
+It knows cards, phases, jobs and questions; it knows nothing of XMPP, Matrix or the
+console. Each public method is one transaction: the card's move, its event, the job
+it queues, the question it asks, the files it writes and the notifications it
+produces land together or not at all.
 """
 
 from __future__ import annotations
 
 import difflib
 import logging
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from chatbot import importer
-from chatbot.domain.phases import Phase
+from chatbot import fanout, importer
+from chatbot.domain.phases import Kind, Phase
 from chatbot.domain.runs import DEPLOY_JOB, ROLE_FOR_PHASE, job_lane
 from chatbot.domain.transitions import FAILURE_ACTION, Action, By
+from chatbot.pipeline.files import StagedFiles
 from chatbot.store import Db, Store
 from chatbot.store import cards as card_store
 from chatbot.store import jobs as job_store
+from chatbot.store import questions as question_store
 from chatbot.store.cards import Card, Event, UnknownCard
 from chatbot.store.jobs import Job
+from chatbot.store.questions import QuestionRow
 
 log = logging.getLogger(__name__)
 
@@ -34,6 +38,22 @@ class BoardError(Exception):
 
 
 @dataclass(frozen=True)
+class Change:
+    """One move on the board, as listeners (the notifier) see it inside the transaction."""
+
+    before: Card | None
+    card: Card
+    action: str
+    actor: str
+    reason: str
+    question: QuestionRow | None = None
+    details: dict[str, Any] = field(default_factory=dict)
+
+
+Listener = Callable[[Db, Change], Awaitable[None]]
+
+
+@dataclass(frozen=True)
 class CardView:
     card: Card
     parent: str | None
@@ -41,6 +61,7 @@ class CardView:
     blocked_by: list[str]
     events: list[Event]
     active_job: Job | None
+    open_question: QuestionRow | None = None
 
 
 @dataclass(frozen=True)
@@ -48,14 +69,35 @@ class BoardSummary:
     counts: dict[Phase, int]
     active_jobs: list[Job]
     total: int
+    open_questions: int = 0
     cards_by_phase: dict[Phase, list[str]] = field(default_factory=dict)
 
 
+@dataclass(frozen=True)
+class NewChild:
+    slug: str
+    title: str
+    intent_path: str
+    blocked_by: tuple[str, ...] = ()
+    fields: dict[str, Any] = field(default_factory=dict)
+
+
 class BoardService:
-    def __init__(self, store: Store, repo: Path, *, default_lane: str = "light"):
+    def __init__(
+        self,
+        store: Store,
+        repo: Path,
+        *,
+        default_lane: str = "light",
+        deploy_configured: bool = False,
+    ):
         self.store = store
         self.repo = repo
         self.default_lane = default_lane
+        self.deploy_configured = deploy_configured
+        self.listeners: list[Listener] = []
+        # Called after a commit that queued work, so the worker wakes without polling.
+        self.on_work: list[Callable[[], None]] = []
 
     # --- reading --------------------------------------------------------------
 
@@ -73,6 +115,7 @@ class BoardService:
             blocked_by=await card_store.blocked_by(db, card.id),
             events=await card_store.events(db, card.id),
             active_job=await job_store.active_for_card(db, card.id),
+            open_question=await question_store.open_for_card(db, card.id),
         )
 
     async def all_views(self) -> list[CardView]:
@@ -114,11 +157,15 @@ class BoardService:
             counts=counts,
             active_jobs=await job_store.listing(db),
             total=sum(counts.values()),
+            open_questions=len(await question_store.all_open(db)),
             cards_by_phase=by_phase,
         )
 
     async def slugs(self) -> list[str]:
         return await card_store.slugs(self.store.reader)
+
+    async def open_questions(self) -> list[QuestionRow]:
+        return await question_store.all_open(self.store.reader)
 
     # --- importing ------------------------------------------------------------
 
@@ -131,56 +178,193 @@ class BoardService:
             log.warning("not imported: %s: %s", path, why)
         return report
 
-    # --- acting ---------------------------------------------------------------
+    # --- owner actions --------------------------------------------------------
 
-    async def act(self, slug: str, action: Action, *, actor: str, reason: str = "") -> Card:
+    async def act(
+        self,
+        slug: str,
+        action: Action,
+        *,
+        actor: str,
+        reason: str = "",
+        payload: dict[str, Any] | None = None,
+        **changes: Any,
+    ) -> Card:
         """An owner's action. Authority is checked by the caller; legality here."""
-        async with self.store.transaction() as db:
+        async with self._work() as db:
+            before = await card_store.require(db, slug)
             card = await card_store.transition(
-                db, slug, action, actor=actor, by=By.OWNER, reason=reason
+                db, slug, action, actor=actor, by=By.OWNER, reason=reason, **changes
             )
             if action is Action.CANCEL:
                 active = await job_store.active_for_card(db, card.id)
                 if active is not None:
                     await job_store.cancel(db, active.id, f"cancelled by {actor}")
-            elif action is Action.DEPLOY:
-                await self._queue_deploy(db, card)
+                await self._cancel_question(db, card)
+            elif action is Action.DEPLOY or card.phase is Phase.READY_FOR_DEPLOYMENT:
+                await self.queue_deploy(db, card, retry=action is Action.RETRY)
+            elif action is Action.ARCHIVE:
+                await self._cancel_question(db, card)
             else:
-                await self._queue_run(db, card)
+                await self._queue_run(db, card, payload)
+            await self._moved(db, before, card, action, actor, reason)
             return card
 
-    async def apply(self, slug: str, action: Action, *, reason: str = "", **changes: Any) -> Card:
-        """A system action: the worker applying a validated result."""
-        async with self.store.transaction() as db:
-            card = await card_store.transition(
-                db, slug, action, actor=SYSTEM_ACTOR, by=By.SYSTEM, reason=reason, **changes
+    async def answer(
+        self, slug: str, text: str, *, actor: str, question_id: int | None = None
+    ) -> tuple[Card, QuestionRow]:
+        """Resolve the card's open question with the owner's answer; the pipeline goes on."""
+        async with self._work() as db:
+            before = await card_store.require(db, slug)
+            question = (
+                await question_store.get(db, question_id)
+                if question_id is not None
+                else await question_store.open_for_card(db, before.id)
             )
-            await self._queue_run(db, card)
+            if question is None or question.card_id != before.id:
+                raise BoardError(f"card '{slug}' has no open question")
+            answered = await question_store.resolve(db, question.id, text, actor)
+            log_entry = {
+                "kind": question.kind,
+                "question": question.text,
+                "answer": text,
+                "by": actor,
+            }
+            data = dict(before.data)
+            data["answers"] = [*data.get("answers", []), log_entry]
+            if before.kind is Kind.DRAFT:
+                data["conversation"] = [*data.get("conversation", []), ["owner", text]]
+            card = await card_store.transition(
+                db, slug, Action.ANSWER, actor=actor, by=By.OWNER, reason="answered", data=data
+            )
+            await self._queue_run(db, card, {"answer": text})
+            await self._moved(db, before, card, Action.ANSWER, actor, "answered")
+            return card, answered
+
+    async def start_draft(self, text: str, *, actor: str) -> Card:
+        """A new intake dialogue: a draft card and its first planner turn."""
+        async with self._work() as db:
+            row = await db.fetchone("SELECT count(*) FROM cards WHERE kind = 'draft'")
+            number = (row[0] if row else 0) + 1
+            slug = f"draft-{number}"
+            while await card_store.get(db, slug) is not None:
+                number += 1
+                slug = f"draft-{number}"
+            card = await card_store.create(
+                db,
+                slug,
+                Kind.DRAFT,
+                Phase.DRAFT_RUNNING,
+                actor=actor,
+                action="draft",
+                reason="intake dialogue started",
+                title=text.splitlines()[0][:80] if text.strip() else slug,
+                data={"conversation": [["owner", text]]},
+            )
+            await self._queue_run(db, card, None)
+            await self._moved(db, None, card, Action.START, actor, "draft started")
             return card
 
-    async def _queue_run(self, db: Db, card: Card) -> Job | None:
-        role = ROLE_FOR_PHASE.get(card.phase)
-        if role is None:
-            return None
-        job, _ = await job_store.enqueue(
-            db,
-            kind=role,
-            lane=job_lane(role, card.lane, self.default_lane),
-            card_id=card.id,
-            payload={"phase": card.phase.value, "version": card.version},
-        )
-        return job
+    # --- system actions: the worker applying a validated result ---------------
 
-    async def _queue_deploy(self, db: Db, card: Card) -> Job:
+    async def apply(
+        self,
+        slug: str,
+        action: Action,
+        *,
+        job: Job | None = None,
+        worker: str | None = None,
+        reason: str = "",
+        files: StagedFiles | None = None,
+        question: tuple[str, str, list[str]] | None = None,
+        children: Sequence[NewChild] = (),
+        deploy: bool = False,
+        details: dict[str, Any] | None = None,
+        **changes: Any,
+    ) -> Card:
+        """Apply one validated result: finish the job, move the card, write its files."""
+        try:
+            async with self._work() as db:
+                if job is not None:
+                    await job_store.complete(db, job.id, worker or "", result=action.value)
+                before = await card_store.require(db, slug)
+                card = await card_store.transition(
+                    db, slug, action, actor=SYSTEM_ACTOR, by=By.SYSTEM, reason=reason, **changes
+                )
+                await self._create_children(db, card, children)
+                asked = None
+                if question is not None:
+                    kind, text, options = question
+                    asked = await question_store.ask(db, card.id, kind, text, options)
+                if deploy:
+                    await self.queue_deploy(db, card)
+                else:
+                    await self._queue_run(db, card, None)
+                await self._moved(
+                    db, before, card, action, SYSTEM_ACTOR, reason, asked, details or {}
+                )
+                if files is not None:
+                    files.commit()  # last step before COMMIT; undone if COMMIT fails
+                return card
+        except BaseException:
+            if files is not None:
+                files.discard()
+            raise
+
+    async def fail(
+        self,
+        job: Job,
+        worker: str,
+        *,
+        stage: str,
+        detail: str,
+        details: dict[str, Any] | None = None,
+    ) -> Card | None:
+        """A run that produced nothing usable: the job fails, the card says where and why."""
+        async with self._work() as db:
+            await job_store.fail(db, job.id, worker, detail)
+            if job.card_id is None:
+                return None
+            before = await card_store.get_by_id(db, job.card_id)
+            if before is None or before.phase not in FAILURE_ACTION:
+                return before
+            action = FAILURE_ACTION[before.phase]
+            card = await card_store.transition(
+                db,
+                before.slug,
+                action,
+                actor=SYSTEM_ACTOR,
+                by=By.SYSTEM,
+                reason=detail,
+                failure_stage=stage,
+                failure_detail=detail,
+            )
+            await self._moved(db, before, card, action, SYSTEM_ACTOR, detail, None, details or {})
+            return card
+
+    async def note(self, slug: str, **changes: Any) -> Card:
+        """Record fields that do not move the card (a run's progress, a session id)."""
+        async with self.store.transaction() as db:
+            return await card_store.update(db, slug, **changes)
+
+    async def queue_deploy(self, db: Db, card: Card, *, retry: bool = False) -> Job:
         if not card.commit_hash:
             raise BoardError(f"card '{card.slug}' has no reviewed commit to deploy")
+        key = f"{card.slug}:{card.commit_hash}"
+        if retry:
+            # A failed deploy may be tried again; a successful one never runs twice.
+            await db.execute(
+                "UPDATE jobs SET idempotency_key = idempotency_key || ':failed:' || id "
+                "WHERE idempotency_key = ? AND state IN ('failed', 'cancelled')",
+                (key,),
+            )
         job, created = await job_store.enqueue(
             db,
             kind=DEPLOY_JOB,
             lane=DEPLOY_JOB,
             card_id=card.id,
             payload={"commit": card.commit_hash},
-            idempotency_key=f"{card.slug}:{card.commit_hash}",
+            idempotency_key=key,
         )
         if not created:
             log.info("deploy of %s at %s was requested before", card.slug, card.commit_hash)
@@ -190,30 +374,122 @@ class BoardService:
 
     async def recover(self, instance_id: str) -> list[job_store.Recovered]:
         """At start: orphaned runs go back to the queue or fail their card clearly."""
-        async with self.store.transaction() as db:
+        async with self._work() as db:
             recovered = await job_store.recover(db, orphaned_owner_not=instance_id)
             for item in recovered:
                 if item.requeued or item.job.card_id is None:
                     continue
-                card = await card_store.get_by_id(db, item.job.card_id)
-                if card is None or card.phase not in FAILURE_ACTION:
+                before = await card_store.get_by_id(db, item.job.card_id)
+                if before is None or before.phase not in FAILURE_ACTION:
                     continue
-                await card_store.transition(
+                action = FAILURE_ACTION[before.phase]
+                card = await card_store.transition(
                     db,
-                    card.slug,
-                    FAILURE_ACTION[card.phase],
+                    before.slug,
+                    action,
                     actor=SYSTEM_ACTOR,
                     by=By.SYSTEM,
                     reason=item.reason,
-                    failure_stage=_stage_of(item.job.kind),
+                    failure_stage=stage_of(item.job.kind),
                     failure_detail=item.reason,
                 )
+                await self._moved(db, before, card, action, SYSTEM_ACTOR, item.reason)
         for item in recovered:
             log.warning("recovered job %s (%s): %s", item.job.id, item.job.kind, item.reason)
         return recovered
 
+    # --- internals ------------------------------------------------------------
 
-def _stage_of(job_kind: str) -> str:
+    def _work(self):
+        return _WorkTransaction(self)
+
+    async def _queue_run(self, db: Db, card: Card, payload: dict[str, Any] | None) -> Job | None:
+        role = ROLE_FOR_PHASE.get(card.phase)
+        if role is None:
+            return None
+        job, _ = await job_store.enqueue(
+            db,
+            kind=role,
+            lane=job_lane(role, card.lane, self.default_lane),
+            card_id=card.id,
+            payload={"phase": card.phase.value, "version": card.version, **(payload or {})},
+        )
+        return job
+
+    async def _cancel_question(self, db: Db, card: Card) -> None:
+        await db.execute(
+            "UPDATE questions SET state = 'cancelled' WHERE card_id = ? AND state = 'open'",
+            (card.id,),
+        )
+
+    async def _create_children(self, db: Db, parent: Card, children: Sequence[NewChild]) -> None:
+        ids: dict[str, int] = {}
+        for child in children:
+            created = await card_store.create(
+                db,
+                child.slug,
+                Kind.INTENT,
+                Phase.PLANNED,
+                actor=SYSTEM_ACTOR,
+                action="split_child",
+                reason=f"child of {parent.slug}",
+                parent_id=parent.id,
+                title=child.title,
+                source_path=child.intent_path,
+                **child.fields,
+            )
+            ids[child.slug] = created.id
+            await self._moved(db, None, created, Action.SPLIT_APPLIED, SYSTEM_ACTOR, "")
+        for child in children:
+            for blocker in child.blocked_by:
+                await db.execute(
+                    "INSERT INTO card_dependencies (card_id, blocked_by_id) VALUES (?, ?)",
+                    (ids[child.slug], ids[blocker]),
+                )
+
+    async def _moved(
+        self,
+        db: Db,
+        before: Card | None,
+        card: Card,
+        action: Action,
+        actor: str,
+        reason: str,
+        question: QuestionRow | None = None,
+        details: dict[str, Any] | None = None,
+    ) -> None:
+        change = Change(before, card, action.value, actor, reason, question, details or {})
+        for listener in self.listeners:
+            await listener(db, change)
+
+        async def moved_by_fanout(db: Db, prior: Card, after: Card, act: Action, why: str) -> None:
+            await self._queue_run(db, after, None)
+            for listener in self.listeners:
+                await listener(db, Change(prior, after, act.value, SYSTEM_ACTOR, why))
+
+        await fanout.progress(
+            db, card, deploy_configured=self.deploy_configured, moved=moved_by_fanout
+        )
+
+
+class _WorkTransaction:
+    """A store transaction that wakes the worker once it has committed."""
+
+    def __init__(self, board: BoardService):
+        self._board = board
+        self._inner = board.store.transaction()
+
+    async def __aenter__(self) -> Db:
+        return await self._inner.__aenter__()
+
+    async def __aexit__(self, *exc: Any) -> None:
+        await self._inner.__aexit__(*exc)
+        if exc[0] is None:
+            for wake in self._board.on_work:
+                wake()
+
+
+def stage_of(job_kind: str) -> str:
     return {
         "operator": "operator",
         "builder": "builder",
@@ -233,6 +509,8 @@ __all__ = [
     "BoardService",
     "BoardSummary",
     "CardView",
+    "Change",
+    "NewChild",
     "UnknownCard",
     "closest_slugs",
 ]

@@ -34,7 +34,8 @@ ROLE_NAMES = ("operator", "planner", "reviewer", "researcher", "inspector", "fix
 
 XMPP_BARE_JID_RE = re.compile(r"^[^@/\s]+@[^@/\s]+$")
 MATRIX_USER_RE = re.compile(r"^@[a-z0-9._=/+-]+:[A-Za-z0-9.-]+(:\d+)?$")
-MATRIX_ROOM_RE = re.compile(r"^[#!][^:\s]+:[A-Za-z0-9.-]+(:\d+)?$")
+# Aliases carry a server; room ids of room version 12 and later do not.
+MATRIX_ROOM_RE = re.compile(r"^(#[^:\s]+:[A-Za-z0-9.-]+(:\d+)?|![^:\s]+(:[A-Za-z0-9.-]+(:\d+)?)?)$")
 NAME_RE = r"^[a-z][a-z0-9_-]{0,31}$"
 
 # "" means "the CLI's default model".
@@ -83,6 +84,9 @@ class XmppSection(_Section):
     port: int = Field(default=5222, ge=1, le=65535)
     rooms: list[str] = []
     nick: str = Field(default="board", min_length=1, max_length=64)
+    # "starttls" (default), "direct" (TLS from the first byte) or "none" (loopback only).
+    tls: Literal["starttls", "direct", "none"] = "starttls"
+    ca_certs: Path | None = None
 
     @field_validator("rooms")
     @classmethod
@@ -124,7 +128,9 @@ class ConsoleSection(_Section):
 class RuntimeSection(_Section):
     binary: str = Field(min_length=1)
     api_key_file: Path | None = None
-    extra_env: dict[str, str] = {}
+    # Names of variables of the bot's own environment the CLI also gets (its login
+    # lives in e.g. CODEX_HOME); everything else is withheld from the child.
+    pass_env: list[Annotated[str, StringConstraints(pattern=r"^[A-Z_][A-Z0-9_]{0,63}$")]] = []
 
 
 class LaneSection(_Section):
@@ -133,6 +139,8 @@ class LaneSection(_Section):
     reasoning_effort: Effort = ""
     iteration_limit: int = Field(ge=ITERATION_LIMIT_MIN, le=ITERATION_LIMIT_MAX)
     concurrency: int = Field(default=1, ge=1, le=16)
+    timeout_s: int = Field(default=3600, ge=1, le=24 * 3600)  # per agent turn
+    idle_timeout_s: int = Field(default=900, ge=1, le=24 * 3600)
 
 
 class RoleSection(_Section):

@@ -55,6 +55,7 @@ class Action(StrEnum):
     FIXER_ASKED = "fixer_asked"
     FIXER_COMMITTED = "fixer_committed"
     FIXER_FAILED = "fixer_failed"
+    CHILD_STARTED = "child_started"
 
 
 class By(StrEnum):
@@ -201,6 +202,9 @@ TRANSITIONS: tuple[Transition, ...] = (
     _row(A.SPLIT_APPLIED, (P.SPLIT_REQUESTED,), P.SPLIT),
     _row(A.SPLIT_FAILED, (P.SPLIT_REQUESTED,), P.FAILED),
     _row(A.CHILDREN_DONE, (P.SPLIT,), P.DONE),
+    # A child of an operator split builds with the profile the operator chose for it,
+    # as soon as everything it is blocked by has succeeded.
+    _row(A.CHILD_STARTED, (P.PLANNED,), P.BUILDING),
     _row(A.DRAFT_ASKED, (P.DRAFT_RUNNING,), P.DRAFT_QUESTION, kinds=(Kind.DRAFT,)),
     # The draft card becomes a planned intent card; the service changes its kind.
     _row(A.DRAFT_COMPLETED, (P.DRAFT_RUNNING,), P.PLANNED, kinds=(Kind.DRAFT,)),

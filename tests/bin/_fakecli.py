@@ -209,6 +209,19 @@ def finish(turn: dict[str, Any]) -> NoReturn:
     sys.exit(int(turn.get("exit_code", 0)))
 
 
+def _head() -> str:
+    done = subprocess.run(
+        ["git", "rev-parse", "HEAD"], capture_output=True, text=True, check=False
+    )
+    return done.stdout.strip() if done.returncode == 0 else "no-git-head"
+
+
 def answers(turn: dict[str, Any]) -> list[str]:
+    """The turn's answer; `{{HEAD}}` becomes the commit checked out in cwd, as a model
+    reading the repository would see it (a reviewer quoting the commit it reviewed)."""
     answer = turn.get("answer", "")
-    return [answer] if isinstance(answer, str) else [str(part) for part in answer]
+    parts = [answer] if isinstance(answer, str) else [str(part) for part in answer]
+    if any("{{HEAD}}" in part for part in parts):
+        head = _head()
+        parts = [part.replace("{{HEAD}}", head) for part in parts]
+    return parts

@@ -1,0 +1,195 @@
+"""Builder and fixer runs: agents that change files, each in the card's own git worktree.
+
+The agent only edits; the wrapper commits with the message the agent proposes,
+and a run that changed nothing is a failure with a clear reason.
+"""
+
+from __future__ import annotations
+
+from chatbot.domain.transitions import Action
+from chatbot.pipeline.context import JobContext, Profile, RunFailed
+from runners import prompts
+from runners.contracts import (
+    BuilderAnswer,
+    FixerQuestion,
+    parse_builder_answer,
+    parse_fixer_answer,
+)
+from runners.contracts.markers import COMMIT_MESSAGE
+from runners.runtimes import Mode, Usage
+from runners.workspace import NoChangesError, WorkspaceError, Worktree, commit_all, create_worktree
+
+MAX_FIXER_QUESTION_ROUNDS = 2
+BOT_AUTHOR = ("intent-board", "intent-board@localhost")
+
+
+async def _worktree(ctx: JobContext, stage: str) -> Worktree:
+    if ctx.target_branch is None:
+        raise RunFailed(stage, f"{ctx.repo} is not a git repository with a branch to build on")
+    try:
+        return await create_worktree(
+            ctx.repo, ctx.config.bot.workspaces, ctx.card.slug, ctx.target_branch
+        )
+    except WorkspaceError as error:
+        raise RunFailed(stage, f"cannot prepare the worktree: {error}") from None
+
+
+async def _commit(worktree: Worktree, answer: BuilderAnswer, stage: str) -> str:
+    try:
+        return await commit_all(worktree, answer.commit_message.text(), author=BOT_AUTHOR)
+    except NoChangesError:
+        raise RunFailed(
+            stage, "the agent returned a commit message but changed no file; nothing to review"
+        ) from None
+    except WorkspaceError as error:
+        raise RunFailed(stage, f"commit failed: {error}") from None
+
+
+def _feedback(ctx: JobContext) -> str:
+    parts = []
+    reviews = ctx.card.data.get("reviews") or []
+    if reviews:
+        parts.append("The last review rejected the previous attempt:\n" + reviews[-1]["report"])
+    for answer in ctx.card.data.get("answers", []):
+        parts.append(f"Owner's clarification: {answer['question']} -> {answer['answer']}")
+    return "\n\n".join(parts)
+
+
+def _max_turns(profile: Profile, limit: int) -> int | None:
+    # claude bounds its own agent turns; codex has no such flag, the loop below does.
+    return limit if profile.runtime == "claude" else None
+
+
+async def run_builder(ctx: JobContext) -> None:
+    card = ctx.card
+    profile = ctx.lane_profile(card)
+    limit = (
+        card.iteration_limit
+        or ctx.config.lanes[card.lane or ctx.board.default_lane].iteration_limit
+    )
+    worktree = await _worktree(ctx, "builder")
+    intent_path, body = ctx.intent()
+    first_prompt = prompts.builder_prompt(
+        slug=card.slug,
+        intent_path=intent_path,
+        intent_body=body,
+        write_scope=card.write_scope,
+        feedback=_feedback(ctx),
+    )
+    session, usage, answer, last_text = "", None, None, ""
+    for turn in range(limit):
+        result = await ctx.run(
+            "builder",
+            first_prompt if turn == 0 else prompts.render("builder-continue"),
+            cwd=worktree.path,
+            profile=profile,
+            mode=Mode.WORKSPACE_WRITE,
+            resume_session_id=session,
+            max_turns=_max_turns(profile, limit),
+            previous_usage=usage,
+            stage="builder",
+            accept_turn_limit=True,
+        )
+        session = result.output.session_id or session
+        usage: Usage | None = result.output.thread_usage or usage
+        last_text = result.output.answer
+        if result.output.turn_limit_reached:
+            break
+        if COMMIT_MESSAGE.start not in last_text:
+            continue  # not finished: the next iteration resumes the same session
+        answer = parse_builder_answer(last_text)  # a broken final answer fails the job
+        break
+    if answer is None:
+        await _limit_reached(ctx, limit, last_text)
+        return
+    commit = await _commit(worktree, answer, "builder")
+    await ctx.apply(
+        Action.BUILD_COMMITTED,
+        reason=answer.commit_message.subject,
+        details={"commit": commit, "report": answer.report},
+        commit_hash=commit,
+        failure_stage=None,
+        failure_detail=None,
+        data={**card.data, "builder_report": answer.report, "limit_reached": False},
+    )
+
+
+async def _limit_reached(ctx: JobContext, limit: int, last_text: str) -> None:
+    card = ctx.card
+    step = card.escalation_step
+    if step < len(card.escalation):
+        nxt = card.escalation[step]
+        await ctx.apply(
+            Action.BUILD_ESCALATED,
+            reason=(
+                f"iteration limit {limit} reached; escalation step {step + 1}: "
+                f"{nxt['model']} with limit {nxt['iteration_limit']}"
+            ),
+            details={"step": step + 1, "limit": limit},
+            escalation_step=step + 1,
+            model=nxt["model"],
+            reasoning_effort=nxt.get("reasoning_effort") or "",
+            iteration_limit=nxt["iteration_limit"],
+        )
+        return
+    await ctx.apply(
+        Action.BUILD_LIMIT_SPENT,
+        reason=f"iteration limit {limit} reached and no escalation step left; /split is offered",
+        details={"limit": limit},
+        data={**card.data, "limit_reached": True, "builder_report": last_text[-4000:]},
+    )
+
+
+async def run_fixer(ctx: JobContext) -> None:
+    card = ctx.card
+    rounds = int(card.data.get("fixer_rounds", 0))
+    rounds_left = max(0, MAX_FIXER_QUESTION_ROUNDS - rounds)
+    worktree = await _worktree(ctx, "fixer")
+    intent_path, body = ctx.intent()
+    reviews = card.data.get("reviews") or []
+    history = [
+        {"question": a["question"], "answer": a["answer"]}
+        for a in card.data.get("answers", [])
+        if a.get("kind") == "fixer"
+    ]
+    prompt = prompts.fixer_prompt(
+        slug=card.slug,
+        original_phase=(card.resume_phase.value if card.resume_phase else "failed"),
+        intent_path=intent_path,
+        intent_body=body,
+        write_scope=card.write_scope,
+        builder_report=card.data.get("builder_report", ""),
+        failure=f"{card.failure_stage or ''}: {card.failure_detail or ''}".strip(": "),
+        review_report=reviews[-1]["report"] if reviews else "",
+        commit_hash=card.commit_hash,
+        question_history=history,
+        question_rounds_left=rounds_left,
+    )
+    profile = ctx.role_profile("fixer")
+    result = await ctx.run(
+        "fixer",
+        prompt,
+        cwd=worktree.path,
+        profile=profile,
+        mode=Mode.WORKSPACE_WRITE,
+        stage="fixer",
+    )
+    answer = parse_fixer_answer(result.output.answer, question_allowed=rounds_left > 0)
+    if isinstance(answer, FixerQuestion):
+        await ctx.apply(
+            Action.FIXER_ASKED,
+            reason="the fixer asks",
+            question=("fixer", answer.text, list(answer.options)),
+            data={**card.data, "fixer_rounds": rounds + 1},
+        )
+        return
+    commit = await _commit(worktree, answer, "fixer")
+    await ctx.apply(
+        Action.FIXER_COMMITTED,
+        reason=answer.commit_message.subject,
+        details={"commit": commit, "report": answer.report},
+        commit_hash=commit,
+        failure_stage=None,
+        failure_detail=None,
+        data={**card.data, "builder_report": answer.report, "fixer_rounds": 0},
+    )

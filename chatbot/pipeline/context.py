@@ -1,0 +1,185 @@
+"""What a role handler gets for one job: the card, the board, and a way to run a model.
+
+Every model run goes through `JobContext.run`, which builds the request from
+configuration, enforces the limits, and records one telemetry row, whatever the
+outcome. A run that fails raises `RunFailed` with the stage the card will show.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from chatbot.board import BoardService
+from chatbot.config import Config
+from chatbot.domain.transitions import Action
+from chatbot.pipeline.files import StagedFiles
+from chatbot.store import telemetry
+from chatbot.store.cards import Card
+from chatbot.store.jobs import Job
+from runners.process import ProcessLimits, default_base_env
+from runners.profiles import AllowedProfiles
+from runners.runtimes import Mode, RunRequest, RunResult, Usage, run_model
+
+
+class RunFailed(Exception):
+    """A run that produced nothing usable; `stage` and `detail` go onto the card."""
+
+    def __init__(self, stage: str, detail: str):
+        super().__init__(detail)
+        self.stage = stage
+        self.detail = detail
+
+
+@dataclass(frozen=True)
+class Profile:
+    runtime: str
+    model: str
+    reasoning_effort: str
+    timeout_s: float
+    idle_timeout_s: float
+
+
+@dataclass
+class JobContext:
+    job: Job
+    card: Card
+    board: BoardService
+    config: Config
+    worker_id: str
+    target_branch: str | None
+    allowed: AllowedProfiles
+    # Runs of this job so far, for the notifications at its end.
+    runs: list[telemetry.RunRecord] = field(default_factory=list)
+
+    @property
+    def repo(self) -> Path:
+        return self.config.bot.repo
+
+    @property
+    def payload(self) -> dict[str, Any]:
+        return self.job.payload
+
+    def role_profile(self, role: str) -> Profile:
+        section = self.config.role(role)
+        return Profile(
+            section.runtime,
+            section.model,
+            section.reasoning_effort,
+            section.timeout_s,
+            section.idle_timeout_s,
+        )
+
+    def lane_profile(self, card: Card) -> Profile:
+        """The card's own profile as the operator chose it (escalation may change the model)."""
+        lane_name = card.lane or self.board.default_lane
+        lane = self.config.lanes.get(lane_name)
+        if lane is None:
+            raise RunFailed("builder", f"lane {lane_name!r} is not configured any more")
+        return Profile(
+            card.runtime or lane.runtime,
+            card.model if card.model is not None else lane.model,
+            card.reasoning_effort if card.reasoning_effort is not None else lane.reasoning_effort,
+            lane.timeout_s,
+            lane.idle_timeout_s,
+        )
+
+    def intent(self, card: Card | None = None) -> tuple[str, str]:
+        """(repository path, text) of the card's intent file; the text is untrusted data."""
+        card = card or self.card
+        path = card.source_path or f"docs/intent/{card.slug}.md"
+        try:
+            return path, (self.repo / path).read_text(encoding="utf-8")
+        except FileNotFoundError:
+            raise RunFailed("worker", f"intent file {path} is missing") from None
+        except (OSError, UnicodeDecodeError) as error:
+            raise RunFailed("worker", f"intent file {path} cannot be read: {error}") from None
+
+    def staged(self) -> StagedFiles:
+        return StagedFiles(self.repo)
+
+    async def apply(self, action: Action, **kwargs: Any) -> Card:
+        return await self.board.apply(
+            self.card.slug, action, job=self.job, worker=self.worker_id, **kwargs
+        )
+
+    async def run(
+        self,
+        role: str,
+        prompt: str,
+        *,
+        cwd: Path,
+        profile: Profile,
+        mode: Mode = Mode.READ_ONLY,
+        resume_session_id: str = "",
+        max_turns: int | None = None,
+        previous_usage: Usage | None = None,
+        stage: str | None = None,
+        accept_turn_limit: bool = False,
+    ) -> RunResult:
+        runtime_config = self.config.runtimes.get(profile.runtime)  # type: ignore[call-overload]
+        if runtime_config is None:
+            raise RunFailed(
+                stage or role, f"runtime {profile.runtime!r} has no [runtimes.{profile.runtime}]"
+            )
+        request = RunRequest(
+            binary=runtime_config.binary,
+            cwd=cwd,
+            prompt=prompt,
+            mode=mode,
+            model=profile.model,
+            reasoning_effort=profile.reasoning_effort,
+            resume_session_id=resume_session_id,
+            max_turns=max_turns,
+            api_key_file=runtime_config.api_key_file,
+        )
+        base_env = default_base_env()
+        for name in runtime_config.pass_env:
+            if name in os.environ:
+                base_env[name] = os.environ[name]
+        limits = ProcessLimits(timeout=profile.timeout_s, idle_timeout=profile.idle_timeout_s)
+        started = time.time()
+        result = await run_model(
+            profile.runtime,
+            request,
+            limits=limits,
+            base_env=base_env,
+            previous_usage=previous_usage,
+        )
+        if result.failure and "binary not found" in result.failure:
+            detail = f"{result.failure} (set runtimes.{profile.runtime}.binary)"
+            result = _with_failure(result, detail)
+        output = result.output
+        record = telemetry.RunRecord(
+            role=role,
+            runtime=profile.runtime,
+            configured_model=profile.model,
+            actual_model=output.model,
+            reasoning_effort=profile.reasoning_effort,
+            input_tokens=output.usage.input_tokens if output.usage else None,
+            cached_tokens=output.usage.cached_input_tokens if output.usage else None,
+            output_tokens=output.usage.output_tokens if output.usage else None,
+            cost_usd=output.cost_usd,
+            duration_s=result.duration,
+            turns=output.turns,
+            outcome="ok" if result.ok else (result.failure or "failed")[:240],
+            session_id=output.session_id,
+            job_id=self.job.id,
+            card_id=self.card.id,
+            prompt=prompt if self.config.bot.keep_transcripts else None,
+            response=output.answer if self.config.bot.keep_transcripts else None,
+            created_at=started,
+        )
+        async with self.board.store.transaction() as db:
+            await telemetry.record(db, record)
+        self.runs.append(record)
+        if not result.ok and not (accept_turn_limit and output.turn_limit_reached):
+            raise RunFailed(stage or role, result.failure or "the run failed")
+        return result
+
+
+def _with_failure(result: RunResult, failure: str) -> RunResult:
+    return replace(result, failure=failure)

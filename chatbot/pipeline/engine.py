@@ -1,0 +1,241 @@
+"""The worker: claims jobs per lane within each lane's concurrency and runs their role.
+
+One dispatcher loop (claim, start, wait for a wake-up) in the spirit of arq.
+It wakes when the board queues work or a run ends, and otherwise every few
+seconds to notice jobs queued by another process (the CLI beside a running bot).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Awaitable, Callable
+
+from chatbot.board import BoardService, stage_of
+from chatbot.config import Config
+from chatbot.domain.phases import Phase
+from chatbot.domain.runs import DEPLOY_JOB, ROLE_FOR_PHASE
+from chatbot.domain.transitions import TransitionRefused
+from chatbot.pipeline.building import run_builder, run_fixer
+from chatbot.pipeline.checking import run_inspector, run_researcher, run_reviewer
+from chatbot.pipeline.context import JobContext, RunFailed
+from chatbot.pipeline.deploying import run_deploy
+from chatbot.pipeline.planning import run_draft, run_operator, run_split
+from chatbot.store import cards as card_store
+from chatbot.store import jobs as job_store
+from chatbot.store.jobs import Job, LeaseLost
+from runners.contracts import ContractError
+from runners.runtimes import RunnerError
+
+log = logging.getLogger(__name__)
+
+Handler = Callable[[JobContext], Awaitable[None]]
+
+
+async def _run_planner(ctx: JobContext) -> None:
+    if ctx.card.phase is Phase.DRAFT_RUNNING:
+        await run_draft(ctx)
+    else:
+        await run_split(ctx)
+
+
+HANDLERS: dict[str, Handler] = {
+    "operator": run_operator,
+    "planner": _run_planner,
+    "builder": run_builder,
+    "reviewer": run_reviewer,
+    "researcher": run_researcher,
+    "inspector": run_inspector,
+    "fixer": run_fixer,
+    DEPLOY_JOB: run_deploy,
+}
+
+
+async def current_branch(repo) -> str | None:
+    process = await asyncio.create_subprocess_exec(
+        "git",
+        "-C",
+        str(repo),
+        "symbolic-ref",
+        "--quiet",
+        "--short",
+        "HEAD",
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.DEVNULL,
+    )
+    out, _ = await process.communicate()
+    return out.decode().strip() or None if process.returncode == 0 else None
+
+
+class Worker:
+    def __init__(
+        self,
+        board: BoardService,
+        config: Config,
+        *,
+        instance_id: str,
+        lease_s: float = 60.0,
+        heartbeat_s: float = 15.0,
+        poll_s: float = 5.0,
+        role_concurrency: int = 2,
+    ):
+        self.board = board
+        self.config = config
+        self.instance_id = instance_id
+        self.lease_s = lease_s
+        self.heartbeat_s = heartbeat_s
+        self.poll_s = poll_s
+        self.allowed = config.allowed_profiles()
+        self.lanes: dict[str, int] = {name: lane.concurrency for name, lane in config.lanes.items()}
+        for role in sorted(set(ROLE_FOR_PHASE.values()) - {"builder", "fixer"}):
+            self.lanes[f"role:{role}"] = role_concurrency
+        self.lanes[DEPLOY_JOB] = 1
+        self.target_branch: str | None = None
+        self._wake = asyncio.Event()
+        self._running: dict[int, asyncio.Task[None]] = {}
+        self._lane_of: dict[int, str] = {}
+        board.on_work.append(self._wake.set)
+
+    def wake(self) -> None:
+        self._wake.set()
+
+    async def run(self, *, until_idle: bool = False, stop: asyncio.Event | None = None) -> None:
+        deploy = self.config.deploy
+        self.target_branch = (deploy.branch if deploy and deploy.branch else None) or (
+            await current_branch(self.config.bot.repo)
+        )
+        if self.target_branch is None:
+            log.warning(
+                "%s is not a git repository on a branch: builds and deploys will fail",
+                self.config.bot.repo,
+            )
+        stopper = asyncio.ensure_future(stop.wait()) if stop else None
+        try:
+            while stop is None or not stop.is_set():
+                self._wake.clear()
+                await self._notice_cancelled()
+                await self._claim_all()
+                if until_idle and not self._running and not await self._queued():
+                    return
+                waiters = {asyncio.ensure_future(self._wake.wait())}
+                if stopper:
+                    waiters.add(stopper)
+                done, pending = await asyncio.wait(
+                    waiters | set(self._running.values()),
+                    timeout=self.poll_s,
+                    return_when=asyncio.FIRST_COMPLETED,
+                )
+                for waiter in waiters - {stopper}:
+                    waiter.cancel()
+        finally:
+            if stopper:
+                stopper.cancel()
+            await self._stop_running()
+
+    async def _queued(self) -> bool:
+        marks = ", ".join("?" * len(self.lanes))
+        row = await self.board.store.reader.fetchone(
+            f"SELECT count(*) FROM jobs WHERE state = 'queued' AND lane IN ({marks})",
+            tuple(self.lanes),
+        )
+        return bool(row and row[0])
+
+    async def _claim_all(self) -> None:
+        for lane, limit in self.lanes.items():
+            while sum(1 for job_lane in self._lane_of.values() if job_lane == lane) < limit:
+                async with self.board.store.transaction() as db:
+                    job = await job_store.claim(db, lane, self.instance_id, self.lease_s)
+                if job is None:
+                    break
+                task = asyncio.create_task(self._execute(job), name=f"job-{job.id}-{job.kind}")
+                self._running[job.id] = task
+                self._lane_of[job.id] = lane
+                task.add_done_callback(lambda _t, job_id=job.id: self._finished(job_id))
+
+    def _finished(self, job_id: int) -> None:
+        self._running.pop(job_id, None)
+        self._lane_of.pop(job_id, None)
+        self._wake.set()
+
+    async def _notice_cancelled(self) -> None:
+        """A job cancelled by /cancel (here or from another process) stops its run at once."""
+        if not self._running:
+            return
+        ids = tuple(self._running)
+        marks = ", ".join("?" * len(ids))
+        rows = await self.board.store.reader.fetchall(
+            f"SELECT id FROM jobs WHERE id IN ({marks}) AND state <> 'running'", ids
+        )
+        for row in rows:
+            task = self._running.get(row[0])
+            if task is not None:
+                log.info("job %s was cancelled; stopping its run", row[0])
+                task.cancel()
+
+    async def _stop_running(self) -> None:
+        tasks = list(self._running.values())
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+
+    async def _heartbeat(self, job: Job, runner: asyncio.Task[None]) -> None:
+        while True:
+            await asyncio.sleep(self.heartbeat_s)
+            try:
+                async with self.board.store.transaction() as db:
+                    await job_store.heartbeat(db, job.id, self.instance_id, self.lease_s)
+            except LeaseLost:
+                log.info("job %s is no longer ours; stopping its run", job.id)
+                runner.cancel()
+                return
+
+    async def _execute(self, job: Job) -> None:
+        runner = asyncio.current_task()
+        assert runner is not None
+        heartbeat = asyncio.create_task(self._heartbeat(job, runner))
+        try:
+            await self._handle(job)
+        finally:
+            heartbeat.cancel()
+
+    async def _handle(self, job: Job) -> None:
+        handler = HANDLERS.get(job.kind)
+        card = (
+            await card_store.get_by_id(self.board.store.reader, job.card_id)
+            if job.card_id is not None
+            else None
+        )
+        if handler is None or card is None:
+            await self._fail(job, "worker", f"no handler for job kind {job.kind!r} or card gone")
+            return
+        ctx = JobContext(
+            job=job,
+            card=card,
+            board=self.board,
+            config=self.config,
+            worker_id=self.instance_id,
+            target_branch=self.target_branch,
+            allowed=self.allowed,
+        )
+        role = job.kind
+        try:
+            await handler(ctx)
+        except RunFailed as failed:
+            await self._fail(job, failed.stage, failed.detail)
+        except ContractError as error:
+            await self._fail(job, stage_of(role), f"the {role}'s answer was rejected: {error}")
+        except RunnerError as error:
+            await self._fail(job, stage_of(role), f"{role} run could not start: {error}")
+        except TransitionRefused as refused:
+            await self._fail(job, stage_of(role), f"result not applied: {refused}")
+        except LeaseLost:
+            log.info("job %s was taken away while it ran; its result is dropped", job.id)
+        except Exception as error:  # noqa: BLE001 - a bug must fail one job, not the worker
+            log.exception("job %s (%s) crashed", job.id, role)
+            await self._fail(job, "worker", f"internal error: {type(error).__name__}: {error}")
+
+    async def _fail(self, job: Job, stage: str, detail: str) -> None:
+        log.warning("job %s (%s) failed: %s", job.id, job.kind, detail)
+        with contextlib.suppress(LeaseLost):
+            await self.board.fail(job, self.instance_id, stage=stage, detail=detail)

@@ -1,0 +1,200 @@
+"""Operator and planner runs: decide, split, draft. All read-only; the wrapper writes."""
+
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path
+
+from chatbot.board import NewChild
+from chatbot.domain.transitions import Action
+from chatbot.importer import title_of
+from chatbot.pipeline.context import JobContext, RunFailed
+from chatbot.pipeline.files import FileExistsRefusal
+from chatbot.store import cards as card_store
+from runners import prompts
+from runners.contracts import (
+    DraftQuestion,
+    parse_draft,
+    parse_operator_decision,
+    parse_split,
+)
+
+
+def _clarifications(ctx: JobContext) -> str:
+    answers = [a for a in ctx.card.data.get("answers", []) if a.get("kind") == "needs_human"]
+    if not answers:
+        return ""
+    return "\n\n".join(f"Question: {a['question']}\nOwner's answer: {a['answer']}" for a in answers)
+
+
+async def run_operator(ctx: JobContext) -> None:
+    card = ctx.card
+    intent_path, body = ctx.intent()
+    prompt = prompts.operator_prompt(
+        slug=card.slug,
+        intent_path=intent_path,
+        intent_body=body,
+        allowed=ctx.allowed,
+        clarifications=_clarifications(ctx),
+    )
+    result = await ctx.run("operator", prompt, cwd=ctx.repo, profile=ctx.role_profile("operator"))
+    decision = parse_operator_decision(result.output.answer, ctx.allowed, card.slug)
+    details = {"decision": decision.model_dump(mode="json")}
+    data = {**card.data, "operator_reason": decision.reason}
+    if decision.decision == "direct_builder":
+        lane = ctx.allowed.lanes[decision.recommended_lane or ""]
+        await ctx.apply(
+            Action.OPERATOR_DIRECT,
+            reason=decision.reason,
+            details=details,
+            lane=lane.lane,
+            runtime=decision.runtime,
+            model=decision.model,
+            reasoning_effort=decision.reasoning_effort or "",
+            iteration_limit=lane.iteration_limit,
+            escalation=[step.model_dump(mode="json") for step in decision.escalation],
+            escalation_step=0,
+            failure_stage=None,
+            failure_detail=None,
+            data=data,
+        )
+        return
+    if decision.decision == "needs_human":
+        await ctx.apply(
+            Action.OPERATOR_NEEDS_HUMAN,
+            reason=decision.reason,
+            details=details,
+            question=("needs_human", decision.human_action or decision.reason, []),
+            data=data,
+        )
+        return
+    files = ctx.staged()
+    children = []
+    try:
+        for child in decision.children:
+            path = f"docs/intent/{child.slug}.md"
+            files.add(path, child.intent_markdown, must_be_new=True)
+            lane = ctx.allowed.lanes[child.recommended_lane]
+            children.append(
+                NewChild(
+                    slug=child.slug,
+                    title=child.title,
+                    intent_path=path,
+                    blocked_by=tuple(child.blocked_by),
+                    fields={
+                        "lane": lane.lane,
+                        "runtime": child.runtime,
+                        "model": child.model,
+                        "reasoning_effort": child.reasoning_effort or "",
+                        "iteration_limit": lane.iteration_limit,
+                        "wave": child.wave,
+                        "write_scope": list(child.write_scope),
+                        "acceptance_criteria": list(child.acceptance_criteria),
+                        "escalation": [s.model_dump(mode="json") for s in child.escalation],
+                        "data": {"auto_start": True},
+                    },
+                )
+            )
+        await _refuse_taken_slugs(ctx, [c.slug for c in children])
+    except (FileExistsRefusal, RunFailed):
+        files.discard()
+        raise
+    await ctx.apply(
+        Action.OPERATOR_SPLIT,
+        reason=decision.reason,
+        details=details,
+        children=children,
+        files=files,
+        data=data,
+    )
+
+
+async def _refuse_taken_slugs(ctx: JobContext, slugs: list[str]) -> None:
+    for slug in slugs:
+        if await card_store.get(ctx.board.store.reader, slug) is not None:
+            raise RunFailed("split", f"a card '{slug}' exists already; nothing was created")
+
+
+async def run_split(ctx: JobContext) -> None:
+    card = ctx.card
+    intent_path, body = ctx.intent()
+    report = card.data.get("builder_report") or ""
+    reviews = card.data.get("reviews") or []
+    if reviews:
+        report += "\n\nLast review:\n" + reviews[-1].get("report", "")
+    prompt = prompts.planner_split_prompt(
+        slug=card.slug, intent_path=intent_path, intent_body=body, builder_report=report
+    )
+    result = await ctx.run(
+        "planner", prompt, cwd=ctx.repo, profile=ctx.role_profile("planner"), stage="split"
+    )
+    proposal = parse_split(result.output.answer, card.slug)
+    files = ctx.staged()
+    children = []
+    try:
+        for child in proposal.children:
+            path = f"docs/intent/{child.slug}.md"
+            files.add(path, child.body, must_be_new=True)
+            children.append(
+                NewChild(slug=child.slug, title=title_of(child.body, child.slug), intent_path=path)
+            )
+        await _refuse_taken_slugs(ctx, [c.slug for c in children])
+    except FileExistsRefusal as refusal:
+        files.discard()
+        raise RunFailed("split", str(refusal)) from None
+    except RunFailed:
+        files.discard()
+        raise
+    await ctx.apply(
+        Action.SPLIT_APPLIED,
+        reason=f"split into {len(children)} cards",
+        details={"children": [c.slug for c in children]},
+        children=children,
+        files=files,
+    )
+
+
+async def run_draft(ctx: JobContext) -> None:
+    card = ctx.card
+    conversation = [tuple(turn) for turn in card.data.get("conversation", [])]
+    prompt = prompts.planner_draft_prompt(conversation=conversation)
+    # The intake planner sees no repository at all: an empty folder is its world.
+    with tempfile.TemporaryDirectory(prefix="draft-") as empty:
+        result = await ctx.run(
+            "planner", prompt, cwd=Path(empty), profile=ctx.role_profile("planner"), stage="draft"
+        )
+    answer = parse_draft(result.output.answer)
+    if isinstance(answer, DraftQuestion):
+        data = {**card.data, "conversation": [*conversation, ("planner", answer.text)]}
+        await ctx.apply(
+            Action.DRAFT_ASKED,
+            reason="the planner asks",
+            question=("draft", answer.text, list(answer.options)),
+            data=data,
+        )
+        return
+    path = f"docs/intent/{answer.slug}.md"
+    if await card_store.get(ctx.board.store.reader, answer.slug) is not None:
+        raise RunFailed("draft", f"a card '{answer.slug}' exists already; the draft is kept")
+    files = ctx.staged()
+    try:
+        files.add(path, answer.body, must_be_new=True)
+    except FileExistsRefusal as refusal:
+        files.discard()
+        raise RunFailed("draft", str(refusal)) from None
+    data = {
+        **card.data,
+        "conversation": [*conversation, ("planner", f"intent written: {path}")],
+        "draft_slug": card.slug,
+    }
+    await ctx.apply(
+        Action.DRAFT_COMPLETED,
+        reason=f"intent written to {path}",
+        files=files,
+        details={"intent_path": path, "from_draft": card.slug},
+        slug=answer.slug,
+        kind="intent",
+        title=title_of(answer.body, answer.slug),
+        source_path=path,
+        data=data,
+    )
