@@ -280,9 +280,12 @@ class BoardService:
         children: Sequence[NewChild] = (),
         deploy: bool = False,
         details: dict[str, Any] | None = None,
+        rename_to: str | None = None,
         **changes: Any,
     ) -> Card:
         """Apply one validated result: finish the job, move the card, write its files."""
+        if rename_to is not None:
+            changes["slug"] = rename_to
         try:
             async with self._work() as db:
                 if job is not None:
@@ -439,13 +442,17 @@ class BoardService:
                 **child.fields,
             )
             ids[child.slug] = created.id
-            await self._moved(db, None, created, Action.SPLIT_APPLIED, SYSTEM_ACTOR, "")
         for child in children:
             for blocker in child.blocked_by:
                 await db.execute(
                     "INSERT INTO card_dependencies (card_id, blocked_by_id) VALUES (?, ?)",
                     (ids[child.slug], ids[blocker]),
                 )
+        # Only now that every dependency is recorded may the scheduler look at them.
+        for child in children:
+            created = await card_store.get_by_id(db, ids[child.slug])
+            assert created is not None
+            await self._moved(db, None, created, Action.SPLIT_APPLIED, SYSTEM_ACTOR, "")
 
     async def _moved(
         self,

@@ -192,7 +192,7 @@ async def run_draft(ctx: JobContext) -> None:
         reason=f"intent written to {path}",
         files=files,
         details={"intent_path": path, "from_draft": card.slug},
-        slug=answer.slug,
+        rename_to=answer.slug,
         kind="intent",
         title=title_of(answer.body, answer.slug),
         source_path=path,

@@ -264,6 +264,7 @@ async def transition(
     db: Db,
     slug: str,
     action: Action,
+    /,
     *,
     actor: str,
     by: By,
@@ -312,7 +313,7 @@ async def transition(
     return fresh
 
 
-async def update(db: Db, slug: str, **changes: Any) -> Card:
+async def update(db: Db, slug: str, /, **changes: Any) -> Card:
     """Change fields that are not the phase (no event: nothing moved on the board)."""
     unknown = set(changes) - UPDATABLE
     if unknown:
