@@ -183,6 +183,24 @@ def prepare_process(turn: dict[str, Any]) -> int | None:
     return child.pid
 
 
+def rendezvous(turn: dict[str, Any]) -> None:
+    """Let a test see this run start, and make runs meet, without sleeps in the test.
+
+    `touch_file`: append this process's pid as one line to that path, a regular
+    file or a named pipe the test reads (so it awaits the start as an event).
+    `wait_for_file`: then block until that path exists (two runs that each touch
+    one file and wait for the other's can only finish if they run at once).
+    """
+    touch = turn.get("touch_file")
+    if touch:
+        with open(touch, "a", encoding="utf-8") as handle:
+            handle.write(f"{os.getpid()}\n")
+    wait = turn.get("wait_for_file")
+    if wait:
+        while not os.path.exists(wait):
+            time.sleep(0.01)
+
+
 def emit(line: str, stream=None) -> None:
     stream = stream or sys.stdout
     stream.write(line + "\n")
