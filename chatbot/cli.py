@@ -1,22 +1,26 @@
-"""`chatbot` command line: check a configuration, look at the board, run the bot."""
+"""`chatbot` command line: check a configuration, look at and move the board, run the bot."""
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import getpass
 import json
 import logging
 import os
 import sys
-import uuid
+import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 
-from chatbot.board import BoardService, closest_slugs
+from chatbot.app import open_board, running_bot, stop_on_signals
+from chatbot.board import BoardError, BoardService, closest_slugs
 from chatbot.config import Config, ConfigError, load_config
-from chatbot.store import Store, StoreError
+from chatbot.domain.transitions import Action, TransitionRefused
+from chatbot.store import StoreError
+from chatbot.store import cards as card_store
 from chatbot.store.cards import UnknownCard
-from chatbot.store.db import InstanceLock
+from chatbot.store.questions import AlreadyAnswered
 from chatbot.views import summary_text, view_json, view_text
 
 EXIT_OK = 0
@@ -43,17 +47,79 @@ def _parser() -> argparse.ArgumentParser:
     card = sub.add_parser("card", parents=[common], help="one card with its history")
     card.add_argument("slug")
     card.add_argument("--json", action="store_true", help="machine-readable output")
-    sub.add_parser("run", parents=[common], help="run the bot")
+    for name, text in (
+        ("start", "let the operator decide how to build a planned card"),
+        ("split", "let the planner split a card into smaller cards"),
+        ("cancel", "stop a card's run and return it to where it was"),
+    ):
+        action = sub.add_parser(name, parents=[common], help=text)
+        action.add_argument("slug")
+    answer = sub.add_parser("answer", parents=[common], help="answer a card's open question")
+    answer.add_argument("slug")
+    answer.add_argument("text")
+    sub.add_parser("runs", parents=[common], help="queued and running jobs")
+    run = sub.add_parser("run", parents=[common], help="run the bot")
+    run.add_argument(
+        "--until-idle",
+        action="store_true",
+        help="run the worker without chat until no job is queued or running, then exit",
+    )
     return parser
 
 
-async def _with_board(config: Config, work: Callable[[BoardService], Awaitable[int]]) -> int:
-    store = await Store.open(config.bot.database)
+def _actor() -> str:
+    # Whoever can run this command can already write the database: an owner.
+    return f"cli:{getpass.getuser()}"
+
+
+async def _unknown(board: BoardService, slug: str) -> int:
+    hints = closest_slugs(slug, await board.slugs())
+    hint = f"; did you mean {', '.join(hints)}?" if hints else ""
+    print(f"no card '{slug}'{hint}", file=sys.stderr)
+    return EXIT_FAILURE
+
+
+async def _guarded(board: BoardService, slug: str, work: Awaitable[str]) -> int:
     try:
-        board = BoardService(store, config.bot.repo, default_lane=next(iter(config.lanes)))
-        return await work(board)
-    finally:
-        await store.close()
+        print(await work)
+        return EXIT_OK
+    except UnknownCard:
+        return await _unknown(board, slug)
+    except (TransitionRefused, BoardError, AlreadyAnswered) as refused:
+        print(f"refused: {refused}", file=sys.stderr)
+        return EXIT_FAILURE
+
+
+async def _move(board: BoardService, slug: str, action: Action, locale: str) -> str:
+    card = await board.act(slug, action, actor=_actor())
+    return f"{card.slug}: {card.phase.label(locale)}"
+
+
+async def _answer(board: BoardService, slug: str, text: str, locale: str) -> str:
+    card, _ = await board.answer(slug, text, actor=_actor())
+    return f"{card.slug}: answered; now {card.phase.label(locale)}"
+
+
+async def _runs(board: BoardService, config: Config) -> int:
+    summary = await board.summary()
+    if not summary.active_jobs:
+        print("no job is queued or running")
+        return EXIT_OK
+    now = time.time()
+    for job in summary.active_jobs:
+        card = await card_store.get_by_id(board.store.reader, job.card_id) if job.card_id else None
+        if job.kind in ("builder", "fixer") and card and card.runtime:
+            runtime = card.runtime
+        elif job.kind in ("builder", "deploy"):
+            runtime = "-" if job.kind == "deploy" else config.lanes[job.lane].runtime
+        else:
+            runtime = config.role(job.kind).runtime
+        since = job.started_at or job.created_at
+        print(
+            f"#{job.id:<5} {job.state.value:<8} {job.kind:<10} {card.slug if card else '-':<24} "
+            f"lane {job.lane:<16} {runtime:<10} {now - since:7.0f}s"
+        )
+    return EXIT_OK
 
 
 def _check(config: Config) -> int:
@@ -76,40 +142,28 @@ async def _card(board: BoardService, slug: str, as_json: bool, locale: str) -> i
     try:
         view = await board.view(slug)
     except UnknownCard:
-        hints = closest_slugs(slug, await board.slugs())
-        hint = f"; did you mean {', '.join(hints)}?" if hints else ""
-        print(f"no card '{slug}'{hint}", file=sys.stderr)
-        return EXIT_FAILURE
+        return await _unknown(board, slug)
     print(json.dumps(view_json(view), indent=2) if as_json else view_text(view, locale))
     return EXIT_OK
 
 
-async def _run(config: Config) -> int:
-    lock = InstanceLock(config.bot.database)
-    lock.acquire()
-    instance_id = uuid.uuid4().hex
-    try:
-
-        async def work(board: BoardService) -> int:
-            recovered = await board.recover(instance_id)
-            report = await board.import_cards()
-            log.info(
-                "board ready: %d imported, %d updated, %d unchanged, %d rejected, "
-                "%d runs recovered",
-                len(report.created),
-                len(report.updated),
-                report.unchanged,
-                len(report.rejected),
-                len(recovered),
-            )
-            for path, why in report.rejected:
-                print(f"not imported: {path}: {why}", file=sys.stderr)
-            print(summary_text(await board.summary(with_slugs=True), config.bot.locale))
+async def _run(config: Config, until_idle: bool) -> int:
+    async with running_bot(config) as bot:
+        if until_idle:
+            await bot.worker.run(until_idle=True)
+            print(summary_text(await bot.board.summary(with_slugs=True), config.bot.locale))
             return EXIT_OK
+        from chatbot.service import serve
 
-        return await _with_board(config, work)
-    finally:
-        lock.release()
+        stop = asyncio.Event()
+        stop_on_signals(stop)
+        await serve(bot, stop)
+        return EXIT_OK
+
+
+async def _with_board(config: Config, work: Callable[[BoardService], Awaitable[int]]) -> int:
+    async with open_board(config) as board:
+        return await work(board)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -129,24 +183,28 @@ def main(argv: list[str] | None = None) -> int:
         print(f"chatbot: {error}", file=sys.stderr)
         return EXIT_USAGE
     locale = config.bot.locale
+    command = args.command
+    actions = {"start": Action.START, "split": Action.SPLIT, "cancel": Action.CANCEL}
+
+    def board_command(board: BoardService) -> Awaitable[int]:
+        if command == "cards":
+            return _cards(board, args.json, locale)
+        if command == "card":
+            return _card(board, args.slug, args.json, locale)
+        if command == "runs":
+            return _runs(board, config)
+        if command == "answer":
+            return _guarded(board, args.slug, _answer(board, args.slug, args.text, locale))
+        return _guarded(board, args.slug, _move(board, args.slug, actions[command], locale))
+
     try:
-        if args.command == "check":
+        if command == "check":
             return _check(config)
-        if args.command == "cards":
-            return asyncio.run(_with_board(config, lambda b: _cards(b, args.json, locale)))
-        if args.command == "card":
-            return asyncio.run(
-                _with_board(config, lambda b: _card(b, args.slug, args.json, locale))
-            )
-        if args.command == "run":
-            return asyncio.run(_run(config))
+        if command == "run":
+            return asyncio.run(_run(config, args.until_idle))
+        return asyncio.run(_with_board(config, board_command))
     except StoreError as error:
         print(f"chatbot: {error}", file=sys.stderr)
         return EXIT_FAILURE
     except KeyboardInterrupt:
         return EXIT_OK
-    return EXIT_USAGE
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -58,7 +58,7 @@ def test_check_fails_with_exit_2_naming_the_problem(tmp_path: Path) -> None:
 
 
 def test_run_imports_and_cards_shows_the_board(config: Path) -> None:
-    run = chatbot("run", "--config", str(config))
+    run = chatbot("run", "--until-idle", "--config", str(config))
     assert run.returncode == 0, run.stderr
     assert "not imported: docs/intent/Not A Slug.md" in run.stderr
     text = chatbot("cards", "--config", str(config))
@@ -84,7 +84,7 @@ def test_run_imports_and_cards_shows_the_board(config: Path) -> None:
 
 
 def test_card_shows_history_and_suggests_close_slugs(config: Path) -> None:
-    chatbot("run", "--config", str(config))
+    chatbot("run", "--until-idle", "--config", str(config))
     card = json.loads(chatbot("card", "alpha", "--config", str(config), "--json").stdout)
     assert card["phase"] == "planned"
     assert card["events"][0]["action"] == "import" and card["events"][0]["to"] == "planned"
@@ -96,5 +96,5 @@ def test_card_shows_history_and_suggests_close_slugs(config: Path) -> None:
 
 def test_german_locale_labels_the_phases(config: Path) -> None:
     config.write_text(CONFIG.replace('repo = "repo"', 'repo = "repo"\nlocale = "de"'))
-    chatbot("run", "--config", str(config))
+    chatbot("run", "--until-idle", "--config", str(config))
     assert "geplant: 2" in chatbot("cards", "--config", str(config)).stdout

@@ -1,0 +1,86 @@
+"""Wiring: configuration -> store, board, worker (and, when configured, the chat side).
+
+Start-up order matters: take the instance lock, recover what a previous process
+left running, import intent files, then start serving.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import signal
+import uuid
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+
+from chatbot.board import BoardService
+from chatbot.config import Config
+from chatbot.pipeline.engine import Worker
+from chatbot.store import Store
+from chatbot.store.db import InstanceLock
+
+log = logging.getLogger(__name__)
+
+
+def make_board(config: Config, store: Store) -> BoardService:
+    return BoardService(
+        store,
+        config.bot.repo,
+        default_lane=next(iter(config.lanes)),
+        deploy_configured=bool(config.deploy and config.deploy.command),
+    )
+
+
+@contextlib.asynccontextmanager
+async def open_board(config: Config) -> AsyncIterator[BoardService]:
+    """The board for a one-shot command (CLI): no lock, no worker."""
+    store = await Store.open(config.bot.database)
+    try:
+        yield make_board(config, store)
+    finally:
+        await store.close()
+
+
+@dataclass
+class Running:
+    config: Config
+    store: Store
+    board: BoardService
+    worker: Worker
+    instance_id: str
+
+
+@contextlib.asynccontextmanager
+async def running_bot(config: Config) -> AsyncIterator[Running]:
+    """Lock the database for this process, recover orphaned runs, import the intents."""
+    lock = InstanceLock(config.bot.database)
+    lock.acquire()
+    store = None
+    try:
+        store = await Store.open(config.bot.database)
+        board = make_board(config, store)
+        instance_id = uuid.uuid4().hex
+        recovered = await board.recover(instance_id)
+        report = await board.import_cards()
+        log.info(
+            "board ready: %d imported, %d updated, %d unchanged, %d rejected, %d runs recovered",
+            len(report.created),
+            len(report.updated),
+            report.unchanged,
+            len(report.rejected),
+            len(recovered),
+        )
+        worker = Worker(board, config, instance_id=instance_id)
+        yield Running(config, store, board, worker, instance_id)
+    finally:
+        if store is not None:
+            await store.close()
+        lock.release()
+
+
+def stop_on_signals(stop: asyncio.Event) -> None:
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        with contextlib.suppress(NotImplementedError, RuntimeError):
+            loop.add_signal_handler(sig, stop.set)
