@@ -178,4 +178,31 @@ MIGRATIONS: list[tuple[int, str, str]] = [
     ),
 ]
 
+MIGRATIONS.append(
+    (
+        2,
+        "outbox targets people as well as rooms; requests from requesters",
+        """
+        ALTER TABLE outbox ADD COLUMN target_kind TEXT NOT NULL DEFAULT 'room'
+            CHECK (target_kind IN ('room', 'person'));
+        ALTER TABLE outbox ADD COLUMN request_id INTEGER REFERENCES requests(id);
+        ALTER TABLE chat_messages ADD COLUMN request_id INTEGER REFERENCES requests(id);
+
+        -- A requester's /start, /draft or /research waits here for an owner's decision.
+        CREATE TABLE requests (
+            id INTEGER PRIMARY KEY,
+            requester TEXT NOT NULL,
+            transport TEXT NOT NULL,
+            command TEXT NOT NULL,
+            argument TEXT NOT NULL DEFAULT '',
+            state TEXT NOT NULL DEFAULT 'pending'
+                CHECK (state IN ('pending', 'accepted', 'declined')),
+            decided_by TEXT,
+            created_at REAL NOT NULL,
+            decided_at REAL
+        );
+        """,
+    )
+)
+
 LATEST = MIGRATIONS[-1][0]

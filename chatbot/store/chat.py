@@ -1,0 +1,207 @@
+"""The outbox of notifications and the chat messages the bot has posted.
+
+A notification is a row first and a chat message second: produced inside the
+transaction that caused it, sent later by the outbox sender, marked sent only
+when the server took it. What was posted is remembered (transport, room,
+message id -> card, question, request) so a reply or reaction on it finds its
+subject.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import time
+import uuid
+from dataclasses import dataclass
+
+from chatbot.store.db import Db
+
+
+@dataclass(frozen=True)
+class Post:
+    transport: str
+    target: str
+    text: str
+    target_kind: str = "room"  # or "person" for a direct chat
+    html: str | None = None
+    reply_to: str | None = None
+    card_id: int | None = None
+    question_id: int | None = None
+    request_id: int | None = None
+    purpose: str = "notice"
+
+
+@dataclass(frozen=True)
+class OutboxRow:
+    id: int
+    transport: str
+    room: str
+    target_kind: str
+    text: str
+    html: str | None
+    reply_to: str | None
+    card_id: int | None
+    question_id: int | None
+    request_id: int | None
+    purpose: str
+    state: str
+    attempts: int
+    last_error: str | None
+    txn_id: str
+    message_id: str | None
+    created_at: float
+    sent_at: float | None
+
+    @classmethod
+    def from_row(cls, row: sqlite3.Row) -> OutboxRow:
+        return cls(**{name: row[name] for name in cls.__dataclass_fields__})
+
+
+@dataclass(frozen=True)
+class Posted:
+    transport: str
+    room: str
+    message_id: str
+    card_id: int | None
+    question_id: int | None
+    request_id: int | None
+    purpose: str
+
+
+async def enqueue(db: Db, post: Post) -> int:
+    return await db.insert(
+        "INSERT INTO outbox (transport, room, target_kind, text, html, reply_to, card_id, "
+        "question_id, request_id, purpose, txn_id, created_at) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        (
+            post.transport,
+            post.target,
+            post.target_kind,
+            post.text,
+            post.html,
+            post.reply_to,
+            post.card_id,
+            post.question_id,
+            post.request_id,
+            post.purpose,
+            # Stable across resends: Matrix uses it as the transaction id, XMPP as the
+            # message id, so a resend after a crash posts once.
+            f"board-{uuid.uuid4().hex}",
+            time.time(),
+        ),
+    )
+
+
+async def pending(db: Db, transport: str, limit: int = 100) -> list[OutboxRow]:
+    rows = await db.fetchall(
+        "SELECT * FROM outbox WHERE transport = ? AND state = 'pending' ORDER BY id LIMIT ?",
+        (transport, limit),
+    )
+    return [OutboxRow.from_row(r) for r in rows]
+
+
+async def mark_sent(db: Db, row: OutboxRow, message_id: str) -> None:
+    """Sent, and remembered as posted, in one step."""
+    await db.execute(
+        "UPDATE outbox SET state = 'sent', message_id = ?, sent_at = ?, attempts = attempts + 1 "
+        "WHERE id = ?",
+        (message_id, time.time(), row.id),
+    )
+    await db.execute(
+        "INSERT OR IGNORE INTO chat_messages (transport, room, message_id, card_id, question_id, "
+        "request_id, purpose, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+        (
+            row.transport,
+            row.room,
+            message_id,
+            row.card_id,
+            row.question_id,
+            row.request_id,
+            row.purpose,
+            time.time(),
+        ),
+    )
+
+
+async def mark_attempt_failed(db: Db, row_id: int, error: str) -> None:
+    await db.execute(
+        "UPDATE outbox SET attempts = attempts + 1, last_error = ? WHERE id = ?",
+        (error[:500], row_id),
+    )
+
+
+async def posted(db: Db, transport: str, message_id: str) -> Posted | None:
+    row = await db.fetchone(
+        "SELECT transport, room, message_id, card_id, question_id, request_id, purpose "
+        "FROM chat_messages WHERE transport = ? AND message_id = ? ORDER BY id DESC LIMIT 1",
+        (transport, message_id),
+    )
+    return Posted(**dict(row)) if row else None
+
+
+async def remember(db: Db, transport: str, room: str, message_id: str, **links: object) -> None:
+    """Remember a message that did not go through the outbox (e.g. sent directly)."""
+    await db.execute(
+        "INSERT OR IGNORE INTO chat_messages (transport, room, message_id, card_id, question_id, "
+        "request_id, purpose, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+        (
+            transport,
+            room,
+            message_id,
+            links.get("card_id"),
+            links.get("question_id"),
+            links.get("request_id"),
+            links.get("purpose", "notice"),
+            time.time(),
+        ),
+    )
+
+
+async def waiting(db: Db) -> list[tuple[str, str, int, str | None]]:
+    """Per (transport, room): how many rows wait, and the last error, for `chatbot check`."""
+    rows = await db.fetchall(
+        "SELECT transport, room, count(*), max(last_error) FROM outbox "
+        "WHERE state = 'pending' GROUP BY transport, room ORDER BY transport, room"
+    )
+    return [(r[0], r[1], r[2], r[3]) for r in rows]
+
+
+@dataclass(frozen=True)
+class Request:
+    id: int
+    requester: str
+    transport: str
+    command: str
+    argument: str
+    state: str
+    decided_by: str | None
+    created_at: float
+    decided_at: float | None
+
+
+async def add_request(
+    db: Db, requester: str, transport: str, command: str, argument: str
+) -> Request:
+    request_id = await db.insert(
+        "INSERT INTO requests (requester, transport, command, argument, created_at) "
+        "VALUES (?, ?, ?, ?, ?)",
+        (requester, transport, command, argument, time.time()),
+    )
+    found = await get_request(db, request_id)
+    assert found is not None
+    return found
+
+
+async def get_request(db: Db, request_id: int) -> Request | None:
+    row = await db.fetchone("SELECT * FROM requests WHERE id = ?", (request_id,))
+    return Request(**dict(row)) if row else None
+
+
+async def decide_request(db: Db, request_id: int, accepted: bool, owner: str) -> Request | None:
+    """Accept or decline a pending request; None when it was decided before (first wins)."""
+    changed = await db.execute(
+        "UPDATE requests SET state = ?, decided_by = ?, decided_at = ? "
+        "WHERE id = ? AND state = 'pending'",
+        ("accepted" if accepted else "declined", owner, time.time(), request_id),
+    )
+    return await get_request(db, request_id) if changed == 1 else None
