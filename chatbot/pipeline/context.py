@@ -7,11 +7,12 @@ outcome. A run that fails raises `RunFailed` with the stage the card will show.
 
 from __future__ import annotations
 
+import logging
 import os
 import time
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from chatbot.board import BoardService
 from chatbot.config import Config
@@ -24,6 +25,8 @@ from runners.process import ProcessLimits, default_base_env
 from runners.profiles import AllowedProfiles
 from runners.runtimes import Mode, RunRequest, RunResult, Usage, run_model
 
+log = logging.getLogger(__name__)
+
 
 class RunFailed(Exception):
     """A run that produced nothing usable; `stage` and `detail` go onto the card."""
@@ -32,6 +35,12 @@ class RunFailed(Exception):
         super().__init__(detail)
         self.stage = stage
         self.detail = detail
+
+
+class RunObserver(Protocol):
+    async def run_started(self, card: Card, role: str, runtime: str, model: str) -> None: ...
+
+    async def run_finished(self, card: Card, record: telemetry.RunRecord) -> None: ...
 
 
 @dataclass(frozen=True)
@@ -52,7 +61,8 @@ class JobContext:
     worker_id: str
     target_branch: str | None
     allowed: AllowedProfiles
-    # Runs of this job so far, for the notifications at its end.
+    # Told when each model run starts and ends (the notifier posts it).
+    observers: list[RunObserver] = field(default_factory=list)
     runs: list[telemetry.RunRecord] = field(default_factory=list)
 
     @property
@@ -141,6 +151,7 @@ class JobContext:
             if name in os.environ:
                 base_env[name] = os.environ[name]
         limits = ProcessLimits(timeout=profile.timeout_s, idle_timeout=profile.idle_timeout_s)
+        await self._tell("run_started", self.card, role, profile.runtime, profile.model)
         started = time.time()
         result = await run_model(
             profile.runtime,
@@ -176,9 +187,17 @@ class JobContext:
         async with self.board.store.transaction() as db:
             await telemetry.record(db, record)
         self.runs.append(record)
+        await self._tell("run_finished", self.card, record)
         if not result.ok and not (accept_turn_limit and output.turn_limit_reached):
             raise RunFailed(stage or role, result.failure or "the run failed")
         return result
+
+    async def _tell(self, event: str, *args: Any) -> None:
+        for observer in self.observers:
+            try:
+                await getattr(observer, event)(*args)
+            except Exception:  # a notice that cannot be written must not fail the run
+                log.exception("run observer failed on %s", event)
 
 
 def _with_failure(result: RunResult, failure: str) -> RunResult:

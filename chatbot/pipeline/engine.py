@@ -19,8 +19,9 @@ from chatbot.domain.runs import DEPLOY_JOB, ROLE_FOR_PHASE
 from chatbot.domain.transitions import TransitionRefused
 from chatbot.pipeline.building import run_builder, run_fixer
 from chatbot.pipeline.checking import run_inspector, run_researcher, run_reviewer
-from chatbot.pipeline.context import JobContext, RunFailed
+from chatbot.pipeline.context import JobContext, RunFailed, RunObserver
 from chatbot.pipeline.deploying import run_deploy
+from chatbot.pipeline.files import FileExistsRefusal
 from chatbot.pipeline.planning import run_draft, run_operator, run_split
 from chatbot.store import cards as card_store
 from chatbot.store import jobs as job_store
@@ -79,6 +80,7 @@ class Worker:
         heartbeat_s: float = 15.0,
         poll_s: float = 5.0,
         role_concurrency: int = 2,
+        observers: list[RunObserver] | None = None,
     ):
         self.board = board
         self.config = config
@@ -87,6 +89,7 @@ class Worker:
         self.heartbeat_s = heartbeat_s
         self.poll_s = poll_s
         self.allowed = config.allowed_profiles()
+        self.observers: list[RunObserver] = list(observers or [])
         self.lanes: dict[str, int] = {name: lane.concurrency for name, lane in config.lanes.items()}
         for role in sorted(set(ROLE_FOR_PHASE.values()) - {"builder", "fixer"}):
             self.lanes[f"role:{role}"] = role_concurrency
@@ -217,18 +220,22 @@ class Worker:
             worker_id=self.instance_id,
             target_branch=self.target_branch,
             allowed=self.allowed,
+            observers=self.observers,
         )
         role = job.kind
+        stage = "draft" if card.phase is Phase.DRAFT_RUNNING else stage_of(role)
         try:
             await handler(ctx)
         except RunFailed as failed:
             await self._fail(job, failed.stage, failed.detail)
         except ContractError as error:
-            await self._fail(job, stage_of(role), f"the {role}'s answer was rejected: {error}")
+            await self._fail(job, stage, f"the {role}'s answer was rejected: {error}")
         except RunnerError as error:
-            await self._fail(job, stage_of(role), f"{role} run could not start: {error}")
+            await self._fail(job, stage, f"{role} run could not start: {error}")
+        except FileExistsRefusal as refusal:
+            await self._fail(job, stage, str(refusal))
         except TransitionRefused as refused:
-            await self._fail(job, stage_of(role), f"result not applied: {refused}")
+            await self._fail(job, stage, f"result not applied: {refused}")
         except LeaseLost:
             log.info("job %s was taken away while it ran; its result is dropped", job.id)
         except Exception as error:  # noqa: BLE001 - a bug must fail one job, not the worker

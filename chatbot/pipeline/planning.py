@@ -95,8 +95,11 @@ async def run_operator(ctx: JobContext) -> None:
                     },
                 )
             )
-        await _refuse_taken_slugs(ctx, [c.slug for c in children])
-    except (FileExistsRefusal, RunFailed):
+        await _refuse_taken_slugs(ctx, [c.slug for c in children], stage="operator")
+    except FileExistsRefusal as refusal:
+        files.discard()
+        raise RunFailed("operator", str(refusal)) from None
+    except RunFailed:
         files.discard()
         raise
     await ctx.apply(
@@ -109,10 +112,10 @@ async def run_operator(ctx: JobContext) -> None:
     )
 
 
-async def _refuse_taken_slugs(ctx: JobContext, slugs: list[str]) -> None:
+async def _refuse_taken_slugs(ctx: JobContext, slugs: list[str], *, stage: str = "split") -> None:
     for slug in slugs:
         if await card_store.get(ctx.board.store.reader, slug) is not None:
-            raise RunFailed("split", f"a card '{slug}' exists already; nothing was created")
+            raise RunFailed(stage, f"a card '{slug}' exists already; nothing was created")
 
 
 async def run_split(ctx: JobContext) -> None:

@@ -1,0 +1,71 @@
+"""What the bot posts into rooms on its own, in English and German."""
+
+from __future__ import annotations
+
+TEXTS: dict[str, dict[str, str]] = {
+    "en": {
+        "direct": "🧭 {slug}: operator chose the {lane} lane ({runtime} {model}). {reason}",
+        "split": "🧭 {slug}: operator split the card into {count} children. {reason}",
+        "split_table": "{wave}. {slug} — {title} (lane {lane}{deps})",
+        "deps": "; after {deps}",
+        "needs_human": "❓ {slug}: the operator needs a decision. {reason}",
+        "operator_failed": "⚠️ {slug}: the operator run failed ({detail}). Answer to retry with more context, or /retry {slug}.",
+        "question": "❓ {slug}: {text}",
+        "question_hint": "Reply to this message, react with the option's number, or /answer {slug} <text>.",
+        "run_started": "▶️ {slug}: {role} run started ({runtime} {model}).",
+        "run_finished": "⏹ {slug}: {role} run {outcome} after {duration} ({tokens}{cost}).",
+        "committed": "🔨 {slug}: builder committed {commit}: {subject}",
+        "escalated": "⤴️ {slug}: {reason}",
+        "limit_spent": "🧱 {slug}: {reason}. React ✂️ or send /split {slug} to split it, /fix {slug} to repair, /archive {slug} to drop it.",
+        "review": "🔎 {slug}: review {decision} for {commit}.\n\n{report}",
+        "review_cut": "\n\n… cut; the full report is in {path}.",
+        "review_next_approve": "Ready for deployment.",
+        "review_next_reject": "Back to planning with the feedback: /fix {slug} or /start {slug}.",
+        "failed": "❌ {slug}: failed at {stage}: {detail}. /retry {slug} or /fix {slug}.",
+        "failed_other": "❌ {slug}: {phase}: {detail}. /retry {slug}.",
+        "deployed": "🚀 {slug}: {reason}.",
+        "children_done": "✅ {slug}: all children succeeded; the card is done.",
+        "split_applied": "✂️ {slug}: split into {children}. The new cards are planned; /start each when ready.",
+        "draft_done": "📝 {slug}: new planned card from the draft ({path}). /start {slug} to build it.",
+        "research_done": "📚 {slug}: research report written to {path}.\n\n{report}",
+        "inspection": "🔍 {slug}: {summary}\nrepository: {repository}; deployment: {deployment}{flag}",
+        "inspection_flag": " (the model said {claimed}; the board's own evidence wins)",
+        "routing": "🧭 {slug}: the inspector recommends {action}: {summary}\nReact 👍 to apply it or 👎 to dismiss it.",
+        "routing_none": "🔍 {slug}: {summary}",
+    },
+    "de": {
+        "direct": "🧭 {slug}: Der Operator wählt die Lane {lane} ({runtime} {model}). {reason}",
+        "split": "🧭 {slug}: Der Operator teilt die Karte in {count} Kinder. {reason}",
+        "split_table": "{wave}. {slug} — {title} (Lane {lane}{deps})",
+        "deps": "; nach {deps}",
+        "needs_human": "❓ {slug}: Der Operator braucht eine Entscheidung. {reason}",
+        "operator_failed": "⚠️ {slug}: Der Operator-Lauf ist fehlgeschlagen ({detail}). Antworte mit mehr Kontext oder /retry {slug}.",
+        "question": "❓ {slug}: {text}",
+        "question_hint": "Antworte auf diese Nachricht, reagiere mit der Nummer der Option oder /answer {slug} <Text>.",
+        "run_started": "▶️ {slug}: {role}-Lauf gestartet ({runtime} {model}).",
+        "run_finished": "⏹ {slug}: {role}-Lauf {outcome} nach {duration} ({tokens}{cost}).",
+        "committed": "🔨 {slug}: Builder hat {commit} committet: {subject}",
+        "escalated": "⤴️ {slug}: {reason}",
+        "limit_spent": "🧱 {slug}: {reason}. Reagiere mit ✂️ oder sende /split {slug} zum Aufteilen, /fix {slug} zum Reparieren, /archive {slug} zum Verwerfen.",
+        "review": "🔎 {slug}: Review {decision} für {commit}.\n\n{report}",
+        "review_cut": "\n\n… gekürzt; der vollständige Bericht liegt in {path}.",
+        "review_next_approve": "Bereit für das Deployment.",
+        "review_next_reject": "Zurück in die Planung mit dem Feedback: /fix {slug} oder /start {slug}.",
+        "failed": "❌ {slug}: fehlgeschlagen in {stage}: {detail}. /retry {slug} oder /fix {slug}.",
+        "failed_other": "❌ {slug}: {phase}: {detail}. /retry {slug}.",
+        "deployed": "🚀 {slug}: {reason}.",
+        "children_done": "✅ {slug}: Alle Kinder sind fertig; die Karte ist erledigt.",
+        "split_applied": "✂️ {slug}: aufgeteilt in {children}. Die neuen Karten sind geplant; /start für jede, wenn bereit.",
+        "draft_done": "📝 {slug}: neue geplante Karte aus dem Entwurf ({path}). /start {slug} zum Umsetzen.",
+        "research_done": "📚 {slug}: Recherchebericht in {path}.\n\n{report}",
+        "inspection": "🔍 {slug}: {summary}\nRepository: {repository}; Deployment: {deployment}{flag}",
+        "inspection_flag": " (das Modell sagte {claimed}; die Belege des Boards gelten)",
+        "routing": "🧭 {slug}: Der Inspector empfiehlt {action}: {summary}\nReagiere mit 👍 zum Anwenden oder 👎 zum Verwerfen.",
+        "routing_none": "🔍 {slug}: {summary}",
+    },
+}
+
+
+def text(locale: str, key: str, **values: object) -> str:
+    table = TEXTS.get(locale, TEXTS["en"])
+    return table.get(key, TEXTS["en"][key]).format(**values)
