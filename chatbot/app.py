@@ -9,7 +9,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import shutil
 import signal
+import subprocess
 import uuid
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
@@ -30,6 +32,22 @@ def make_board(config: Config, store: Store) -> BoardService:
         default_lane=next(iter(config.lanes)),
         deploy_configured=bool(config.deploy and config.deploy.command),
     )
+
+
+def ensure_repo(config: Config) -> None:
+    """Create the demo repository from its seed folder on first use (`[bot] seed_repo`)."""
+    repo, seed = config.bot.repo, config.bot.seed_repo
+    if seed is None or repo.exists():
+        return
+    shutil.copytree(seed, repo)
+    identity = ["-c", "user.name=intent-board", "-c", "user.email=intent-board@localhost"]
+    for args in (
+        ["init", "-q", "-b", "main"],
+        ["add", "-A"],
+        [*identity, "commit", "-q", "-m", "Seed"],
+    ):
+        subprocess.run(["git", "-C", str(repo), *args], check=True, capture_output=True)
+    log.info("created %s from %s", repo, seed)
 
 
 @contextlib.asynccontextmanager
@@ -58,6 +76,7 @@ async def running_bot(config: Config) -> AsyncIterator[Running]:
     lock.acquire()
     store = None
     try:
+        ensure_repo(config)
         store = await Store.open(config.bot.database)
         board = make_board(config, store)
         instance_id = uuid.uuid4().hex

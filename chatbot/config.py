@@ -66,6 +66,9 @@ class BotSection(_Section):
     locale: Literal["en", "de"] = "en"
     keep_transcripts: bool = False
     workspaces: Path = Path("var/workspaces")
+    # For trying the bot: when `repo` does not exist, create it as a new git
+    # repository holding a copy of this folder.
+    seed_repo: Path | None = None
 
     @field_validator("owners", "requesters")
     @classmethod
@@ -131,6 +134,9 @@ class RuntimeSection(_Section):
     # Names of variables of the bot's own environment the CLI also gets (its login
     # lives in e.g. CODEX_HOME); everything else is withheld from the child.
     pass_env: list[Annotated[str, StringConstraints(pattern=r"^[A-Z_][A-Z0-9_]{0,63}$")]] = []
+    # Plain, non-secret variables for the CLI; a value starting with ./ or ../ is a
+    # path relative to this file. Secrets never go here: use api_key_file.
+    env: dict[Annotated[str, StringConstraints(pattern=r"^[A-Z_][A-Z0-9_]{0,63}$")], str] = {}
 
 
 class LaneSection(_Section):
@@ -258,6 +264,7 @@ _PATH_KEYS = {
     ("bot", "database"),
     ("bot", "repo"),
     ("bot", "workspaces"),
+    ("bot", "seed_repo"),
     ("xmpp", "password_file"),
     ("matrix", "password_file"),
     ("matrix", "access_token_file"),
@@ -279,6 +286,11 @@ def _resolve_paths(data: dict[str, Any], base: Path) -> None:
         for table in runtimes.values():
             if isinstance(table, dict) and isinstance(table.get("api_key_file"), str):
                 table["api_key_file"] = str((base / table["api_key_file"]).resolve())
+            env = table.get("env") if isinstance(table, dict) else None
+            if isinstance(env, dict):
+                for name, value in env.items():
+                    if isinstance(value, str) and value.startswith(("./", "../")):
+                        env[name] = str((base / value).resolve())
             binary = table.get("binary") if isinstance(table, dict) else None
             # A binary given as a relative path (./x, tests/bin/codex) is next to the config;
             # a bare name is looked up on PATH when it runs.

@@ -150,6 +150,7 @@ class JobContext:
         for name in runtime_config.pass_env:
             if name in os.environ:
                 base_env[name] = os.environ[name]
+        base_env.update(runtime_config.env)
         limits = ProcessLimits(timeout=profile.timeout_s, idle_timeout=profile.idle_timeout_s)
         await self._tell("run_started", self.card, role, profile.runtime, profile.model)
         started = time.time()

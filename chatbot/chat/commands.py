@@ -1,0 +1,206 @@
+"""The chat command table: one frozen declaration per command.
+
+Parsing, `/help` and every usage line are generated from `COMMANDS` (maubot's
+idea: declare once, derive the rest), so a command cannot be documented one way
+and parsed another. Parsing is pure: it knows nothing of the board or of who
+asked; `parse` returns either an `Invocation` or a `UsageProblem` that the
+service turns into a localised usage answer.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from dataclasses import dataclass, field
+from enum import StrEnum
+
+from chatbot.domain.transitions import Action
+
+SLUG_RE = re.compile(r"^[a-z0-9][a-z0-9-]{0,60}$")
+PREFIX = "/"
+
+
+class Access(StrEnum):
+    """Who may use a command. Checked once, before dispatch (see authority.permits)."""
+
+    #: Owners and requesters: it only shows something.
+    READ = "read"
+    #: Owners act at once; a requester's use becomes a request an owner decides.
+    REQUEST = "request"
+    #: Owners only: it changes the board.
+    OWNER = "owner"
+
+
+class ArgKind(StrEnum):
+    SLUG = "slug"  # a card slug, lower-cased (phone keyboards capitalise)
+    TEXT = "text"  # the rest of the message, line breaks kept
+    NUMBER = "number"  # a positive integer (a request id)
+    CHOICE = "choice"  # one of `choices`
+    WORD = "word"  # any single word (a command name for /help)
+
+
+@dataclass(frozen=True)
+class Arg:
+    name: str
+    kind: ArgKind
+    optional: bool = False
+    choices: tuple[str, ...] = ()
+
+    @property
+    def usage(self) -> str:
+        shown = "|".join(self.choices) if self.choices else f"<{self.name}>"
+        return f"[{shown}]" if self.optional else shown
+
+
+@dataclass(frozen=True)
+class Command:
+    name: str
+    args: tuple[Arg, ...]
+    access: Access
+    #: The owner action this command performs on a card, if it is one.
+    action: Action | None = None
+
+    @property
+    def usage(self) -> str:
+        return " ".join([f"{PREFIX}{self.name}", *(a.usage for a in self.args)])
+
+    @property
+    def help_key(self) -> str:
+        return f"cmd_{self.name}"
+
+
+SLUG = Arg("slug", ArgKind.SLUG)
+
+# What `/inspect <slug> status|route` sends the inspector as its mode.
+INSPECT_MODES: dict[str, str] = {"status": "implementation_status", "route": "route_next"}
+
+COMMANDS: tuple[Command, ...] = (
+    Command("help", (Arg("command", ArgKind.WORD, optional=True),), Access.READ),
+    Command("status", (Arg("slug", ArgKind.SLUG, optional=True),), Access.READ),
+    Command("start", (SLUG,), Access.REQUEST, Action.START),
+    Command("draft", (Arg("text", ArgKind.TEXT),), Access.REQUEST),
+    Command("answer", (SLUG, Arg("text", ArgKind.TEXT)), Access.OWNER, Action.ANSWER),
+    Command("split", (SLUG,), Access.OWNER, Action.SPLIT),
+    Command("research", (SLUG,), Access.REQUEST, Action.RESEARCH),
+    Command(
+        "inspect",
+        (SLUG, Arg("mode", ArgKind.CHOICE, optional=True, choices=tuple(INSPECT_MODES))),
+        Access.OWNER,
+        Action.INSPECT,
+    ),
+    Command("fix", (SLUG,), Access.OWNER, Action.FIX),
+    Command("retry", (SLUG,), Access.OWNER, Action.RETRY),
+    Command("cancel", (SLUG,), Access.OWNER, Action.CANCEL),
+    Command("archive", (SLUG,), Access.OWNER, Action.ARCHIVE),
+    Command("deploy", (SLUG,), Access.OWNER, Action.DEPLOY),
+    Command("log", (SLUG,), Access.READ),
+    Command("runs", (), Access.READ),
+    Command("accept", (Arg("request", ArgKind.NUMBER),), Access.OWNER),
+    Command("decline", (Arg("request", ArgKind.NUMBER),), Access.OWNER),
+)
+
+BY_NAME: dict[str, Command] = {c.name: c for c in COMMANDS}
+# The command that performs an owner action, for "allowed: /start, /split" answers.
+FOR_ACTION: dict[Action, Command] = {c.action: c for c in COMMANDS if c.action is not None}
+
+ArgValue = str | int | None
+
+
+@dataclass(frozen=True)
+class Invocation:
+    command: Command
+    args: dict[str, ArgValue] = field(default_factory=dict)
+
+    @property
+    def name(self) -> str:
+        return self.command.name
+
+    def text(self, name: str) -> str:
+        value = self.args.get(name)
+        return "" if value is None else str(value)
+
+    def number(self, name: str) -> int:
+        value = self.args[name]
+        assert isinstance(value, int)
+        return value
+
+
+class Problem(StrEnum):
+    """Why a message is not a valid command; each has a catalogue text `problem_<value>`."""
+
+    UNKNOWN_COMMAND = "unknown_command"
+    MISSING = "missing"
+    BAD_SLUG = "bad_slug"
+    BAD_NUMBER = "bad_number"
+    BAD_CHOICE = "bad_choice"
+    TOO_MANY = "too_many"
+
+
+@dataclass(frozen=True)
+class UsageProblem:
+    problem: Problem
+    #: The command whose usage line to show; None for an unknown command.
+    command: Command | None
+    #: The offending word (or argument name for MISSING).
+    value: str = ""
+    #: Command names close to an unknown one.
+    suggestions: tuple[str, ...] = ()
+
+
+def is_command(text: str) -> bool:
+    """A message is a command when its first character is the prefix and a word follows."""
+    stripped = text.lstrip()
+    return stripped.startswith(PREFIX) and len(stripped) > 1 and not stripped[1].isspace()
+
+
+def parse(text: str) -> Invocation | UsageProblem:
+    """Parse one message that `is_command`; never raises."""
+    head, remaining = _first_word(text)
+    name = head[len(PREFIX) :].lower()
+    command = BY_NAME.get(name)
+    if command is None:
+        close = difflib.get_close_matches(name, list(BY_NAME), n=3, cutoff=0.6)
+        return UsageProblem(Problem.UNKNOWN_COMMAND, None, name, tuple(close))
+    args: dict[str, ArgValue] = {}
+    for arg in command.args:
+        if arg.kind is ArgKind.TEXT:
+            value, remaining = remaining, ""
+        else:
+            value, remaining = _first_word(remaining)
+        if not value:
+            if arg.optional:
+                args[arg.name] = None
+                continue
+            return UsageProblem(Problem.MISSING, command, arg.name)
+        checked = _check(arg, value)
+        if isinstance(checked, Problem):
+            return UsageProblem(checked, command, value)
+        args[arg.name] = checked
+    if remaining:
+        return UsageProblem(Problem.TOO_MANY, command, remaining.split()[0])
+    return Invocation(command, args)
+
+
+def _first_word(text: str) -> tuple[str, str]:
+    """The first word and the rest, split at any whitespace (a line break too)."""
+    parts = text.strip().split(maxsplit=1)
+    if not parts:
+        return "", ""
+    return parts[0], parts[1].strip() if len(parts) > 1 else ""
+
+
+def _check(arg: Arg, value: str) -> ArgValue | Problem:
+    if arg.kind is ArgKind.SLUG:
+        slug = value.lower()
+        return slug if SLUG_RE.fullmatch(slug) else Problem.BAD_SLUG
+    if arg.kind is ArgKind.NUMBER:
+        digits = value.removeprefix("#")
+        if digits.isascii() and digits.isdigit() and 0 < int(digits) < 2**63:
+            return int(digits)
+        return Problem.BAD_NUMBER
+    if arg.kind is ArgKind.CHOICE:
+        choice = value.lower()
+        return choice if choice in arg.choices else Problem.BAD_CHOICE
+    if arg.kind is ArgKind.WORD:
+        return value.lower().removeprefix(PREFIX)
+    return value
