@@ -41,7 +41,12 @@ def _parser() -> argparse.ArgumentParser:
     common.add_argument("-v", "--verbose", action="store_true", help="log debug output")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
-    sub.add_parser("check", parents=[common], help="validate the configuration and print it")
+    check = sub.add_parser(
+        "check", parents=[common], help="validate the configuration, try each chat server"
+    )
+    check.add_argument(
+        "--no-connect", action="store_true", help="only validate; do not log in to chat servers"
+    )
     cards = sub.add_parser("cards", parents=[common], help="the board, by phase")
     cards.add_argument("--json", action="store_true", help="machine-readable output")
     card = sub.add_parser("card", parents=[common], help="one card with its history")
@@ -122,11 +127,15 @@ async def _runs(board: BoardService, config: Config) -> int:
     return EXIT_OK
 
 
-def _check(config: Config) -> int:
+def _check(config: Config, connect: bool) -> int:
     print(f"configuration OK: {config.source}")
     print(f"transports: {', '.join(config.transports) or 'none'}")
     print(json.dumps(config.redacted(), indent=2, ensure_ascii=False))
-    return EXIT_OK
+    if not connect:
+        return EXIT_OK
+    from chatbot.checks import check_transports
+
+    return EXIT_OK if asyncio.run(check_transports(config)) else EXIT_FAILURE
 
 
 async def _cards(board: BoardService, as_json: bool, locale: str) -> int:
@@ -199,7 +208,7 @@ def main(argv: list[str] | None = None) -> int:
 
     try:
         if command == "check":
-            return _check(config)
+            return _check(config, not args.no_connect)
         if command == "run":
             return asyncio.run(_run(config, args.until_idle))
         return asyncio.run(_with_board(config, board_command))

@@ -1,15 +1,68 @@
-"""The long-running bot: the worker plus, where configured, chat transports."""
+"""The long-running bot: worker, chat transports, chat commands, notifier and outbox.
+
+Everything runs until `stop` is set (a signal, or the console's input ending).
+A chat server that is away does not stop the bot: its transport reconnects and
+the outbox delivers what piled up, once.
+"""
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 
 from chatbot.app import Running
+from chatbot.notify import Notifier
+from chatbot.outbox import OutboxSender
+from chatbot.store.kv import TransportState
+from chatbot.transports.base import Transport
+from chatbot.transports.console import ConsoleTransport
+from chatbot.wiring import build_transports, destinations
 
 log = logging.getLogger(__name__)
 
 
-async def serve(bot: Running, stop: asyncio.Event) -> None:
-    log.info("serving; stop with Ctrl-C")
-    await bot.worker.run(stop=stop)
+def attach_chat(bot: Running, transports: dict[str, Transport]) -> None:
+    from chatbot.chat.service import ChatService
+
+    chat = ChatService.from_config(bot.board, bot.store, bot.config)
+    for transport in transports.values():
+        transport.on_event(chat.handle)
+
+
+async def serve(
+    bot: Running,
+    stop: asyncio.Event,
+    *,
+    transports: dict[str, Transport] | None = None,
+) -> None:
+    if transports is None:
+        transports = build_transports(bot.config, TransportState(bot.store))
+    notifier = Notifier(bot.store, destinations(bot.config), bot.config.bot.locale)
+    bot.board.listeners.append(notifier)
+    bot.worker.observers.append(notifier)
+    sender = OutboxSender(bot.store, transports)
+    bot.board.on_work.append(sender.wake)
+    attach_chat(bot, transports)
+
+    console_closed = [
+        asyncio.ensure_future(t.closed.wait())
+        for t in transports.values()
+        if isinstance(t, ConsoleTransport)
+    ]
+    for task in console_closed:
+        task.add_done_callback(lambda _: stop.set())  # Ctrl-D ends the session
+    for name, transport in transports.items():
+        try:
+            await transport.start()
+        except Exception:  # noqa: BLE001 - one server down must not keep the others off
+            log.exception("%s transport did not start; it keeps trying in the background", name)
+    log.info("serving on %s; stop with Ctrl-C", ", ".join(transports) or "no chat transport")
+    try:
+        await asyncio.gather(bot.worker.run(stop=stop), sender.run(stop))
+    finally:
+        for task in console_closed:
+            task.cancel()
+        for transport in transports.values():
+            with contextlib.suppress(Exception):
+                await transport.stop()

@@ -24,8 +24,13 @@ from .synapse import SERVER_NAME, Synapse
 __all__ = ["Servers", "ensure_installed", "load_info", "ACCOUNTS"]
 
 JSON_NAME = "servers.json"
-ACCOUNTS = ("bot", "owner", "stranger")
-DISPLAY_NAMES = {"bot": "Board Bot", "owner": "Owner", "stranger": "Stranger"}
+ACCOUNTS = ("bot", "owner", "stranger", "requester")
+DISPLAY_NAMES = {
+    "bot": "Board Bot",
+    "owner": "Owner",
+    "stranger": "Stranger",
+    "requester": "Requester",
+}
 ROOM_LOCAL = "ops"
 
 

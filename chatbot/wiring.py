@@ -1,0 +1,84 @@
+"""From configuration to transports: settings, secrets read at start, room destinations.
+
+The transports take their own settings types and know nothing of our config
+file; this module is the one place that maps one onto the other.
+"""
+
+from __future__ import annotations
+
+from chatbot.config import Config, read_secret
+from chatbot.notify import Destination
+from chatbot.transports.base import StateStore, Transport
+from chatbot.transports.console import TRANSPORT as CONSOLE
+from chatbot.transports.console import ConsoleSettings, ConsoleTransport
+from chatbot.transports.matrix import MatrixSettings, MatrixTransport
+from chatbot.transports.xmpp import XmppSettings, XmppTransport
+
+CONSOLE_ROOM = "console"
+
+
+def xmpp_settings(config: Config) -> XmppSettings | None:
+    section = config.xmpp
+    if section is None:
+        return None
+    return XmppSettings(
+        jid=section.jid,
+        password=read_secret(section.password_file),
+        host=section.host,
+        port=section.port,
+        rooms=tuple(section.rooms),
+        nick=section.nick,
+        tls=section.tls,
+        ca_certs=str(section.ca_certs) if section.ca_certs else None,
+    )
+
+
+def matrix_settings(config: Config) -> MatrixSettings | None:
+    section = config.matrix
+    if section is None:
+        return None
+    return MatrixSettings(
+        homeserver=section.homeserver,
+        user_id=section.user_id,
+        password=read_secret(section.password_file) if section.password_file else None,
+        access_token=read_secret(section.access_token_file) if section.access_token_file else None,
+        rooms=tuple(section.rooms),
+        owners=tuple(owner for owner in config.bot.owners if owner.startswith("@")),
+        device_name=section.device_name,
+    )
+
+
+def console_owner(config: Config) -> str | None:
+    if config.console is None:
+        return None
+    return config.console.owner or config.bot.owners[0]
+
+
+def build_transports(
+    config: Config, state: StateStore, *, console_io: tuple | None = None
+) -> dict[str, Transport]:
+    transports: dict[str, Transport] = {}
+    if (xmpp := xmpp_settings(config)) is not None:
+        transports["xmpp"] = XmppTransport(xmpp, state)
+    if (matrix := matrix_settings(config)) is not None:
+        transports["matrix"] = MatrixTransport(matrix, state)
+    if (owner := console_owner(config)) is not None:
+        settings = ConsoleSettings(owner=owner, bot_name="board")
+        if console_io is None:
+            transports[CONSOLE] = ConsoleTransport(settings, use_stdio=True)
+        else:
+            reader, writer = console_io
+            transports[CONSOLE] = ConsoleTransport(settings, input=reader, output=writer)
+    return transports
+
+
+def destinations(config: Config) -> list[Destination]:
+    """Every room the bot posts its notifications into."""
+    found = []
+    if config.xmpp:
+        found += [Destination("xmpp", room) for room in config.xmpp.rooms]
+    if config.matrix:
+        found += [Destination("matrix", room) for room in config.matrix.rooms]
+    if config.console is not None:
+        found.append(Destination(CONSOLE, CONSOLE_ROOM))
+    return found

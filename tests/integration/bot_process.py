@@ -1,0 +1,155 @@
+"""The whole bot as a real process (`python -m chatbot run`) against the real servers.
+
+Tests drive it only through what owner clients send and assert on what those
+clients receive and on the card's final state in the database (read-only).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from tests.pipeline.harness import make_repo
+
+ROOT = Path(__file__).resolve().parents[2]
+BIN = ROOT / "tests" / "bin"
+
+
+def bot_config(
+    root: Path,
+    servers_info: dict[str, Any],
+    *,
+    xmpp: bool = True,
+    matrix: bool = False,
+    requesters: tuple[str, ...] = (),
+    extra: str = "",
+) -> Path:
+    secrets = root / "secrets"
+    secrets.mkdir(exist_ok=True)
+    x, m = servers_info["xmpp"], servers_info["matrix"]
+    owners = [x["accounts"]["owner"]["jid"], m["accounts"]["owner"]["user_id"]]
+    lines = [
+        "[bot]",
+        f"owners = {json.dumps(owners)}",
+        f"requesters = {json.dumps(list(requesters))}",
+        'database = "board.sqlite3"',
+        'repo = "repo"',
+        'workspaces = "workspaces"',
+    ]
+    if xmpp:
+        (secrets / "xmpp").write_text(x["accounts"]["bot"]["password"])
+        lines += [
+            "[xmpp]",
+            f'jid = "{x["accounts"]["bot"]["jid"]}"',
+            'password_file = "secrets/xmpp"',
+            f'host = "{x["host"]}"',
+            f"port = {x['port']}",
+            f'rooms = ["{x["rooms"]["public"]}"]',
+            'nick = "board"',
+            'tls = "none"',
+        ]
+    if matrix:
+        (secrets / "matrix").write_text(m["accounts"]["bot"]["password"])
+        lines += [
+            "[matrix]",
+            f'homeserver = "{m["homeserver"]}"',
+            f'user_id = "{m["accounts"]["bot"]["user_id"]}"',
+            'password_file = "secrets/matrix"',
+            f'rooms = ["{m["rooms"]["public"]["room_id"]}"]',
+        ]
+    env = 'env = { FAKE_CLI_SCENARIO = "./scenario.json", FAKE_CLI_STATE = "./scenario.state.json", FAKE_CLI_LOG = "./calls.jsonl" }'
+    for cli in ("codex", "claude"):
+        lines += [f"[runtimes.{cli}]", f'binary = "{BIN / cli}"', env]
+    lines += [
+        "[lanes.light]",
+        'runtime = "codex"',
+        'model = "gpt-5-codex-mini"',
+        'reasoning_effort = "medium"',
+        "iteration_limit = 5",
+        "concurrency = 2",
+        "[roles.reviewer]",
+        'runtime = "claude"',
+        'model = "claude-sonnet-4-5"',
+        "[escalation.models]",
+        'codex = ["gpt-5-codex", "gpt-5-codex-max"]',
+    ]
+    path = root / "bot.toml"
+    path.write_text("\n".join(lines) + "\n" + extra)
+    return path
+
+
+@dataclass
+class BotProcess:
+    root: Path
+    config: Path
+    process: asyncio.subprocess.Process | None = None
+    logs: list[Path] = field(default_factory=list)
+
+    async def start(self) -> BotProcess:
+        log = self.root / f"bot-{len(self.logs) + 1}.log"
+        self.logs.append(log)
+        handle = open(log, "wb")  # noqa: SIM115 - the child owns it for its life
+        self.process = await asyncio.create_subprocess_exec(
+            sys.executable,
+            "-m",
+            "chatbot",
+            "run",
+            "--config",
+            str(self.config),
+            stdin=subprocess.DEVNULL,
+            stdout=handle,
+            stderr=subprocess.STDOUT,
+            cwd=ROOT,
+            env={**os.environ, "PYTHONUNBUFFERED": "1"},
+        )
+        handle.close()
+        return self
+
+    async def stop(self) -> None:
+        if self.process and self.process.returncode is None:
+            self.process.send_signal(signal.SIGTERM)
+            try:
+                await asyncio.wait_for(self.process.wait(), 15)
+            except TimeoutError:
+                self.process.kill()
+                await self.process.wait()
+
+    async def kill(self) -> None:
+        assert self.process is not None
+        self.process.send_signal(signal.SIGKILL)
+        await self.process.wait()
+
+    def log_text(self) -> str:
+        return "\n".join(p.read_text(errors="replace") for p in self.logs if p.exists())
+
+    # --- reading the bot's database (read-only, like `chatbot card --json`) ---------
+
+    def query(self, sql: str, params: tuple = ()) -> list[sqlite3.Row]:
+        uri = f"file:{self.root / 'board.sqlite3'}?mode=ro"
+        with sqlite3.connect(uri, uri=True, timeout=10) as conn:
+            conn.row_factory = sqlite3.Row
+            return conn.execute(sql, params).fetchall()
+
+    def phase(self, slug: str) -> str | None:
+        rows = self.query("SELECT phase FROM cards WHERE slug = ?", (slug,))
+        return rows[0]["phase"] if rows else None
+
+    def card(self, slug: str) -> dict[str, Any]:
+        rows = self.query("SELECT * FROM cards WHERE slug = ?", (slug,))
+        return dict(rows[0]) if rows else {}
+
+
+def write_scenario(root: Path, turns: list[dict[str, Any]]) -> None:
+    (root / "scenario.json").write_text(json.dumps({"turns": turns}))
+
+
+def prepare(root: Path, intents: dict[str, str]) -> Path:
+    return make_repo(root, intents)
