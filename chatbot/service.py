@@ -25,7 +25,7 @@ log = logging.getLogger(__name__)
 def attach_chat(bot: Running, transports: dict[str, Transport]) -> None:
     from chatbot.chat.service import ChatService
 
-    chat = ChatService.from_config(bot.board, bot.store, bot.config)
+    chat = ChatService.from_config(bot.board, bot.config)
     for transport in transports.values():
         transport.on_event(chat.handle)
 

@@ -211,6 +211,11 @@ def builder_prompt(
     )
 
 
+def builder_continue_prompt() -> str:
+    """The next iteration of a resumed builder session: the intent is already in context."""
+    return render("builder-continue")
+
+
 def reviewer_prompt(
     *, slug: str, commit_hash: str, intent_path: str, intent_body: str, builder_report: str
 ) -> str:

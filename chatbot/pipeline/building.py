@@ -80,7 +80,7 @@ async def run_builder(ctx: JobContext) -> None:
     for turn in range(limit):
         result = await ctx.run(
             "builder",
-            first_prompt if turn == 0 else prompts.render("builder-continue"),
+            first_prompt if turn == 0 else prompts.builder_continue_prompt(),
             cwd=worktree.path,
             profile=profile,
             mode=Mode.WORKSPACE_WRITE,

@@ -14,10 +14,12 @@ from chatbot.store import cards as card_store
 from runners import prompts
 from runners.contracts import (
     DraftQuestion,
+    Question,
     parse_draft,
     parse_operator_decision,
     parse_split,
 )
+from runners.contracts.question import parse_question
 
 
 def _clarifications(ctx: JobContext) -> str:
@@ -60,11 +62,14 @@ async def run_operator(ctx: JobContext) -> None:
         )
         return
     if decision.decision == "needs_human":
+        # The same text-plus-options format as the planner's questions, so the owner
+        # can answer a choice with a reaction.
+        asked = parse_question(decision.human_action or decision.reason, "human_action", Question)
         await ctx.apply(
             Action.OPERATOR_NEEDS_HUMAN,
             reason=decision.reason,
             details=details,
-            question=("needs_human", decision.human_action or decision.reason, []),
+            question=("needs_human", asked.text, list(asked.options)),
             data=data,
         )
         return

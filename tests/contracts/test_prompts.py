@@ -100,6 +100,7 @@ def render_all(intent: str = INTENT, report: str = "Changed x.") -> dict[str, st
             write_scope=["src/report/**"],
             feedback=report,
         ),
+        "builder-continue": prompts.builder_continue_prompt(),
         "reviewer": prompts.reviewer_prompt(
             slug=SLUG,
             commit_hash=COMMIT,
@@ -141,7 +142,8 @@ def test_every_template_renders_with_no_placeholder_left() -> None:
     for name, text in rendered.items():
         assert "{{" not in text and "}}" not in text, name
         assert "<!--" not in text, f"{name}: the maintainer header leaked into the prompt"
-        assert SLUG in text or name == "planner-draft", name
+        # The draft planner sees no card yet; a resumed builder already has the intent.
+        assert SLUG in text or name in ("planner-draft", "builder-continue"), name
 
 
 def test_every_placeholder_is_filled_by_plain_render() -> None:
@@ -186,7 +188,8 @@ def markers_in(text: str) -> Counter[str]:
     return Counter(match.group(0) for match in MARKER_TOKEN_RE.finditer(text))
 
 
-@pytest.mark.parametrize("name", sorted(render_all()))
+# The continuation prompt carries no data at all.
+@pytest.mark.parametrize("name", sorted(set(render_all()) - {"builder-continue"}))
 def test_marker_text_in_data_cannot_leave_its_fence(name: str) -> None:
     benign = render_all()[name]
     hostile = render_all(intent=HOSTILE, report=HOSTILE)[name]
