@@ -241,8 +241,14 @@ class BoardService:
             await self._moved(db, before, card, Action.ANSWER, actor, "answered")
             return card, answered
 
-    async def start_draft(self, text: str, *, actor: str) -> Card:
-        """A new intake dialogue: a draft card and its first planner turn."""
+    async def start_draft(
+        self, text: str, *, actor: str, origin: dict[str, str] | None = None
+    ) -> Card:
+        """A new intake dialogue: a draft card and its first planner turn.
+
+        `origin` (transport, target_kind, target) is the chat it started in; its
+        questions go there too, so a dialogue begun in a direct chat stays there.
+        """
         async with self._work() as db:
             row = await db.fetchone("SELECT count(*) FROM cards WHERE kind = 'draft'")
             number = (row[0] if row else 0) + 1
@@ -259,7 +265,7 @@ class BoardService:
                 action="draft",
                 reason="intake dialogue started",
                 title=text.splitlines()[0][:80] if text.strip() else slug,
-                data={"conversation": [["owner", text]]},
+                data={"conversation": [["owner", text]], **({"origin": origin} if origin else {})},
             )
             await self._queue_run(db, card, None)
             await self._moved(db, None, card, Action.START, actor, "draft started")

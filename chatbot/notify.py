@@ -79,14 +79,19 @@ class Notifier:
         question_id: int | None = None,
     ) -> None:
         body = cut(body, MAX_POST_CHARS, " …")
-        for destination in self.destinations:
+        targets = [(d.transport, "room", d.room) for d in self.destinations]
+        origin = card.data.get("origin") if card else None
+        if isinstance(origin, dict) and origin.get("target_kind") == "person":
+            targets.append((origin["transport"], "person", origin["target"]))
+        for transport, kind, target in targets:
             await chat_store.enqueue(
                 db,
                 chat_store.Post(
-                    transport=destination.transport,
-                    target=destination.room,
+                    transport=transport,
+                    target=target,
+                    target_kind=kind,
                     text=body,
-                    html=as_html(body) if destination.transport == "matrix" else None,
+                    html=as_html(body) if transport == "matrix" else None,
                     card_id=card.id if card else None,
                     question_id=question_id,
                     purpose=purpose,

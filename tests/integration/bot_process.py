@@ -153,3 +153,26 @@ def write_scenario(root: Path, turns: list[dict[str, Any]]) -> None:
 
 def prepare(root: Path, intents: dict[str, str]) -> Path:
     return make_repo(root, intents)
+
+
+async def wait_for_occupant(peer: Any, room: str, nick: str, within: float = 20.0) -> None:
+    """Resolve when `nick` is present in the room the peer has joined (the bot came in)."""
+    plugin = peer.client.plugin["xep_0045"]
+    loop = asyncio.get_running_loop()
+    arrived: asyncio.Future[None] = loop.create_future()
+
+    def on_presence(presence: Any) -> None:
+        if (
+            presence["from"].resource == nick
+            and presence["type"] != "unavailable"
+            and not arrived.done()
+        ):
+            arrived.set_result(None)
+
+    peer.client.add_event_handler(f"muc::{room}::presence", on_presence)
+    try:
+        if nick in (plugin.get_roster(room) or []):
+            return
+        await asyncio.wait_for(arrived, within)
+    finally:
+        peer.client.del_event_handler(f"muc::{room}::presence", on_presence)
