@@ -1,0 +1,175 @@
+"""Who may do what: roles from configured identities, the rate limiter, notice memory.
+
+errbot's acls plugin is the model: one filter in front of every command, not a
+check inside each handler. `Authority.role` compares `Identity` values
+(transport + bare id) with the configured ones and nothing else: a nick or
+display name never enters this module. A sender of None (a room that hides real
+JIDs) is a stranger.
+
+The rate limiter and the notice memory are in memory on purpose: after a restart
+the worst case is one extra notice or ten extra commands, while anything that
+must survive a restart (requests, questions) is a database row.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from enum import StrEnum
+
+from chatbot.chat.commands import Access
+from chatbot.config import Config
+from chatbot.transports.base import Identity
+from chatbot.transports.console import TRANSPORT as CONSOLE
+from chatbot.transports.console import ConsoleSettings
+
+XMPP = "xmpp"
+MATRIX = "matrix"
+
+Clock = Callable[[], float]
+
+
+class Role(StrEnum):
+    OWNER = "owner"
+    REQUESTER = "requester"
+    STRANGER = "stranger"
+
+
+class Verdict(StrEnum):
+    ALLOW = "allow"
+    #: A requester's /start, /draft, /research: posted as a request for an owner.
+    AS_REQUEST = "as_request"
+    DENY = "deny"
+
+
+def permits(role: Role, access: Access) -> Verdict:
+    """The whole access policy, in one table-like function."""
+    if role is Role.OWNER:
+        return Verdict.ALLOW
+    if role is Role.REQUESTER:
+        if access is Access.READ:
+            return Verdict.ALLOW
+        if access is Access.REQUEST:
+            return Verdict.AS_REQUEST
+    return Verdict.DENY
+
+
+def normal(identity: Identity) -> Identity:
+    """The form identities are compared in.
+
+    XMPP bare JIDs are case-insensitive in their local part and domain (slixmpp
+    hands us them prepared already, but configuration is typed by people), and a
+    full JID's resource never belongs to the identity. Matrix ids are lower case
+    by grammar and compared as they are.
+    """
+    if identity.transport == XMPP:
+        return Identity(XMPP, identity.id.split("/", 1)[0].lower())
+    return identity
+
+
+def from_config_string(value: str) -> Identity:
+    """A configured owner or requester: `@name:server` is Matrix, `name@server` XMPP."""
+    value = value.strip()
+    if value.startswith("@"):
+        return Identity(MATRIX, value)
+    return normal(Identity(XMPP, value))
+
+
+@dataclass(frozen=True)
+class Authority:
+    owners: frozenset[Identity]
+    requesters: frozenset[Identity] = frozenset()
+
+    @classmethod
+    def of(
+        cls, owners: Iterable[Identity | str], requesters: Iterable[Identity | str] = ()
+    ) -> Authority:
+        return cls(
+            frozenset(_identity(o) for o in owners), frozenset(_identity(r) for r in requesters)
+        )
+
+    @classmethod
+    def from_config(cls, config: Config) -> Authority:
+        """Configured owners and requesters; the console's person is an owner there."""
+        owners = [from_config_string(o) for o in config.bot.owners]
+        if config.console is not None:
+            # The console transport names its person by the configured owner string
+            # (or its default); only someone at the bot's terminal can speak as it.
+            owners.append(Identity(CONSOLE, config.console.owner or ConsoleSettings().owner))
+        return cls.of(owners, [from_config_string(r) for r in config.bot.requesters])
+
+    def role(self, sender: Identity | None) -> Role:
+        if sender is None:
+            return Role.STRANGER
+        who = normal(sender)
+        if who in self.owners:
+            return Role.OWNER
+        if who in self.requesters:
+            return Role.REQUESTER
+        return Role.STRANGER
+
+
+def _identity(value: Identity | str) -> Identity:
+    return normal(value) if isinstance(value, Identity) else from_config_string(value)
+
+
+@dataclass
+class _Bucket:
+    tokens: float
+    at: float
+    told: bool = False
+
+
+@dataclass
+class RateLimiter:
+    """A token bucket per sender: `capacity` commands at once, one more every `refill_s`.
+
+    The sender is told once when limited (`take` returns "tell"), then further
+    commands are dropped silently until a token is free again.
+    """
+
+    capacity: int = 10
+    refill_s: float = 3.0
+    clock: Clock = time.monotonic
+    _buckets: dict[object, _Bucket] = field(default_factory=dict)
+
+    def take(self, key: object) -> str:
+        """ "ok" (go ahead), "tell" (limited, say so once) or "drop" (limited, silent)."""
+        now = self.clock()
+        bucket = self._buckets.get(key)
+        if bucket is None:
+            bucket = self._buckets[key] = _Bucket(float(self.capacity), now)
+        bucket.tokens = min(self.capacity, bucket.tokens + (now - bucket.at) / self.refill_s)
+        bucket.at = now
+        if bucket.tokens >= 1:
+            bucket.tokens -= 1
+            bucket.told = False
+            return "ok"
+        if bucket.told:
+            return "drop"
+        bucket.told = True
+        return "tell"
+
+
+@dataclass
+class NoticeMemory:
+    """At most one notice per key and `window_s` (strangers are told once an hour)."""
+
+    window_s: float = 3600.0
+    clock: Clock = time.monotonic
+    #: Forget old entries beyond this many keys, so a flood of identities cannot grow it.
+    max_keys: int = 10_000
+    _last: dict[object, float] = field(default_factory=dict)
+
+    def should_tell(self, key: object) -> bool:
+        now = self.clock()
+        last = self._last.get(key)
+        if last is not None and now - last < self.window_s:
+            return False
+        if len(self._last) >= self.max_keys:
+            self._last = {k: t for k, t in self._last.items() if now - t < self.window_s}
+            if len(self._last) >= self.max_keys:
+                return False  # a flood of senders: stay quiet rather than grow
+        self._last[key] = now
+        return True

@@ -1,0 +1,304 @@
+"""Answers rendered for chat: the board, one card, its history, the runs; cut to fit.
+
+Every sentence comes from the catalogue in `texts`, so the German locale shows
+German everywhere. Long answers are cut at a line boundary (or, for one huge
+line, at a character boundary that does not split a combining sequence) and say
+how many lines were left out.
+"""
+
+from __future__ import annotations
+
+import time
+import unicodedata
+from datetime import UTC, datetime
+
+from chatbot.board import BoardSummary, CardView
+from chatbot.chat import reactions
+from chatbot.chat.commands import (
+    BY_NAME,
+    COMMANDS,
+    FOR_ACTION,
+    INSPECT_MODES,
+    Command,
+    Problem,
+    UsageProblem,
+)
+from chatbot.chat.texts import say
+from chatbot.domain.phases import Phase
+from chatbot.domain.transitions import Action
+from chatbot.store.cards import Card
+from chatbot.store.jobs import Job
+from chatbot.store.questions import QuestionRow
+from chatbot.store.telemetry import RunRecord
+
+#: Matrix allows ~64 KiB per event and XMPP servers often 10 000 bytes per stanza;
+#: a phone screen wants far less. This default stays well inside both.
+MAX_CHARS = 3500
+# Question text shown in one line of /status.
+_SHORT = 100
+_ZERO_WIDTH_JOINERS = {"\u200d", "\ufe0f", "\u20e3"}
+
+
+def clip(text: str, locale: str, max_chars: int = MAX_CHARS) -> str:
+    """Cut `text` to at most `max_chars`, at a line boundary, and say what was left out."""
+    if len(text) <= max_chars:
+        return text
+    lines = text.split("\n")
+    kept: list[str] = []
+    used = 0
+    for index, line in enumerate(lines):
+        note = say(locale, "clipped", count=len(lines) - index)
+        room = max_chars - len(note) - 1  # the note and its line break
+        needed = len(line) + (1 if kept else 0)
+        if used + needed <= room:
+            kept.append(line)
+            used += needed
+            continue
+        if not kept:
+            # The first line alone is too long: cut inside it, and count characters.
+            widest = say(locale, "clipped_chars", count=len(text))  # the most digits
+            head = _cut(line, max(0, max_chars - len(widest) - 2))
+            note = say(locale, "clipped_chars", count=len(text) - len(head))
+            kept.append(head + "…")
+        return "\n".join([*kept, note])
+    return "\n".join(kept)  # not reached: the text is longer than the room
+
+
+def _cut(line: str, limit: int) -> str:
+    """The longest prefix of at most `limit` characters that does not split a character.
+
+    Python strings index code points, so no byte sequence can break; what can break
+    is a combining mark, a variation selector or a zero-width joiner separated from
+    the character it belongs to. Step back until the cut is between two characters.
+    """
+    end = min(limit, len(line))
+    while 0 < end < len(line) and (
+        unicodedata.combining(line[end])
+        or line[end] in _ZERO_WIDTH_JOINERS
+        or line[end - 1] == "\u200d"
+    ):
+        end -= 1
+    return line[:end]
+
+
+def duration(seconds: float) -> str:
+    seconds = max(0, int(seconds))
+    if seconds < 60:
+        return f"{seconds}s"
+    if seconds < 3600:
+        return f"{seconds // 60}m {seconds % 60:02d}s"
+    return f"{seconds // 3600}h {seconds % 3600 // 60:02d}m"
+
+
+def when(at: float) -> str:
+    return datetime.fromtimestamp(at, UTC).strftime("%Y-%m-%d %H:%M UTC")
+
+
+def short(text: str, limit: int = _SHORT) -> str:
+    one_line = " ".join(text.split())
+    return one_line if len(one_line) <= limit else _cut(one_line, limit - 1) + "…"
+
+
+def allowed_commands(actions: list[Action], locale: str) -> str:
+    names = [f"/{FOR_ACTION[a].name}" for a in actions if a in FOR_ACTION]
+    return ", ".join(names) if names else say(locale, "allowed_nothing")
+
+
+def board(
+    summary: BoardSummary,
+    questions: list[tuple[str, QuestionRow]],
+    job_slugs: dict[int, str],
+    locale: str,
+    now: float | None = None,
+) -> str:
+    """/status: counts per phase, running jobs, open questions, then the cards by phase."""
+    if not summary.total:
+        return say(locale, "status_empty")
+    now = time.time() if now is None else now
+    lines = [say(locale, "status_total", total=summary.total)]
+    phases = [p for p in Phase if summary.counts.get(p)]
+    lines += [
+        say(locale, "status_phase", phase=p.label(locale), count=summary.counts[p]) for p in phases
+    ]
+    if summary.active_jobs:
+        lines.append(say(locale, "status_jobs", count=len(summary.active_jobs)))
+        lines += [_job_line(j, job_slugs, locale, now) for j in summary.active_jobs]
+    else:
+        lines.append(say(locale, "runs_none"))
+    if questions:
+        lines.append(say(locale, "status_questions", count=len(questions)))
+        lines += [
+            say(locale, "status_question", slug=slug, id=q.id, text=short(q.text))
+            for slug, q in questions
+        ]
+    if summary.cards_by_phase:
+        lines.append(say(locale, "status_cards"))
+        for phase in phases:
+            slugs = summary.cards_by_phase.get(phase, [])
+            lines.append(f"{phase.label(locale)}: {', '.join(slugs)}")
+    return "\n".join(lines)
+
+
+def runs(jobs: list[Job], job_slugs: dict[int, str], locale: str, now: float | None = None) -> str:
+    """/runs: the queued and running jobs."""
+    if not jobs:
+        return say(locale, "runs_none")
+    now = time.time() if now is None else now
+    lines = [say(locale, "status_jobs", count=len(jobs))]
+    lines += [_job_line(j, job_slugs, locale, now) for j in jobs]
+    return "\n".join(lines)
+
+
+def _job_line(job: Job, job_slugs: dict[int, str], locale: str, now: float) -> str:
+    since = job.started_at or job.created_at
+    return say(
+        locale,
+        "job_line",
+        id=job.id,
+        kind=job.kind,
+        slug=job_slugs.get(job.card_id or -1, "-"),
+        state=say(locale, f"job_{job.state.value}"),
+        lane=job.lane,
+        age=duration(now - since),
+    )
+
+
+def card(view: CardView, runs: list[RunRecord], locale: str) -> str:
+    """/status <slug>: where the card is, what ran, what waits for the owner."""
+    c = view.card
+    lines = [
+        say(locale, "card_title", slug=c.slug, title=c.title or "-"),
+        say(locale, "card_phase", kind=c.kind.value, phase=c.phase.label(locale)),
+    ]
+    if c.lane or c.runtime or c.model:
+        lines.append(say(locale, "card_lane", lane=c.lane or "-", profile=_profile(c)))
+    if view.parent:
+        lines.append(say(locale, "card_parent", slug=view.parent))
+    if view.children:
+        lines.append(say(locale, "card_children", slugs=", ".join(view.children)))
+    if view.blocked_by:
+        lines.append(say(locale, "card_blocked", slugs=", ".join(view.blocked_by)))
+    if view.active_job:
+        job = view.active_job
+        lines.append(
+            say(locale, "card_job", kind=job.kind, state=say(locale, f"job_{job.state.value}"))
+        )
+    if c.failure_stage or c.failure_detail:
+        lines.append(
+            say(locale, "card_failure", stage=c.failure_stage or "-", detail=c.failure_detail or "")
+        )
+    if c.commit_hash:
+        lines.append(say(locale, "card_commit", commit=c.commit_hash))
+    if c.review_decision:
+        lines.append(
+            say(locale, "card_review", decision=c.review_decision, path=c.review_report_path or "-")
+        )
+    research = c.data.get("research_report")
+    if isinstance(research, str) and research:
+        lines.append(say(locale, "card_research", path=research))
+    if c.deployment_status:
+        lines.append(say(locale, "card_deploy", status=c.deployment_status))
+    if view.open_question:
+        question = view.open_question
+        lines.append(say(locale, "card_question", id=question.id, text=question.text))
+        lines += [f"  {n}. {option}" for n, option in enumerate(question.options, 1)]
+    recommendation = reactions.pending_recommendation(c)
+    if recommendation:
+        lines.append(say(locale, "card_recommendation", target=recommendation))
+    if reactions.split_offered(c):
+        lines.append(say(locale, "card_split_offer", slug=c.slug))
+    lines.append(say(locale, "card_runs") if runs else say(locale, "card_no_runs"))
+    lines += [_run_line(r, locale) for r in runs]
+    return "\n".join(lines)
+
+
+def _profile(c: Card) -> str:
+    parts = [c.runtime or "-", c.model or "", c.reasoning_effort or ""]
+    return " ".join(p for p in parts if p)
+
+
+def _run_line(run: RunRecord, locale: str) -> str:
+    tokens = [run.input_tokens, run.output_tokens]
+    shown_tokens = (
+        say(locale, "tokens", input=run.input_tokens or 0, output=run.output_tokens or 0)
+        if any(t is not None for t in tokens)
+        else say(locale, "tokens_unknown")
+    )
+    return say(
+        locale,
+        "run_line",
+        at=when(run.created_at),
+        role=run.role,
+        model=run.actual_model or run.configured_model or run.runtime,
+        outcome=run.outcome,
+        duration=duration(run.duration_s),
+        tokens=shown_tokens,
+        cost=f"${run.cost_usd:.2f}" if run.cost_usd is not None else "-",
+    )
+
+
+def history(view: CardView, locale: str) -> str:
+    """/log <slug>: every event of the card, oldest first."""
+    lines = [say(locale, "log_header", slug=view.card.slug, count=len(view.events))]
+    for event in view.events:
+        source = event.from_phase.label(locale) if event.from_phase else "-"
+        line = say(
+            locale,
+            "log_line",
+            at=when(event.at),
+            source=source,
+            target=event.to_phase.label(locale),
+            action=event.action,
+            actor=event.actor,
+        )
+        lines.append(f"{line} {event.reason}".rstrip() if event.reason else line)
+    return "\n".join(lines)
+
+
+def inspect_mode(choice: str | None) -> str:
+    return INSPECT_MODES[choice or "status"]
+
+
+# --- help and usage, generated from the command and reaction tables ---------------
+
+
+def _command_line(command: Command, locale: str) -> str:
+    return say(
+        locale,
+        "help_line",
+        usage=command.usage,
+        text=say(locale, command.help_key),
+        access=say(locale, f"access_{command.access.value}"),
+    )
+
+
+def help_text(locale: str, name: str | None = None) -> str:
+    """/help: every command and every reaction; /help <command>: that command."""
+    if name is not None:
+        command = BY_NAME.get(name)
+        if command is None:
+            return usage_problem(UsageProblem(Problem.UNKNOWN_COMMAND, None, name), locale)
+        return _command_line(command, locale)
+    lines = [say(locale, "help_commands")]
+    lines += [_command_line(c, locale) for c in COMMANDS]
+    lines.append(say(locale, "help_reactions"))
+    lines += [
+        say(locale, "help_reaction_line", emoji=shown, text=say(locale, key))
+        for shown, key in reactions.help_rows()
+    ]
+    lines += [say(locale, "help_answers"), say(locale, "help_edits")]
+    return "\n".join(lines)
+
+
+def usage_problem(problem: UsageProblem, locale: str) -> str:
+    """What is wrong, then the usage line (or where to find the commands)."""
+    if problem.command is None:
+        text = say(locale, "problem_unknown_command", name=problem.value)
+        if problem.suggestions:
+            choices = ", ".join(f"/{s}" for s in problem.suggestions)
+            text += " " + say(locale, "did_you_mean", choices=choices)
+        return text + " " + say(locale, "see_help")
+    command = problem.command
+    choices = next(("|".join(a.choices) for a in command.args if a.choices), "")
+    text = say(locale, f"problem_{problem.problem.value}", value=problem.value, choices=choices)
+    return text + " " + say(locale, "usage", usage=command.usage)

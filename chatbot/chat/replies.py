@@ -1,0 +1,154 @@
+"""Answers as outbox rows, written in the transaction of the change they report.
+
+Every answer is a `Post` addressed to the chat the event came from (the room, or
+the person for a direct chat), as a reply to the event's message. Nothing here
+calls a transport: the outbox sender delivers the rows.
+
+Where an answer reports a board change, it is written in the change's own
+transaction. The board opens that transaction itself, so `along(work)` sets a
+context variable that the board listener `in_transaction` picks up on the
+first change of the call: the card's move, its job and the reply commit
+together, or not at all. A context variable, not an attribute, because each
+transport's events run in their own task and must not see each other's work.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import contextvars
+from collections.abc import Awaitable, Callable, Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from chatbot.board import Change
+from chatbot.chat import render
+from chatbot.chat.authority import Role
+from chatbot.chat.texts import say
+from chatbot.store import Db, Store
+from chatbot.store import chat as chat_store
+from chatbot.store.chat import Post, Request
+from chatbot.transports.base import Identity, IncomingEvent, IncomingMessage
+
+Work = Callable[[Db, Change], Awaitable[None]]
+
+
+@dataclass(frozen=True)
+class Origin:
+    """An allowed act's event and its sender, as authority saw them."""
+
+    event: IncomingEvent
+    identity: Identity
+    role: Role
+
+    @property
+    def actor(self) -> str:
+        # The event log names people by transport and bare id, never by nick.
+        return str(self.identity)
+
+
+class Decided(Exception):
+    """A request was decided by someone else first; the whole action is undone."""
+
+    def __init__(self, request: Request):
+        super().__init__(f"request {request.id} was {request.state} already")
+        self.request = request
+
+
+class _Hook:
+    def __init__(self, work: Work):
+        self.work = work
+        self.fired = False
+
+
+_HOOK: contextvars.ContextVar[_Hook | None] = contextvars.ContextVar("chat_hook", default=None)
+
+
+@contextlib.contextmanager
+def along(work: Work) -> Iterator[_Hook]:
+    """Run `work` inside the transaction of the first board change made in this block."""
+    hook = _Hook(work)
+    token = _HOOK.set(hook)
+    try:
+        yield hook
+    finally:
+        _HOOK.reset(token)
+
+
+async def in_transaction(db: Db, change: Change) -> None:
+    """Board listener: this task's pending reply, inside the change's transaction."""
+    hook = _HOOK.get()
+    if hook is None or hook.fired:
+        return
+    # Only the first change is ours: later ones in the same transaction are the
+    # fan-out (children started, parent done), which the notifier reports.
+    hook.fired = True
+    await hook.work(db, change)
+
+
+def reply_target(event: IncomingEvent) -> str:
+    # A reaction or an edit is answered as a reply to the message it points at.
+    return event.message_id if isinstance(event, IncomingMessage) else event.target_id
+
+
+class Replies:
+    """Writing answers; the base of the handlers."""
+
+    def __init__(self, store: Store, locale: str, max_chars: int = render.MAX_CHARS):
+        self.store = store
+        self.locale = locale
+        self.max_chars = max_chars
+
+    def text(self, key: str, **params: Any) -> str:
+        return say(self.locale, key, **params)
+
+    def post(
+        self,
+        event: IncomingEvent,
+        text: str,
+        *,
+        purpose: str = "reply",
+        card_id: int | None = None,
+        request_id: int | None = None,
+        question_id: int | None = None,
+    ) -> Post:
+        chat = event.chat
+        return Post(
+            transport=event.transport,
+            target=chat.id,
+            target_kind="person" if isinstance(chat, Identity) else "room",
+            text=render.clip(text, self.locale, self.max_chars),
+            reply_to=reply_target(event),
+            card_id=card_id,
+            question_id=question_id,
+            request_id=request_id,
+            purpose=purpose,
+        )
+
+    async def send(self, event: IncomingEvent, text: str, **links: Any) -> None:
+        async with self.store.transaction() as db:
+            await chat_store.enqueue(db, self.post(event, text, **links))
+
+    async def say(
+        self,
+        event: IncomingEvent,
+        key: str,
+        *,
+        purpose: str = "reply",
+        card_id: int | None = None,
+        **params: Any,
+    ) -> None:
+        await self.send(event, self.text(key, **params), purpose=purpose, card_id=card_id)
+
+    async def changing(self, work: Work, change: Callable[[], Awaitable[Any]]) -> Any:
+        """Make a board change with `work` in its transaction.
+
+        Should the board ever make a change without telling its listeners, `work`
+        still runs, right after, in a transaction of its own.
+        """
+        with along(work) as hook:
+            result = await change()
+        if not hook.fired:
+            card = result[0] if isinstance(result, tuple) else result
+            async with self.store.transaction() as db:
+                await work(db, Change(None, card, "", "", ""))
+        return result

@@ -1,0 +1,307 @@
+"""The chat side of the board: what people say, reply or react becomes board actions.
+
+`ChatService.handle` is the single entry point for every transport's events. Each
+event goes through the same four steps, in this order:
+
+1. classify: is it for us at all (a command, a reply to a question or request we
+   posted, a reaction on our message, a direct message)? Plain chatter in a room
+   is not, and is dropped before anything else happens;
+2. authority: the one check (`authority.permits`) of the sender's role against
+   what the act needs; strangers are told at most once an hour, nothing changes;
+3. rate limit: a token bucket per sender;
+4. dispatch to the handler in `actions`.
+
+Answers go back where the event came from, as a reply to it, through the outbox.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from chatbot.board import BoardService
+from chatbot.chat import commands, reactions, render, replies
+from chatbot.chat.authority import (
+    Authority,
+    Clock,
+    NoticeMemory,
+    RateLimiter,
+    Role,
+    Verdict,
+    normal,
+    permits,
+)
+from chatbot.chat.commands import Access, Invocation, UsageProblem
+from chatbot.chat.decisions import Decisions
+from chatbot.chat.reactions import Reaction
+from chatbot.chat.replies import Origin
+from chatbot.config import Config
+from chatbot.domain.transitions import Action
+from chatbot.store import Store
+from chatbot.store import chat as chat_store
+from chatbot.store import questions as question_store
+from chatbot.store.chat import Posted
+from chatbot.store.questions import QuestionRow
+from chatbot.transports.base import (
+    Identity,
+    IncomingEdit,
+    IncomingEvent,
+    IncomingMessage,
+    IncomingReaction,
+)
+
+log = logging.getLogger(__name__)
+
+# Replies to a request message that decide it; the first word counts ("yes please").
+YES = frozenset({"yes", "y", "ok", "okay", "accept", "ja", "j", "👍"})
+NO = frozenset({"no", "n", "decline", "nein", "👎"})
+
+
+# --- what an event asks for (step 1) -----------------------------------------
+
+
+@dataclass(frozen=True)
+class CommandAct:
+    parsed: Invocation | UsageProblem
+
+    @property
+    def access(self) -> Access:
+        # A usage problem only shows a usage line, which anyone known may see.
+        return self.parsed.command.access if isinstance(self.parsed, Invocation) else Access.READ
+
+
+@dataclass(frozen=True)
+class AnswerAct:
+    question: QuestionRow
+    text: str | None = None
+    option: int | None = None
+    access: Access = Access.OWNER
+
+
+@dataclass(frozen=True)
+class DecideAct:
+    request_id: int
+    accept: bool
+    access: Access = Access.OWNER
+
+
+@dataclass(frozen=True)
+class ReactAct:
+    posted: Posted
+    reaction: Reaction
+    access: Access = Access.OWNER
+
+
+@dataclass(frozen=True)
+class HintAct:
+    """A plain direct message that is neither a command nor an answer."""
+
+    open_questions: int
+    access: Access = Access.READ
+
+
+Act = CommandAct | AnswerAct | DecideAct | ReactAct | HintAct
+
+
+class ChatService:
+    def __init__(
+        self,
+        board: BoardService,
+        store: Store | None = None,
+        owners: Iterable[Identity | str] = (),
+        requesters: Iterable[Identity | str] = (),
+        locale: str = "en",
+        *,
+        authority: Authority | None = None,
+        rate_capacity: int = 10,
+        rate_refill_s: float = 3.0,
+        notice_window_s: float = 3600.0,
+        max_chars: int = render.MAX_CHARS,
+        clock: Clock = time.monotonic,
+    ):
+        self.board = board
+        self.store = store or board.store
+        self.locale = locale
+        self.authority = authority or Authority.of(owners, requesters)
+        self.limiter = RateLimiter(rate_capacity, rate_refill_s, clock)
+        self.notices = NoticeMemory(notice_window_s, clock)
+        self.actions = Decisions(board, self.store, locale, max_chars)
+        # Replies to owner actions are written by a board listener, inside the
+        # transaction of the change they report (see replies.along).
+        if replies.in_transaction not in board.listeners:
+            board.listeners.append(replies.in_transaction)
+
+    @classmethod
+    def from_config(cls, board: BoardService, config: Config, **options: object) -> ChatService:
+        return cls(
+            board,
+            board.store,
+            locale=config.bot.locale,
+            authority=Authority.from_config(config),
+            **options,  # type: ignore[arg-type]
+        )
+
+    async def handle(self, event: IncomingEvent) -> None:
+        """Everything a transport receives comes through here; it never raises."""
+        try:
+            await self._handle(event)
+        except Exception:
+            log.exception("chat event %s failed", getattr(event, "message_id", ""))
+            try:
+                await self.actions.say(event, "internal_error", purpose="refusal")
+            except Exception:
+                log.exception("could not even say that it failed")
+
+    async def _handle(self, event: IncomingEvent) -> None:
+        if isinstance(event, IncomingEdit):
+            await self._edit(event)
+            return
+        act = await self._classify(event)
+        if act is None:
+            return
+        # --- step 2: authority, decided here and only here ---
+        role = self.authority.role(event.sender)
+        verdict = permits(role, act.access)
+        if role is Role.STRANGER or event.sender is None:
+            await self._tell_stranger(event)
+            return
+        # --- step 3: rate limit known senders (strangers cost one notice an hour) ---
+        taken = self.limiter.take(normal(event.sender))
+        if taken != "ok":
+            if taken == "tell":
+                await self.actions.say(event, "rate_limited", purpose="refusal")
+            return
+        origin = Origin(event, normal(event.sender), role)
+        if verdict is Verdict.DENY:
+            await self.actions.say(event, "owners_only", purpose="refusal")
+            return
+        # --- step 4: dispatch ---
+        if verdict is Verdict.AS_REQUEST:
+            assert isinstance(act, CommandAct) and isinstance(act.parsed, Invocation)
+            await self.actions.request(origin, act.parsed)
+            return
+        await self._dispatch(origin, act)
+
+    # --- step 1 -----------------------------------------------------------------
+
+    async def _classify(self, event: IncomingMessage | IncomingReaction) -> Act | None:
+        if isinstance(event, IncomingReaction):
+            return await self._classify_reaction(event)
+        if commands.is_command(event.text):
+            return CommandAct(commands.parse(event.text))
+        if event.reply_to:
+            posted = await chat_store.posted(self.store.reader, event.transport, event.reply_to)
+            if posted is not None and posted.question_id is not None:
+                question = await question_store.get(self.store.reader, posted.question_id)
+                if question is not None:
+                    return AnswerAct(question, text=event.text.strip())
+            if posted is not None and posted.request_id is not None:
+                decision = yes_or_no(event.text)
+                if decision is not None:
+                    return DecideAct(posted.request_id, decision)
+        if event.is_direct:
+            open_questions = await self.board.open_questions()
+            if len(open_questions) == 1:
+                return AnswerAct(open_questions[0], text=event.text.strip())
+            return HintAct(len(open_questions))
+        return None
+
+    async def _classify_reaction(self, event: IncomingReaction) -> Act | None:
+        # Taking a reaction back undoes nothing: what it caused has happened.
+        added = {reactions.normalise(key) for key in event.added}
+        # Several keys at once (XMPP sends the whole set): the first in table order.
+        reaction = next((r for r in reactions.REACTIONS if r.key in added), None)
+        if reaction is None:
+            return None
+        posted = await chat_store.posted(self.store.reader, event.transport, event.target_id)
+        if posted is None:
+            return None  # not a message of ours: people react to each other too
+        return ReactAct(posted, reaction)
+
+    # --- step 4 -----------------------------------------------------------------
+
+    async def _dispatch(self, origin: Origin, act: Act) -> None:
+        actions = self.actions
+        if isinstance(act, CommandAct):
+            await self._command(origin, act.parsed)
+        elif isinstance(act, AnswerAct):
+            await actions.answer_question(origin, act.question, text=act.text, option=act.option)
+        elif isinstance(act, DecideAct):
+            await actions.decide(origin, act.request_id, accept=act.accept)
+        elif isinstance(act, ReactAct):
+            await actions.react(origin, act.posted, act.reaction)
+        else:
+            key = "several_questions" if act.open_questions > 1 else "not_a_command"
+            await actions.say(origin.event, key, count=act.open_questions)
+
+    async def _command(self, origin: Origin, parsed: Invocation | UsageProblem) -> None:
+        actions = self.actions
+        event = origin.event
+        if isinstance(parsed, UsageProblem):
+            await actions.send(event, render.usage_problem(parsed, self.locale))
+            return
+        name = parsed.name
+        if name == "help":
+            await actions.send(event, render.help_text(self.locale, parsed.text("command") or None))
+        elif name == "status":
+            slug = parsed.text("slug")
+            await (actions.card_status(origin, slug) if slug else actions.board_status(origin))
+        elif name == "log":
+            await actions.card_log(origin, parsed.text("slug"))
+        elif name == "runs":
+            await actions.runs(origin)
+        elif name == "draft":
+            await actions.draft(origin, parsed.text("text"))
+        elif name == "answer":
+            await actions.answer(origin, parsed.text("slug"), parsed.text("text"))
+        elif name in ("accept", "decline"):
+            await actions.decide(origin, parsed.number("request"), accept=name == "accept")
+        else:
+            # Every other command is one owner action on one card (the table says which).
+            action = parsed.command.action
+            assert action is not None, name
+            payload = None
+            if action is Action.INSPECT:
+                payload = {"mode": render.inspect_mode(parsed.text("mode") or None)}
+            await actions.move(origin, parsed.text("slug"), action, payload=payload)
+
+    # --- refusals -----------------------------------------------------------------
+
+    async def _tell_stranger(self, event: IncomingEvent) -> None:
+        # Keyed by the real identity, or by the chat when the identity is hidden,
+        # so a room that hides JIDs is told once an hour, not once per nick.
+        key: object = (
+            normal(event.sender) if event.sender is not None else (event.transport, event.chat)
+        )
+        if self.notices.should_tell(("stranger", key)):
+            await self.actions.say(event, "not_allowed", purpose="refusal")
+
+    async def _edit(self, event: IncomingEdit) -> None:
+        """Edits are never executed: a corrected command could silently redo an action.
+
+        A known sender whose edit looks like a command is told so, once an hour;
+        other edits (typo fixes in conversation) and strangers' edits are ignored.
+        """
+        if not commands.is_command(event.text) or event.sender is None:
+            return
+        if self.authority.role(event.sender) is Role.STRANGER:
+            return
+        if self.notices.should_tell(("edit", normal(event.sender))):
+            await self.actions.say(event, "edit_ignored", purpose="refusal")
+
+
+def yes_or_no(text: str) -> bool | None:
+    words = text.strip().split()
+    if not words:
+        return None
+    first = reactions.normalise(words[0].strip(".,!?;:").lower())
+    if first in YES:
+        return True
+    if first in NO:
+        return False
+    return None
+
+
+__all__ = ["ChatService", "yes_or_no"]

@@ -1,0 +1,163 @@
+"""The command table: parsing every command, usage lines and /help generated from it."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from chatbot.chat import reactions, render
+from chatbot.chat.commands import (
+    BY_NAME,
+    COMMANDS,
+    Access,
+    Invocation,
+    Problem,
+    UsageProblem,
+    is_command,
+    parse,
+)
+from chatbot.domain.transitions import OWNER_ACTIONS, Action
+
+GOOD = [
+    ("/help", "help", {"command": None}),
+    ("/help start", "help", {"command": "start"}),
+    ("/help /start", "help", {"command": "start"}),
+    ("/status", "status", {"slug": None}),
+    ("/status Login-Page", "status", {"slug": "login-page"}),
+    ("/start login", "start", {"slug": "login"}),
+    ("/draft a login page\nwith two fields", "draft", {"text": "a login page\nwith two fields"}),
+    ("/draft\nfirst line", "draft", {"text": "first line"}),
+    ("/answer login use OAuth, please", "answer", {"slug": "login", "text": "use OAuth, please"}),
+    ("/split login", "split", {"slug": "login"}),
+    ("/research r-1", "research", {"slug": "r-1"}),
+    ("/inspect login", "inspect", {"slug": "login", "mode": None}),
+    ("/inspect login route", "inspect", {"slug": "login", "mode": "route"}),
+    ("/inspect login STATUS", "inspect", {"slug": "login", "mode": "status"}),
+    ("/fix login", "fix", {"slug": "login"}),
+    ("/retry login", "retry", {"slug": "login"}),
+    ("/cancel login", "cancel", {"slug": "login"}),
+    ("/archive login", "archive", {"slug": "login"}),
+    ("/deploy login", "deploy", {"slug": "login"}),
+    ("/log login", "log", {"slug": "login"}),
+    ("/runs", "runs", {}),
+    ("/accept 12", "accept", {"request": 12}),
+    ("/decline #3", "decline", {"request": 3}),
+    ("  /START   login  ", "start", {"slug": "login"}),
+    ("/start\tlogin", "start", {"slug": "login"}),
+]
+
+
+@pytest.mark.parametrize("text, name, args", GOOD)
+def test_good_commands_parse(text: str, name: str, args: dict) -> None:
+    parsed = parse(text)
+    assert isinstance(parsed, Invocation), parsed
+    assert parsed.name == name
+    assert parsed.args == args
+
+
+BAD = [
+    ("/start", "start", Problem.MISSING, "slug"),
+    ("/start Bad_Slug!", "start", Problem.BAD_SLUG, "Bad_Slug!"),
+    ("/start a b", "start", Problem.TOO_MANY, "b"),
+    ("/draft", "draft", Problem.MISSING, "text"),
+    ("/answer login", "answer", Problem.MISSING, "text"),
+    ("/answer", "answer", Problem.MISSING, "slug"),
+    ("/inspect login deep", "inspect", Problem.BAD_CHOICE, "deep"),
+    ("/inspect login route now", "inspect", Problem.TOO_MANY, "now"),
+    ("/accept x", "accept", Problem.BAD_NUMBER, "x"),
+    ("/accept 0", "accept", Problem.BAD_NUMBER, "0"),
+    ("/decline -1", "decline", Problem.BAD_NUMBER, "-1"),
+    ("/accept ٣", "accept", Problem.BAD_NUMBER, "٣"),  # not an ASCII digit
+    ("/runs now", "runs", Problem.TOO_MANY, "now"),
+    ("/status a b", "status", Problem.TOO_MANY, "b"),
+    ("/log", "log", Problem.MISSING, "slug"),
+]
+# Every one-slug command: without its slug, with a bad one, with one word too many.
+for _name in ("split", "research", "fix", "retry", "cancel", "archive", "deploy", "log"):
+    BAD += [
+        (f"/{_name}", _name, Problem.MISSING, "slug"),
+        (f"/{_name} -x", _name, Problem.BAD_SLUG, "-x"),
+        (f"/{_name} a b", _name, Problem.TOO_MANY, "b"),
+    ]
+
+
+@pytest.mark.parametrize("text, name, problem, value", BAD)
+def test_bad_arguments_name_the_problem_and_the_command(
+    text: str, name: str, problem: Problem, value: str
+) -> None:
+    parsed = parse(text)
+    assert isinstance(parsed, UsageProblem)
+    assert parsed.command is BY_NAME[name]
+    assert parsed.problem is problem
+    assert parsed.value == value
+    answer = render.usage_problem(parsed, "en")
+    assert f"Usage: {BY_NAME[name].usage}" in answer
+
+
+def test_every_command_is_tested_good_and_bad() -> None:
+    assert {name for _, name, _ in GOOD} == set(BY_NAME)
+    with_args = {c.name for c in COMMANDS if any(not a.optional for a in c.args)}
+    assert with_args <= {name for _, name, _, _ in BAD}
+
+
+def test_unknown_command_suggests_close_ones() -> None:
+    parsed = parse("/stat")
+    assert isinstance(parsed, UsageProblem) and parsed.command is None
+    assert parsed.problem is Problem.UNKNOWN_COMMAND
+    assert "status" in parsed.suggestions
+    answer = render.usage_problem(parsed, "en")
+    assert "/stat" in answer and "/status" in answer and "/help" in answer
+
+
+def test_usage_lines_come_from_the_table() -> None:
+    assert BY_NAME["inspect"].usage == "/inspect <slug> [status|route]"
+    assert BY_NAME["answer"].usage == "/answer <slug> <text>"
+    assert BY_NAME["runs"].usage == "/runs"
+    assert BY_NAME["status"].usage == "/status [<slug>]"
+
+
+def test_every_owner_action_has_a_command() -> None:
+    table_actions = {c.action for c in COMMANDS if c.action is not None}
+    assert table_actions == OWNER_ACTIONS
+    assert BY_NAME["deploy"].action is Action.DEPLOY
+
+
+def test_requesters_may_ask_for_start_draft_research_only() -> None:
+    assert {c.name for c in COMMANDS if c.access is Access.REQUEST} == {
+        "start",
+        "draft",
+        "research",
+    }
+
+
+@pytest.mark.parametrize("locale", ["en", "de"])
+def test_help_lists_every_command_and_reaction(locale: str) -> None:
+    text = render.help_text(locale)
+    for command in COMMANDS:
+        assert command.usage in text
+    for reaction in reactions.REACTIONS:
+        if reaction.option is None:
+            assert reaction.shown in text
+    assert "1️⃣–4️⃣" in text
+
+
+def test_help_for_one_command() -> None:
+    text = render.help_text("en", "inspect")
+    assert text.startswith("/inspect <slug> [status|route]")
+    assert "owners" in text
+    assert "Unknown command /nope" in render.help_text("en", "nope")
+
+
+@pytest.mark.parametrize(
+    "text, expected",
+    [("/start x", True), ("  /runs", True), ("/", False), ("/ start", False), ("hi /start", False)],
+)
+def test_what_counts_as_a_command(text: str, expected: bool) -> None:
+    assert is_command(text) is expected
+
+
+@given(st.text(max_size=200))
+def test_parse_never_raises(text: str) -> None:
+    result = parse("/" + text)
+    assert isinstance(result, Invocation | UsageProblem)
