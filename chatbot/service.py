@@ -42,7 +42,7 @@ async def serve(
     bot.board.listeners.append(notifier)
     bot.worker.observers.append(notifier)
     sender = OutboxSender(bot.store, transports)
-    bot.board.on_work.append(sender.wake)
+    bot.store.on_commit.append(sender.wake)
     attach_chat(bot, transports)
 
     console_closed = [

@@ -12,7 +12,7 @@ import asyncio
 import fcntl
 import os
 import sqlite3
-from collections.abc import AsyncIterator, Iterable, Sequence
+from collections.abc import AsyncIterator, Callable, Iterable, Sequence
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
@@ -85,6 +85,9 @@ class Store:
         self._reader = reader
         self._write_lock = asyncio.Lock()
         self.reader = Db(reader)
+        # Called after every commit: the outbox sender and the worker wake on new rows
+        # instead of polling, whichever module wrote them.
+        self.on_commit: list[Callable[[], None]] = []
 
     @classmethod
     async def open(cls, path: str | Path) -> Store:
@@ -121,6 +124,8 @@ class Store:
                 raise
             else:
                 await self._writer.execute("COMMIT")
+                for wake in self.on_commit:
+                    wake()
 
     async def __aenter__(self) -> Store:
         return self

@@ -125,4 +125,9 @@ def test_bad_toml_and_missing_file(tmp_path: Path) -> None:
 def test_console_config_loads(tmp_path: Path) -> None:
     config = load_config(ROOT / "config" / "console.toml")
     assert config.transports == ["console"]
-    assert config.bot.repo == ROOT / "config" / "demo-repo"
+    assert config.bot.seed_repo == ROOT / "config" / "demo-repo"
+    assert config.bot.repo == ROOT / "var" / "console" / "demo-repo"
+    # The scripted CLIs' scenario path is resolved next to the config file.
+    assert config.runtimes["codex"].env["FAKE_CLI_SCENARIO"] == str(
+        ROOT / "config" / "demo-scenario.json"
+    )
