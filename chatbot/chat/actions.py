@@ -13,13 +13,14 @@ from typing import Any
 from chatbot.board import BoardError, BoardService, Change, closest_slugs
 from chatbot.chat import render
 from chatbot.chat.commands import FOR_ACTION
-from chatbot.chat.replies import Decided, Origin, Replies, Work
+from chatbot.chat.replies import Decided, Origin, Replies, Work, chat_of
 from chatbot.domain.transitions import Action, TransitionRefused
 from chatbot.store import Db, Store, telemetry
 from chatbot.store import cards as card_store
 from chatbot.store import chat as chat_store
 from chatbot.store import jobs as job_store
 from chatbot.store.cards import UnknownCard
+from chatbot.store.chat import Request
 from chatbot.store.jobs import ActiveJobExists
 from chatbot.store.questions import AlreadyAnswered, QuestionRow
 from chatbot.transports.base import IncomingEvent
@@ -43,7 +44,12 @@ class Actions(Replies):
         for question in await self.board.open_questions():
             card = await card_store.get_by_id(self.store.reader, question.card_id)
             questions.append((card.slug if card else "-", question))
-        text = render.board(summary, questions, await self._job_slugs(), self.locale)
+        # No store function lists pending requests yet; the query is one line.
+        rows = await self.store.reader.fetchall(
+            "SELECT * FROM requests WHERE state = 'pending' ORDER BY id"
+        )
+        requests = [Request(**dict(row)) for row in rows]
+        text = render.board(summary, questions, requests, await self._job_slugs(), self.locale)
         await self.send(origin.event, text)
 
     async def card_status(self, origin: Origin, slug: str) -> None:
@@ -84,7 +90,7 @@ class Actions(Replies):
         action: Action,
         *,
         payload: dict[str, Any] | None = None,
-        reason: str = "chat",
+        reason: str = "",
         also: Work | None = None,
         prefix: str = "",
     ) -> None:
@@ -119,7 +125,7 @@ class Actions(Replies):
             after=card.phase.label(self.locale),
         )
         if job is not None:
-            text += " " + self.text("run_queued", kind=job.kind, lane=job.lane)
+            text += " " + self.text("run_queued", kind=job.kind)
         return text
 
     async def explain(
@@ -161,17 +167,29 @@ class Actions(Replies):
 
     # --- drafts and answers -------------------------------------------------------
 
-    async def draft(self, origin: Origin, text: str, also: Work | None = None) -> None:
+    async def draft(
+        self,
+        origin: Origin,
+        text: str,
+        *,
+        also: Work | None = None,
+        prefix: str = "",
+        chat: dict[str, str] | None = None,
+    ) -> None:
+        """A new intake dialogue; its questions also go to `chat` (default: where it was asked)."""
         event = origin.event
 
         async def work(db: Db, change: Change) -> None:
             if also is not None:
                 await also(db, change)
-            answer = self.text("draft_started", slug=change.card.slug)
+            answer = prefix + self.text("draft_started", slug=change.card.slug)
             await chat_store.enqueue(db, self.post(event, answer, card_id=change.card.id))
 
+        where = chat or chat_of(event)
         try:
-            await self.changing(work, lambda: self.board.start_draft(text, actor=origin.actor))
+            await self.changing(
+                work, lambda: self.board.start_draft(text, actor=origin.actor, origin=where)
+            )
         except Decided as error:
             await self.explain(event, "", error)
 

@@ -22,7 +22,7 @@ from chatbot.chat.commands import Access
 from chatbot.config import Config
 from chatbot.transports.base import Identity
 from chatbot.transports.console import TRANSPORT as CONSOLE
-from chatbot.transports.console import ConsoleSettings
+from chatbot.wiring import console_owner
 
 XMPP = "xmpp"
 MATRIX = "matrix"
@@ -93,10 +93,11 @@ class Authority:
     def from_config(cls, config: Config) -> Authority:
         """Configured owners and requesters; the console's person is an owner there."""
         owners = [from_config_string(o) for o in config.bot.owners]
-        if config.console is not None:
-            # The console transport names its person by the configured owner string
-            # (or its default); only someone at the bot's terminal can speak as it.
-            owners.append(Identity(CONSOLE, config.console.owner or ConsoleSettings().owner))
+        console = console_owner(config)
+        if console is not None:
+            # Only someone at the bot's own terminal can speak as the console's person,
+            # named as wiring names it for the console transport.
+            owners.append(Identity(CONSOLE, console))
         return cls.of(owners, [from_config_string(r) for r in config.bot.requesters])
 
     def role(self, sender: Identity | None) -> Role:

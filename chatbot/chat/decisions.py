@@ -12,6 +12,8 @@ Reactions on the bot's card messages are looked up in the reaction table
 
 from __future__ import annotations
 
+import sqlite3
+
 from chatbot.board import Change
 from chatbot.chat import reactions, render
 from chatbot.chat.actions import Actions
@@ -94,7 +96,16 @@ class Decisions(Actions):
             return
         prefix = self.text("request_accepted", id=request_id, owner=origin.actor) + " "
         if request.command == "draft":
-            await self.draft(origin, request.argument, also=decided)
+            # The dialogue belongs to the chat the requester asked in.
+            asked = await _request_message(self.store.reader, request_id)
+            chat = None
+            if asked is not None:
+                chat = {
+                    "transport": asked["transport"],
+                    "target_kind": asked["target_kind"],
+                    "target": asked["room"],
+                }
+            await self.draft(origin, request.argument, also=decided, prefix=prefix, chat=chat)
             return
         action = Action(request.command)
         await self.move(
@@ -116,11 +127,7 @@ class Decisions(Actions):
 
     async def _tell_requester(self, db: Db, origin: Origin, request: Request) -> None:
         """When an owner decides elsewhere, the chat the request came from hears it too."""
-        row = await db.fetchone(
-            "SELECT transport, room, target_kind, message_id FROM outbox "
-            "WHERE request_id = ? AND purpose = 'request' ORDER BY id LIMIT 1",
-            (request.id,),
-        )
+        row = await _request_message(db, request.id)
         if row is None:
             return
         event = origin.event
@@ -215,3 +222,12 @@ async def _mark_recommendation(db: Db, card: card_store.Card, actor: str, outcom
     # Read and written inside one transaction, so no other change to data is lost.
     inspection = {**card.data.get("inspection", {}), "pending": False, outcome + "_by": actor}
     await card_store.update(db, card.slug, data={**card.data, "inspection": inspection})
+
+
+async def _request_message(db: Db, request_id: int) -> sqlite3.Row | None:
+    """The outbox row that announced the request: its chat and, once sent, its id."""
+    return await db.fetchone(
+        "SELECT transport, room, target_kind, message_id FROM outbox "
+        "WHERE request_id = ? AND purpose = 'request' ORDER BY id LIMIT 1",
+        (request_id,),
+    )

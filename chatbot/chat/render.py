@@ -27,6 +27,7 @@ from chatbot.chat.texts import say
 from chatbot.domain.phases import Phase
 from chatbot.domain.transitions import Action
 from chatbot.store.cards import Card
+from chatbot.store.chat import Request
 from chatbot.store.jobs import Job
 from chatbot.store.questions import QuestionRow
 from chatbot.store.telemetry import RunRecord
@@ -107,12 +108,16 @@ def allowed_commands(actions: list[Action], locale: str) -> str:
 def board(
     summary: BoardSummary,
     questions: list[tuple[str, QuestionRow]],
+    requests: list[Request],
     job_slugs: dict[int, str],
     locale: str,
     now: float | None = None,
 ) -> str:
-    """/status: counts per phase, running jobs, open questions, then the cards by phase."""
-    if not summary.total:
+    """/status: counts per phase, running jobs, open questions and requests, then the cards.
+
+    The cards by phase come last: on a big board they are what gets cut.
+    """
+    if not summary.total and not requests:
         return say(locale, "status_empty")
     now = time.time() if now is None else now
     lines = [say(locale, "status_total", total=summary.total)]
@@ -130,6 +135,18 @@ def board(
         lines += [
             say(locale, "status_question", slug=slug, id=q.id, text=short(q.text))
             for slug, q in questions
+        ]
+    if requests:
+        lines.append(say(locale, "status_requests", count=len(requests)))
+        lines += [
+            say(
+                locale,
+                "status_request",
+                id=r.id,
+                command=f"/{r.command} {short(r.argument, 60)}",
+                requester=r.requester,
+            )
+            for r in requests
         ]
     if summary.cards_by_phase:
         lines.append(say(locale, "status_cards"))

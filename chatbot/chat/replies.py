@@ -90,6 +90,16 @@ def reply_target(event: IncomingEvent) -> str:
     return event.message_id if isinstance(event, IncomingMessage) else event.target_id
 
 
+def chat_of(event: IncomingEvent) -> dict[str, str]:
+    """Where an event came from, in the board's `origin` form (what start_draft keeps)."""
+    chat = event.chat
+    return {
+        "transport": event.transport,
+        "target_kind": "person" if isinstance(chat, Identity) else "room",
+        "target": chat.id,
+    }
+
+
 class Replies:
     """Writing answers; the base of the handlers."""
 
@@ -111,11 +121,11 @@ class Replies:
         request_id: int | None = None,
         question_id: int | None = None,
     ) -> Post:
-        chat = event.chat
+        chat = chat_of(event)
         return Post(
-            transport=event.transport,
-            target=chat.id,
-            target_kind="person" if isinstance(chat, Identity) else "room",
+            transport=chat["transport"],
+            target=chat["target"],
+            target_kind=chat["target_kind"],
             text=render.clip(text, self.locale, self.max_chars),
             reply_to=reply_target(event),
             card_id=card_id,
