@@ -179,6 +179,8 @@ def prepare_process(turn: dict[str, Any]) -> int | None:
     child = subprocess.Popen(
         [sys.executable, "-c", "import time\nwhile True: time.sleep(60)"],
         stdin=subprocess.DEVNULL,
+        # "detached": the helper leaves the process group (setsid) but keeps stdout.
+        start_new_session=turn.get("spawn_child") == "detached",
     )
     return child.pid
 

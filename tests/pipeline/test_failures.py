@@ -143,6 +143,32 @@ async def test_a_run_that_exits_normally_counts_and_its_helper_is_killed(
     assert run.outcome == "ok" and run.duration_s < 2
 
 
+async def test_a_run_whose_helper_left_the_group_still_ends(
+    tmp_path: Path, monkeypatch, harnesses
+) -> None:
+    # The helper leaves the process group (setsid) but keeps the CLI's stdout; the CLI
+    # ignores SIGTERM, so it is still alive when the SIGKILL comes. The group kill cannot
+    # reach the helper, but the run must still end at its timeout instead of waiting
+    # for the helper's pipe to close, which holds the job (and its lane slot) forever.
+    configure(monkeypatch, operator_role("timeout_s = 1\nidle_timeout_s = 30\n"))
+    turn = {"hang": "trickle", "spawn_child": "detached", "ignore_sigterm": True}
+    turns = [{"match": "OPERATOR-DECISION", "answer": direct(), **turn}]
+    h = await start(tmp_path, turns, {"greeting": INTENT}, monkeypatch=monkeypatch)
+    harnesses.append(h)
+
+    await h.board.act("greeting", Action.START, actor=OWNER)
+    try:
+        await run_idle(h, timeout=8)
+    finally:
+        kill_strays(h)  # the detached helper: nothing of the bot's can reach it
+
+    call = only_call(h, "OPERATOR-DECISION")
+    await assert_group_gone({**call, "child_pid": None})
+    card = await h.board.card("greeting")
+    assert card.phase is Phase.NEEDS_HUMAN
+    assert "timed out after 1s" in assert_clean_detail(card.failure_detail)
+
+
 async def test_output_over_the_cap_fails_cleanly(tmp_path: Path, monkeypatch, harnesses) -> None:
     # The worker has no setting for the cap, so this floods past the real default
     # (64 MiB): one agent-message line that long, then the answer.
