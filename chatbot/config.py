@@ -69,6 +69,8 @@ class BotSection(_Section):
     # For trying the bot: when `repo` does not exist, create it as a new git
     # repository holding a copy of this folder.
     seed_repo: Path | None = None
+    # A model run printing more than this is stopped (its whole process group).
+    run_output_cap_mb: int = Field(default=64, ge=1, le=4096)
 
     @field_validator("owners", "requesters")
     @classmethod

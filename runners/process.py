@@ -173,7 +173,7 @@ async def _feed_stdin(stream: asyncio.StreamWriter, data: bytes) -> None:
 
 
 async def _terminate_group(
-    pgid: int, proc: asyncio.subprocess.Process, readers: asyncio.Future[object], grace: float
+    pgid: int, exited: asyncio.Future[None], readers: asyncio.Future[object], grace: float
 ) -> None:
     """SIGTERM the group, give it `grace` seconds, then SIGKILL whatever is left.
 
@@ -185,10 +185,24 @@ async def _terminate_group(
         if _signal_group(pgid, signal.SIGTERM):
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(
-                    asyncio.gather(proc.wait(), asyncio.shield(readers)), timeout=grace
+                    asyncio.gather(asyncio.shield(exited), asyncio.shield(readers)),
+                    timeout=grace,
                 )
     finally:
         _signal_group(pgid, signal.SIGKILL)
+
+
+class _ExitAwareProtocol(asyncio.subprocess.SubprocessStreamProtocol):
+    """The stream protocol plus a future that resolves when the child itself exits."""
+
+    def __init__(self, *, limit: int, loop: asyncio.AbstractEventLoop) -> None:
+        super().__init__(limit=limit, loop=loop)
+        self.exited: asyncio.Future[None] = loop.create_future()
+
+    def process_exited(self) -> None:
+        super().process_exited()
+        if not self.exited.done():
+            self.exited.set_result(None)
 
 
 async def run_process(
@@ -225,7 +239,8 @@ async def run_process(
 
     data = stdin.encode() if isinstance(stdin, str) else stdin
     try:
-        proc = await asyncio.create_subprocess_exec(
+        transport, protocol = await loop.subprocess_exec(
+            lambda: _ExitAwareProtocol(limit=_STREAM_LIMIT, loop=loop),
             resolved,
             *argv[1:],
             stdin=asyncio.subprocess.PIPE,
@@ -234,8 +249,8 @@ async def run_process(
             cwd=cwd,
             env=env,
             start_new_session=True,
-            limit=_STREAM_LIMIT,
         )
+        proc = asyncio.subprocess.Process(transport, protocol, loop)
     except (FileNotFoundError, PermissionError) as error:
         return ProcessResult(
             Outcome.NOT_FOUND,
@@ -253,7 +268,9 @@ async def run_process(
     readers: asyncio.Future[object] = asyncio.gather(
         capture.read_stdout(proc.stdout), capture.read_stderr(proc.stderr)
     )
-    exited = asyncio.ensure_future(proc.wait())
+    # Not proc.wait(): that also waits for every pipe to close, which a helper that
+    # inherited stdout can hold open long after the CLI itself has exited.
+    exited = protocol.exited
     capped = asyncio.ensure_future(capture.capped.wait())
     deadline = started + limits.timeout
     outcome: Outcome | None = None
@@ -280,8 +297,11 @@ async def run_process(
                 error = f"output exceeded the cap of {limits.output_cap} bytes"
                 break
         # The leader is gone or must go; either way its helpers go with it.
-        await _terminate_group(pgid, proc, readers, limits.kill_grace)
-        await proc.wait()
+        await _terminate_group(pgid, exited, readers, limits.kill_grace)
+        with contextlib.suppress(TimeoutError):
+            # SIGKILL was sent; a leader that is still not reaped after the grace is
+            # left to the finally below rather than hanging this run forever.
+            await asyncio.wait_for(asyncio.shield(exited), timeout=limits.kill_grace)
         with contextlib.suppress(TimeoutError):
             # A process that left our group may still hold the pipe; do not wait for it.
             await asyncio.wait_for(asyncio.shield(readers), timeout=limits.kill_grace)

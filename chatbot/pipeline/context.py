@@ -151,7 +151,11 @@ class JobContext:
             if name in os.environ:
                 base_env[name] = os.environ[name]
         base_env.update(runtime_config.env)
-        limits = ProcessLimits(timeout=profile.timeout_s, idle_timeout=profile.idle_timeout_s)
+        limits = ProcessLimits(
+            timeout=profile.timeout_s,
+            idle_timeout=profile.idle_timeout_s,
+            output_cap=self.config.bot.run_output_cap_mb * 1024 * 1024,
+        )
         await self._tell("run_started", self.card, role, profile.runtime, profile.model)
         started = time.time()
         result = await run_model(

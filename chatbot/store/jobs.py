@@ -8,6 +8,7 @@ transition that caused it commit together.
 from __future__ import annotations
 
 import json
+import re
 import sqlite3
 import time
 from dataclasses import dataclass
@@ -26,6 +27,7 @@ class JobState(StrEnum):
 
 
 ACTIVE = (JobState.QUEUED.value, JobState.RUNNING.value)
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]+")
 
 # Kinds whose run only reads (the answer is applied afterwards by the bot), so a run
 # cut off by a crash can simply run again. A builder or fixer may have half-changed
@@ -170,7 +172,9 @@ async def complete(db: Db, job_id: int, owner: str, result: str | None = None) -
 
 
 async def fail(db: Db, job_id: int, owner: str, error: str) -> Job:
-    return await _finish(db, job_id, JobState.FAILED, owner=owner, error=error)
+    # Model text can carry control characters; stored errors are shown to people.
+    cleaned = _CONTROL.sub(" ", error).strip()[:1000]
+    return await _finish(db, job_id, JobState.FAILED, owner=owner, error=cleaned)
 
 
 async def cancel(db: Db, job_id: int, reason: str = "cancelled by the owner") -> Job:
