@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import re
 import signal
 import sqlite3
 import subprocess
@@ -92,11 +93,14 @@ class BotProcess:
     config: Path
     process: asyncio.subprocess.Process | None = None
     logs: list[Path] = field(default_factory=list)
+    lines: list[str] = field(default_factory=list)
+    _pump: asyncio.Task | None = None
+    _news: asyncio.Event = field(default_factory=asyncio.Event)
 
     async def start(self) -> BotProcess:
         log = self.root / f"bot-{len(self.logs) + 1}.log"
         self.logs.append(log)
-        handle = open(log, "wb")  # noqa: SIM115 - the child owns it for its life
+        self.lines = []
         self.process = await asyncio.create_subprocess_exec(
             sys.executable,
             "-m",
@@ -105,13 +109,39 @@ class BotProcess:
             "--config",
             str(self.config),
             stdin=subprocess.DEVNULL,
-            stdout=handle,
+            stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
             cwd=ROOT,
             env={**os.environ, "PYTHONUNBUFFERED": "1"},
         )
-        handle.close()
+        self._pump = asyncio.create_task(self._read(log))
         return self
+
+    async def _read(self, log: Path) -> None:
+        assert self.process is not None and self.process.stdout is not None
+        with open(log, "w", encoding="utf-8") as handle:
+            async for raw in self.process.stdout:
+                line = raw.decode(errors="replace")
+                handle.write(line)
+                handle.flush()
+                self.lines.append(line)
+                self._news.set()
+        self._news.set()
+
+    async def logged(self, pattern: str, within: float = 30.0) -> str:
+        """Await the bot's log line matching `pattern` (its own account of being ready)."""
+        regex = re.compile(pattern)
+        seen = 0
+        async with asyncio.timeout(within):
+            while True:
+                self._news.clear()  # before scanning, so no line slips between scan and wait
+                for line in self.lines[seen:]:
+                    if regex.search(line):
+                        return line
+                seen = len(self.lines)
+                if self._pump is not None and self._pump.done():
+                    raise AssertionError(f"the bot exited before logging {pattern!r}")
+                await self._news.wait()
 
     async def stop(self) -> None:
         if self.process and self.process.returncode is None:
@@ -121,11 +151,15 @@ class BotProcess:
             except TimeoutError:
                 self.process.kill()
                 await self.process.wait()
+        if self._pump is not None:
+            await self._pump
 
     async def kill(self) -> None:
         assert self.process is not None
         self.process.send_signal(signal.SIGKILL)
         await self.process.wait()
+        if self._pump is not None:
+            await self._pump
 
     def log_text(self) -> str:
         return "\n".join(p.read_text(errors="replace") for p in self.logs if p.exists())
