@@ -275,6 +275,14 @@ class ChatService:
         key: object = (
             normal(event.sender) if event.sender is not None else (event.transport, event.chat)
         )
+        # Logged every time (the chat is told once an hour): the owner may need to see
+        # who tried, e.g. to add a requester, or that a room hides real JIDs.
+        log.info(
+            "refused %s from %s in %s: not an owner or requester",
+            type(event).__name__,
+            event.sender or f"an unknown sender ({event.sender_name!r})",
+            event.chat,
+        )
         if self.notices.should_tell(("stranger", key)):
             await self.actions.say(event, "not_allowed", purpose="refusal")
 

@@ -79,7 +79,7 @@ EN: dict[str, str] = {
     "already_answered": "Question #{id} was already answered (by {by}).",
     "question_closed": "Question #{id} is no longer open.",
     # --- requests ---
-    "request_posted": "Request #{id}: {requester} asks for {command}. Owners: /accept {id} or 👍, /decline {id} or 👎 (or reply yes/no).",
+    "request_posted": "New request #{id}: {requester} asks for {command}. Owners: /accept {id} or 👍, /decline {id} or 👎 (or reply yes/no).",
     "request_unknown": "There is no request #{id}.",
     "request_accepted": "Request #{id} accepted by {owner}.",
     "request_declined": "Request #{id} declined by {owner}.",
@@ -207,7 +207,7 @@ DE: dict[str, str] = {
     "already_answered": "Frage #{id} wurde bereits beantwortet (von {by}).",
     "question_closed": "Frage #{id} ist nicht mehr offen.",
     # --- requests ---
-    "request_posted": "Anfrage #{id}: {requester} bittet um {command}. Owner: /accept {id} oder 👍, /decline {id} oder 👎 (oder mit ja/nein antworten).",
+    "request_posted": "Neue Anfrage #{id}: {requester} bittet um {command}. Owner: /accept {id} oder 👍, /decline {id} oder 👎 (oder mit ja/nein antworten).",
     "request_unknown": "Es gibt keine Anfrage #{id}.",
     "request_accepted": "Anfrage #{id} von {owner} angenommen.",
     "request_declined": "Anfrage #{id} von {owner} abgelehnt.",

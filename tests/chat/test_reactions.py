@@ -156,3 +156,12 @@ def test_reaction_keys_are_normalised() -> None:
     assert reactions.lookup("👍🏿") is reactions.lookup("👍")
     assert reactions.lookup("🎉") is None
     assert {r.option for r in reactions.REACTIONS if r.option} == {1, 2, 3, 4}
+
+
+async def test_status_says_what_a_thumbs_up_would_do(env: Env) -> None:
+    from .conftest import msg
+
+    await env.card("a", data=_recommending("archived"))
+    await env.card("b", Phase.PLANNING_WITH_FEEDBACK, data={"limit_reached": True})
+    assert "recommends 'archived': 👍 applies it" in (await env.one(msg("/status a"))).text
+    assert "/split b or ✂️" in (await env.one(msg("/status b"))).text

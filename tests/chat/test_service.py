@@ -394,3 +394,25 @@ iteration_limit = 5
     assert chat.authority.role(Identity("matrix", "@helper:example.org")) is Role.REQUESTER
     # The console's person is the first owner, on the console transport only.
     assert chat.authority.role(Identity("console", "Boss@Example.org")) is Role.OWNER
+
+
+async def test_german_locale(store: Store, tmp_path: Path) -> None:
+    env = make_env(store, tmp_path, "de")
+    await env.card("login", Phase.DEPLOYED)
+    refused = (await env.one(msg("/start login"))).text
+    assert refused.startswith("Abgelehnt: login ist in Phase ausgerollt")
+    assert "Erlaubt: /inspect, /archive" in refused
+    assert (await env.one(msg("/start"))).text == "<slug> fehlt. Aufruf: /start <slug>"
+    assert "Befehle:" in (await env.one(msg("/help"))).text
+    assert "Keine Berechtigung" in (await env.one(msg("/start login", STRANGER))).text
+    status = (await env.one(msg("/status"))).text
+    assert status.startswith("1 Karten") and "ausgerollt: 1" in status
+
+
+async def test_handle_never_raises(env: Env, monkeypatch: pytest.MonkeyPatch) -> None:
+    async def boom(*_a, **_k):
+        raise RuntimeError("database on fire")
+
+    monkeypatch.setattr(env.board, "summary", boom)
+    row = await env.one(msg("/status"))
+    assert row.purpose == "refusal" and "failed inside the bot" in row.text
