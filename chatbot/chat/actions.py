@@ -112,7 +112,7 @@ class Actions(Replies):
                 ),
             )
         except Exception as error:  # noqa: BLE001 - explain() re-raises what it cannot explain
-            await self.explain(event, slug, error, action)
+            await self.explain(event, slug, error)
 
     def moved_text(self, change: Change, action: Action, job: job_store.Job | None) -> str:
         card = change.card
@@ -128,9 +128,7 @@ class Actions(Replies):
             text += " " + self.text("run_queued", kind=job.kind)
         return text
 
-    async def explain(
-        self, event: IncomingEvent, slug: str, error: Exception, action: Action | None = None
-    ) -> None:
+    async def explain(self, event: IncomingEvent, slug: str, error: Exception) -> None:
         """A refused action, said in the chat's language; unknown errors propagate."""
         if isinstance(error, UnknownCard):
             await self.unknown_card(event, error.slug or slug)
@@ -215,7 +213,7 @@ class Actions(Replies):
             # The only refusal of board.answer itself: the card has no open question.
             await self.say(event, "no_open_question", slug=slug, purpose="refusal")
         except Exception as error:  # noqa: BLE001 - explain() re-raises the rest
-            await self.explain(event, slug, error, Action.ANSWER)
+            await self.explain(event, slug, error)
 
     async def answer_question(
         self,
@@ -242,6 +240,14 @@ class Actions(Replies):
         if card is None:
             return  # the card was deleted with its question; nothing left to answer
         await self.answer(origin, card.slug, text, question)
+
+    def decided_text(self, request: Request) -> str:
+        return self.text(
+            "request_decided",
+            id=request.id,
+            state=self.text(f"request_state_{request.state}"),
+            by=request.decided_by or "-",
+        )
 
     def already_answered_text(self, question: QuestionRow) -> str:
         if question.state == "cancelled":

@@ -18,6 +18,7 @@ from chatbot.domain.transitions import Action
 
 SLUG_RE = re.compile(r"^[a-z0-9][a-z0-9-]{0,60}$")
 PREFIX = "/"
+_COMMAND_RE = re.compile(r"/[A-Za-z]+(?:\s|$)")
 
 
 class Access(StrEnum):
@@ -148,9 +149,12 @@ class UsageProblem:
 
 
 def is_command(text: str) -> bool:
-    """A message is a command when its first character is the prefix and a word follows."""
-    stripped = text.lstrip()
-    return stripped.startswith(PREFIX) and len(stripped) > 1 and not stripped[1].isspace()
+    """A message is a command when it starts with the prefix and a name of letters.
+
+    So "/etc/hosts is broken" or "/x2" in a room is conversation,
+    not an unknown command the bot would answer.
+    """
+    return _COMMAND_RE.match(text.lstrip()) is not None
 
 
 def parse(text: str) -> Invocation | UsageProblem:

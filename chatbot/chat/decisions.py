@@ -117,14 +117,6 @@ class Decisions(Actions):
             prefix=prefix,
         )
 
-    def decided_text(self, request: Request) -> str:
-        return self.text(
-            "request_decided",
-            id=request.id,
-            state=self.text(f"request_state_{request.state}"),
-            by=request.decided_by or "-",
-        )
-
     async def _tell_requester(self, db: Db, origin: Origin, request: Request) -> None:
         """When an owner decides elsewhere, the chat the request came from hears it too."""
         row = await _request_message(db, request.id)

@@ -37,7 +37,8 @@ from chatbot.store.telemetry import RunRecord
 MAX_CHARS = 3500
 # Question text shown in one line of /status.
 _SHORT = 100
-_ZERO_WIDTH_JOINERS = {"\u200d", "\ufe0f", "\u20e3"}
+# Code points that attach to the one before: ZWJ, variation selectors, keycap, skin tones.
+_EXTENDERS = {"\u200d", "\ufe0e", "\ufe0f", "\u20e3", *map(chr, range(0x1F3FB, 0x1F400))}
 
 
 def clip(text: str, locale: str, max_chars: int = MAX_CHARS) -> str:
@@ -69,17 +70,32 @@ def _cut(line: str, limit: int) -> str:
     """The longest prefix of at most `limit` characters that does not split a character.
 
     Python strings index code points, so no byte sequence can break; what can break
-    is a combining mark, a variation selector or a zero-width joiner separated from
-    the character it belongs to. Step back until the cut is between two characters.
+    is a character as people see it: a combining mark, variation selector, keycap or
+    skin tone separated from its base, a zero-width-joiner sequence, a flag's pair of
+    regional indicators. Step back until the cut is between two such characters.
     """
     end = min(limit, len(line))
-    while 0 < end < len(line) and (
-        unicodedata.combining(line[end])
-        or line[end] in _ZERO_WIDTH_JOINERS
-        or line[end - 1] == "\u200d"
-    ):
+    while 0 < end < len(line) and _joined(line, end):
         end -= 1
     return line[:end]
+
+
+def _joined(line: str, at: int) -> bool:
+    """True when line[at] still belongs to the character before it."""
+    here, before = line[at], line[at - 1]
+    if unicodedata.combining(here) or here in _EXTENDERS or before == "\u200d":
+        return True
+    if _is_regional(here) and _is_regional(before):
+        # Flags pair up from the start of a run of regional indicators.
+        run = 0
+        while at - run - 1 >= 0 and _is_regional(line[at - run - 1]):
+            run += 1
+        return run % 2 == 1
+    return False
+
+
+def _is_regional(char: str) -> bool:
+    return "\U0001f1e6" <= char <= "\U0001f1ff"
 
 
 def duration(seconds: float) -> str:

@@ -9,7 +9,8 @@ event goes through the same four steps, in this order:
 2. authority: the one check (`authority.permits`) of the sender's role against
    what the act needs; strangers are told at most once an hour, nothing changes;
 3. rate limit: a token bucket per sender;
-4. dispatch to the handler in `actions`.
+4. dispatch to the handlers (actions.py: commands and answers; decisions.py:
+   requests and reactions).
 
 Answers go back where the event came from, as a reply to it, through the outbox.
 """
@@ -127,7 +128,7 @@ class ChatService:
         self.authority = authority or Authority.of(owners, requesters)
         self.limiter = RateLimiter(rate_capacity, rate_refill_s, clock)
         self.notices = NoticeMemory(notice_window_s, clock)
-        self.actions = Decisions(board, self.store, locale, max_chars)
+        self.handlers = Decisions(board, self.store, locale, max_chars)
         # Replies to owner actions are written by a board listener, inside the
         # transaction of the change they report (see replies.along).
         if replies.in_transaction not in board.listeners:
@@ -150,7 +151,7 @@ class ChatService:
         except Exception:
             log.exception("chat event %s failed", getattr(event, "message_id", ""))
             try:
-                await self.actions.say(event, "internal_error", purpose="refusal")
+                await self.handlers.say(event, "internal_error", purpose="refusal")
             except Exception:
                 log.exception("could not even say that it failed")
 
@@ -171,16 +172,16 @@ class ChatService:
         taken = self.limiter.take(normal(event.sender))
         if taken != "ok":
             if taken == "tell":
-                await self.actions.say(event, "rate_limited", purpose="refusal")
+                await self.handlers.say(event, "rate_limited", purpose="refusal")
             return
         origin = Origin(event, normal(event.sender), role)
         if verdict is Verdict.DENY:
-            await self.actions.say(event, "owners_only", purpose="refusal")
+            await self.handlers.say(event, "owners_only", purpose="refusal")
             return
         # --- step 4: dispatch ---
         if verdict is Verdict.AS_REQUEST:
             assert isinstance(act, CommandAct) and isinstance(act.parsed, Invocation)
-            await self.actions.request(origin, act.parsed)
+            await self.handlers.request(origin, act.parsed)
             return
         await self._dispatch(origin, act)
 
@@ -223,7 +224,7 @@ class ChatService:
     # --- step 4 -----------------------------------------------------------------
 
     async def _dispatch(self, origin: Origin, act: Act) -> None:
-        actions = self.actions
+        actions = self.handlers
         if isinstance(act, CommandAct):
             await self._command(origin, act.parsed)
         elif isinstance(act, AnswerAct):
@@ -237,7 +238,7 @@ class ChatService:
             await actions.say(origin.event, key, count=act.open_questions)
 
     async def _command(self, origin: Origin, parsed: Invocation | UsageProblem) -> None:
-        actions = self.actions
+        actions = self.handlers
         event = origin.event
         if isinstance(parsed, UsageProblem):
             await actions.send(event, render.usage_problem(parsed, self.locale))
@@ -284,7 +285,7 @@ class ChatService:
             event.chat,
         )
         if self.notices.should_tell(("stranger", key)):
-            await self.actions.say(event, "not_allowed", purpose="refusal")
+            await self.handlers.say(event, "not_allowed", purpose="refusal")
 
     async def _edit(self, event: IncomingEdit) -> None:
         """Edits are never executed: a corrected command could silently redo an action.
@@ -297,7 +298,7 @@ class ChatService:
         if self.authority.role(event.sender) is Role.STRANGER:
             return
         if self.notices.should_tell(("edit", normal(event.sender))):
-            await self.actions.say(event, "edit_ignored", purpose="refusal")
+            await self.handlers.say(event, "edit_ignored", purpose="refusal")
 
 
 def yes_or_no(text: str) -> bool | None:

@@ -151,7 +151,16 @@ def test_help_for_one_command() -> None:
 
 @pytest.mark.parametrize(
     "text, expected",
-    [("/start x", True), ("  /runs", True), ("/", False), ("/ start", False), ("hi /start", False)],
+    [
+        ("/start x", True),
+        ("  /runs", True),
+        ("/Status\nx", True),
+        ("/", False),
+        ("/ start", False),
+        ("hi /start", False),
+        ("/etc/hosts is broken", False),
+        ("/x2", False),
+    ],
 )
 def test_what_counts_as_a_command(text: str, expected: bool) -> None:
     assert is_command(text) is expected

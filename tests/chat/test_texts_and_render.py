@@ -64,17 +64,19 @@ def test_long_text_is_cut_at_a_line_and_counts_what_is_left_out() -> None:
     assert "weitere Zeilen ausgelassen" in render.clip(text, "de", 300)
 
 
-@pytest.mark.parametrize("limit", range(40, 80))
+@pytest.mark.parametrize("limit", range(40, 110))
 def test_one_huge_line_is_cut_between_characters(limit: int) -> None:
     # Combining accents, flags and ZWJ sequences: a cut must not separate them.
-    line = "e\u0301" * 30 + "👩\u200d💻" * 30 + "1\ufe0f\u20e3" * 30
+    line = "e\u0301" * 10 + "👩\u200d💻" * 10 + "1\ufe0f\u20e3" * 10 + "🇩🇪🇫🇷" * 5 + "👍🏽" * 10
     clipped = render.clip(line, "en", limit)
     assert len(clipped) <= limit
     head = clipped.split("…")[0]
     assert line.startswith(head)
     after = line[len(head)]
     assert not unicodedata.combining(after)
-    assert after not in "\u200d\ufe0f\u20e3" and not head.endswith("\u200d")
+    assert after not in "\u200d\ufe0f\u20e3🏽" and not head.endswith("\u200d")
+    regional = sum(1 for c in head if "\U0001f1e6" <= c <= "\U0001f1ff")
+    assert regional % 2 == 0  # no flag cut in half
     assert "more characters left out" in clipped
 
 
@@ -95,3 +97,17 @@ def test_keys_built_from_tables_exist() -> None:
     needed |= {f"job_{s.value}" for s in JobState}
     needed |= {f"request_state_{s}" for s in ("pending", "accepted", "declined")}
     assert needed <= set(EN), needed - set(EN)
+
+
+def test_cut_never_splits_what_people_see_as_one_character() -> None:
+    from chatbot.chat.render import _cut
+
+    pieces = ["e\u0301", "👩\u200d💻", "1\ufe0f\u20e3", "🇩🇪", "🇫🇷", "👍🏽", "a", "ß"]
+    line = "".join(pieces * 3)
+    bounds = {0}
+    for piece in pieces * 3:
+        bounds.add(max(bounds) + len(piece))
+    for limit in range(len(line) + 1):
+        head = _cut(line, limit)
+        assert len(head) in bounds, (limit, head)
+        assert len(head) <= limit
