@@ -68,20 +68,14 @@ class Running:
     worker: Worker
     instance_id: str
 
+    async def prepare(self) -> None:
+        """Recover what a previous process left running, then import the intent files.
 
-@contextlib.asynccontextmanager
-async def running_bot(config: Config) -> AsyncIterator[Running]:
-    """Lock the database for this process, recover orphaned runs, import the intents."""
-    lock = InstanceLock(config.bot.database)
-    lock.acquire()
-    store = None
-    try:
-        ensure_repo(config)
-        store = await Store.open(config.bot.database)
-        board = make_board(config, store)
-        instance_id = uuid.uuid4().hex
-        recovered = await board.recover(instance_id)
-        report = await board.import_cards()
+        Call it after attaching listeners (notifier, chat), so the room hears about
+        runs that a crash cut off.
+        """
+        recovered = await self.board.recover(self.instance_id)
+        report = await self.board.import_cards()
         log.info(
             "board ready: %d imported, %d updated, %d unchanged, %d rejected, %d runs recovered",
             len(report.created),
@@ -90,6 +84,19 @@ async def running_bot(config: Config) -> AsyncIterator[Running]:
             len(report.rejected),
             len(recovered),
         )
+
+
+@contextlib.asynccontextmanager
+async def running_bot(config: Config) -> AsyncIterator[Running]:
+    """Lock the database for this process and build the board and its worker."""
+    lock = InstanceLock(config.bot.database)
+    lock.acquire()
+    store = None
+    try:
+        ensure_repo(config)
+        store = await Store.open(config.bot.database)
+        board = make_board(config, store)
+        instance_id = uuid.uuid4().hex
         worker = Worker(board, config, instance_id=instance_id)
         yield Running(config, store, board, worker, instance_id)
     finally:

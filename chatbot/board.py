@@ -27,6 +27,7 @@ from chatbot.store import questions as question_store
 from chatbot.store.cards import Card, Event, UnknownCard
 from chatbot.store.jobs import Job
 from chatbot.store.questions import QuestionRow
+from runners.process import kill_orphan
 
 log = logging.getLogger(__name__)
 
@@ -386,6 +387,9 @@ class BoardService:
         async with self._work() as db:
             recovered = await job_store.recover(db, orphaned_owner_not=instance_id)
             for item in recovered:
+                if item.job.process and kill_orphan(item.job.process):
+                    # A crashed bot's agent would otherwise keep editing the worktree.
+                    log.warning("stopped the orphaned run of job %s", item.job.id)
                 if item.requeued or item.job.card_id is None:
                     continue
                 before = await card_store.get_by_id(db, item.job.card_id)

@@ -159,6 +159,7 @@ async def _card(board: BoardService, slug: str, as_json: bool, locale: str) -> i
 async def _run(config: Config, until_idle: bool) -> int:
     async with running_bot(config) as bot:
         if until_idle:
+            await bot.prepare()
             await bot.worker.run(until_idle=True)
             print(summary_text(await bot.board.summary(with_slugs=True), config.bot.locale))
             return EXIT_OK

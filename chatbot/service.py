@@ -44,6 +44,7 @@ async def serve(
     sender = OutboxSender(bot.store, transports)
     bot.store.on_commit.append(sender.wake)
     attach_chat(bot, transports)
+    await bot.prepare()  # now that the room listens, recovered runs are reported there
 
     console_closed = [
         asyncio.ensure_future(t.closed.wait())

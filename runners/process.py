@@ -20,8 +20,9 @@ import logging
 import os
 import shutil
 import signal
-from collections.abc import Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 
 log = logging.getLogger(__name__)
 
@@ -205,6 +206,29 @@ class _ExitAwareProtocol(asyncio.subprocess.SubprocessStreamProtocol):
             self.exited.set_result(None)
 
 
+def process_identity(pid: int) -> str | None:
+    """A token that names this very process: its pid plus its start time (Linux /proc).
+
+    A pid alone can be reused after the process is gone; pid and start time together
+    cannot, so a recorded identity never leads to killing a stranger.
+    """
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    # Field 22 (starttime) counts after the command name, which may hold spaces.
+    fields = stat[stat.rfind(")") + 2 :].split()
+    return f"{pid}:{fields[19]}" if len(fields) > 19 else None
+
+
+def kill_orphan(identity: str) -> bool:
+    """SIGKILL the process group a dead bot left running, if its leader is still that process."""
+    pid = int(identity.split(":", 1)[0])
+    if process_identity(pid) != identity:
+        return False
+    return _signal_group(pid, signal.SIGKILL)
+
+
 async def run_process(
     argv: Sequence[str],
     *,
@@ -213,8 +237,12 @@ async def run_process(
     base_env: Mapping[str, str] | None = None,
     extra_env: Mapping[str, str] | None = None,
     limits: ProcessLimits | None = None,
+    on_spawn: Callable[[int], Awaitable[None]] | None = None,
 ) -> ProcessResult:
     """Run `argv` in its own process group and return what happened.
+
+    `on_spawn(pgid)` is awaited once the child runs, so a caller can record the
+    group and kill it later should this process die first (see `kill_orphan`).
 
     Never raises for the child's behaviour (non-zero exit, hang, flood, missing
     binary): those are outcomes. Raises `NotADirectoryError` for a missing `cwd`,
@@ -262,6 +290,12 @@ async def run_process(
         )
     # start_new_session makes the child a session and group leader: pgid == pid.
     pgid = proc.pid
+    if on_spawn is not None:
+        try:
+            await on_spawn(pgid)
+        except BaseException:
+            _signal_group(pgid, signal.SIGKILL)
+            raise
     assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None
     capture = _Capture(limits)
     feeder = asyncio.ensure_future(_feed_stdin(proc.stdin, data))

@@ -18,10 +18,10 @@ from chatbot.board import BoardService
 from chatbot.config import Config
 from chatbot.domain.transitions import Action
 from chatbot.pipeline.files import StagedFiles
-from chatbot.store import telemetry
+from chatbot.store import jobs, telemetry
 from chatbot.store.cards import Card
 from chatbot.store.jobs import Job
-from runners.process import ProcessLimits, default_base_env
+from runners.process import ProcessLimits, default_base_env, process_identity
 from runners.profiles import AllowedProfiles
 from runners.runtimes import Mode, RunRequest, RunResult, Usage, run_model
 
@@ -164,6 +164,7 @@ class JobContext:
             limits=limits,
             base_env=base_env,
             previous_usage=previous_usage,
+            on_spawn=self._remember_process,
         )
         if result.failure and "binary not found" in result.failure:
             detail = f"{result.failure} (set runtimes.{profile.runtime}.binary)"
@@ -196,6 +197,11 @@ class JobContext:
         if not result.ok and not (accept_turn_limit and output.turn_limit_reached):
             raise RunFailed(stage or role, result.failure or "the run failed")
         return result
+
+    async def _remember_process(self, pgid: int) -> None:
+        """Record the agent's process group, so a restart after a crash can stop it."""
+        async with self.board.store.transaction() as db:
+            await jobs.record_process(db, self.job.id, process_identity(pgid))
 
     async def _tell(self, event: str, *args: Any) -> None:
         for observer in self.observers:

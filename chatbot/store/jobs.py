@@ -54,6 +54,8 @@ class Job:
     finished_at: float | None
     error: str | None
     result: str | None
+    # pid:start-time of the agent process a running job started (see runners.process).
+    process: str | None = None
 
     @classmethod
     def from_row(cls, row: sqlite3.Row) -> Job:
@@ -234,6 +236,10 @@ async def recover(
         assert fresh is not None
         recovered.append(Recovered(fresh, requeued, reason))
     return recovered
+
+
+async def record_process(db: Db, job_id: int, identity: str | None) -> None:
+    await db.execute("UPDATE jobs SET process = ? WHERE id = ?", (identity, job_id))
 
 
 async def listing(db: Db, states: tuple[str, ...] = ACTIVE) -> list[Job]:

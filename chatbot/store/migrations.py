@@ -205,4 +205,14 @@ MIGRATIONS.append(
     )
 )
 
+MIGRATIONS.append(
+    (
+        3,
+        "remember which process a running job started, to stop it after a crash",
+        """
+        ALTER TABLE jobs ADD COLUMN process TEXT;
+        """,
+    )
+)
+
 LATEST = MIGRATIONS[-1][0]

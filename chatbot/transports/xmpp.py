@@ -158,6 +158,12 @@ class XmppTransport(Transport):
         item = pres.xml.find(f"{{{wire.NS_MUC_USER}}}x/{{{wire.NS_MUC_USER}}}item")
         real = item.get("jid") if item is not None else None
         state.occupants[nick] = JID(real).bare if real else None
+        codes = wire.room_status_codes(pres)
+        if 110 in codes:
+            # Our own join presence. Decide here, as the stanza arrives, whether the
+            # room shows real JIDs: a message right behind it is parsed before the
+            # joining coroutine resumes, and must already see the answer.
+            state.non_anonymous = 100 in codes
 
     def _on_message(self, msg: Message) -> None:
         # Runs synchronously as the stanza arrives, so the occupant table is

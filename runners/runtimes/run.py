@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -111,6 +111,7 @@ async def run_model(
     limits: ProcessLimits | None = None,
     base_env: Mapping[str, str] | None = None,
     previous_usage: Usage | None = None,
+    on_spawn: Callable[[int], Awaitable[None]] | None = None,
 ) -> RunResult:
     """Run one model turn and return its normalised result.
 
@@ -144,6 +145,7 @@ async def run_model(
             base_env=base_env,
             extra_env={**invocation.env_extras, **secrets},
             limits=limits,
+            on_spawn=on_spawn,
         )
     except NotADirectoryError as error:
         raise RunnerError(str(error)) from None

@@ -36,6 +36,17 @@ class Room:
     async def react(self, target: str, key: str) -> str:
         return await self.peer.react(self.room, target, {key}, room=True)
 
+    async def bot_replies_to(self, message_id: str, within: float = WITHIN) -> Any:
+        """The bot's answer to one of our messages (a reply pointing at it)."""
+        return await self.peer.expect(
+            lambda m: (
+                m["type"] == "groupchat"
+                and m["from"].resource == BOT_NICK
+                and reply_target(m) == message_id
+            ),
+            within=within,
+        )
+
     async def bot_says(self, pattern: str, within: float = WITHIN) -> Any:
         """The next message from the bot in the room whose body matches `pattern`."""
         regex = re.compile(pattern, re.S)
@@ -48,6 +59,14 @@ class Room:
             ),
             within=within,
         )
+
+
+def reply_target(message: Any) -> str | None:
+    """The id a XEP-0461 reply points at, or None."""
+    from chatbot.transports import xmpp_stanzas as wire
+
+    element = message.xml.find(f"{{{wire.NS_REPLY}}}reply")
+    return element.get("id") if element is not None else None
 
 
 def stanza_id(message: Any, room: str) -> str:

@@ -6,12 +6,16 @@ on what the clients receive and on the card's final state.
 
 from __future__ import annotations
 
+import contextlib
 import json
 from pathlib import Path
 
-from tests.pipeline.harness import builder_answer, direct, operator_answer, review_answer
+import psutil
 
-from .e2e import bot_says_directly, stanza_id, start_bot
+from tests.pipeline.harness import builder_answer, direct, operator_answer, review_answer
+from tests.pipeline.support import Fifo
+
+from .e2e import WITHIN, bot_says_directly, stanza_id, start_bot
 
 INTENT = "# Reporting\n\nBuild the monthly report.\n"
 
@@ -60,8 +64,8 @@ async def test_start_split_into_two_children_built_reviewed_and_parent_done(
     bot, room = await start_bot(tmp_path, servers.info, turns, {"report": INTENT}, xmpp_peer)
     try:
         command = await room.say("/start report")
-        ack = await room.bot_says(r"report")
-        assert ack["reply"]["id"] == command or "report" in ack["body"]
+        ack = await room.bot_replies_to(command)
+        assert "report" in ack["body"]
         await room.bot_says(r"operator split the card into 2 children")
         first = await room.bot_says(r"review approve")
         second = await room.bot_says(r"review approve")
@@ -101,8 +105,8 @@ async def test_needs_human_answered_by_reply_then_by_reaction_and_late_answer(
         await room.bot_says(r"review approve")
         # A second answer to the first question comes too late and changes nothing.
         late = await room.reply("local disk after all", stanza_id(first, room.room))
-        told = await room.bot_says(r"already answered")
-        assert told["reply"]["id"] == late
+        told = await room.bot_replies_to(late)
+        assert "already answered" in told["body"]
         card = bot.card("report")
         answers = [a["answer"] for a in json.loads(card["data"])["answers"]]
         assert answers == ["S3 please", "us-east"]
@@ -258,8 +262,8 @@ async def test_requester_accepted_by_thumbs_up_stranger_refused_and_ignored(
         assert bot.phase("report") == "needs_human"
 
         await stranger.reply(room.room, "local disk", stanza_id(question, room.room), room=True)
-        await room.say("/status report")
-        status = await room.bot_says(r"report")
+        asked = await room.say("/status report")
+        status = await room.bot_replies_to(asked)
         assert "needs" in status["body"]
         assert bot.phase("report") == "needs_human"
         rows = bot.query("SELECT state FROM questions")
@@ -282,22 +286,29 @@ async def test_bot_killed_mid_run_and_restarted_ends_clear_and_loses_nothing(
             "touch_file": str(started),
         },
     ]
+    fifo = Fifo(started)
     bot, room = await start_bot(tmp_path, servers.info, turns, {"report": INTENT}, xmpp_peer)
     try:
         await room.say("/start report")
         await room.bot_says(r"operator chose the light lane")
-        await room.bot_says(r"builder run started")
+        started_pid = int(await fifo.line(WITHIN))  # the agent itself is running now
         await bot.kill()
         await bot.start()
         told = await room.bot_says(r"report: failed at builder")
         assert "worker stopped" in told["body"]
+        # The agent the killed bot had started does not run on unattended.
+        with contextlib.suppress(psutil.NoSuchProcess):
+            psutil.Process(started_pid).wait(timeout=5)
+        assert not psutil.pid_exists(started_pid)
         assert bot.phase("report") == "failed"
         card = bot.card("report")
         assert card["failure_stage"] == "builder"
+        await bot.stop()
         # Every notification was sent exactly once: none waits, none went twice.
         rows = bot.query("SELECT text, state FROM outbox ORDER BY id")
         assert all(r["state"] == "sent" for r in rows)
         texts = [r["text"] for r in rows]
         assert len(texts) == len(set(texts))
     finally:
+        fifo.close()
         await bot.stop()

@@ -161,3 +161,21 @@ async def test_a_bounce_fails_the_waiting_send_without_waiting_for_the_timeout()
     )
     with pytest.raises(TransportError, match="forbidden"):
         await fut
+
+
+async def test_a_message_right_behind_our_join_presence_already_has_its_identity() -> None:
+    """Regression: the room's non-anonymity was learnt only when the join coroutine
+    resumed, so an owner's command arriving right behind the join was a stranger's."""
+    t, got, _ = make()
+    t.rooms[ROOM] = RoomState(nick="bot", non_anonymous=False)  # as _join creates it
+    t._on_presence(presence(occupant("owner", "owner@localhost")))
+    t._on_presence(
+        presence(
+            f"<presence xmlns='jabber:client' from='{ROOM}/bot'>"
+            "<x xmlns='http://jabber.org/protocol/muc#user'>"
+            "<item jid='bot@localhost/x' role='participant'/>"
+            "<status code='100'/><status code='110'/></x></presence>"
+        )
+    )
+    await feed(t, room_msg("owner", "s1", "/start x"))
+    assert got[0].sender is not None and got[0].sender.id == "owner@localhost"
