@@ -36,6 +36,7 @@ FAILED_PHASES = {
 class Destination:
     transport: str
     room: str
+    kind: str = "room"  # or "person": the console is one person's screen
 
 
 def cut(body: str, limit: int, tail: str = "") -> str:
@@ -79,10 +80,12 @@ class Notifier:
         question_id: int | None = None,
     ) -> None:
         body = cut(body, MAX_POST_CHARS, " …")
-        targets = [(d.transport, "room", d.room) for d in self.destinations]
+        targets = [(d.transport, d.kind, d.room) for d in self.destinations]
         origin = card.data.get("origin") if card else None
         if isinstance(origin, dict) and origin.get("target_kind") == "person":
-            targets.append((origin["transport"], "person", origin["target"]))
+            mine = (origin["transport"], "person", origin["target"])
+            if mine not in targets:
+                targets.append(mine)
         for transport, kind, target in targets:
             await chat_store.enqueue(
                 db,

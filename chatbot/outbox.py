@@ -43,6 +43,12 @@ class OutboxSender:
         # (transport, room) -> (not before, current delay) for rooms that refused a post.
         self._held: dict[tuple[str, str], tuple[float, float]] = {}
         self.sent = 0
+        self._idle = asyncio.Event()
+        self._idle.set()
+
+    async def settled(self) -> None:
+        """Return once no send is between the server's ack and our record of it."""
+        await self._idle.wait()
 
     def wake(self, *_: object) -> None:
         self._wake.set()
@@ -85,6 +91,13 @@ class OutboxSender:
         return min(due) if due else None
 
     async def _send(self, transport: Transport, row: OutboxRow) -> bool:
+        self._idle.clear()
+        try:
+            return await self._send_and_record(transport, row)
+        finally:
+            self._idle.set()
+
+    async def _send_and_record(self, transport: Transport, row: OutboxRow) -> bool:
         try:
             message_id = await transport.send(
                 target_of(row), row.text, reply_to=row.reply_to, html=row.html, txn_id=row.txn_id

@@ -22,10 +22,11 @@ from chatbot.wiring import build_transports, destinations
 log = logging.getLogger(__name__)
 
 
-def attach_chat(bot: Running, transports: dict[str, Transport]) -> None:
+def attach_chat(bot: Running, transports: dict[str, Transport], sender: OutboxSender) -> None:
     from chatbot.chat.service import ChatService
 
     chat = ChatService.from_config(bot.board, bot.config)
+    chat.outbox_settled = sender.settled
     for transport in transports.values():
         transport.on_event(chat.handle)
 
@@ -43,7 +44,7 @@ async def serve(
     bot.worker.observers.append(notifier)
     sender = OutboxSender(bot.store, transports)
     bot.store.on_commit.append(sender.wake)
-    attach_chat(bot, transports)
+    attach_chat(bot, transports, sender)
     await bot.prepare()  # now that the room listens, recovered runs are reported there
 
     console_closed = [

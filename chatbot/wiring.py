@@ -14,8 +14,6 @@ from chatbot.transports.console import ConsoleSettings, ConsoleTransport
 from chatbot.transports.matrix import MatrixSettings, MatrixTransport
 from chatbot.transports.xmpp import XmppSettings, XmppTransport
 
-CONSOLE_ROOM = "console"
-
 
 def xmpp_settings(config: Config) -> XmppSettings | None:
     section = config.xmpp
@@ -79,6 +77,6 @@ def destinations(config: Config) -> list[Destination]:
         found += [Destination("xmpp", room) for room in config.xmpp.rooms]
     if config.matrix:
         found += [Destination("matrix", room) for room in config.matrix.rooms]
-    if config.console is not None:
-        found.append(Destination(CONSOLE, CONSOLE_ROOM))
+    if (owner := console_owner(config)) is not None:
+        found.append(Destination(CONSOLE, owner, kind="person"))
     return found

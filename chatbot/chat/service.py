@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Iterable
+from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass
 
 from chatbot.board import BoardService
@@ -124,6 +124,8 @@ class ChatService:
     ):
         self.board = board
         self.store = store or board.store
+        # Awaits the outbox's in-flight sends (wired by the service); None in unit tests.
+        self.outbox_settled: Callable[[], Awaitable[None]] | None = None
         self.locale = locale
         self.authority = authority or Authority.of(owners, requesters)
         self.limiter = RateLimiter(rate_capacity, rate_refill_s, clock)
@@ -193,7 +195,7 @@ class ChatService:
         if commands.is_command(event.text):
             return CommandAct(commands.parse(event.text))
         if event.reply_to:
-            posted = await chat_store.posted(self.store.reader, event.transport, event.reply_to)
+            posted = await self._posted(event.transport, event.reply_to)
             if posted is not None and posted.question_id is not None:
                 question = await question_store.get(self.store.reader, posted.question_id)
                 if question is not None:
@@ -209,6 +211,15 @@ class ChatService:
             return HintAct(len(open_questions))
         return None
 
+    async def _posted(self, transport: str, message_id: str) -> Posted | None:
+        found = await chat_store.posted(self.store.reader, transport, message_id)
+        if found is None and self.outbox_settled is not None:
+            # A quick reply or reaction can overtake the outbox's record of the very
+            # message it points at; once in-flight sends are recorded, look again.
+            await self.outbox_settled()
+            found = await chat_store.posted(self.store.reader, transport, message_id)
+        return found
+
     async def _classify_reaction(self, event: IncomingReaction) -> Act | None:
         # Taking a reaction back undoes nothing: what it caused has happened.
         added = {reactions.normalise(key) for key in event.added}
@@ -216,7 +227,7 @@ class ChatService:
         reaction = next((r for r in reactions.REACTIONS if r.key in added), None)
         if reaction is None:
             return None
-        posted = await chat_store.posted(self.store.reader, event.transport, event.target_id)
+        posted = await self._posted(event.transport, event.target_id)
         if posted is None:
             return None  # not a message of ours: people react to each other too
         return ReactAct(posted, reaction)

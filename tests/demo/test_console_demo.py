@@ -1,0 +1,65 @@
+"""The README's "try it" session: console.toml, the demo repo and the scripted CLIs.
+
+Typed exactly as a new user would: /draft, answer the question, /start the new
+card, and watch it reach ready_for_deployment.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+from pathlib import Path
+
+from chatbot.app import running_bot
+from chatbot.config import parse_config
+from chatbot.service import serve
+from chatbot.transports.console import ConsoleSettings, ConsoleTransport
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def demo_config(tmp_path: Path):
+    """config/console.toml, unchanged except that var/ lives in a temporary folder."""
+    text = (ROOT / "config" / "console.toml").read_text()
+    text = text.replace('"../var/console/', f'"{tmp_path}/')
+    return parse_config(text, ROOT / "config" / "console.toml")
+
+
+async def said(console: ConsoleTransport, pattern: str, within: float = 30.0):
+    regex = re.compile(pattern, re.S)
+    async with asyncio.timeout(within):
+        while True:
+            line = await console.pop(within)
+            if regex.search(line.text):
+                return line
+
+
+async def test_console_demo_from_draft_to_ready_for_deployment(tmp_path: Path) -> None:
+    config = demo_config(tmp_path)
+    assert config.bot.repo == tmp_path / "demo-repo"
+    console = ConsoleTransport(ConsoleSettings(owner="owner@localhost", bot_name="board"))
+    stop = asyncio.Event()
+    async with running_bot(config) as bot:
+        serving = asyncio.create_task(serve(bot, stop, transports={"console": console}))
+        try:
+            await asyncio.wait_for(console.wait_online(), 10)
+            await console.push("/help")
+            await said(console, r"/start")
+            await console.push("/draft greet people in the demo service")
+            question = await said(console, r"Which language should the greeting use\?")
+            assert "2️⃣ German" in question.text
+            await console.push(f"+{question.number} 2️⃣")
+            await said(console, r"greeting-demo")
+            await console.push("/start greeting-demo")
+            await said(console, r"review approve")
+            await console.push("/status greeting-demo")
+            status = await said(console, r"greeting-demo")
+            assert "ready" in status.text
+            card = await bot.board.card("greeting-demo")
+            assert card.phase.value == "ready_for_deployment"
+            assert card.data["answers"][0]["answer"] == "German"
+            # The demo repo was created from the seed, and the builder's commit is on its branch.
+            assert (tmp_path / "demo-repo" / "docs" / "intent" / "greeting-demo.md").exists()
+        finally:
+            stop.set()
+            await serving
