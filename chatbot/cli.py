@@ -176,12 +176,30 @@ async def _with_board(config: Config, work: Callable[[BoardService], Awaitable[i
         return await work(board)
 
 
-def main(argv: list[str] | None = None) -> int:
-    args = _parser().parse_args(argv)
+def _setup_logging(args: argparse.Namespace) -> None:
     logging.basicConfig(
         level=logging.DEBUG if args.verbose else logging.INFO,
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
     )
+
+
+def _log_to_file(path: Path) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    root = logging.getLogger()
+    for handler in list(root.handlers):
+        root.removeHandler(handler)
+    handler = logging.FileHandler(path, encoding="utf-8")
+    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    root.addHandler(handler)
+
+
+def command_is_console_session(args: argparse.Namespace, config: Config) -> bool:
+    return args.command == "run" and not args.until_idle and config.console is not None
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    _setup_logging(args)
     if not args.config:
         print(
             "chatbot: no configuration: pass --config FILE or set CHATBOT_CONFIG", file=sys.stderr
@@ -192,6 +210,11 @@ def main(argv: list[str] | None = None) -> int:
     except ConfigError as error:
         print(f"chatbot: {error}", file=sys.stderr)
         return EXIT_USAGE
+    if command_is_console_session(args, config):
+        # The terminal is the chat: keep the log out of the conversation.
+        log_file = config.bot.database.parent / "bot.log"
+        _log_to_file(log_file)
+        print(f"intent board console; log in {log_file}; Ctrl-D or Ctrl-C to quit. Try /help.")
     locale = config.bot.locale
     command = args.command
     actions = {"start": Action.START, "split": Action.SPLIT, "cancel": Action.CANCEL}

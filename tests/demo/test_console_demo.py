@@ -13,6 +13,7 @@ from pathlib import Path
 from chatbot.app import running_bot
 from chatbot.config import parse_config
 from chatbot.service import serve
+from chatbot.store import telemetry
 from chatbot.transports.console import ConsoleSettings, ConsoleTransport
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -58,6 +59,14 @@ async def test_console_demo_from_draft_to_ready_for_deployment(tmp_path: Path) -
             card = await bot.board.card("greeting-demo")
             assert card.phase.value == "ready_for_deployment"
             assert card.data["answers"][0]["answer"] == "German"
+            runs = await telemetry.for_card(bot.store.reader, card.id)
+            assert sorted(r.role for r in runs) == [
+                "builder",
+                "operator",
+                "planner",
+                "planner",
+                "reviewer",
+            ]
             # The demo repo was created from the seed, and the builder's commit is on its branch.
             assert (tmp_path / "demo-repo" / "docs" / "intent" / "greeting-demo.md").exists()
         finally:
