@@ -34,6 +34,24 @@ async def _worktree(ctx: JobContext, stage: str) -> Worktree:
         raise RunFailed(stage, f"cannot prepare the worktree: {error}") from None
 
 
+async def _commit_and_review(
+    ctx: JobContext, worktree: Worktree, answer: BuilderAnswer, action: Action, **data: object
+) -> None:
+    """The wrapper commits what the agent changed; the review of that commit is queued."""
+    commit = await _commit(
+        worktree, answer, "fixer" if action is Action.FIXER_COMMITTED else "builder"
+    )
+    await ctx.apply(
+        action,
+        reason=answer.commit_message.subject,
+        details={"commit": commit, "report": answer.report},
+        commit_hash=commit,
+        failure_stage=None,
+        failure_detail=None,
+        data={**ctx.card.data, "builder_report": answer.report, **data},
+    )
+
+
 async def _commit(worktree: Worktree, answer: BuilderAnswer, stage: str) -> str:
     try:
         return await commit_all(worktree, answer.commit_message.text(), author=BOT_AUTHOR)
@@ -102,16 +120,7 @@ async def run_builder(ctx: JobContext) -> None:
     if answer is None:
         await _limit_reached(ctx, limit, last_text)
         return
-    commit = await _commit(worktree, answer, "builder")
-    await ctx.apply(
-        Action.BUILD_COMMITTED,
-        reason=answer.commit_message.subject,
-        details={"commit": commit, "report": answer.report},
-        commit_hash=commit,
-        failure_stage=None,
-        failure_detail=None,
-        data={**card.data, "builder_report": answer.report, "limit_reached": False},
-    )
+    await _commit_and_review(ctx, worktree, answer, Action.BUILD_COMMITTED, limit_reached=False)
 
 
 async def _limit_reached(ctx: JobContext, limit: int, last_text: str) -> None:
@@ -183,13 +192,4 @@ async def run_fixer(ctx: JobContext) -> None:
             data={**card.data, "fixer_rounds": rounds + 1},
         )
         return
-    commit = await _commit(worktree, answer, "fixer")
-    await ctx.apply(
-        Action.FIXER_COMMITTED,
-        reason=answer.commit_message.subject,
-        details={"commit": commit, "report": answer.report},
-        commit_hash=commit,
-        failure_stage=None,
-        failure_detail=None,
-        data={**card.data, "builder_report": answer.report, "fixer_rounds": 0},
-    )
+    await _commit_and_review(ctx, worktree, answer, Action.FIXER_COMMITTED, fixer_rounds=0)

@@ -9,7 +9,7 @@ from chatbot.board import NewChild
 from chatbot.domain.transitions import Action
 from chatbot.importer import title_of
 from chatbot.pipeline.context import JobContext, RunFailed
-from chatbot.pipeline.files import FileExistsRefusal
+from chatbot.pipeline.files import FileExistsRefusal, StagedFiles
 from chatbot.store import cards as card_store
 from runners import prompts
 from runners.contracts import (
@@ -73,54 +73,56 @@ async def run_operator(ctx: JobContext) -> None:
             data=data,
         )
         return
-    files = ctx.staged()
     children = []
-    try:
-        for child in decision.children:
-            path = f"docs/intent/{child.slug}.md"
-            files.add(path, child.intent_markdown, must_be_new=True)
-            lane = ctx.allowed.lanes[child.recommended_lane]
-            children.append(
-                NewChild(
-                    slug=child.slug,
-                    title=child.title,
-                    intent_path=path,
-                    blocked_by=tuple(child.blocked_by),
-                    fields={
-                        "lane": lane.lane,
-                        "runtime": child.runtime,
-                        "model": child.model,
-                        "reasoning_effort": child.reasoning_effort or "",
-                        "iteration_limit": lane.iteration_limit,
-                        "wave": child.wave,
-                        "write_scope": list(child.write_scope),
-                        "acceptance_criteria": list(child.acceptance_criteria),
-                        "escalation": [s.model_dump(mode="json") for s in child.escalation],
-                        "data": {"auto_start": True},
-                    },
-                )
-            )
-        await _refuse_taken_slugs(ctx, [c.slug for c in children], stage="operator")
-    except FileExistsRefusal as refusal:
-        files.discard()
-        raise RunFailed("operator", str(refusal)) from None
-    except RunFailed:
-        files.discard()
-        raise
+    for child in decision.children:
+        lane = ctx.allowed.lanes[child.recommended_lane]
+        new = NewChild(
+            slug=child.slug,
+            title=child.title,
+            intent_path=f"docs/intent/{child.slug}.md",
+            blocked_by=tuple(child.blocked_by),
+            fields={
+                "lane": lane.lane,
+                "runtime": child.runtime,
+                "model": child.model,
+                "reasoning_effort": child.reasoning_effort or "",
+                "iteration_limit": lane.iteration_limit,
+                "wave": child.wave,
+                "write_scope": list(child.write_scope),
+                "acceptance_criteria": list(child.acceptance_criteria),
+                "escalation": [s.model_dump(mode="json") for s in child.escalation],
+                "data": {"auto_start": True},
+            },
+        )
+        children.append((new, child.intent_markdown))
+    files = await _stage_children(ctx, children, "operator")
     await ctx.apply(
         Action.OPERATOR_SPLIT,
         reason=decision.reason,
         details=details,
-        children=children,
+        children=[new for new, _ in children],
         files=files,
         data=data,
     )
 
 
-async def _refuse_taken_slugs(ctx: JobContext, slugs: list[str], *, stage: str = "split") -> None:
-    for slug in slugs:
-        if await card_store.get(ctx.board.store.reader, slug) is not None:
-            raise RunFailed(stage, f"a card '{slug}' exists already; nothing was created")
+async def _stage_children(
+    ctx: JobContext, children: list[tuple[NewChild, str]], stage: str
+) -> StagedFiles:
+    """Write every child's intent file aside, or nothing: no file may exist, no slug be taken."""
+    files = ctx.staged()
+    try:
+        for child, markdown in children:
+            files.add(child.intent_path, markdown, must_be_new=True)
+            if await card_store.get(ctx.board.store.reader, child.slug) is not None:
+                raise RunFailed(stage, f"a card '{child.slug}' exists already; nothing was created")
+    except FileExistsRefusal as refusal:
+        files.discard()
+        raise RunFailed(stage, str(refusal)) from None
+    except BaseException:
+        files.discard()
+        raise
+    return files
 
 
 async def run_split(ctx: JobContext) -> None:
@@ -137,27 +139,23 @@ async def run_split(ctx: JobContext) -> None:
         "planner", prompt, cwd=ctx.repo, profile=ctx.role_profile("planner"), stage="split"
     )
     proposal = parse_split(result.output.answer, card.slug)
-    files = ctx.staged()
-    children = []
-    try:
-        for child in proposal.children:
-            path = f"docs/intent/{child.slug}.md"
-            files.add(path, child.body, must_be_new=True)
-            children.append(
-                NewChild(slug=child.slug, title=title_of(child.body, child.slug), intent_path=path)
-            )
-        await _refuse_taken_slugs(ctx, [c.slug for c in children])
-    except FileExistsRefusal as refusal:
-        files.discard()
-        raise RunFailed("split", str(refusal)) from None
-    except RunFailed:
-        files.discard()
-        raise
+    children = [
+        (
+            NewChild(
+                slug=child.slug,
+                title=title_of(child.body, child.slug),
+                intent_path=f"docs/intent/{child.slug}.md",
+            ),
+            child.body,
+        )
+        for child in proposal.children
+    ]
+    files = await _stage_children(ctx, children, "split")
     await ctx.apply(
         Action.SPLIT_APPLIED,
         reason=f"split into {len(children)} cards",
-        details={"children": [c.slug for c in children]},
-        children=children,
+        details={"children": [new.slug for new, _ in children]},
+        children=[new for new, _ in children],
         files=files,
     )
 

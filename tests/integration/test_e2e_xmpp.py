@@ -12,29 +12,12 @@ from pathlib import Path
 
 import psutil
 
-from tests.pipeline.harness import builder_answer, direct, operator_answer, review_answer
+from tests.pipeline.harness import builder_answer, child, direct, operator_answer, review_answer
 from tests.pipeline.support import Fifo
 
 from .e2e import WITHIN, bot_says_directly, stanza_id, start_bot
 
 INTENT = "# Reporting\n\nBuild the monthly report.\n"
-
-
-def child(slug: str, wave: int, blocked_by: list[str]) -> dict:
-    return {
-        "slug": slug,
-        "title": f"Part {slug}",
-        "wave": wave,
-        "blocked_by": blocked_by,
-        "recommended_lane": "light",
-        "runtime": "codex",
-        "model": "gpt-5-codex-mini",
-        "reasoning_effort": "medium",
-        "write_scope": [f"src/{slug}/**"],
-        "acceptance_criteria": [f"{slug} works"],
-        "intent_markdown": f"# Part {slug}\n\nDo {slug}.\n",
-        "escalation": [],
-    }
 
 
 BUILD = {

@@ -126,6 +126,24 @@ def direct(lane: str = "light", escalation: list[dict[str, Any]] | None = None) 
     )
 
 
+def child(slug: str, wave: int, blocked_by: list[str], scope: str | None = None) -> dict[str, Any]:
+    """One operator split child on the light lane, as the operator contract wants it."""
+    return {
+        "slug": slug,
+        "title": f"Part {slug}",
+        "wave": wave,
+        "blocked_by": blocked_by,
+        "recommended_lane": "light",
+        "runtime": "codex",
+        "model": "gpt-5-codex-mini",
+        "reasoning_effort": "medium",
+        "write_scope": [scope or f"src/{slug}/**"],
+        "acceptance_criteria": [f"{slug} works"],
+        "intent_markdown": f"# Part {slug}\n\nDo {slug}.\n",
+        "escalation": [],
+    }
+
+
 def builder_answer(subject: str = "Add the feature", report: str = "Done; tests pass.") -> str:
     return (
         f"===COMMIT-MESSAGE===\n{subject}\n===END-COMMIT-MESSAGE===\n"

@@ -11,6 +11,7 @@ from chatbot.store import cards as card_store
 from chatbot.store import questions as question_store
 from tests.pipeline.harness import (
     builder_answer,
+    child,
     direct,
     git,
     operator_answer,
@@ -20,23 +21,6 @@ from tests.pipeline.harness import (
 
 OWNER = "owner@example.org"
 INTENT = "# Reporting\n\nBuild the monthly report.\n"
-
-
-def child(slug: str, wave: int, blocked_by: list[str], scope: str) -> dict:
-    return {
-        "slug": slug,
-        "title": f"Part {slug}",
-        "wave": wave,
-        "blocked_by": blocked_by,
-        "recommended_lane": "light",
-        "runtime": "codex",
-        "model": "gpt-5-codex-mini",
-        "reasoning_effort": "medium",
-        "write_scope": [scope],
-        "acceptance_criteria": [f"{slug} works"],
-        "intent_markdown": f"# Part {slug}\n\nDo {slug}.\n",
-        "escalation": [],
-    }
 
 
 def builds(*names: str) -> list[dict]:
