@@ -1,0 +1,50 @@
+"""`chatbot check` against the real servers: per room, can it join and post, are JIDs real."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from .bot_process import ROOT, bot_config
+
+
+def check(config: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "chatbot", "check", "--config", str(config)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=ROOT,
+    )
+
+
+async def test_check_logs_in_and_reports_each_room(tmp_path: Path, servers) -> None:
+    (tmp_path / "repo").mkdir()
+    x = servers.info["xmpp"]
+    config = bot_config(tmp_path, servers.info, xmpp=True, matrix=True)
+    hidden = x["rooms"]["hidden"]
+    text = config.read_text().replace(
+        f'rooms = ["{x["rooms"]["public"]}"]', f'rooms = ["{x["rooms"]["public"]}", "{hidden}"]'
+    )
+    config.write_text(text)
+    result = check(config)
+    out = result.stdout
+    assert "xmpp bot@localhost: logged in" in out, result.stderr
+    assert f"room {x['rooms']['public']}: joined yes, can post yes, sees real JIDs yes" in out
+    assert f"room {hidden}:" in out and "sees real JIDs NO" in out
+    assert "matrix @bot:localhost: logged in" in out
+    # The password never shows, only the file that holds it.
+    assert x["accounts"]["bot"]["password"] not in out + result.stderr
+    assert "secrets/xmpp" in out
+
+
+async def test_check_names_a_wrong_password(tmp_path: Path, servers) -> None:
+    (tmp_path / "repo").mkdir()
+    config = bot_config(tmp_path, servers.info, xmpp=True, matrix=False)
+    (tmp_path / "secrets" / "xmpp").write_text("not-the-password")
+    result = check(config)
+    assert result.returncode == 1
+    assert "NOT logged in" in result.stdout
+    assert json.dumps("not-the-password") not in result.stdout

@@ -1,0 +1,116 @@
+"""What the notifier posts for board changes: every configured room, in the change's transaction."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from chatbot.board import BoardService
+from chatbot.domain.phases import Kind, Phase
+from chatbot.domain.transitions import Action
+from chatbot.notify import MAX_POST_CHARS, Destination, Notifier, cut
+from chatbot.store import Store
+from chatbot.store import cards as card_store
+from chatbot.store import chat as chat_store
+from chatbot.store.jobs import claim
+
+ROOMS = [Destination("xmpp", "ops@muc"), Destination("matrix", "!room")]
+
+
+@pytest.fixture
+async def board(tmp_path: Path):
+    store = await Store.open(tmp_path / "b.sqlite3")
+    service = BoardService(store, tmp_path)
+    service.listeners.append(Notifier(store, ROOMS, "en"))
+    yield service
+    await store.close()
+
+
+async def posts(board: BoardService) -> list[chat_store.OutboxRow]:
+    rows = []
+    for transport in ("xmpp", "matrix"):
+        rows += await chat_store.pending(board.store.reader, transport)
+    return rows
+
+
+async def running_review(board: BoardService) -> object:
+    async with board.store.transaction() as db:
+        await card_store.create(
+            db, "c", Kind.INTENT, Phase.REVIEWING, actor="t", commit_hash="a" * 40
+        )
+        await db.execute(
+            "INSERT INTO jobs (card_id, kind, lane, created_at) VALUES (1, 'reviewer', 'r', 0)"
+        )
+        return await claim(db, "r", "w", 60)
+
+
+async def test_a_review_goes_to_every_room_decision_first_and_cut_with_the_path(board) -> None:
+    job = await running_review(board)
+    report = "# Review\n\n" + "word " * 2000
+    await board.apply(
+        "c",
+        Action.REVIEW_REJECTED,
+        job=job,
+        worker="w",
+        details={"decision": "reject", "report": report, "path": "docs/review/c.md"},
+        review_decision="reject",
+    )
+    rows = await posts(board)
+    assert [(r.transport, r.room) for r in rows] == [("xmpp", "ops@muc"), ("matrix", "!room")]
+    text = rows[0].text
+    assert text.startswith("🔎 c: review reject for aaaaaaaaaaaa.")
+    assert len(text) <= MAX_POST_CHARS and "docs/review/c.md" in text
+    assert "/fix c" in text
+    assert rows[0].html is None and rows[1].html.startswith("<b>")
+
+
+async def test_a_question_is_posted_with_numbered_options_and_linked(board) -> None:
+    async with board.store.transaction() as db:
+        await card_store.create(db, "c", Kind.INTENT, Phase.OPERATOR_RUNNING, actor="t")
+    await board.apply(
+        "c",
+        Action.OPERATOR_NEEDS_HUMAN,
+        reason="unclear",
+        question=("needs_human", "Which storage?", ["S3", "local disk"]),
+    )
+    rows = [r for r in await posts(board) if r.purpose == "question"]
+    assert len(rows) == 2 and rows[0].question_id is not None
+    assert "1️⃣ S3\n2️⃣ local disk" in rows[0].text
+    assert "/answer c" in rows[0].text
+
+
+async def test_a_rolled_back_change_posts_nothing(board) -> None:
+    async with board.store.transaction() as db:
+        await card_store.create(db, "c", Kind.INTENT, Phase.PLANNED, actor="t")
+    with pytest.raises(Exception):  # noqa: B017 - any refusal; the point is what is left
+        await board.apply("c", Action.REVIEW_APPROVED)
+    assert await posts(board) == []
+
+
+async def test_german_texts(tmp_path: Path) -> None:
+    store = await Store.open(tmp_path / "b.sqlite3")
+    try:
+        board = BoardService(store, tmp_path)
+        board.listeners.append(Notifier(store, ROOMS[:1], "de"))
+        async with store.transaction() as db:
+            await card_store.create(db, "c", Kind.INTENT, Phase.SPLIT, actor="t")
+            await card_store.create(
+                db, "k", Kind.INTENT, Phase.REVIEWING, actor="t", parent_id=1, commit_hash="b" * 40
+            )
+        await board.apply(
+            "k", Action.REVIEW_APPROVED, details={"decision": "approve", "report": "ok"}
+        )
+        texts = [r.text for r in await chat_store.pending(store.reader, "xmpp")]
+        assert any("Bereit für das Deployment" in t for t in texts)
+        assert any("Alle Kinder sind fertig" in t for t in texts)
+    finally:
+        await store.close()
+
+
+def test_cut_never_splits_inside_a_word_or_character() -> None:
+    text = "Grüße 👍🏽 " * 50
+    short = cut(text, 103, " …")
+    assert len(short) <= 103 and short.endswith(" …")
+    assert short[:-2].rstrip().endswith(("Grüße", "👍🏽"))
+    assert cut("short", 100) == "short"

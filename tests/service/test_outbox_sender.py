@@ -1,0 +1,118 @@
+"""The outbox sender with a scripted transport (unit level; the real servers are in
+tests/integration/test_outbox.py)."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import pytest
+
+from chatbot.outbox import OutboxSender
+from chatbot.store import Store
+from chatbot.store import chat as chat_store
+from chatbot.transports.base import NotConnected, Target, Transport, TransportError
+
+
+class ScriptedTransport(Transport):
+    name = "xmpp"
+
+    def __init__(self, refuse_rooms: set[str] = frozenset()) -> None:
+        super().__init__()
+        self.refuse_rooms = set(refuse_rooms)
+        self.sent: list[tuple[str, str, str | None, str | None]] = []
+        self.disconnect_next = False
+        self.delivered = asyncio.Event()
+
+    async def start(self) -> None:
+        await self._set_online(True)
+
+    async def stop(self) -> None:
+        await self._set_online(False)
+
+    async def send(
+        self, target: Target, text: str, *, reply_to=None, html=None, txn_id=None
+    ) -> str:
+        if self.disconnect_next:
+            self.disconnect_next = False
+            await self._set_online(False)
+            raise NotConnected("gone")
+        if target.id in self.refuse_rooms:
+            raise TransportError(f"forbidden in {target.id}")
+        self.sent.append((target.id, text, reply_to, txn_id))
+        self.delivered.set()
+        return f"id-{len(self.sent)}"
+
+    async def react(self, target: Target, message_id: str, key: str) -> None:
+        return None
+
+
+@pytest.fixture
+async def store(tmp_path: Path):
+    opened = await Store.open(tmp_path / "b.sqlite3")
+    yield opened
+    await opened.close()
+
+
+async def post(store: Store, room: str, text: str, **extra) -> int:
+    async with store.transaction() as db:
+        return await chat_store.enqueue(db, chat_store.Post("xmpp", room, text, **extra))
+
+
+async def test_rows_go_out_in_order_once_and_are_remembered(store: Store) -> None:
+    transport = ScriptedTransport()
+    await transport.start()
+    sender = OutboxSender(store, {"xmpp": transport})
+    for n in range(3):
+        await post(store, "room@muc", f"m{n}", reply_to="cmd-1" if n == 0 else None, card_id=None)
+    await sender.flush()
+    await sender.flush()  # nothing is sent twice
+    assert [s[1] for s in transport.sent] == ["m0", "m1", "m2"]
+    assert transport.sent[0][2] == "cmd-1"
+    assert len({s[3] for s in transport.sent}) == 3  # each row its own stable txn id
+    assert await chat_store.pending(store.reader, "xmpp") == []
+    posted = await chat_store.posted(store.reader, "xmpp", "id-2")
+    assert posted is not None and posted.room == "room@muc"
+
+
+async def test_a_refusing_room_waits_and_others_go_on(store: Store, caplog) -> None:
+    transport = ScriptedTransport(refuse_rooms={"locked@muc"})
+    await transport.start()
+    sender = OutboxSender(store, {"xmpp": transport}, retry_initial=60)
+    first = await post(store, "locked@muc", "a")
+    await post(store, "locked@muc", "b")
+    await post(store, "open@muc", "c")
+    retry_at = await sender.flush()
+    assert [s[1] for s in transport.sent] == ["c"]
+    assert retry_at is not None
+    assert "cannot post to xmpp room locked@muc" in caplog.text
+    waiting = await chat_store.waiting(store.reader)
+    assert waiting[0][:3] == ("xmpp", "locked@muc", 2) and "forbidden" in waiting[0][3]
+    # Still held: a second flush does not hammer the room, and order is kept.
+    await sender.flush()
+    assert [s[1] for s in transport.sent] == ["c"]
+    transport.refuse_rooms.clear()
+    sender._held.clear()  # the back-off ran out
+    await sender.flush()
+    assert [s[1] for s in transport.sent] == ["c", "a", "b"]
+    row = await store.reader.fetchone("SELECT attempts, state FROM outbox WHERE id = ?", (first,))
+    assert row["state"] == "sent" and row["attempts"] == 2
+
+
+async def test_rows_wait_while_offline_and_go_when_back(store: Store) -> None:
+    transport = ScriptedTransport()
+    await transport.start()
+    sender = OutboxSender(store, {"xmpp": transport})
+    stop = asyncio.Event()
+    running = asyncio.create_task(sender.run(stop))
+    transport.disconnect_next = True
+    await post(store, "room@muc", "while away")
+    sender.wake()
+    await asyncio.wait_for(transport.wait_offline(), 2)
+    assert transport.sent == []
+    assert len(await chat_store.pending(store.reader, "xmpp")) == 1
+    await transport.start()  # back online: the status callback wakes the sender
+    await asyncio.wait_for(transport.delivered.wait(), 2)
+    assert [s[1] for s in transport.sent] == ["while away"]
+    stop.set()
+    await running
