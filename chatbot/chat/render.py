@@ -32,6 +32,8 @@ from chatbot.store.jobs import Job
 from chatbot.store.questions import QuestionRow
 from chatbot.store.telemetry import RunRecord
 
+SLUGS_PER_PHASE = 8
+
 #: Matrix allows ~64 KiB per event and XMPP servers often 10 000 bytes per stanza;
 #: a phone screen wants far less. This default stays well inside both.
 MAX_CHARS = 3500
@@ -168,7 +170,11 @@ def board(
         lines.append(say(locale, "status_cards"))
         for phase in phases:
             slugs = summary.cards_by_phase.get(phase, [])
-            lines.append(f"{phase.label(locale)}: {', '.join(slugs)}")
+            # A phone screen, not a dump: a few names per phase, the rest counted.
+            shown = ", ".join(slugs[:SLUGS_PER_PHASE])
+            if len(slugs) > SLUGS_PER_PHASE:
+                shown += f", … (+{len(slugs) - SLUGS_PER_PHASE})"
+            lines.append(f"{phase.label(locale)}: {shown}")
     return "\n".join(lines)
 
 

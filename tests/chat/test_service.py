@@ -183,12 +183,23 @@ async def test_board_status_of_an_empty_board(env: Env) -> None:
 
 
 async def test_long_status_is_cut_and_says_how_much(store: Store, tmp_path: Path) -> None:
-    env = make_env(store, tmp_path, max_chars=400)
+    env = make_env(store, tmp_path, max_chars=150)
     for n in range(60):
         await env.card(f"card-number-{n:02d}", Phase.PLANNED if n % 2 else Phase.DEPLOYED)
     row = await env.one(msg("/status"))
-    assert len(row.text) <= 400
+    assert len(row.text) <= 150
     assert row.text.split("\n")[-1].endswith("more lines left out.")
+
+
+async def test_status_names_a_few_cards_per_phase_and_counts_the_rest(
+    store: Store, tmp_path: Path
+) -> None:
+    env = make_env(store, tmp_path)
+    for n in range(60):
+        await env.card(f"card-number-{n:02d}", Phase.PLANNED if n % 2 else Phase.DEPLOYED)
+    row = await env.one(msg("/status"))
+    assert "card-number-00, card-number-02" in row.text and "… (+22)" in row.text
+    assert "left out" not in row.text
 
 
 async def test_card_status_shows_runs_question_review_and_reports(env: Env) -> None:
