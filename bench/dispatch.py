@@ -11,7 +11,7 @@ For each run it reports, against the job's `created_at` (time.time() when the
 job row is inserted, inside the owner's /start transaction):
 
 - claimed:        the job's `started_at` (the worker's claim),
-- exec returned:  asyncio.create_subprocess_exec returned in the worker (fork +
+- exec returned:  the event loop's subprocess_exec returned in the worker (fork +
                   exec succeeded; measured by wrapping that function),
 - child started:  the child's own first timestamp: includes exec and bash's
                   start-up, so it is the honest "the process is running" moment.
@@ -220,15 +220,18 @@ async def bench(root: Path, runs: int, warmup: int, cards: int) -> dict:
     assert repo == config.bot.repo
 
     # Every process the worker execs, and when the exec returned.
+    # Hooked at the event loop, where every asyncio subprocess (the runner's included)
+    # is started.
     spawned: list[tuple[str, float]] = []
-    real_exec = asyncio.create_subprocess_exec
+    loop = asyncio.get_running_loop()
+    real_exec = loop.subprocess_exec
 
-    async def timed_exec(program, *args, **kwargs):
-        process = await real_exec(program, *args, **kwargs)
+    async def timed_exec(protocol_factory, program, *args, **kwargs):
+        result = await real_exec(protocol_factory, program, *args, **kwargs)
         spawned.append((str(program), time.time()))
-        return process
+        return result
 
-    asyncio.create_subprocess_exec = timed_exec  # type: ignore[assignment]
+    loop.subprocess_exec = timed_exec  # type: ignore[method-assign]
 
     rss_empty = rss_mb()
     store = await Store.open(config.bot.database)
@@ -260,7 +263,7 @@ async def bench(root: Path, runs: int, warmup: int, cards: int) -> dict:
         views = await board.all_views()
         rss_after_views = rss_mb()
     finally:
-        asyncio.create_subprocess_exec = real_exec  # type: ignore[assignment]
+        loop.subprocess_exec = real_exec  # type: ignore[method-assign]
         await store.close()
     return {
         "samples": samples,
