@@ -102,9 +102,14 @@ class BoardService(BoardReads):
         actor: str,
         reason: str = "",
         payload: dict[str, Any] | None = None,
+        along: Listener | None = None,
         **changes: Any,
     ) -> Card:
-        """An owner's action. Authority is checked by the caller; legality here."""
+        """An owner's action. Authority is checked by the caller; legality here.
+
+        `along` runs inside the same transaction with the change (the chat layer
+        writes its answer there, so the move and the reply commit together).
+        """
         async with self._work() as db:
             before = await card_store.require(db, slug)
             card = await card_store.transition(
@@ -121,11 +126,19 @@ class BoardService(BoardReads):
                 await self._cancel_question(db, card)
             else:
                 await self._queue_run(db, card, payload)
-            await self._moved(db, before, card, action, actor, reason)
+            change = await self._moved(db, before, card, action, actor, reason)
+            if along is not None:
+                await along(db, change)
             return card
 
     async def answer(
-        self, slug: str, text: str, *, actor: str, question_id: int | None = None
+        self,
+        slug: str,
+        text: str,
+        *,
+        actor: str,
+        question_id: int | None = None,
+        along: Listener | None = None,
     ) -> tuple[Card, QuestionRow]:
         """Resolve the card's open question with the owner's answer; the pipeline goes on."""
         async with self._work() as db:
@@ -152,11 +165,18 @@ class BoardService(BoardReads):
                 db, slug, Action.ANSWER, actor=actor, by=By.OWNER, reason="answered", data=data
             )
             await self._queue_run(db, card, {"answer": text})
-            await self._moved(db, before, card, Action.ANSWER, actor, "answered")
+            change = await self._moved(db, before, card, Action.ANSWER, actor, "answered")
+            if along is not None:
+                await along(db, change)
             return card, answered
 
     async def start_draft(
-        self, text: str, *, actor: str, origin: dict[str, str] | None = None
+        self,
+        text: str,
+        *,
+        actor: str,
+        origin: dict[str, str] | None = None,
+        along: Listener | None = None,
     ) -> Card:
         """A new intake dialogue: a draft card and its first planner turn.
 
@@ -182,7 +202,9 @@ class BoardService(BoardReads):
                 data={"conversation": [["owner", text]], **({"origin": origin} if origin else {})},
             )
             await self._queue_run(db, card, None)
-            await self._moved(db, None, card, Action.START, actor, "draft started")
+            change = await self._moved(db, None, card, Action.START, actor, "draft started")
+            if along is not None:
+                await along(db, change)
             return card
 
     # --- system actions: the worker applying a validated result ---------------
@@ -387,7 +409,7 @@ class BoardService(BoardReads):
         reason: str,
         question: QuestionRow | None = None,
         details: dict[str, Any] | None = None,
-    ) -> None:
+    ) -> Change:
         change = Change(before, card, action.value, actor, reason, question, details or {})
         for listener in self.listeners:
             await listener(db, change)
@@ -400,6 +422,7 @@ class BoardService(BoardReads):
         await fanout.progress(
             db, card, deploy_configured=self.deploy_configured, moved=moved_by_fanout
         )
+        return change
 
 
 class _WorkTransaction:

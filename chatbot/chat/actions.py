@@ -107,8 +107,8 @@ class Actions(Replies):
         try:
             await self.changing(
                 work,
-                lambda: self.board.act(
-                    slug, action, actor=origin.actor, reason=reason, payload=payload
+                lambda along: self.board.act(
+                    slug, action, actor=origin.actor, reason=reason, payload=payload, along=along
                 ),
             )
         except Exception as error:  # noqa: BLE001 - explain() re-raises what it cannot explain
@@ -186,7 +186,10 @@ class Actions(Replies):
         where = chat or chat_of(event)
         try:
             await self.changing(
-                work, lambda: self.board.start_draft(text, actor=origin.actor, origin=where)
+                work,
+                lambda along: self.board.start_draft(
+                    text, actor=origin.actor, origin=where, along=along
+                ),
             )
         except Decided as error:
             await self.explain(event, "", error)
@@ -205,8 +208,12 @@ class Actions(Replies):
         try:
             await self.changing(
                 work,
-                lambda: self.board.answer(
-                    slug, text, actor=origin.actor, question_id=question.id if question else None
+                lambda along: self.board.answer(
+                    slug,
+                    text,
+                    actor=origin.actor,
+                    question_id=question.id if question else None,
+                    along=along,
                 ),
             )
         except BoardError:

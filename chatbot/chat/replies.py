@@ -5,18 +5,13 @@ the person for a direct chat), as a reply to the event's message. Nothing here
 calls a transport: the outbox sender delivers the rows.
 
 Where an answer reports a board change, it is written in the change's own
-transaction. The board opens that transaction itself, so `along(work)` sets a
-context variable that the board listener `in_transaction` picks up on the
-first change of the call: the card's move, its job and the reply commit
-together, or not at all. A context variable, not an attribute, because each
-transport's events run in their own task and must not see each other's work.
+transaction: the board calls it (`along=`) right after the move, so the card's
+move, its job and the reply commit together, or not at all.
 """
 
 from __future__ import annotations
 
-import contextlib
-import contextvars
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -52,37 +47,6 @@ class Decided(Exception):
     def __init__(self, request: Request):
         super().__init__(f"request {request.id} was {request.state} already")
         self.request = request
-
-
-class _Hook:
-    def __init__(self, work: Work):
-        self.work = work
-        self.fired = False
-
-
-_HOOK: contextvars.ContextVar[_Hook | None] = contextvars.ContextVar("chat_hook", default=None)
-
-
-@contextlib.contextmanager
-def along(work: Work) -> Iterator[_Hook]:
-    """Run `work` inside the transaction of the first board change made in this block."""
-    hook = _Hook(work)
-    token = _HOOK.set(hook)
-    try:
-        yield hook
-    finally:
-        _HOOK.reset(token)
-
-
-async def in_transaction(db: Db, change: Change) -> None:
-    """Board listener: this task's pending reply, inside the change's transaction."""
-    hook = _HOOK.get()
-    if hook is None or hook.fired:
-        return
-    # Only the first change is ours: later ones in the same transaction are the
-    # fan-out (children started, parent done), which the notifier reports.
-    hook.fired = True
-    await hook.work(db, change)
 
 
 def reply_target(event: IncomingEvent) -> str:
@@ -149,16 +113,6 @@ class Replies:
     ) -> None:
         await self.send(event, self.text(key, **params), purpose=purpose, card_id=card_id)
 
-    async def changing(self, work: Work, change: Callable[[], Awaitable[Any]]) -> Any:
-        """Make a board change with `work` in its transaction.
-
-        Should the board ever make a change without telling its listeners, `work`
-        still runs, right after, in a transaction of its own.
-        """
-        with along(work) as hook:
-            result = await change()
-        if not hook.fired:
-            card = result[0] if isinstance(result, tuple) else result
-            async with self.store.transaction() as db:
-                await work(db, Change(None, card, "", "", ""))
-        return result
+    async def changing(self, work: Work, change: Callable[[Work], Awaitable[Any]]) -> Any:
+        """Make a board change with `work` in its transaction (the board's `along`)."""
+        return await change(work)

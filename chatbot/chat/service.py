@@ -23,7 +23,7 @@ from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass
 
 from chatbot.board import BoardService
-from chatbot.chat import commands, reactions, render, replies
+from chatbot.chat import commands, reactions, render
 from chatbot.chat.authority import (
     Authority,
     Clock,
@@ -131,10 +131,6 @@ class ChatService:
         self.limiter = RateLimiter(rate_capacity, rate_refill_s, clock)
         self.notices = NoticeMemory(notice_window_s, clock)
         self.handlers = Decisions(board, self.store, locale, max_chars)
-        # Replies to owner actions are written by a board listener, inside the
-        # transaction of the change they report (see replies.along).
-        if replies.in_transaction not in board.listeners:
-            board.listeners.append(replies.in_transaction)
 
     @classmethod
     def from_config(cls, board: BoardService, config: Config, **options: object) -> ChatService:
