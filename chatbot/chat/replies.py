@@ -19,6 +19,7 @@ from chatbot.board import Change
 from chatbot.chat import render
 from chatbot.chat.authority import Role
 from chatbot.chat.texts import say
+from chatbot.notify import as_html
 from chatbot.store import Db, Store
 from chatbot.store import chat as chat_store
 from chatbot.store.chat import Post, Request
@@ -86,11 +87,14 @@ class Replies:
         question_id: int | None = None,
     ) -> Post:
         chat = chat_of(event)
+        body = render.clip(text, self.locale, self.max_chars)
         return Post(
             transport=chat["transport"],
             target=chat["target"],
             target_kind=chat["target_kind"],
-            text=render.clip(text, self.locale, self.max_chars),
+            text=body,
+            # Matrix clients show the formatted body; XMPP gets plain text.
+            html=as_html(body) if chat["transport"] == "matrix" else None,
             reply_to=reply_target(event),
             card_id=card_id,
             question_id=question_id,

@@ -94,6 +94,9 @@ async def test_review_report_reaches_the_matrix_room(tmp_path: Path, servers, ma
         command = await owner.say(room, "/start report")
         ack = await bot_says(owner, room, bot_id, r"report")
         assert ack["content"]["m.relates_to"]["m.in_reply_to"]["event_id"] == command
+        assert (
+            ack["content"]["msgtype"] == "m.notice" and "report" in ack["content"]["formatted_body"]
+        )
         review = await bot_says(owner, room, bot_id, r"review approve")
         assert "Clean and small." in review["content"]["body"]
         assert "Clean and small." in review["content"]["formatted_body"]
