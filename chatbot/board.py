@@ -287,11 +287,6 @@ class BoardService(BoardReads):
             await self._moved(db, before, card, action, SYSTEM_ACTOR, detail, None, details or {})
             return card
 
-    async def note(self, slug: str, **changes: Any) -> Card:
-        """Record fields that do not move the card (a run's progress, a session id)."""
-        async with self.store.transaction() as db:
-            return await card_store.update(db, slug, **changes)
-
     async def queue_deploy(self, db: Db, card: Card, *, retry: bool = False) -> Job:
         if not card.commit_hash:
             raise BoardError(f"card '{card.slug}' has no reviewed commit to deploy")

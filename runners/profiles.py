@@ -55,13 +55,6 @@ class LaneProfile:
 
 
 @dataclass(frozen=True)
-class EscalationStep:
-    model: str
-    reasoning_effort: str
-    iteration_limit: int
-
-
-@dataclass(frozen=True)
 class AllowedProfiles:
     """The allow-list a model answer is validated against and a prompt is rendered from.
 

@@ -12,7 +12,7 @@ import contextlib
 import logging
 from collections.abc import Awaitable, Callable
 
-from chatbot.board import BoardService, stage_of
+from chatbot.board import BoardService, Change, UnknownCard, stage_of
 from chatbot.config import Config
 from chatbot.domain.phases import Phase
 from chatbot.domain.runs import DEPLOY_JOB, ROLE_FOR_PHASE
@@ -28,10 +28,12 @@ from chatbot.store import jobs as job_store
 from chatbot.store.jobs import Job, LeaseLost
 from runners.contracts import ContractError
 from runners.runtimes import RunnerError
+from runners.workspace import WorkspaceError, remove_worktree
 
 log = logging.getLogger(__name__)
 
 Handler = Callable[[JobContext], Awaitable[None]]
+FINISHED = frozenset({Phase.DEPLOYED, Phase.ARCHIVED})
 
 
 async def _run_planner(ctx: JobContext) -> None:
@@ -98,7 +100,10 @@ class Worker:
         self._wake = asyncio.Event()
         self._running: dict[int, asyncio.Task[None]] = {}
         self._lane_of: dict[int, str] = {}
+        # Cards that reached an end (deployed, archived): their worktrees go.
+        self._finished_cards: set[str] = set()
         board.on_work.append(self._wake.set)
+        board.listeners.append(self._note_finished)
 
     def wake(self) -> None:
         self._wake.set()
@@ -117,6 +122,7 @@ class Worker:
         try:
             while stop is None or not stop.is_set():
                 self._wake.clear()
+                await self._tidy_worktrees()
                 await self._notice_cancelled()
                 await self._claim_all()
                 if until_idle and not self._running and not await self._queued():
@@ -135,6 +141,25 @@ class Worker:
             if stopper:
                 stopper.cancel()
             await self._stop_running()
+
+    async def _note_finished(self, _db: object, change: Change) -> None:
+        if change.card.phase in FINISHED:
+            self._finished_cards.add(change.card.slug)
+
+    async def _tidy_worktrees(self) -> None:
+        """Remove the worktrees of cards that are done with them; the branches stay."""
+        while self._finished_cards:
+            slug = self._finished_cards.pop()
+            try:
+                card = await self.board.card(slug)
+            except UnknownCard:
+                continue
+            if card.phase not in FINISHED:
+                continue  # the change that finished it was rolled back
+            try:
+                await remove_worktree(self.config.bot.repo, self.config.bot.workspaces, slug)
+            except (WorkspaceError, OSError) as error:
+                log.warning("could not remove the worktree of %s: %s", slug, error)
 
     async def _queued(self) -> bool:
         marks = ", ".join("?" * len(self.lanes))

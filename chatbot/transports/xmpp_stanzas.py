@@ -338,10 +338,3 @@ def set_reactions(msg: Message, target_id: str, keys: Iterable[str]) -> None:
         ET.SubElement(el, f"{{{NS_REACTIONS}}}reaction").text = key
     # Ask archives to keep it (XEP-0334) so clients that come later see it.
     ET.SubElement(msg.xml, "{urn:xmpp:hints}store")
-
-
-def self_presence_info(codes: set[int], item: ET.Element | None) -> tuple[bool, str, str]:
-    """(non_anonymous, role, affiliation) from our own join presence."""
-    role = item.get("role", "") if item is not None else ""
-    affiliation = item.get("affiliation", "") if item is not None else ""
-    return 100 in codes, role, affiliation

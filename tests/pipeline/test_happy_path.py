@@ -55,6 +55,9 @@ async def test_happy_path_to_deployed(tmp_path: Path, monkeypatch, harnesses) ->
     assert git(h.repo, "merge-base", "--is-ancestor", card.commit_hash, "main") == ""
     # The deploy command ran exactly once with the commit and slug filled in.
     assert deploy_log.read_text().splitlines() == [f"{card.commit_hash} greeting"]
+    # Deployed: its worktree is gone, its branch stays for the record.
+    assert not (h.config.bot.workspaces / "greeting").exists()
+    assert "card/greeting" in git(h.repo, "branch", "--list", "card/greeting")
     # The review report is in the repository, written by the wrapper.
     assert "Looks right." in (h.repo / "docs" / "review" / "greeting.md").read_text()
     history = [e.to_phase for e in await card_store.events(h.store.reader, card.id)]
