@@ -131,11 +131,30 @@ def _check(config: Config, connect: bool) -> int:
     print(f"configuration OK: {config.source}")
     print(f"transports: {', '.join(config.transports) or 'none'}")
     print(json.dumps(config.redacted(), indent=2, ensure_ascii=False))
+    print(_repository_line(config))
     if not connect:
         return EXIT_OK
     from chatbot.checks import check_transports
 
     return EXIT_OK if asyncio.run(check_transports(config)) else EXIT_FAILURE
+
+
+def _repository_line(config: Config) -> str:
+    """Where the cards come from, and whether builds can work there."""
+    from chatbot.importer import scan
+
+    repo = config.bot.repo
+    if not repo.is_dir():
+        if config.bot.seed_repo is not None:
+            return f"repository: {repo} (created from {config.bot.seed_repo} at first start)"
+        return f"repository: {repo} does NOT exist: no cards, no builds"
+    files, rejected = scan(repo)
+    line = f"repository: {repo}: {len(files)} intent files"
+    if rejected:
+        line += f", {len(rejected)} not importable (see `chatbot run` output)"
+    if not (repo / ".git").exists():
+        line += "; NOT a git repository: builds and deploys will fail"
+    return line
 
 
 async def _cards(board: BoardService, as_json: bool, locale: str) -> int:

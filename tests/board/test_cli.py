@@ -46,6 +46,9 @@ def test_check_prints_the_effective_config(config: Path) -> None:
     assert result.returncode == 0, result.stderr
     assert "configuration OK" in result.stdout
     assert str(config.parent / "var" / "board.sqlite3") in result.stdout
+    # The test repo has two importable files, one bad name, and no .git.
+    assert "2 intent files, 1 not importable" in result.stdout
+    assert "NOT a git repository" in result.stdout
 
 
 def test_check_fails_with_exit_2_naming_the_problem(tmp_path: Path) -> None:
