@@ -6,6 +6,7 @@ never wait for a writer.
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 
 from chatbot.domain.phases import Phase
@@ -38,6 +39,22 @@ class BoardSummary:
     cards_by_phase: dict[Phase, list[str]] = field(default_factory=dict)
 
 
+_VIEW_SQL = """
+SELECT c.*,
+  (SELECT p.slug FROM cards p WHERE p.id = c.parent_id) AS _parent,
+  (SELECT json_group_array(slug) FROM
+     (SELECT slug FROM cards WHERE parent_id = c.id ORDER BY id)) AS _children,
+  (SELECT json_group_array(slug) FROM
+     (SELECT b.slug FROM card_dependencies d JOIN cards b ON b.id = d.blocked_by_id
+      WHERE d.card_id = c.id ORDER BY b.slug)) AS _blocked,
+  (SELECT json_group_array(json_array(seq, from_phase, to_phase, action, actor, reason, at)) FROM
+     (SELECT * FROM events WHERE card_id = c.id ORDER BY seq)) AS _events,
+  (SELECT id FROM jobs WHERE card_id = c.id AND state IN ('queued', 'running')) AS _job,
+  (SELECT id FROM questions WHERE card_id = c.id AND state = 'open') AS _question
+FROM cards c WHERE c.slug = ?
+"""
+
+
 class BoardReads:
     store: Store
 
@@ -47,17 +64,31 @@ class BoardReads:
         return await card_store.require(self.store.reader, slug)
 
     async def view(self, slug: str) -> CardView:
+        """One card with its relations and history in one query: each query is a hop to
+        the database thread, and `/status <slug>` is on the chat's hot path."""
         db = self.store.reader
-        card = await card_store.require(db, slug)
-        parent = await card_store.get_by_id(db, card.parent_id) if card.parent_id else None
+        row = await db.fetchone(_VIEW_SQL, (slug,))
+        if row is None:
+            raise card_store.UnknownCard(slug)
+        values = dict(row)
+        extra = {key: values.pop(key) for key in list(values) if key.startswith("_")}
+        card = Card.from_row(values)  # type: ignore[arg-type]
+        events = [
+            Event(card.id, seq, Phase(src) if src else None, Phase(dst), action, actor, why, at)
+            for seq, src, dst, action, actor, why, at in json.loads(extra["_events"])
+        ]
+        job = await job_store.get(db, extra["_job"]) if extra["_job"] else None
+        question = (
+            await question_store.get(db, extra["_question"]) if extra["_question"] else None
+        )
         return CardView(
             card=card,
-            parent=parent.slug if parent else None,
-            children=[c.slug for c in await card_store.children(db, card.id)],
-            blocked_by=await card_store.blocked_by(db, card.id),
-            events=await card_store.events(db, card.id),
-            active_job=await job_store.active_for_card(db, card.id),
-            open_question=await question_store.open_for_card(db, card.id),
+            parent=extra["_parent"],
+            children=json.loads(extra["_children"]),
+            blocked_by=json.loads(extra["_blocked"]),
+            events=events,
+            active_job=job,
+            open_question=question,
         )
 
     async def all_views(self) -> list[CardView]:
