@@ -103,8 +103,7 @@ class Replies:
         )
 
     async def send(self, event: IncomingEvent, text: str, **links: Any) -> None:
-        async with self.store.transaction() as db:
-            await chat_store.enqueue(db, self.post(event, text, **links))
+        await chat_store.enqueue_alone(self.store, self.post(event, text, **links))
 
     async def say(
         self,

@@ -14,7 +14,7 @@ import time
 import uuid
 from dataclasses import dataclass
 
-from chatbot.store.db import Db
+from chatbot.store.db import Db, Store
 
 
 @dataclass(frozen=True)
@@ -68,28 +68,39 @@ class Posted:
     purpose: str
 
 
-async def enqueue(db: Db, post: Post) -> int:
-    return await db.insert(
-        "INSERT INTO outbox (transport, room, target_kind, text, html, reply_to, card_id, "
-        "question_id, request_id, purpose, txn_id, created_at) "
-        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-        (
-            post.transport,
-            post.target,
-            post.target_kind,
-            post.text,
-            post.html,
-            post.reply_to,
-            post.card_id,
-            post.question_id,
-            post.request_id,
-            post.purpose,
-            # Stable across resends: Matrix uses it as the transaction id, XMPP as the
-            # message id, so a resend after a crash posts once.
-            f"board-{uuid.uuid4().hex}",
-            time.time(),
-        ),
+_ENQUEUE = (
+    "INSERT INTO outbox (transport, room, target_kind, text, html, reply_to, card_id, "
+    "question_id, request_id, purpose, txn_id, created_at) "
+    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+)
+
+
+def _row(post: Post) -> tuple[object, ...]:
+    return (
+        post.transport,
+        post.target,
+        post.target_kind,
+        post.text,
+        post.html,
+        post.reply_to,
+        post.card_id,
+        post.question_id,
+        post.request_id,
+        post.purpose,
+        # Stable across resends: Matrix uses it as the transaction id, XMPP as the
+        # message id, so a resend after a crash posts once.
+        f"board-{uuid.uuid4().hex}",
+        time.time(),
     )
+
+
+async def enqueue(db: Db, post: Post) -> int:
+    return await db.insert(_ENQUEUE, _row(post))
+
+
+async def enqueue_alone(store: Store, post: Post) -> None:
+    """A post that reports no change (an answer to /status, a refusal): one statement."""
+    await store.write_one(_ENQUEUE, _row(post))
 
 
 async def pending(db: Db, transport: str, limit: int = 100) -> list[OutboxRow]:

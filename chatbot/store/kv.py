@@ -16,20 +16,19 @@ async def get_value(db: Db, key: str) -> str | None:
     return row[0] if row else None
 
 
+_SET_VALUE = (
+    "INSERT INTO kv (key, value, updated_at) VALUES (?, ?, ?) "
+    "ON CONFLICT (key) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at"
+)
+_MARK = "INSERT OR IGNORE INTO processed_events (transport, event_id, at) VALUES (?, ?, ?)"
+
+
 async def set_value(db: Db, key: str, value: str) -> None:
-    await db.execute(
-        "INSERT INTO kv (key, value, updated_at) VALUES (?, ?, ?) "
-        "ON CONFLICT (key) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at",
-        (key, value, time.time()),
-    )
+    await db.execute(_SET_VALUE, (key, value, time.time()))
 
 
 async def mark_processed(db: Db, transport: str, event_id: str) -> bool:
-    inserted = await db.execute(
-        "INSERT OR IGNORE INTO processed_events (transport, event_id, at) VALUES (?, ?, ?)",
-        (transport, event_id, time.time()),
-    )
-    return bool(inserted)
+    return bool(await db.execute(_MARK, (transport, event_id, time.time())))
 
 
 class TransportState:
@@ -42,9 +41,8 @@ class TransportState:
         return await get_value(self._store.reader, key)
 
     async def set_value(self, key: str, value: str) -> None:
-        async with self._store.transaction() as db:
-            await set_value(db, key, value)
+        await self._store.write_one(_SET_VALUE, (key, value, time.time()))
 
     async def mark_processed(self, transport: str, event_id: str) -> bool:
-        async with self._store.transaction() as db:
-            return await mark_processed(db, transport, event_id)
+        # On every incoming event, before its handler: one statement, one round trip.
+        return bool(await self._store.write_one(_MARK, (transport, event_id, time.time())))
