@@ -1,0 +1,44 @@
+"""Every scripted answer of the demo passes the contract its role is held to."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from chatbot.config import load_config
+from runners.contracts import (
+    TrustedDeployment,
+    parse_builder_answer,
+    parse_draft,
+    parse_fixer_answer,
+    parse_inspection,
+    parse_operator_decision,
+    parse_research,
+    parse_review,
+    parse_routing,
+    parse_split,
+    routing_actions,
+)
+
+ROOT = Path(__file__).resolve().parents[2]
+COMMIT = "0123456789abcdef0123456789abcdef01234567"
+
+
+def test_each_demo_answer_is_valid() -> None:
+    allowed = load_config(ROOT / "config" / "console.toml").allowed_profiles()
+    turns = json.loads((ROOT / "config" / "demo-scenario.json").read_text())["turns"]
+    parsers = {
+        "Planner: Which language should the greeting use?": lambda a: parse_draft(a),
+        "DRAFT-QUESTION": lambda a: parse_draft(a),
+        "SPLIT-REPORT": lambda a: parse_split(a, "some-card"),
+        "OPERATOR-DECISION": lambda a: parse_operator_decision(a, allowed, "some-card"),
+        "FIXER-QUESTION": lambda a: parse_fixer_answer(a),
+        "COMMIT-MESSAGE": lambda a: parse_builder_answer(a),
+        "REVIEW-RESULT": lambda a: parse_review(a.replace("{{HEAD}}", COMMIT), COMMIT),
+        "RESEARCH-REPORT": lambda a: parse_research(a),
+        "INSPECTION_RESULT": lambda a: parse_inspection(a, TrustedDeployment(status="unknown")),
+        "ROUTING_RESULT": lambda a: parse_routing(a, routing_actions(allowed)),
+    }
+    assert {t["match"] for t in turns} == set(parsers)
+    for turn in turns:
+        parsers[turn["match"]](turn["answer"])  # raises ContractError if broken
