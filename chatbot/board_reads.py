@@ -78,9 +78,7 @@ class BoardReads:
             for seq, src, dst, action, actor, why, at in json.loads(extra["_events"])
         ]
         job = await job_store.get(db, extra["_job"]) if extra["_job"] else None
-        question = (
-            await question_store.get(db, extra["_question"]) if extra["_question"] else None
-        )
+        question = await question_store.get(db, extra["_question"]) if extra["_question"] else None
         return CardView(
             card=card,
             parent=extra["_parent"],
