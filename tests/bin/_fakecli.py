@@ -230,9 +230,7 @@ def finish(turn: dict[str, Any]) -> NoReturn:
 
 
 def _head() -> str:
-    done = subprocess.run(
-        ["git", "rev-parse", "HEAD"], capture_output=True, text=True, check=False
-    )
+    done = subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True, check=False)
     return done.stdout.strip() if done.returncode == 0 else "no-git-head"
 
 
