@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from chatbot.board import BoardService
 from chatbot.config import Config
 from chatbot.pipeline.engine import Worker
-from chatbot.store import Store
+from chatbot.store import Store, upkeep
 from chatbot.store.db import InstanceLock
 
 log = logging.getLogger(__name__)
@@ -75,6 +75,15 @@ class Running:
         runs that a crash cut off.
         """
         recovered = await self.board.recover(self.instance_id)
+        async with self.store.transaction() as db:
+            pruned = await upkeep.prune(db)
+        if pruned.processed_events or pruned.sent_posts:
+            log.info(
+                "pruned %d processed event ids and %d sent posts older than %d days",
+                pruned.processed_events,
+                pruned.sent_posts,
+                upkeep.KEEP_DAYS,
+            )
         report = await self.board.import_cards()
         log.info(
             "board ready: %d imported, %d updated, %d unchanged, %d rejected, %d runs recovered",
