@@ -99,9 +99,24 @@ class OutboxSender:
 
     async def _send_and_record(self, transport: Transport, row: OutboxRow) -> bool:
         try:
-            message_id = await transport.send(
-                target_of(row), row.text, reply_to=row.reply_to, html=row.html, txn_id=row.txn_id
-            )
+            message_id = None
+            if row.send_started_at is not None:
+                # An earlier attempt may have reached the server before we could
+                # record it (a crash, a lost connection): ask before posting twice.
+                message_id = await transport.find_sent(
+                    target_of(row), row.txn_id, row.send_started_at
+                )
+                if message_id is not None:
+                    log.info("outbox row %s was delivered before; not sending it again", row.id)
+            if message_id is None:
+                await chat_store.mark_send_started(self.store, row.id)
+                message_id = await transport.send(
+                    target_of(row),
+                    row.text,
+                    reply_to=row.reply_to,
+                    html=row.html,
+                    txn_id=row.txn_id,
+                )
         except NotConnected:
             return False  # the status callback wakes us when it is back
         except Exception as error:  # noqa: BLE001 - any refusal holds only this room

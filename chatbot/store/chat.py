@@ -51,6 +51,7 @@ class OutboxRow:
     message_id: str | None
     created_at: float
     sent_at: float | None
+    send_started_at: float | None = None
 
     @classmethod
     def from_row(cls, row: sqlite3.Row) -> OutboxRow:
@@ -131,6 +132,12 @@ async def mark_sent(db: Db, row: OutboxRow, message_id: str) -> None:
             row.purpose,
             time.time(),
         ),
+    )
+
+
+async def mark_send_started(store: Store, row_id: int) -> None:
+    await store.write_one(
+        "UPDATE outbox SET send_started_at = ? WHERE id = ?", (time.time(), row_id)
     )
 
 

@@ -215,4 +215,14 @@ MIGRATIONS.append(
     )
 )
 
+MIGRATIONS.append(
+    (
+        4,
+        "when an outbox row's last send began, so a resend after a crash can check first",
+        """
+        ALTER TABLE outbox ADD COLUMN send_started_at REAL;
+        """,
+    )
+)
+
 LATEST = MIGRATIONS[-1][0]

@@ -293,3 +293,11 @@ class Transport(ABC):
     @abstractmethod
     async def react(self, target: Target, message_id: str, key: str) -> str | None:
         """Add reaction `key` to message `message_id` in `target`."""
+
+    async def find_sent(self, target: Target, txn_id: str, since: float) -> str | None:
+        """The server's id of a message we sent with `txn_id` after `since`, if the
+        server can tell (an archive); None when it was not sent or nobody knows.
+
+        The outbox asks before sending a row again whose earlier attempt may have
+        reached the server just before a crash."""
+        return None

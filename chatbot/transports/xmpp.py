@@ -15,9 +15,11 @@ import json
 import logging
 import uuid
 from collections import Counter, OrderedDict
+from datetime import UTC, datetime
 
 import slixmpp
 from slixmpp import JID
+from slixmpp.exceptions import IqError, IqTimeout
 from slixmpp.plugins.xep_0198.stanza import RequestAck
 from slixmpp.stanza import Message, Presence
 from slixmpp.xmlstream.handler import Callback
@@ -285,6 +287,24 @@ class XmppTransport(Transport):
         server_id = await self._transmit(msg, own_id, in_room)
         await self.store.set_value(store_key, json.dumps(sorted(keys)))
         return server_id
+
+    async def find_sent(self, target: Target, txn_id: str, since: float) -> str | None:
+        """Look in the room's archive (XEP-0313) for our message with this origin-id."""
+        state = self.rooms.get(target.id)
+        if self.client is None or state is None:
+            return None  # a direct chat: our server keeps no archive we can ask
+        start = datetime.fromtimestamp(since - 60, UTC)  # clocks of bot and server may differ
+        try:
+            async with asyncio.timeout(self.settings.send_timeout):
+                async for found in self.client.plugin["xep_0313"].iterate(
+                    jid=JID(target.id), start=start, rsm={"max": 50}
+                ):
+                    inner = found["mam_result"]["forwarded"]["stanza"]
+                    if inner["from"].resource == state.nick and wire.origin_id(inner) == txn_id:
+                        return found["mam_result"]["id"] or wire.trusted_stanza_id(inner, target.id)
+        except (TimeoutError, IqError, IqTimeout) as error:
+            log.warning("cannot search the archive of %s: %s", target.id, error)
+        return None
 
     async def _transmit(self, msg: Message, message_id: str, in_room: bool) -> str:
         """Send and wait until the server has it: the room's echo, or a XEP-0198 ack."""

@@ -30,6 +30,8 @@ log = logging.getLogger(__name__)
 PLUGINS = (
     "xep_0030",
     "xep_0045",
+    "xep_0059",
+    "xep_0313",
     "xep_0198",
     "xep_0199",
     "xep_0203",

@@ -34,6 +34,7 @@ NS_REPLY = "urn:xmpp:reply:0"
 NS_FALLBACK = "urn:xmpp:fallback:0"
 NS_CORRECT = "urn:xmpp:message-correct:0"
 NS_MUC_USER = "http://jabber.org/protocol/muc#user"
+NS_MAM = "urn:xmpp:mam:2"
 
 
 @dataclass
@@ -166,6 +167,10 @@ def parse_message(msg: Message, ctx: StanzaContext) -> Result:
     if mtype == "headline":
         # Announcements and PubSub notifications: never a command.
         return Dropped("headline")
+    if _find(msg, NS_MAM, "result") is not None:
+        # An archive search result we asked for (the outbox checks what was sent):
+        # old messages, never commands.
+        return Dropped("archive")
     own_bare = ctx.own_jid.bare
     frm: JID = msg["from"]
 

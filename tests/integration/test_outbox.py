@@ -68,3 +68,57 @@ async def test_notification_queued_while_prosody_is_down_arrives_once(
     finally:
         stop.set()
         await store.close()
+
+
+class _Crash(BaseException):
+    """Stands for the process dying: nothing after it runs, nothing catches it."""
+
+
+async def test_a_post_that_reached_the_room_just_before_a_crash_is_not_posted_again(
+    xmpp_bot, xmpp_peer, xmpp_info, tmp_path
+) -> None:
+    room = xmpp_info["rooms"]["public"]
+    store = await Store.open(tmp_path / "board.sqlite3")
+    try:
+        bot, _ = await xmpp_bot(TransportState(store), rooms=(room,))
+        owner = await xmpp_peer("owner")
+        await owner.join(room, "owner")
+        real_send = bot.send
+
+        async def send_then_die(*args, **kwargs):
+            await real_send(*args, **kwargs)  # the room has it ...
+            raise _Crash  # ... and we die before recording that
+
+        bot.send = send_then_die
+        text = unique("delivered-before-crash")
+        row_id = await _enqueue(store, room, text)
+        try:
+            await OutboxSender(store, {"xmpp": bot}).flush()
+        except _Crash:
+            pass
+        await owner.expect_body(text)
+        row = await store.reader.fetchone(
+            "SELECT state, send_started_at FROM outbox WHERE id = ?", (row_id,)
+        )
+        assert row["state"] == "pending" and row["send_started_at"] is not None
+
+        bot.send = real_send  # "after the restart"
+        sender = OutboxSender(store, {"xmpp": bot})
+        await sender.flush()
+        row = await store.reader.fetchone(
+            "SELECT state, message_id FROM outbox WHERE id = ?", (row_id,)
+        )
+        assert row["state"] == "sent" and row["message_id"]
+        assert sender.sent == 1  # recorded from the room's archive, not sent again
+        marker = unique("marker")
+        await _enqueue(store, room, marker)
+        await sender.flush()
+        await owner.expect_body(marker)
+        seen = []
+        while not owner.inbox.empty():
+            seen.append(owner.inbox.get_nowait()["body"])
+        assert text not in seen
+        # A reply to the archived message still finds its row.
+        assert await chat_store.posted(store.reader, "xmpp", row["message_id"]) is not None
+    finally:
+        await store.close()

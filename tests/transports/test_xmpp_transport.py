@@ -179,3 +179,17 @@ async def test_a_message_right_behind_our_join_presence_already_has_its_identity
     )
     await feed(t, room_msg("owner", "s1", "/start x"))
     assert got[0].sender is not None and got[0].sender.id == "owner@localhost"
+
+
+async def test_archive_search_results_are_never_commands() -> None:
+    t, got, _ = make()
+    t._on_presence(presence(occupant("owner", "owner@localhost")))
+    await feed(
+        t,
+        f"<message xmlns='jabber:client' from='{ROOM}' id='r1'>"
+        "<result xmlns='urn:xmpp:mam:2' queryid='q' id='a1'>"
+        "<forwarded xmlns='urn:xmpp:forward:0'>"
+        f"<message xmlns='jabber:client' from='{ROOM}/owner' type='groupchat'><body>/start x</body></message>"
+        "</forwarded></result></message>",
+    )
+    assert got == [] and t.dropped["archive"] == 1
