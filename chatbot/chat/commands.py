@@ -126,6 +126,9 @@ class Invocation:
         return value
 
 
+MAX_TEXT_CHARS = 4000
+
+
 class Problem(StrEnum):
     """Why a message is not a valid command; each has a catalogue text `problem_<value>`."""
 
@@ -135,6 +138,7 @@ class Problem(StrEnum):
     BAD_NUMBER = "bad_number"
     BAD_CHOICE = "bad_choice"
     TOO_MANY = "too_many"
+    TOO_LONG = "too_long"
 
 
 @dataclass(frozen=True)
@@ -207,4 +211,5 @@ def _check(arg: Arg, value: str) -> ArgValue | Problem:
         return choice if choice in arg.choices else Problem.BAD_CHOICE
     if arg.kind is ArgKind.WORD:
         return value.lower().removeprefix(PREFIX)
-    return value
+    # Free text becomes part of a prompt and of the card's history: bounded.
+    return value if len(value) <= MAX_TEXT_CHARS else Problem.TOO_LONG

@@ -235,6 +235,9 @@ class ChatService:
         if isinstance(act, CommandAct):
             await self._command(origin, act.parsed)
         elif isinstance(act, AnswerAct):
+            if act.text and len(act.text) > commands.MAX_TEXT_CHARS:
+                await actions.say(origin.event, "problem_too_long", purpose="refusal")
+                return
             await actions.answer_question(origin, act.question, text=act.text, option=act.option)
         elif isinstance(act, DecideAct):
             await actions.decide(origin, act.request_id, accept=act.accept)

@@ -53,6 +53,7 @@ EN: dict[str, str] = {
     "problem_bad_number": "'{value}' is not a request number.",
     "problem_bad_choice": "'{value}' is not one of {choices}.",
     "problem_too_many": "Unexpected '{value}'.",
+    "problem_too_long": "That text is too long: at most 4000 characters.",
     # --- authority ---
     "not_allowed": "You may not use this bot; nothing was changed.",
     "owners_only": "Only an owner may do that; nothing was changed.",
@@ -181,6 +182,7 @@ DE: dict[str, str] = {
     "problem_bad_number": "'{value}' ist keine Anfragenummer.",
     "problem_bad_choice": "'{value}' ist nicht eines von {choices}.",
     "problem_too_many": "Unerwartet: '{value}'.",
+    "problem_too_long": "Der Text ist zu lang: höchstens 4000 Zeichen.",
     # --- authority ---
     "not_allowed": "Keine Berechtigung für diesen Bot; nichts wurde geändert.",
     "owners_only": "Das darf nur ein Owner; nichts wurde geändert.",

@@ -170,3 +170,11 @@ def test_what_counts_as_a_command(text: str, expected: bool) -> None:
 def test_parse_never_raises(text: str) -> None:
     result = parse("/" + text)
     assert isinstance(result, Invocation | UsageProblem)
+
+
+def test_free_text_is_bounded() -> None:
+    from chatbot.chat.commands import MAX_TEXT_CHARS, Problem, UsageProblem, parse
+
+    assert not isinstance(parse("/draft " + "x" * MAX_TEXT_CHARS), UsageProblem)
+    too_long = parse("/draft " + "x" * (MAX_TEXT_CHARS + 1))
+    assert isinstance(too_long, UsageProblem) and too_long.problem is Problem.TOO_LONG

@@ -149,3 +149,12 @@ async def test_answer_in_a_direct_chat_to_a_room_question(env: Env) -> None:
     await _question(env)
     await env.one(dm("password", OWNER))
     assert (await _answered(env)).answer == "password"
+
+
+async def test_an_answer_longer_than_the_limit_is_refused_and_the_question_stays_open(
+    env: Env,
+) -> None:
+    await _question(env)
+    row = await env.one(dm("x" * 4001))
+    assert "too long" in row.text
+    assert [q.state for q in await env.board.open_questions()] == ["open"]
