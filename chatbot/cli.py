@@ -200,6 +200,10 @@ def _setup_logging(args: argparse.Namespace) -> None:
         level=logging.DEBUG if args.verbose else logging.INFO,
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
     )
+    # The chat libraries log raw traffic at DEBUG: SASL exchanges and access tokens
+    # included. Secrets are never logged, so they stay at INFO even with -v.
+    for noisy in ("slixmpp", "nio", "aiohttp"):
+        logging.getLogger(noisy).setLevel(logging.INFO)
 
 
 def _log_to_file(path: Path) -> None:

@@ -48,3 +48,26 @@ async def test_check_names_a_wrong_password(tmp_path: Path, servers) -> None:
     assert result.returncode == 1
     assert "NOT logged in" in result.stdout
     assert json.dumps("not-the-password") not in result.stdout
+
+
+async def test_verbose_logs_never_show_the_chat_password(tmp_path: Path, servers) -> None:
+    (tmp_path / "repo").mkdir()
+    config = bot_config(tmp_path, servers.info, xmpp=True, matrix=True)
+    result = subprocess.run(
+        [sys.executable, "-m", "chatbot", "check", "-v", "--config", str(config)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=ROOT,
+    )
+    assert "logged in" in result.stdout
+    output = result.stdout + result.stderr
+    for account in (
+        servers.info["xmpp"]["accounts"]["bot"],
+        servers.info["matrix"]["accounts"]["bot"],
+    ):
+        password = account["password"]
+        assert password not in output
+        import base64
+
+        assert base64.b64encode(password.encode()).decode()[:12] not in output
