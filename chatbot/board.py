@@ -270,22 +270,7 @@ class BoardService(BoardReads):
             await job_store.fail(db, job.id, worker, detail)
             if job.card_id is None:
                 return None
-            before = await card_store.get_by_id(db, job.card_id)
-            if before is None or before.phase not in FAILURE_ACTION:
-                return before
-            action = FAILURE_ACTION[before.phase]
-            card = await card_store.transition(
-                db,
-                before.slug,
-                action,
-                actor=SYSTEM_ACTOR,
-                by=By.SYSTEM,
-                reason=detail,
-                failure_stage=stage,
-                failure_detail=detail,
-            )
-            await self._moved(db, before, card, action, SYSTEM_ACTOR, detail, None, details or {})
-            return card
+            return await self._fail_card(db, job.card_id, stage, detail, details)
 
     async def queue_deploy(self, db: Db, card: Card, *, retry: bool = False) -> Job:
         if not card.commit_hash:
@@ -322,26 +307,38 @@ class BoardService(BoardReads):
                     log.warning("stopped the orphaned run of job %s", item.job.id)
                 if item.requeued or item.job.card_id is None:
                     continue
-                before = await card_store.get_by_id(db, item.job.card_id)
-                if before is None or before.phase not in FAILURE_ACTION:
-                    continue
-                action = FAILURE_ACTION[before.phase]
-                card = await card_store.transition(
-                    db,
-                    before.slug,
-                    action,
-                    actor=SYSTEM_ACTOR,
-                    by=By.SYSTEM,
-                    reason=item.reason,
-                    failure_stage=stage_of(item.job.kind),
-                    failure_detail=item.reason,
-                )
-                await self._moved(db, before, card, action, SYSTEM_ACTOR, item.reason)
+                await self._fail_card(db, item.job.card_id, stage_of(item.job.kind), item.reason)
         for item in recovered:
             log.warning("recovered job %s (%s): %s", item.job.id, item.job.kind, item.reason)
         return recovered
 
     # --- internals ------------------------------------------------------------
+
+    async def _fail_card(
+        self,
+        db: Db,
+        card_id: int,
+        stage: str,
+        detail: str,
+        details: dict[str, Any] | None = None,
+    ) -> Card | None:
+        """Record a run that ended without a usable result on its card, if it still waits."""
+        before = await card_store.get_by_id(db, card_id)
+        if before is None or before.phase not in FAILURE_ACTION:
+            return before
+        action = FAILURE_ACTION[before.phase]
+        card = await card_store.transition(
+            db,
+            before.slug,
+            action,
+            actor=SYSTEM_ACTOR,
+            by=By.SYSTEM,
+            reason=detail,
+            failure_stage=stage,
+            failure_detail=detail,
+        )
+        await self._moved(db, before, card, action, SYSTEM_ACTOR, detail, None, details or {})
+        return card
 
     def _work(self):
         return _WorkTransaction(self)
