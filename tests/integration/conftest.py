@@ -122,26 +122,36 @@ def matrix_settings(info: dict[str, Any], **overrides: Any) -> MatrixSettings:
     return MatrixSettings(**values)
 
 
+class _BotFactory:
+    """Starts bot transports of one kind for a test and stops them all afterwards."""
+
+    def __init__(self, kind: type, settings: Callable[..., Any], info: dict[str, Any]) -> None:
+        self.kind, self.settings, self.info = kind, settings, info
+        self.made: list[Any] = []
+
+    async def __call__(
+        self, store: StateStore | None = None, *, online: bool = True, **overrides: Any
+    ) -> tuple[Any, Inbox]:
+        inbox = Inbox()
+        transport = self.kind(
+            self.settings(self.info, **overrides), store or MemoryStateStore(), handler=inbox
+        )
+        self.made.append(transport)
+        await transport.start()
+        if online:
+            await asyncio.wait_for(transport.wait_online(), WITHIN)
+        return transport, inbox
+
+    async def stop_all(self) -> None:
+        for transport in self.made:
+            await transport.stop()
+
+
 @pytest.fixture
 async def xmpp_bot(xmpp_info: dict[str, Any]) -> AsyncIterator[Callable]:
-    made: list[XmppTransport] = []
-
-    async def make(
-        store: StateStore | None = None, *, online: bool = True, **overrides: Any
-    ) -> tuple[XmppTransport, Inbox]:
-        inbox = Inbox()
-        t = XmppTransport(
-            xmpp_settings(xmpp_info, **overrides), store or MemoryStateStore(), handler=inbox
-        )
-        made.append(t)
-        await t.start()
-        if online:
-            await asyncio.wait_for(t.wait_online(), WITHIN)
-        return t, inbox
-
-    yield make
-    for t in made:
-        await t.stop()
+    factory = _BotFactory(XmppTransport, xmpp_settings, xmpp_info)
+    yield factory
+    await factory.stop_all()
 
 
 @pytest.fixture
@@ -161,24 +171,9 @@ async def xmpp_peer(xmpp_info: dict[str, Any]) -> AsyncIterator[Callable]:
 
 @pytest.fixture
 async def matrix_bot(matrix_info: dict[str, Any]) -> AsyncIterator[Callable]:
-    made: list[MatrixTransport] = []
-
-    async def make(
-        store: StateStore | None = None, *, online: bool = True, **overrides: Any
-    ) -> tuple[MatrixTransport, Inbox]:
-        inbox = Inbox()
-        t = MatrixTransport(
-            matrix_settings(matrix_info, **overrides), store or MemoryStateStore(), handler=inbox
-        )
-        made.append(t)
-        await t.start()
-        if online:
-            await asyncio.wait_for(t.wait_online(), WITHIN)
-        return t, inbox
-
-    yield make
-    for t in made:
-        await t.stop()
+    factory = _BotFactory(MatrixTransport, matrix_settings, matrix_info)
+    yield factory
+    await factory.stop_all()
 
 
 @pytest.fixture
