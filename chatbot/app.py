@@ -52,10 +52,16 @@ def ensure_repo(config: Config) -> None:
 
 @contextlib.asynccontextmanager
 async def open_board(config: Config) -> AsyncIterator[BoardService]:
-    """The board for a one-shot command (CLI): no lock, no worker."""
+    """The board for a one-shot command (CLI): no lock, no worker.
+
+    The repository's intent files are imported first, as the bot does at start, so
+    a card whose file exists can be seen and moved before the bot ever ran.
+    """
     store = await Store.open(config.bot.database)
     try:
-        yield make_board(config, store)
+        board = make_board(config, store)
+        await board.import_cards()
+        yield board
     finally:
         await store.close()
 

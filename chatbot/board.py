@@ -17,9 +17,9 @@ from typing import Any
 
 from chatbot import fanout, importer
 from chatbot.board_reads import BoardReads, BoardSummary, CardView
-from chatbot.domain.phases import Kind, Phase
+from chatbot.domain.phases import QUESTION_PHASES, Kind, Phase
 from chatbot.domain.runs import DEPLOY_JOB, ROLE_FOR_PHASE, job_lane
-from chatbot.domain.transitions import FAILURE_ACTION, Action, By
+from chatbot.domain.transitions import RUN_FAILURE, Action, By
 from chatbot.pipeline.files import StagedFiles
 from chatbot.store import Db, Store
 from chatbot.store import cards as card_store
@@ -33,6 +33,17 @@ from runners.process import kill_orphan
 log = logging.getLogger(__name__)
 
 SYSTEM_ACTOR = "system"
+# The question a failed operator run asks: its text is the failure.
+OPERATOR_FAILED_QUESTION = "operator_failed"
+# What an answer in a question phase answers when no question row is open there
+# (one may have been cancelled): the kind its run reads answers of.
+_QUESTION_KIND = {
+    Phase.NEEDS_HUMAN: "needs_human",
+    Phase.DRAFT_QUESTION: "draft",
+    Phase.INSPECTOR_QUESTION: "inspector",
+    Phase.FIXER_QUESTION: "fixer",
+}
+assert set(_QUESTION_KIND) == QUESTION_PHASES
 
 
 class BoardError(Exception):
@@ -112,6 +123,9 @@ class BoardService(BoardReads):
         """
         async with self._work() as db:
             before = await card_store.require(db, slug)
+            if action is Action.INSPECT and payload and payload.get("mode"):
+                # Kept on the card, so a retry inspects in the mode that failed.
+                changes["data"] = {**before.data, "inspect_mode": payload["mode"]}
             card = await card_store.transition(
                 db, slug, action, actor=actor, by=By.OWNER, reason=reason, **changes
             )
@@ -119,12 +133,11 @@ class BoardService(BoardReads):
                 active = await job_store.active_for_card(db, card.id)
                 if active is not None:
                     await job_store.cancel(db, active.id, f"cancelled by {actor}")
-                await self._cancel_question(db, card)
-            elif action is Action.DEPLOY or card.phase is Phase.READY_FOR_DEPLOYMENT:
+            elif action is Action.DEPLOY or (
+                card.phase is Phase.READY_FOR_DEPLOYMENT and action is Action.RETRY
+            ):
                 await self.queue_deploy(db, card, retry=action is Action.RETRY)
-            elif action is Action.ARCHIVE:
-                await self._cancel_question(db, card)
-            else:
+            elif action is not Action.ARCHIVE:
                 await self._queue_run(db, card, payload)
             change = await self._moved(db, before, card, action, actor, reason)
             if along is not None:
@@ -139,8 +152,12 @@ class BoardService(BoardReads):
         actor: str,
         question_id: int | None = None,
         along: Listener | None = None,
-    ) -> tuple[Card, QuestionRow]:
-        """Resolve the card's open question with the owner's answer; the pipeline goes on."""
+    ) -> tuple[Card, QuestionRow | None]:
+        """Resolve the card's open question with the owner's answer; the pipeline goes on.
+
+        A card waiting in a question phase takes an answer even when its question
+        row is gone (cancelled by an earlier move): the answer is what it waits for.
+        """
         async with self._work() as db:
             before = await card_store.require(db, slug)
             question = (
@@ -148,12 +165,16 @@ class BoardService(BoardReads):
                 if question_id is not None
                 else await question_store.open_for_card(db, before.id)
             )
-            if question is None or question.card_id != before.id:
+            if question is not None and question.card_id != before.id:
+                question = None
+            if question is None and before.phase not in QUESTION_PHASES:
                 raise BoardError(f"card '{slug}' has no open question")
-            answered = await question_store.resolve(db, question.id, text, actor)
+            answered = None
+            if question is not None:
+                answered = await question_store.resolve(db, question.id, text, actor)
             log_entry = {
-                "kind": question.kind,
-                "question": question.text,
+                "kind": question.kind if question else _QUESTION_KIND[before.phase],
+                "question": question.text if question else "",
                 "answer": text,
                 "by": actor,
             }
@@ -261,7 +282,6 @@ class BoardService(BoardReads):
         job: Job,
         worker: str,
         *,
-        stage: str,
         detail: str,
         details: dict[str, Any] | None = None,
     ) -> Card | None:
@@ -270,7 +290,7 @@ class BoardService(BoardReads):
             await job_store.fail(db, job.id, worker, detail)
             if job.card_id is None:
                 return None
-            return await self._fail_card(db, job.card_id, stage, detail, details)
+            return await self._fail_card(db, job.card_id, detail, details)
 
     async def queue_deploy(self, db: Db, card: Card, *, retry: bool = False) -> Job:
         if not card.commit_hash:
@@ -307,7 +327,7 @@ class BoardService(BoardReads):
                     log.warning("stopped the orphaned run of job %s", item.job.id)
                 if item.requeued or item.job.card_id is None:
                     continue
-                await self._fail_card(db, item.job.card_id, stage_of(item.job.kind), item.reason)
+                await self._fail_card(db, item.job.card_id, item.reason)
         for item in recovered:
             log.warning("recovered job %s (%s): %s", item.job.id, item.job.kind, item.reason)
         return recovered
@@ -318,26 +338,34 @@ class BoardService(BoardReads):
         self,
         db: Db,
         card_id: int,
-        stage: str,
         detail: str,
         details: dict[str, Any] | None = None,
     ) -> Card | None:
         """Record a run that ended without a usable result on its card, if it still waits."""
         before = await card_store.get_by_id(db, card_id)
-        if before is None or before.phase not in FAILURE_ACTION:
+        if before is None or before.phase not in RUN_FAILURE:
             return before
-        action = FAILURE_ACTION[before.phase]
+        failure = RUN_FAILURE[before.phase]
         card = await card_store.transition(
             db,
             before.slug,
-            action,
+            failure.action,
             actor=SYSTEM_ACTOR,
             by=By.SYSTEM,
             reason=detail,
-            failure_stage=stage,
+            failure_stage=failure.stage.value,
             failure_detail=detail,
         )
-        await self._moved(db, before, card, action, SYSTEM_ACTOR, detail, None, details or {})
+        asked = None
+        if failure.action is Action.OPERATOR_FAILED:
+            # The owner's way on is an answer (more context) or /retry: both need
+            # something to answer, in the room and on the card.
+            asked = await question_store.ask(
+                db, card.id, OPERATOR_FAILED_QUESTION, card.failure_detail or detail, []
+            )
+        await self._moved(
+            db, before, card, failure.action, SYSTEM_ACTOR, detail, asked, details or {}
+        )
         return card
 
     def _work(self):
@@ -355,12 +383,6 @@ class BoardService(BoardReads):
             payload={"phase": card.phase.value, "version": card.version, **(payload or {})},
         )
         return job
-
-    async def _cancel_question(self, db: Db, card: Card) -> None:
-        await db.execute(
-            "UPDATE questions SET state = 'cancelled' WHERE card_id = ? AND state = 'open'",
-            (card.id,),
-        )
 
     async def _create_children(self, db: Db, parent: Card, children: Sequence[NewChild]) -> None:
         ids: dict[str, int] = {}
@@ -432,17 +454,6 @@ class _WorkTransaction:
         if exc[0] is None:
             for wake in self._board.on_work:
                 wake()
-
-
-def stage_of(job_kind: str) -> str:
-    return {
-        "operator": "operator",
-        "builder": "builder",
-        "fixer": "builder",
-        "reviewer": "review",
-        "deploy": "deploy",
-        "planner": "split",
-    }.get(job_kind, "worker")
 
 
 def closest_slugs(wanted: str, known: Sequence[str], limit: int = 3) -> list[str]:

@@ -55,6 +55,7 @@ def _parser() -> argparse.ArgumentParser:
     for name, text in (
         ("start", "let the operator decide how to build a planned card"),
         ("split", "let the planner split a card into smaller cards"),
+        ("retry", "repeat a card's failed step"),
         ("cancel", "stop a card's run and return it to where it was"),
     ):
         action = sub.add_parser(name, parents=[common], help=text)
@@ -181,6 +182,10 @@ async def _run(config: Config, until_idle: bool) -> int:
             await bot.prepare()
             await bot.worker.run(until_idle=True)
             print(summary_text(await bot.board.summary(with_slugs=True), config.bot.locale))
+            failed = bot.worker.failed_jobs
+            if failed:
+                print(f"{failed} job(s) failed; `chatbot card SLUG` shows why", file=sys.stderr)
+                return EXIT_FAILURE
             return EXIT_OK
         from chatbot.service import serve
 
@@ -240,7 +245,12 @@ def main(argv: list[str] | None = None) -> int:
         print(f"intent board console; log in {log_file}; Ctrl-D or Ctrl-C to quit. Try /help.")
     locale = config.bot.locale
     command = args.command
-    actions = {"start": Action.START, "split": Action.SPLIT, "cancel": Action.CANCEL}
+    actions = {
+        "start": Action.START,
+        "split": Action.SPLIT,
+        "retry": Action.RETRY,
+        "cancel": Action.CANCEL,
+    }
 
     def board_command(board: BoardService) -> Awaitable[int]:
         if command == "cards":

@@ -12,8 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from chatbot.board import Change
-from chatbot.domain.phases import Phase
+from chatbot.board import OPERATOR_FAILED_QUESTION, Change
 from chatbot.domain.transitions import Action
 from chatbot.notify_texts import text
 from chatbot.store import Db, Store
@@ -23,13 +22,38 @@ from chatbot.store.telemetry import RunRecord
 
 MAX_POST_CHARS = 3500
 NUMBER_KEYS = ("1️⃣", "2️⃣", "3️⃣", "4️⃣")
-FAILED_PHASES = {
-    Phase.FAILED,
-    Phase.DRAFT_FAILED,
-    Phase.RESEARCH_FAILED,
-    Phase.INSPECTOR_FAILED,
-    Phase.FIXER_FAILED,
+A = Action
+# What each move of the board posts: the text keys (notify_texts) its notice is made
+# of, in order. Moves not listed post nothing of their own (the chat's answer to the
+# owner who made them says enough). The dead-end test reads this table: every command
+# a notice suggests must be allowed in the phase the move leads to.
+NOTICES: dict[Action, tuple[str, ...]] = {
+    A.OPERATOR_DIRECT: ("direct",),
+    A.OPERATOR_SPLIT: ("split", "split_table", "deps"),
+    A.OPERATOR_NEEDS_HUMAN: ("needs_human",),
+    A.BUILD_COMMITTED: ("committed",),
+    A.FIXER_COMMITTED: ("fixer_committed",),
+    A.BUILD_ESCALATED: ("escalated",),
+    A.BUILD_LIMIT_SPENT: ("limit_spent",),
+    A.BUILD_FAILED: ("failed",),
+    A.REVIEW_APPROVED: ("review", "review_cut", "review_next_approve"),
+    A.REVIEW_REJECTED: ("review", "review_cut", "review_next_reject"),
+    A.REVIEW_FAILED: ("failed",),
+    A.DEPLOY_SUCCEEDED: ("deployed",),
+    A.DEPLOY_FAILED: ("failed",),
+    A.SPLIT_APPLIED: ("split_applied",),
+    A.SPLIT_FAILED: ("failed",),
+    A.CHILDREN_DONE: ("children_done",),
+    A.DRAFT_COMPLETED: ("draft_done",),
+    A.DRAFT_FAILED: ("draft_failed",),
+    A.RESEARCH_DONE: ("research_done",),
+    A.RESEARCH_FAILED: ("research_failed",),
+    A.INSPECTOR_DONE: ("inspection", "inspection_flag", "routing", "routing_none"),
+    A.INSPECTOR_FAILED: ("inspector_failed",),
+    A.FIXER_FAILED: ("fixer_failed",),
 }
+# A question is posted with the text for its kind (default "question") and the hint.
+QUESTION_NOTICES: dict[str, str] = {OPERATOR_FAILED_QUESTION: "question_operator_failed"}
 
 
 @dataclass(frozen=True)
@@ -113,69 +137,51 @@ class Notifier:
             await self._post(db, body, card=card, purpose=f"card:{change.action}")
         if change.question is not None:
             question = change.question
-            lines = [self.t("question", slug=card.slug, text=question.text)]
+            key = QUESTION_NOTICES.get(question.kind, "question")
+            lines = [self.t(key, slug=card.slug, text=question.text)]
             lines += [f"{NUMBER_KEYS[i]} {option}" for i, option in enumerate(question.options)]
             lines.append(self.t("question_hint", slug=card.slug))
             await self._post(
                 db, "\n".join(lines), card=card, purpose="question", question_id=question.id
             )
 
-    def _render(self, change: Change) -> str | None:  # noqa: PLR0911 - one case per action
+    def _render(self, change: Change) -> str | None:
         card, details, slug = change.card, change.details, change.card.slug
-        action = change.action
-        if action == Action.OPERATOR_DIRECT:
-            return self.t(
-                "direct",
-                slug=slug,
-                lane=card.lane,
-                runtime=card.runtime,
-                model=card.model or "default",
-                reason=change.reason,
-            )
-        if action == Action.OPERATOR_SPLIT:
+        try:
+            action = Action(change.action)
+        except ValueError:
+            return None  # a creation ("draft"), not a move of the table
+        if action is Action.SPLIT_APPLIED and change.before is None:
+            return None  # a child being created; its parent's notice names it
+        keys = NOTICES.get(action)
+        if keys is None:
+            return None
+        if action is Action.OPERATOR_SPLIT:
             return self._split(card, details, change.reason)
-        if action == Action.OPERATOR_NEEDS_HUMAN:
-            return self.t("needs_human", slug=slug, reason=change.reason)
-        if action == Action.OPERATOR_FAILED:
-            return self.t("operator_failed", slug=slug, detail=card.failure_detail or "")
         if action in (Action.BUILD_COMMITTED, Action.FIXER_COMMITTED):
             commit = (details.get("commit") or card.commit_hash or "")[:12]
             report = details.get("report", "")
-            body = self.t("committed", slug=slug, commit=commit, subject=change.reason)
+            body = self.t(keys[0], slug=slug, commit=commit, subject=change.reason)
             return f"{body}\n\n{report}" if report else body
-        if action == Action.BUILD_ESCALATED:
-            return self.t("escalated", slug=slug, reason=change.reason)
-        if action == Action.BUILD_LIMIT_SPENT:
-            return self.t("limit_spent", slug=slug, reason=change.reason)
         if action in (Action.REVIEW_APPROVED, Action.REVIEW_REJECTED):
             return self._review(card, details)
-        if action == Action.DEPLOY_SUCCEEDED:
-            return self.t("deployed", slug=slug, reason=change.reason)
-        if action == Action.CHILDREN_DONE:
-            return self.t("children_done", slug=slug)
-        if action == Action.SPLIT_APPLIED and change.before is not None:
-            return self.t(
-                "split_applied", slug=slug, children=", ".join(details.get("children", []))
-            )
-        if action == Action.DRAFT_COMPLETED:
-            return self.t("draft_done", slug=slug, path=card.source_path)
-        if action == Action.RESEARCH_DONE:
-            report = cut(details.get("report", ""), 1500, " …")
-            return self.t("research_done", slug=slug, path=details.get("path"), report=report)
-        if action == Action.INSPECTOR_DONE:
+        if action is Action.INSPECTOR_DONE:
             return self._inspection(card, details.get("result", {}))
-        if card.phase in FAILED_PHASES and change.before is not None and action != Action.CANCEL:
-            if card.phase is Phase.FAILED:
-                return self.t(
-                    "failed", slug=slug, stage=card.failure_stage, detail=card.failure_detail
-                )
-            return self.t(
-                "failed_other",
-                slug=slug,
-                phase=card.phase.label(self.locale),
-                detail=card.failure_detail or change.reason,
-            )
-        return None
+        return self.t(
+            keys[0],
+            slug=slug,
+            reason=change.reason,
+            lane=card.lane,
+            runtime=card.runtime,
+            model=card.model or "default",
+            stage=card.failure_stage,
+            detail=card.failure_detail or change.reason,
+            phase=card.phase.label(self.locale),
+            children=", ".join(details.get("children", [])),
+            path=details.get("path") or card.source_path,
+            report=cut(details.get("report", ""), 1500, " …"),
+            back=card.resume_phase.label(self.locale) if card.resume_phase else "-",
+        )
 
     def _split(self, card: Card, details: dict[str, Any], reason: str) -> str:
         children = details.get("decision", {}).get("children", [])
@@ -261,15 +267,15 @@ class Notifier:
             else "tokens unknown"
         )
         cost = f", ${record.cost_usd:.4f}" if record.cost_usd is not None else ""
-        outcome = "ok" if record.outcome == "ok" else f"failed: {cut(record.outcome, 160, ' …')}"
+        key = "run_finished" if record.outcome == "ok" else "run_failed"
         async with self.store.transaction() as db:
             await self._post(
                 db,
                 self.t(
-                    "run_finished",
+                    key,
                     slug=card.slug,
                     role=record.role,
-                    outcome=outcome,
+                    failure=cut(record.outcome, 160, " …"),
                     duration=_duration(record.duration_s),
                     tokens=tokens,
                     cost=cost,

@@ -116,6 +116,9 @@ class Actions(Replies):
 
     def moved_text(self, change: Change, action: Action, job: job_store.Job | None) -> str:
         card = change.card
+        if action is Action.DEPLOY:
+            # The phase stays; what changed is that a deployment is on its way.
+            return self.text("deploy_queued", slug=card.slug, commit=(card.commit_hash or "")[:12])
         before = change.before.phase.label(self.locale) if change.before else "-"
         text = self.text(
             "moved",
@@ -135,7 +138,9 @@ class Actions(Replies):
         elif isinstance(error, TransitionRefused):
             await self.send(event, self.refused_text(error), purpose="refusal")
         elif isinstance(error, AlreadyAnswered):
-            await self.send(event, self.already_answered_text(error.question), purpose="refusal")
+            await self.send(
+                event, self.already_answered_text(error.question, slug), purpose="refusal"
+            )
         elif isinstance(error, Decided):
             await self.send(event, self.decided_text(error.request), purpose="refusal")
         elif isinstance(error, ActiveJobExists):
@@ -232,8 +237,13 @@ class Actions(Replies):
     ) -> None:
         """A reply to a question message, an option reaction, or a plain direct message."""
         event = origin.event
+        card = await card_store.get_by_id(self.store.reader, question.card_id)
+        if card is None:
+            return  # the card was deleted with its question; nothing left to answer
         if question.state != "open":
-            await self.send(event, self.already_answered_text(question), purpose="refusal")
+            await self.send(
+                event, self.already_answered_text(question, card.slug), purpose="refusal"
+            )
             return
         if option is not None:
             if not 1 <= option <= len(question.options):
@@ -243,9 +253,6 @@ class Actions(Replies):
         if not text:
             await self.say(event, "empty_answer")
             return
-        card = await card_store.get_by_id(self.store.reader, question.card_id)
-        if card is None:
-            return  # the card was deleted with its question; nothing left to answer
         await self.answer(origin, card.slug, text, question)
 
     def decided_text(self, request: Request) -> str:
@@ -256,7 +263,9 @@ class Actions(Replies):
             by=request.decided_by or "-",
         )
 
-    def already_answered_text(self, question: QuestionRow) -> str:
+    def already_answered_text(self, question: QuestionRow, slug: str) -> str:
+        # People never see question numbers; the card and the question's words they know.
+        asked = render.short(question.text)
         if question.state == "cancelled":
-            return self.text("question_closed", id=question.id)
-        return self.text("already_answered", id=question.id, by=question.answered_by or "-")
+            return self.text("question_closed", slug=slug, text=asked)
+        return self.text("already_answered", slug=slug, text=asked, by=question.answered_by or "-")

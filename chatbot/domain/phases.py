@@ -64,6 +64,30 @@ RUNNING_PHASES: frozenset[Phase] = frozenset(
     }
 )
 
+# Where an inspection or a repair waits (a question, a failure). Such a run returns
+# the card to where it was, so passing through these keeps the phase to return to.
+DETOUR_PHASES: frozenset[Phase] = frozenset(
+    {
+        Phase.INSPECTOR_QUESTION,
+        Phase.INSPECTOR_FAILED,
+        Phase.FIXER_QUESTION,
+        Phase.FIXER_FAILED,
+    }
+)
+
+# Phases whose card waits for an owner's answer to a question.
+QUESTION_PHASES: frozenset[Phase] = frozenset(
+    {
+        Phase.NEEDS_HUMAN,
+        Phase.DRAFT_QUESTION,
+        Phase.INSPECTOR_QUESTION,
+        Phase.FIXER_QUESTION,
+    }
+)
+
+# Nothing more is to be done with a card here (archive and inspect aside).
+END_PHASES: frozenset[Phase] = frozenset({Phase.DEPLOYED, Phase.DONE, Phase.ARCHIVED})
+
 GERMAN_LABELS: dict[Phase, str] = {
     Phase.DRAFT_RUNNING: "entwurf_laeuft",
     Phase.DRAFT_QUESTION: "entwurf_frage",

@@ -69,13 +69,19 @@ class Target(StrEnum):
     RESUME = "resume"  # back to the stable phase the card left when its run began
 
 
-# Failure stages a `failed` card can carry; `retry` re-enters the matching stage.
 class Stage(StrEnum):
+    """Where a run failed; a `failed` card's `retry` re-enters the matching stage."""
+
     OPERATOR = "operator"
     BUILDER = "builder"
     REVIEW = "review"
     DEPLOY = "deploy"
     SPLIT = "split"
+    DRAFT = "draft"
+    RESEARCH = "research"
+    INSPECTOR = "inspector"
+    FIXER = "fixer"
+    # Written by earlier versions for a failure outside any role; retried as a fresh start.
     WORKER = "worker"
 
 
@@ -142,11 +148,23 @@ _CANCELLABLE = (
     P.REVIEWING,
     P.INSPECTOR_RUNNING,
     P.FIXER_RUNNING,
+    # An inspection or repair that failed or waits for an answer can be dropped:
+    # the card goes back to where it was (an approved card stays deployable).
+    P.INSPECTOR_QUESTION,
+    P.INSPECTOR_FAILED,
+    P.FIXER_QUESTION,
+    P.FIXER_FAILED,
 )
 
 TRANSITIONS: tuple[Transition, ...] = (
     # --- owner actions -------------------------------------------------------
-    _row(A.START, (P.PLANNED, P.PLANNING_WITH_FEEDBACK, P.FAILED), P.OPERATOR_RUNNING, OWNER),
+    # From needs_human too: after editing the intent the owner may start afresh.
+    _row(
+        A.START,
+        (P.PLANNED, P.NEEDS_HUMAN, P.PLANNING_WITH_FEEDBACK, P.FAILED),
+        P.OPERATOR_RUNNING,
+        OWNER,
+    ),
     _row(A.ANSWER, (P.NEEDS_HUMAN,), P.OPERATOR_RUNNING, OWNER),
     _row(A.ANSWER, (P.DRAFT_QUESTION,), P.DRAFT_RUNNING, OWNER, (Kind.DRAFT,)),
     _row(A.ANSWER, (P.INSPECTOR_QUESTION,), P.INSPECTOR_RUNNING, OWNER, ALL_KINDS),
@@ -162,7 +180,7 @@ TRANSITIONS: tuple[Transition, ...] = (
     _row(A.INSPECT, _INSPECTABLE, P.INSPECTOR_RUNNING, OWNER),
     _row(A.INSPECT, (P.PLANNED, P.RESEARCH_DONE), P.INSPECTOR_RUNNING, OWNER, (Kind.RESEARCH,)),
     _row(A.FIX, (P.FAILED, P.PLANNING_WITH_FEEDBACK), P.FIXER_RUNNING, OWNER),
-    _row(A.RETRY, (P.FAILED,), P.OPERATOR_RUNNING, OWNER, stage=Stage.OPERATOR),
+    _row(A.RETRY, (P.FAILED, P.NEEDS_HUMAN), P.OPERATOR_RUNNING, OWNER, stage=Stage.OPERATOR),
     _row(A.RETRY, (P.FAILED,), P.BUILDING, OWNER, stage=Stage.BUILDER),
     _row(A.RETRY, (P.FAILED,), P.REVIEWING, OWNER, stage=Stage.REVIEW),
     _row(A.RETRY, (P.FAILED,), P.READY_FOR_DEPLOYMENT, OWNER, stage=Stage.DEPLOY),
@@ -188,7 +206,8 @@ TRANSITIONS: tuple[Transition, ...] = (
     _row(A.OPERATOR_DIRECT, (P.OPERATOR_RUNNING,), P.BUILDING),
     _row(A.OPERATOR_SPLIT, (P.OPERATOR_RUNNING,), P.SPLIT),
     _row(A.OPERATOR_NEEDS_HUMAN, (P.OPERATOR_RUNNING,), P.NEEDS_HUMAN),
-    # A failed operator run is a question for the owner, as in the reference.
+    # A failed operator run is a question for the owner: an answer reruns it with
+    # more context, /retry reruns it as it is.
     _row(A.OPERATOR_FAILED, (P.OPERATOR_RUNNING,), P.NEEDS_HUMAN),
     _row(A.BUILD_COMMITTED, (P.BUILDING,), P.REVIEWING),
     _row(A.BUILD_ESCALATED, (P.BUILDING,), P.BUILDING),
@@ -229,19 +248,28 @@ TRANSITIONS: tuple[Transition, ...] = (
 OWNER_ACTIONS: frozenset[Action] = frozenset(t.action for t in TRANSITIONS if t.by is By.OWNER)
 SYSTEM_ACTIONS: frozenset[Action] = frozenset(t.action for t in TRANSITIONS if t.by is By.SYSTEM)
 
-# When a run dies without a result (crash, lost lease, cancelled worker), this is
-# the system action that records the failure for a card in that phase.
-FAILURE_ACTION: dict[Phase, Action] = {
-    P.OPERATOR_RUNNING: A.OPERATOR_FAILED,
-    P.BUILDING: A.BUILD_FAILED,
-    P.REVIEWING: A.REVIEW_FAILED,
-    P.READY_FOR_DEPLOYMENT: A.DEPLOY_FAILED,
-    P.SPLIT_REQUESTED: A.SPLIT_FAILED,
-    P.DRAFT_RUNNING: A.DRAFT_FAILED,
-    P.RESEARCH_REQUESTED: A.RESEARCH_FAILED,
-    P.RESEARCH_RUNNING: A.RESEARCH_FAILED,
-    P.INSPECTOR_RUNNING: A.INSPECTOR_FAILED,
-    P.FIXER_RUNNING: A.FIXER_FAILED,
+
+@dataclass(frozen=True)
+class RunFailure:
+    """How a run that ended without a usable result is recorded on its card."""
+
+    action: Action
+    stage: Stage
+
+
+# Keyed by the phase the card is in while the run goes on: the failure's stage
+# follows from where the card was, never from what the failing code believed.
+RUN_FAILURE: dict[Phase, RunFailure] = {
+    P.OPERATOR_RUNNING: RunFailure(A.OPERATOR_FAILED, Stage.OPERATOR),
+    P.BUILDING: RunFailure(A.BUILD_FAILED, Stage.BUILDER),
+    P.REVIEWING: RunFailure(A.REVIEW_FAILED, Stage.REVIEW),
+    P.READY_FOR_DEPLOYMENT: RunFailure(A.DEPLOY_FAILED, Stage.DEPLOY),
+    P.SPLIT_REQUESTED: RunFailure(A.SPLIT_FAILED, Stage.SPLIT),
+    P.DRAFT_RUNNING: RunFailure(A.DRAFT_FAILED, Stage.DRAFT),
+    P.RESEARCH_REQUESTED: RunFailure(A.RESEARCH_FAILED, Stage.RESEARCH),
+    P.RESEARCH_RUNNING: RunFailure(A.RESEARCH_FAILED, Stage.RESEARCH),
+    P.INSPECTOR_RUNNING: RunFailure(A.INSPECTOR_FAILED, Stage.INSPECTOR),
+    P.FIXER_RUNNING: RunFailure(A.FIXER_FAILED, Stage.FIXER),
 }
 
 

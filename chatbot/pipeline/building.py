@@ -15,7 +15,7 @@ from runners.contracts import (
     parse_builder_answer,
     parse_fixer_answer,
 )
-from runners.contracts.markers import COMMIT_MESSAGE
+from runners.contracts.markers import BUILDER_REPORT, COMMIT_MESSAGE
 from runners.runtimes import Mode, Usage
 from runners.workspace import NoChangesError, WorkspaceError, Worktree, commit_all, create_worktree
 
@@ -23,44 +23,46 @@ MAX_FIXER_QUESTION_ROUNDS = 2
 BOT_AUTHOR = ("intent-board", "intent-board@localhost")
 
 
-async def _worktree(ctx: JobContext, stage: str) -> Worktree:
+async def _worktree(ctx: JobContext) -> Worktree:
     if ctx.target_branch is None:
-        raise RunFailed(stage, f"{ctx.repo} is not a git repository with a branch to build on")
+        raise RunFailed(f"{ctx.repo} is not a git repository with a branch to build on")
     try:
         return await create_worktree(
             ctx.repo, ctx.config.bot.workspaces, ctx.card.slug, ctx.target_branch
         )
     except WorkspaceError as error:
-        raise RunFailed(stage, f"cannot prepare the worktree: {error}") from None
+        raise RunFailed(f"cannot prepare the worktree: {error}") from None
 
 
 async def _commit_and_review(
     ctx: JobContext, worktree: Worktree, answer: BuilderAnswer, action: Action, **data: object
 ) -> None:
     """The wrapper commits what the agent changed; the review of that commit is queued."""
-    commit = await _commit(
-        worktree, answer, "fixer" if action is Action.FIXER_COMMITTED else "builder"
-    )
+    commit = await _commit(worktree, answer)
     await ctx.apply(
         action,
         reason=answer.commit_message.subject,
         details={"commit": commit, "report": answer.report},
         commit_hash=commit,
+        # A new commit has not been reviewed or deployed yet, whatever the old one was.
+        review_decision=None,
+        review_report_path=None,
+        deployment_status=None,
         failure_stage=None,
         failure_detail=None,
         data={**ctx.card.data, "builder_report": answer.report, **data},
     )
 
 
-async def _commit(worktree: Worktree, answer: BuilderAnswer, stage: str) -> str:
+async def _commit(worktree: Worktree, answer: BuilderAnswer) -> str:
     try:
         return await commit_all(worktree, answer.commit_message.text(), author=BOT_AUTHOR)
     except NoChangesError:
         raise RunFailed(
-            stage, "the agent returned a commit message but changed no file; nothing to review"
+            "the agent returned a commit message but changed no file; nothing to review"
         ) from None
     except WorkspaceError as error:
-        raise RunFailed(stage, f"commit failed: {error}") from None
+        raise RunFailed(f"commit failed: {error}") from None
 
 
 def _feedback(ctx: JobContext) -> str:
@@ -85,7 +87,7 @@ async def run_builder(ctx: JobContext) -> None:
         card.iteration_limit
         or ctx.config.lanes[card.lane or ctx.board.default_lane].iteration_limit
     )
-    worktree = await _worktree(ctx, "builder")
+    worktree = await _worktree(ctx)
     intent_path, body = ctx.intent()
     first_prompt = prompts.builder_prompt(
         slug=card.slug,
@@ -95,6 +97,7 @@ async def run_builder(ctx: JobContext) -> None:
         feedback=_feedback(ctx),
     )
     session, usage, answer, last_text = "", None, None, ""
+    turns = _Turns()
     for turn in range(limit):
         result = await ctx.run(
             "builder",
@@ -105,7 +108,6 @@ async def run_builder(ctx: JobContext) -> None:
             resume_session_id=session,
             max_turns=_max_turns(profile, limit),
             previous_usage=usage,
-            stage="builder",
             accept_turn_limit=True,
         )
         session = result.output.session_id or session
@@ -113,25 +115,56 @@ async def run_builder(ctx: JobContext) -> None:
         last_text = result.output.answer
         if result.output.turn_limit_reached:
             break
-        if COMMIT_MESSAGE.start not in last_text:
+        if not _claims_to_be_done(last_text):
+            turns.unfinished(last_text)
             continue  # not finished: the next iteration resumes the same session
         answer = parse_builder_answer(last_text)  # a broken final answer fails the job
         break
     if answer is None:
-        await _limit_reached(ctx, limit, last_text)
+        await _limit_reached(ctx, limit, last_text, turns.summary())
         return
     await _commit_and_review(ctx, worktree, answer, Action.BUILD_COMMITTED, limit_reached=False)
 
 
-async def _limit_reached(ctx: JobContext, limit: int, last_text: str) -> None:
+def _claims_to_be_done(text: str) -> bool:
+    """Any of the final answer's markers: from then on the answer must parse, or it fails."""
+    return any(
+        token in text for token in (COMMIT_MESSAGE.start, COMMIT_MESSAGE.end, BUILDER_REPORT.start)
+    )
+
+
+class _Turns:
+    """How the builder's turns that did not finish ended, to name them at the limit."""
+
+    def __init__(self) -> None:
+        self.silent = 0
+        self.talking = 0
+
+    def unfinished(self, text: str) -> None:
+        if text.strip():
+            self.talking += 1
+        else:
+            self.silent += 1
+
+    def summary(self) -> str:
+        parts = []
+        if self.silent:
+            parts.append(f"{self.silent} ended without any answer")
+        if self.talking:
+            parts.append(f"{self.talking} answered without the commit-message block")
+        return "; ".join(parts)
+
+
+async def _limit_reached(ctx: JobContext, limit: int, last_text: str, turns: str) -> None:
     card = ctx.card
+    why = f" ({turns})" if turns else ""
     step = card.escalation_step
     if step < len(card.escalation):
         nxt = card.escalation[step]
         await ctx.apply(
             Action.BUILD_ESCALATED,
             reason=(
-                f"iteration limit {limit} reached; escalation step {step + 1}: "
+                f"iteration limit {limit} reached{why}; escalation step {step + 1}: "
                 f"{nxt['model']} with limit {nxt['iteration_limit']}"
             ),
             details={"step": step + 1, "limit": limit},
@@ -143,7 +176,7 @@ async def _limit_reached(ctx: JobContext, limit: int, last_text: str) -> None:
         return
     await ctx.apply(
         Action.BUILD_LIMIT_SPENT,
-        reason=f"iteration limit {limit} reached and no escalation step left; /split is offered",
+        reason=f"iteration limit {limit} reached{why} and no escalation step left",
         details={"limit": limit},
         data={**card.data, "limit_reached": True, "builder_report": last_text[-4000:]},
     )
@@ -153,7 +186,7 @@ async def run_fixer(ctx: JobContext) -> None:
     card = ctx.card
     rounds = int(card.data.get("fixer_rounds", 0))
     rounds_left = max(0, MAX_FIXER_QUESTION_ROUNDS - rounds)
-    worktree = await _worktree(ctx, "fixer")
+    worktree = await _worktree(ctx)
     intent_path, body = ctx.intent()
     reviews = card.data.get("reviews") or []
     history = [
@@ -181,7 +214,6 @@ async def run_fixer(ctx: JobContext) -> None:
         cwd=worktree.path,
         profile=profile,
         mode=Mode.WORKSPACE_WRITE,
-        stage="fixer",
     )
     answer = parse_fixer_answer(result.output.answer, question_allowed=rounds_left > 0)
     if isinstance(answer, FixerQuestion):

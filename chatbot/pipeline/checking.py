@@ -24,8 +24,8 @@ async def run_reviewer(ctx: JobContext) -> None:
     card = ctx.card
     commit = card.commit_hash
     if not commit:
-        raise RunFailed("review", "the card has no commit to review")
-    worktree = await _worktree(ctx, "review")
+        raise RunFailed("the card has no commit to review")
+    worktree = await _worktree(ctx)
     intent_path, body = ctx.intent()
     prompt = prompts.reviewer_prompt(
         slug=card.slug,
@@ -35,7 +35,7 @@ async def run_reviewer(ctx: JobContext) -> None:
         builder_report=card.data.get("builder_report", ""),
     )
     result = await ctx.run(
-        "reviewer", prompt, cwd=worktree.path, profile=ctx.role_profile("reviewer"), stage="review"
+        "reviewer", prompt, cwd=worktree.path, profile=ctx.role_profile("reviewer")
     )
     review = parse_review(result.output.answer, commit)
     report_path = f"docs/review/{card.slug}.md"

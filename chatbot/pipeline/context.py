@@ -2,7 +2,8 @@
 
 Every model run goes through `JobContext.run`, which builds the request from
 configuration, enforces the limits, and records one telemetry row, whatever the
-outcome. A run that fails raises `RunFailed` with the stage the card will show.
+outcome. A run that fails raises `RunFailed` with the detail the card will show; the
+stage comes from the phase the card is in (the domain's RUN_FAILURE table).
 """
 
 from __future__ import annotations
@@ -29,11 +30,10 @@ log = logging.getLogger(__name__)
 
 
 class RunFailed(Exception):
-    """A run that produced nothing usable; `stage` and `detail` go onto the card."""
+    """A run that produced nothing usable; `detail` goes onto the card."""
 
-    def __init__(self, stage: str, detail: str):
+    def __init__(self, detail: str):
         super().__init__(detail)
-        self.stage = stage
         self.detail = detail
 
 
@@ -64,6 +64,7 @@ class JobContext:
     # Told when each model run starts and ends (the notifier posts it).
     observers: list[RunObserver] = field(default_factory=list)
     runs: list[telemetry.RunRecord] = field(default_factory=list)
+    _last_run_id: int | None = None
 
     @property
     def repo(self) -> Path:
@@ -88,7 +89,7 @@ class JobContext:
         lane_name = card.lane or self.board.default_lane
         lane = self.config.lanes.get(lane_name)
         if lane is None:
-            raise RunFailed("builder", f"lane {lane_name!r} is not configured any more")
+            raise RunFailed(f"lane {lane_name!r} is not configured any more")
         return Profile(
             card.runtime or lane.runtime,
             card.model if card.model is not None else lane.model,
@@ -104,9 +105,9 @@ class JobContext:
         try:
             return path, (self.repo / path).read_text(encoding="utf-8")
         except FileNotFoundError:
-            raise RunFailed("worker", f"intent file {path} is missing") from None
+            raise RunFailed(f"intent file {path} is missing") from None
         except (OSError, UnicodeDecodeError) as error:
-            raise RunFailed("worker", f"intent file {path} cannot be read: {error}") from None
+            raise RunFailed(f"intent file {path} cannot be read: {error}") from None
 
     def staged(self) -> StagedFiles:
         return StagedFiles(self.repo)
@@ -127,14 +128,11 @@ class JobContext:
         resume_session_id: str = "",
         max_turns: int | None = None,
         previous_usage: Usage | None = None,
-        stage: str | None = None,
         accept_turn_limit: bool = False,
     ) -> RunResult:
         runtime_config = self.config.runtimes.get(profile.runtime)  # type: ignore[call-overload]
         if runtime_config is None:
-            raise RunFailed(
-                stage or role, f"runtime {profile.runtime!r} has no [runtimes.{profile.runtime}]"
-            )
+            raise RunFailed(f"runtime {profile.runtime!r} has no [runtimes.{profile.runtime}]")
         request = RunRequest(
             binary=runtime_config.binary,
             cwd=cwd,
@@ -191,12 +189,19 @@ class JobContext:
             created_at=started,
         )
         async with self.board.store.transaction() as db:
-            await telemetry.record(db, record)
+            self._last_run_id = await telemetry.record(db, record)
         self.runs.append(record)
         await self._tell("run_finished", self.card, record)
         if not result.ok and not (accept_turn_limit and output.turn_limit_reached):
-            raise RunFailed(stage or role, result.failure or "the run failed")
+            raise RunFailed(result.failure or "the run failed")
         return result
+
+    async def answer_rejected(self, detail: str) -> None:
+        """The last run's answer broke its contract: its telemetry must not say "ok"."""
+        if self._last_run_id is None:
+            return
+        async with self.board.store.transaction() as db:
+            await telemetry.mark_rejected(db, self._last_run_id, detail)
 
     async def _remember_process(self, pgid: int) -> None:
         """Record the agent's process group, so a restart after a crash can stop it."""

@@ -16,9 +16,9 @@ async def run_deploy(ctx: JobContext) -> None:
     card = ctx.card
     commit = ctx.payload.get("commit") or card.commit_hash
     if not commit:
-        raise RunFailed("deploy", "no reviewed commit to deploy")
+        raise RunFailed("no reviewed commit to deploy")
     if ctx.target_branch is None:
-        raise RunFailed("deploy", f"{ctx.repo} has no branch to merge into")
+        raise RunFailed(f"{ctx.repo} has no branch to merge into")
     try:
         merged = await merge_card(
             ctx.repo,
@@ -28,10 +28,10 @@ async def run_deploy(ctx: JobContext) -> None:
         )
     except MergeConflictError as conflict:
         raise RunFailed(
-            "deploy", f"merge conflict in {', '.join(conflict.paths)}; nothing was changed"
+            f"merge conflict in {', '.join(conflict.paths)}; nothing was changed"
         ) from None
     except WorkspaceError as error:
-        raise RunFailed("deploy", f"merge failed: {error}") from None
+        raise RunFailed(f"merge failed: {error}") from None
     deploy = ctx.config.deploy
     if deploy is None or not deploy.command:
         await ctx.apply(
@@ -52,7 +52,7 @@ async def run_deploy(ctx: JobContext) -> None:
     )
     if not result.ok:
         tail = (result.stderr_tail or "").strip().splitlines()[-1:] or [result.error or ""]
-        raise RunFailed("deploy", f"deploy command {result.outcome.value}: {tail[0]}")
+        raise RunFailed(f"deploy command {result.outcome.value}: {tail[0]}")
     await ctx.apply(
         Action.DEPLOY_SUCCEEDED,
         reason=f"deployed {commit[:12]}",

@@ -12,7 +12,7 @@ import contextlib
 import logging
 from collections.abc import Awaitable, Callable
 
-from chatbot.board import BoardService, Change, UnknownCard, stage_of
+from chatbot.board import BoardService, Change, UnknownCard
 from chatbot.config import Config
 from chatbot.domain.phases import Phase
 from chatbot.domain.runs import DEPLOY_JOB, ROLE_FOR_PHASE
@@ -97,6 +97,8 @@ class Worker:
             self.lanes[f"role:{role}"] = role_concurrency
         self.lanes[DEPLOY_JOB] = 1
         self.target_branch: str | None = None
+        # Jobs this worker ran that failed (`run --until-idle` exits non-zero then).
+        self.failed_jobs = 0
         self._wake = asyncio.Event()
         self._running: dict[int, asyncio.Task[None]] = {}
         self._lane_of: dict[int, str] = {}
@@ -235,7 +237,7 @@ class Worker:
             else None
         )
         if handler is None or card is None:
-            await self._fail(job, "worker", f"no handler for job kind {job.kind!r} or card gone")
+            await self._fail(job, f"no handler for job kind {job.kind!r} or card gone")
             return
         ctx = JobContext(
             job=job,
@@ -248,26 +250,29 @@ class Worker:
             observers=self.observers,
         )
         role = job.kind
-        stage = "draft" if card.phase is Phase.DRAFT_RUNNING else stage_of(role)
         try:
             await handler(ctx)
         except RunFailed as failed:
-            await self._fail(job, failed.stage, failed.detail)
+            await self._fail(job, failed.detail)
         except ContractError as error:
-            await self._fail(job, stage, f"the {role}'s answer was rejected: {error}")
+            await self._fail(job, f"the {role}'s answer was rejected: {error}", rejected=ctx)
         except RunnerError as error:
-            await self._fail(job, stage, f"{role} run could not start: {error}")
+            await self._fail(job, f"{role} run could not start: {error}")
         except FileExistsRefusal as refusal:
-            await self._fail(job, stage, str(refusal))
+            await self._fail(job, str(refusal))
         except TransitionRefused as refused:
-            await self._fail(job, stage, f"result not applied: {refused}")
+            await self._fail(job, f"result not applied: {refused}")
         except LeaseLost:
             log.info("job %s was taken away while it ran; its result is dropped", job.id)
         except Exception as error:  # noqa: BLE001 - a bug must fail one job, not the worker
             log.exception("job %s (%s) crashed", job.id, role)
-            await self._fail(job, "worker", f"internal error: {type(error).__name__}: {error}")
+            await self._fail(job, f"internal error: {type(error).__name__}: {error}")
 
-    async def _fail(self, job: Job, stage: str, detail: str) -> None:
+    async def _fail(self, job: Job, detail: str, *, rejected: JobContext | None = None) -> None:
         log.warning("job %s (%s) failed: %s", job.id, job.kind, detail)
+        self.failed_jobs += 1
+        if rejected is not None:
+            # The run itself ended well, but its answer did not count.
+            await rejected.answer_rejected(detail)
         with contextlib.suppress(LeaseLost):
-            await self.board.fail(job, self.instance_id, stage=stage, detail=detail)
+            await self.board.fail(job, self.instance_id, detail=detail)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import tempfile
 from pathlib import Path
 
-from chatbot.board import NewChild
+from chatbot.board import OPERATOR_FAILED_QUESTION, NewChild
 from chatbot.domain.transitions import Action
 from chatbot.importer import title_of
 from chatbot.pipeline.context import JobContext, RunFailed
@@ -23,7 +23,11 @@ from runners.contracts.question import parse_question
 
 
 def _clarifications(ctx: JobContext) -> str:
-    answers = [a for a in ctx.card.data.get("answers", []) if a.get("kind") == "needs_human"]
+    answers = [
+        a
+        for a in ctx.card.data.get("answers", [])
+        if a.get("kind") in ("needs_human", OPERATOR_FAILED_QUESTION)
+    ]
     if not answers:
         return ""
     return "\n\n".join(f"Question: {a['question']}\nOwner's answer: {a['answer']}" for a in answers)
@@ -95,7 +99,7 @@ async def run_operator(ctx: JobContext) -> None:
             },
         )
         children.append((new, child.intent_markdown))
-    files = await _stage_children(ctx, children, "operator")
+    files = await _stage_children(ctx, children)
     await ctx.apply(
         Action.OPERATOR_SPLIT,
         reason=decision.reason,
@@ -106,19 +110,17 @@ async def run_operator(ctx: JobContext) -> None:
     )
 
 
-async def _stage_children(
-    ctx: JobContext, children: list[tuple[NewChild, str]], stage: str
-) -> StagedFiles:
+async def _stage_children(ctx: JobContext, children: list[tuple[NewChild, str]]) -> StagedFiles:
     """Write every child's intent file aside, or nothing: no file may exist, no slug be taken."""
     files = ctx.staged()
     try:
         for child, markdown in children:
             files.add(child.intent_path, markdown, must_be_new=True)
             if await card_store.get(ctx.board.store.reader, child.slug) is not None:
-                raise RunFailed(stage, f"a card '{child.slug}' exists already; nothing was created")
+                raise RunFailed(f"a card '{child.slug}' exists already; nothing was created")
     except FileExistsRefusal as refusal:
         files.discard()
-        raise RunFailed(stage, str(refusal)) from None
+        raise RunFailed(str(refusal)) from None
     except BaseException:
         files.discard()
         raise
@@ -135,9 +137,7 @@ async def run_split(ctx: JobContext) -> None:
     prompt = prompts.planner_split_prompt(
         slug=card.slug, intent_path=intent_path, intent_body=body, builder_report=report
     )
-    result = await ctx.run(
-        "planner", prompt, cwd=ctx.repo, profile=ctx.role_profile("planner"), stage="split"
-    )
+    result = await ctx.run("planner", prompt, cwd=ctx.repo, profile=ctx.role_profile("planner"))
     proposal = parse_split(result.output.answer, card.slug)
     children = [
         (
@@ -150,7 +150,7 @@ async def run_split(ctx: JobContext) -> None:
         )
         for child in proposal.children
     ]
-    files = await _stage_children(ctx, children, "split")
+    files = await _stage_children(ctx, children)
     await ctx.apply(
         Action.SPLIT_APPLIED,
         reason=f"split into {len(children)} cards",
@@ -167,7 +167,7 @@ async def run_draft(ctx: JobContext) -> None:
     # The intake planner sees no repository at all: an empty folder is its world.
     with tempfile.TemporaryDirectory(prefix="draft-") as empty:
         result = await ctx.run(
-            "planner", prompt, cwd=Path(empty), profile=ctx.role_profile("planner"), stage="draft"
+            "planner", prompt, cwd=Path(empty), profile=ctx.role_profile("planner")
         )
     answer = parse_draft(result.output.answer)
     if isinstance(answer, DraftQuestion):
@@ -181,13 +181,13 @@ async def run_draft(ctx: JobContext) -> None:
         return
     path = f"docs/intent/{answer.slug}.md"
     if await card_store.get(ctx.board.store.reader, answer.slug) is not None:
-        raise RunFailed("draft", f"a card '{answer.slug}' exists already; the draft is kept")
+        raise RunFailed(f"a card '{answer.slug}' exists already; the draft is kept")
     files = ctx.staged()
     try:
         files.add(path, answer.body, must_be_new=True)
     except FileExistsRefusal as refusal:
         files.discard()
-        raise RunFailed("draft", str(refusal)) from None
+        raise RunFailed(str(refusal)) from None
     data = {
         **card.data,
         "conversation": [*conversation, ("planner", f"intent written: {path}")],

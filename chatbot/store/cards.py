@@ -14,8 +14,8 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from chatbot.domain.phases import Kind, Phase
-from chatbot.domain.transitions import Action, By, resolve
+from chatbot.domain.phases import DETOUR_PHASES, Kind, Phase
+from chatbot.domain.transitions import Action, By, Target, find, resolve
 from chatbot.store.db import Db
 
 MAX_FAILURE_DETAIL = 240
@@ -45,6 +45,8 @@ UPDATABLE = frozenset(
         "deployment_status",
         "failure_stage",
         "failure_detail",
+        "resume_failure_stage",
+        "resume_failure_detail",
         "pipeline_run_id",
         "source_path",
         "data",
@@ -93,6 +95,9 @@ class Card:
     data: dict[str, Any] = field(default_factory=dict)
     created_at: float = 0.0
     updated_at: float = 0.0
+    # The failure the card carried when a run took it away from `resume_phase`.
+    resume_failure_stage: str | None = None
+    resume_failure_detail: str | None = None
 
     @classmethod
     def from_row(cls, row: sqlite3.Row) -> Card:
@@ -289,12 +294,12 @@ async def transition(
         resume_phase=card.resume_phase,
     )
     now = time.time()
-    assignments = {"phase": target.value, "version": card.version + 1, "updated_at": now}
-    if not card.phase.is_running and target.is_running:
-        # Remember where to return to if this run is cancelled or only looks at the card.
-        assignments["resume_phase"] = card.phase.value
-    elif not target.is_running:
-        assignments["resume_phase"] = None
+    assignments: dict[str, Any] = {
+        "phase": target.value,
+        "version": card.version + 1,
+        "updated_at": now,
+    }
+    assignments.update(_resume_columns(card, action, target))
     for column, value in changes.items():
         assignments[column] = _encode(column, value)
     sql = ", ".join(f"{column} = ?" for column in assignments)
@@ -308,9 +313,53 @@ async def transition(
     await _append_event(
         db, card.id, card.version + 1, card.phase, target, action.value, actor, reason, now
     )
+    if target is not card.phase:
+        # A question belongs to the phase that asked it; whoever moves the card on
+        # (an answer resolves it first) leaves nothing open behind.
+        await db.execute(
+            "UPDATE questions SET state = 'cancelled' WHERE card_id = ? AND state = 'open'",
+            (card.id,),
+        )
     fresh = await get_by_id(db, card.id)
     assert fresh is not None
     return fresh
+
+
+def _resume_columns(card: Card, action: Action, target: Phase) -> dict[str, Any]:
+    """Where the card returns to after a run that only looks at it or is cancelled, and
+    which failure it carries.
+
+    Entering a run from a resting phase remembers that phase and the failure the
+    card carried; the waiting phases of an inspection or repair keep both, so a
+    retried or answered inspection still returns to where the card was, failure
+    and all (a failed card must stay retryable at its own stage).
+    """
+    row = find(action, card.phase, card.kind, card.failure_stage)
+    if row is not None and row.target is Target.RESUME:
+        return {
+            "resume_phase": None,
+            "resume_failure_stage": None,
+            "resume_failure_detail": None,
+            "failure_stage": card.resume_failure_stage,
+            "failure_detail": card.resume_failure_detail,
+        }
+    resting = not card.phase.is_running and card.phase not in DETOUR_PHASES
+    if resting and target.is_running:
+        return {
+            "resume_phase": card.phase.value,
+            "resume_failure_stage": card.failure_stage,
+            "resume_failure_detail": card.failure_detail,
+        }
+    if not target.is_running and target not in DETOUR_PHASES:
+        # A resting phase starts clean; a failure is set by the move that records it.
+        return {
+            "resume_phase": None,
+            "resume_failure_stage": None,
+            "resume_failure_detail": None,
+            "failure_stage": None,
+            "failure_detail": None,
+        }
+    return {}
 
 
 async def update(db: Db, slug: str, /, **changes: Any) -> Card:

@@ -225,4 +225,15 @@ MIGRATIONS.append(
     )
 )
 
+MIGRATIONS.append(
+    (
+        5,
+        "the failure to restore when an inspection or repair returns a card to where it was",
+        """
+        ALTER TABLE cards ADD COLUMN resume_failure_stage TEXT;
+        ALTER TABLE cards ADD COLUMN resume_failure_detail TEXT;
+        """,
+    )
+)
+
 LATEST = MIGRATIONS[-1][0]

@@ -37,8 +37,8 @@ class RunRecord:
         return cls(**values)
 
 
-async def record(db: Db, run: RunRecord) -> None:
-    await db.insert(
+async def record(db: Db, run: RunRecord) -> int:
+    return await db.insert(
         "INSERT INTO telemetry (job_id, card_id, role, runtime, configured_model, actual_model, "
         "reasoning_effort, input_tokens, cached_tokens, output_tokens, cost_usd, duration_s, "
         "turns, outcome, session_id, prompt, response, created_at) "
@@ -63,6 +63,13 @@ async def record(db: Db, run: RunRecord) -> None:
             run.response,
             run.created_at or time.time(),
         ),
+    )
+
+
+async def mark_rejected(db: Db, run_id: int, detail: str) -> None:
+    """The run ended well but its answer was refused: it did not count."""
+    await db.execute(
+        "UPDATE telemetry SET outcome = ? WHERE id = ?", (f"rejected: {detail}"[:240], run_id)
     )
 
 

@@ -9,6 +9,10 @@ a number, so the owner can point at it:
     >3 yes         a reply to message 3
     +3 👍          react to message 3 (also `+1 3 👍`); `-3 👍` takes it back
     *3 new text    correct message 3 (an edit, which the bot may refuse)
+
+Numbers start at 1 with every start, so the ids behind them carry a token of
+this session: message 7 of today is never taken for message 7 of yesterday,
+whose card the board still remembers.
 """
 
 from __future__ import annotations
@@ -18,6 +22,8 @@ import contextlib
 import re
 import sys
 import threading
+import uuid
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TextIO
 
@@ -58,8 +64,13 @@ class Said:
     reaction: str | None = None
 
 
-def parse_line(line: str, *, owner: Identity, message_id: str) -> IncomingEvent | None:
-    """Turn one typed line into an event; blank lines are nothing."""
+def parse_line(
+    line: str, *, owner: Identity, message_id: str, id_of: Callable[[str], str] = str
+) -> IncomingEvent | None:
+    """Turn one typed line into an event; blank lines are nothing.
+
+    `id_of` turns a typed message number into the id of that message.
+    """
     text = line.strip()
     if not text:
         return None
@@ -75,7 +86,7 @@ def parse_line(line: str, *, owner: Identity, message_id: str) -> IncomingEvent 
         keys = frozenset({m.group("key")})
         removed = m.group("sign") == "-"
         return IncomingReaction(
-            target_id=target,
+            target_id=id_of(target),
             added=frozenset() if removed else keys,
             removed=keys if removed else frozenset(),
             message_id=message_id,
@@ -83,11 +94,17 @@ def parse_line(line: str, *, owner: Identity, message_id: str) -> IncomingEvent 
         )
     if m := _REPLY.match(text):
         return IncomingMessage(
-            text=m.group("text").strip(), message_id=message_id, reply_to=m.group("n"), **common
+            text=m.group("text").strip(),
+            message_id=message_id,
+            reply_to=id_of(m.group("n")),
+            **common,
         )
     if m := _EDIT.match(text):
         return IncomingEdit(
-            target_id=m.group("n"), text=m.group("text").strip(), message_id=message_id, **common
+            target_id=id_of(m.group("n")),
+            text=m.group("text").strip(),
+            message_id=message_id,
+            **common,
         )
     return IncomingMessage(text=text, message_id=message_id, **common)
 
@@ -111,6 +128,7 @@ class ConsoleTransport(Transport):
         self._output = sys.stdout if use_stdio and output is None else output
         self._said: asyncio.Queue[Said] = asyncio.Queue()
         self._counter = 0
+        self._session = uuid.uuid4().hex[:12]
         self._reader: asyncio.Task | None = None
         #: Set when the input stream ends (the owner pressed Ctrl-D).
         self.closed = asyncio.Event()
@@ -118,6 +136,15 @@ class ConsoleTransport(Transport):
     def _next_number(self) -> int:
         self._counter += 1
         return self._counter
+
+    def message_id(self, number: int | str) -> str:
+        """The id behind message `number` of this session."""
+        return f"{self._session}.{number}"
+
+    def _number(self, message_id: str) -> str:
+        """What the owner sees of an id: its number, if it is of this session."""
+        prefix = f"{self._session}."
+        return message_id.removeprefix(prefix) if message_id.startswith(prefix) else message_id
 
     def _write(self, line: str) -> None:
         if self._output is not None:
@@ -157,7 +184,9 @@ class ConsoleTransport(Transport):
         if not line.strip():
             return None
         number = self._next_number()
-        event = parse_line(line, owner=self.owner, message_id=str(number))
+        event = parse_line(
+            line, owner=self.owner, message_id=self.message_id(number), id_of=self.message_id
+        )
         if event is not None:
             # Echoed with its number even at a terminal: the owner needs the
             # number to reply to or react on the message later.
@@ -185,13 +214,15 @@ class ConsoleTransport(Transport):
         txn_id: str | None = None,
     ) -> str:
         number = self._next_number()
-        arrow = f" (re #{reply_to})" if reply_to else ""
+        shown = self._number(reply_to) if reply_to else None
+        arrow = f" (re #{shown})" if shown else ""
         self._write(f"[#{number}]{arrow} {self.settings.bot_name}: {text}")
-        self._said.put_nowait(Said(number, text, reply_to=reply_to, html=html))
-        return str(number)
+        self._said.put_nowait(Said(number, text, reply_to=shown, html=html))
+        return self.message_id(number)
 
     async def react(self, target: Target, message_id: str, key: str) -> str | None:
         number = self._next_number()
-        self._write(f"[#{number}] {self.settings.bot_name} reacted {key} to #{message_id}")
-        self._said.put_nowait(Said(number, "", reply_to=message_id, reaction=key))
-        return str(number)
+        shown = self._number(message_id)
+        self._write(f"[#{number}] {self.settings.bot_name} reacted {key} to #{shown}")
+        self._said.put_nowait(Said(number, "", reply_to=shown, reaction=key))
+        return self.message_id(number)

@@ -21,7 +21,7 @@ from .matrix import MatrixSettings, login
 from .matrix import make_client as make_matrix_client
 from .xmpp import XmppSettings, connect
 from .xmpp import make_client as make_xmpp_client
-from .xmpp_connection import shutdown
+from .xmpp_connection import login_failure, shutdown
 
 
 async def probe_xmpp(settings: XmppSettings, *, within: float = 15.0) -> ProbeReport:
@@ -51,7 +51,7 @@ async def probe_xmpp(settings: XmppSettings, *, within: float = 15.0) -> ProbeRe
                 settings.jid,
                 connected=result == "auth",
                 logged_in=False,
-                error="login refused" if result == "auth" else result,
+                error=login_failure(client, settings) if result == "auth" else result,
             )
         client.send_presence()
         rooms = [await _probe_muc(client, room, settings.nick, within) for room in settings.rooms]

@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import ssl
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Literal
@@ -88,6 +89,22 @@ def make_client(settings: XmppSettings, *, resource: str | None = None) -> slixm
     return client
 
 
+def login_failure(client: slixmpp.ClientXMPP, settings: XmppSettings) -> str:
+    """Why the server did not let us log in, in words that point at the fix."""
+    secure = "starttls" in client.features or isinstance(
+        client.socket, ssl.SSLSocket | ssl.SSLObject
+    )
+    if not secure and settings.tls != "none":
+        # slixmpp never offers the password over a plain stream; it reports that
+        # as a failed login, which is not what happened.
+        return (
+            f"the server at {settings.host or client.boundjid.domain} offered no TLS, so the "
+            'password was not sent; enable TLS on the server (set xmpp.tls = "none" only '
+            "for a server on the same machine)"
+        )
+    return f"login as {settings.jid} refused; check the password"
+
+
 def connect(client: slixmpp.ClientXMPP, settings: XmppSettings) -> None:
     if settings.host:
         client.connect(settings.host, settings.port)
@@ -151,7 +168,7 @@ class XmppConnection:
 
     def _on_auth_failed(self, _: object) -> None:
         # The stream closes next, which settles the round through "disconnected".
-        log.error("XMPP login as %s refused; check the password", self.settings.jid)
+        log.error("XMPP: %s", login_failure(self.client, self.settings))
         self.auth_failed = True
 
     def _on_presence(self, pres: Presence) -> None:

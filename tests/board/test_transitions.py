@@ -7,6 +7,7 @@ import pytest
 from chatbot.domain.phases import Kind, Phase
 from chatbot.domain.transitions import (
     OWNER_ACTIONS,
+    RUN_FAILURE,
     TRANSITIONS,
     Action,
     By,
@@ -39,6 +40,12 @@ def test_every_action_and_every_phase_appears_in_the_table() -> None:
     for phase in Phase:
         assert phase in reachable or phase in sources, phase
     assert not any(Phase.ARCHIVED in row.sources for row in TRANSITIONS)
+
+
+def _source(failure) -> tuple[Phase, Kind]:
+    phase = next(p for p, f in RUN_FAILURE.items() if f is failure)
+    row = next(r for r in TRANSITIONS if r.action is failure.action)
+    return phase, next(iter(row.kinds))
 
 
 def _expected(action: Action, phase: Phase, kind: Kind, stage: str | None, by: By):
@@ -86,7 +93,15 @@ async def test_every_pair_through_the_store(store: Store, phase: Phase, kind: Ki
         ]
 
 
-@pytest.mark.parametrize("stage", list(Stage))
+# The stages a failed card can carry: those of the run failures that lead to `failed`,
+# and the one earlier versions wrote for failures outside any role.
+FAILED_STAGES = sorted(
+    {f.stage for f in RUN_FAILURE.values() if find(f.action, *_source(f)).target is Phase.FAILED}
+    | {Stage.WORKER}
+)
+
+
+@pytest.mark.parametrize("stage", FAILED_STAGES)
 def test_retry_from_failed_repeats_the_failed_stage(stage: Stage) -> None:
     target = resolve("x", Action.RETRY, Phase.FAILED, Kind.INTENT, by=By.OWNER, failure_stage=stage)
     expected = {

@@ -101,7 +101,11 @@ async def test_second_answer_is_told_already_answered(env: Env) -> None:
     await _question(env)
     await env.one(msg("OAuth", reply_to="bot-q"))
     row = await env.one(react("bot-q", "2️⃣"))
-    assert row.text == "Question #1 was already answered (by xmpp:owner@example.org)."
+    # The card and the question's words, never an internal question number.
+    assert row.text == (
+        "The question on login (OAuth or password?) was already answered by xmpp:owner@example.org."
+    )
+    assert "#" not in row.text
     assert (await _answered(env)).answer == "OAuth"
     row = await env.one(msg("/answer login password"))
     assert row.text == "login has no open question."
@@ -124,7 +128,7 @@ async def test_answer_to_a_superseded_question(env: Env) -> None:
     await _question(env)
     await env.ask("login", "Newer question?", [], message_id="bot-q2")
     row = await env.one(msg("OAuth", reply_to="bot-q"))
-    assert row.text == "Question #1 is no longer open."
+    assert row.text == "The question on login (OAuth or password?) is no longer open."
 
 
 async def test_strangers_reply_is_ignored_and_told_once(env: Env) -> None:

@@ -214,9 +214,14 @@ async def assert_rejected_cleanly(
     assert jobs[-1]["state"] == "failed"
     assert all(name in CONTROL_CHARS.sub(" ", jobs[-1]["error"]) for name in names)
     assert all(job["state"] not in ("queued", "running") for job in jobs)
-    # No partial state: no new card, no question, nothing queued, no file.
+    # No partial state: no new card, no question of the model's, nothing queued, no file.
+    # A failed operator run asks its own question: the failure, for the owner to answer.
     assert await h.board.slugs() == slugs_before
-    assert (await h.store.reader.fetchone("SELECT count(*) FROM questions"))[0] == 0
+    questions = await h.store.reader.fetchall("SELECT kind, text, state FROM questions")
+    if phase is Phase.NEEDS_HUMAN:
+        assert [(q[0], q[1], q[2]) for q in questions] == [("operator_failed", detail, "open")]
+    else:
+        assert questions == []
     assert (await h.store.reader.fetchone("SELECT count(*) FROM card_dependencies"))[0] == 0
     assert tree_snapshot(h.repo) == files_before
     assert git(h.repo, "status", "--porcelain", "--untracked-files=all", "--ignored") == ""

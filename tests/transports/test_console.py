@@ -49,8 +49,11 @@ async def test_push_and_pop_like_a_test_bot() -> None:
     out = io.StringIO()
     console = ConsoleTransport(ConsoleSettings(owner="alice"), output=out)
 
+    ev_ids: list[str] = []
+
     async def echo(ev: IncomingEvent) -> None:
         assert isinstance(ev, IncomingMessage)
+        ev_ids.append(ev.message_id)
         assert ev.sender == Identity("console", "alice") and ev.is_direct
         await console.send(ev.chat, f"you said {ev.text}", reply_to=ev.message_id)
         await console.react(ev.chat, ev.message_id, "👀")
@@ -60,6 +63,7 @@ async def test_push_and_pop_like_a_test_bot() -> None:
     await console.push("hello")
     said = await console.pop()
     assert said.text == "you said hello" and said.reply_to == "1" and said.number == 2
+    assert ev_ids == [console.message_id(1)]
     reaction = await console.pop()
     assert reaction.reaction == "👀" and reaction.reply_to == "1"
     assert out.getvalue().splitlines() == [
@@ -83,4 +87,22 @@ async def test_reads_lines_from_an_input_stream_until_eof() -> None:
     await asyncio.wait_for(console.closed.wait(), 2)
     await console.stop()
     assert [type(e).__name__ for e in got] == ["IncomingMessage", "IncomingReaction"]
-    assert got[1].target_id == "1"
+    assert got[1].target_id == console.message_id(1)
+
+
+async def test_message_ids_differ_across_restarts_though_numbers_repeat() -> None:
+    # Numbers start at 1 on every start; the ids behind them must not repeat, or a
+    # reaction on today's #1 would find what yesterday's #1 was about.
+    first, second = ConsoleTransport(output=io.StringIO()), ConsoleTransport(output=io.StringIO())
+    got: list[IncomingEvent] = []
+
+    async def keep(ev: IncomingEvent) -> None:
+        got.append(ev)
+
+    ids = []
+    for console in (first, second):
+        console.on_event(keep)
+        ids.append(await console.send(console.owner, "a notice"))
+        await console.push("+1 👍")
+    assert ids[0] != ids[1]
+    assert [e.target_id for e in got] == ids
