@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from chatbot.board import OPERATOR_FAILED_QUESTION, Change
+from chatbot.board import Change
 from chatbot.domain.transitions import Action
 from chatbot.notify_texts import text
 from chatbot.store import Db, Store
@@ -52,8 +52,9 @@ NOTICES: dict[Action, tuple[str, ...]] = {
     A.INSPECTOR_FAILED: ("inspector_failed",),
     A.FIXER_FAILED: ("fixer_failed",),
 }
-# A question is posted with the text for its kind (default "question") and the hint.
-QUESTION_NOTICES: dict[str, str] = {OPERATOR_FAILED_QUESTION: "question_operator_failed"}
+# A question is posted with the text for the move that asked it (default "question"),
+# its options and "question_hint".
+QUESTION_NOTICES: dict[Action, str] = {A.OPERATOR_FAILED: "question_operator_failed"}
 
 
 @dataclass(frozen=True)
@@ -137,7 +138,7 @@ class Notifier:
             await self._post(db, body, card=card, purpose=f"card:{change.action}")
         if change.question is not None:
             question = change.question
-            key = QUESTION_NOTICES.get(question.kind, "question")
+            key = QUESTION_NOTICES.get(change.action, "question")  # type: ignore[call-overload]
             lines = [self.t(key, slug=card.slug, text=question.text)]
             lines += [f"{NUMBER_KEYS[i]} {option}" for i, option in enumerate(question.options)]
             lines.append(self.t("question_hint", slug=card.slug))

@@ -97,7 +97,7 @@ async def run_builder(ctx: JobContext) -> None:
         feedback=_feedback(ctx),
     )
     session, usage, answer, last_text = "", None, None, ""
-    turns = _Turns()
+    unfinished = 0
     for turn in range(limit):
         result = await ctx.run(
             "builder",
@@ -116,12 +116,14 @@ async def run_builder(ctx: JobContext) -> None:
         if result.output.turn_limit_reached:
             break
         if not _claims_to_be_done(last_text):
-            turns.unfinished(last_text)
+            unfinished += 1
             continue  # not finished: the next iteration resumes the same session
         answer = parse_builder_answer(last_text)  # a broken final answer fails the job
         break
     if answer is None:
-        await _limit_reached(ctx, limit, last_text, turns.summary())
+        # Named, so an agent that talks but never finishes is not mistaken for a slow one.
+        why = f"{unfinished} answers without the commit-message block" if unfinished else ""
+        await _limit_reached(ctx, limit, last_text, why)
         return
     await _commit_and_review(ctx, worktree, answer, Action.BUILD_COMMITTED, limit_reached=False)
 
@@ -131,28 +133,6 @@ def _claims_to_be_done(text: str) -> bool:
     return any(
         token in text for token in (COMMIT_MESSAGE.start, COMMIT_MESSAGE.end, BUILDER_REPORT.start)
     )
-
-
-class _Turns:
-    """How the builder's turns that did not finish ended, to name them at the limit."""
-
-    def __init__(self) -> None:
-        self.silent = 0
-        self.talking = 0
-
-    def unfinished(self, text: str) -> None:
-        if text.strip():
-            self.talking += 1
-        else:
-            self.silent += 1
-
-    def summary(self) -> str:
-        parts = []
-        if self.silent:
-            parts.append(f"{self.silent} ended without any answer")
-        if self.talking:
-            parts.append(f"{self.talking} answered without the commit-message block")
-        return "; ".join(parts)
 
 
 async def _limit_reached(ctx: JobContext, limit: int, last_text: str, turns: str) -> None:

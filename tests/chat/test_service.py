@@ -427,3 +427,35 @@ async def test_handle_never_raises(env: Env, monkeypatch: pytest.MonkeyPatch) ->
     monkeypatch.setattr(env.board, "summary", boom)
     row = await env.one(msg("/status"))
     assert row.purpose == "refusal" and "failed inside the bot" in row.text
+
+
+async def test_deploy_says_a_deployment_is_queued_not_a_phase_change(env: Env) -> None:
+    await env.card("login", Phase.READY_FOR_DEPLOYMENT, commit_hash="abc123def4567")
+    row = await env.one(msg("/deploy login"))
+    assert row.text == "login: deployment of abc123def456 queued."
+    assert "→" not in row.text
+
+
+@pytest.mark.parametrize(
+    "phase, stage, command, after",
+    [
+        (Phase.NEEDS_HUMAN, "operator", "/retry login", Phase.OPERATOR_RUNNING),
+        (Phase.NEEDS_HUMAN, "operator", "/start login", Phase.OPERATOR_RUNNING),
+        (Phase.NEEDS_HUMAN, None, "/answer login use OAuth", Phase.OPERATOR_RUNNING),
+        (Phase.INSPECTOR_FAILED, "inspector", "/cancel login", Phase.READY_FOR_DEPLOYMENT),
+        (Phase.INSPECTOR_QUESTION, None, "/answer login yes", Phase.INSPECTOR_RUNNING),
+        (Phase.FIXER_QUESTION, None, "/cancel login", Phase.READY_FOR_DEPLOYMENT),
+    ],
+)
+async def test_ways_forward_from_waiting_and_failed_phases(
+    env: Env, phase: Phase, stage: str | None, command: str, after: Phase
+) -> None:
+    # No open question row anywhere here: the phase alone must be enough.
+    await env.card("login", phase, failure_stage=stage, commit_hash="abc123")
+    async with env.store.transaction() as db:
+        await db.execute(
+            "UPDATE cards SET resume_phase = 'ready_for_deployment' WHERE slug = 'login'"
+        )
+    row = await env.one(msg(command))
+    assert await env.phase("login") is after, row.text
+    assert row.purpose == "reply"

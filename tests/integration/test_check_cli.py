@@ -71,3 +71,17 @@ async def test_verbose_logs_never_show_the_chat_password(tmp_path: Path, servers
         import base64
 
         assert base64.b64encode(password.encode()).decode()[:12] not in output
+
+
+async def test_check_names_a_server_without_tls_instead_of_the_password(
+    tmp_path: Path, servers
+) -> None:
+    # The test Prosody offers no TLS; with the default `tls = "starttls"` the password
+    # is never sent. Blaming the password sent people hunting the wrong problem.
+    (tmp_path / "repo").mkdir()
+    config = bot_config(tmp_path, servers.info, xmpp=True, matrix=False)
+    config.write_text(config.read_text().replace('tls = "none"\n', ""))
+    result = check(config)
+    assert result.returncode == 1
+    assert "offered no TLS, so the password was not sent" in result.stdout, result.stdout
+    assert "check the password" not in result.stdout

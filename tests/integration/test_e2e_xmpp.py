@@ -295,3 +295,52 @@ async def test_bot_killed_mid_run_and_restarted_ends_clear_and_loses_nothing(
     finally:
         fifo.close()
         await bot.stop()
+
+
+async def test_a_failed_operator_run_is_answered_then_retried_to_deployed(
+    tmp_path: Path, servers, xmpp_peer
+) -> None:
+    # The most common failure with real models: an answer that breaks its contract.
+    # The room is told how to go on, and both ways it names work, to deployed.
+    deploys = tmp_path / "deploys.log"
+    script = tmp_path / "deploy.sh"
+    script.write_text(f'#!/bin/sh\necho "$1" >> {deploys}\n')
+    script.chmod(0o755)
+    bad = operator_answer({"decision": "direct_builder", "colour": "red"})
+    turns = [
+        {"match": "OPERATOR-DECISION", "answer": bad},
+        {"match": "OPERATOR-DECISION", "answer": "no decision at all"},
+        {"match": "OPERATOR-DECISION", "answer": direct("light")},
+        BUILD,
+        APPROVE,
+    ]
+    extra = f'[deploy]\ncommand = ["{script}", "{{commit}}"]\n'
+    bot, room = await start_bot(
+        tmp_path, servers.info, turns, {"report": INTENT}, xmpp_peer, extra=extra
+    )
+    try:
+        # An earlier test's killed bot may still hold the nick in a hibernating session;
+        # speak only once this bot has joined (its own log says so).
+        await bot.logged(r"xmpp transport online")
+        await room.say("/start report")
+        failed = await room.bot_says(r"the operator run failed")
+        assert "colour" in failed["body"] and "/retry report" in failed["body"]
+        # The first way: a reply to the failure with more context.
+        await room.reply("Just one file, please.", stanza_id(failed, room.room))
+        again = await room.bot_says(r"the operator run failed")
+        assert bot.phase("report") == "needs_human"
+        # The second way: /retry, as the message says.
+        retry = await room.say("/retry report")
+        moved = await room.bot_replies_to(retry)
+        assert "operator running" in moved["body"], moved["body"]
+        await room.bot_says(r"🚀 report")
+        card = bot.card("report")
+        assert card["phase"] == "deployed" and card["failure_stage"] is None
+        assert deploys.read_text().split() == [card["commit_hash"]]
+        answers = [a["answer"] for a in json.loads(card["data"])["answers"]]
+        assert answers == ["Just one file, please."]
+        assert again["body"] != failed["body"]
+        rows = bot.query("SELECT state FROM questions ORDER BY id")
+        assert [r["state"] for r in rows] == ["answered", "cancelled"]
+    finally:
+        await bot.stop()

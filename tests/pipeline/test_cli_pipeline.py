@@ -99,3 +99,49 @@ def test_cli_cancel_and_split_refusals(tmp_path: Path) -> None:
     assert unknown.returncode == 1 and "did you mean greeting" in unknown.stderr
     split = cli(config, env, "split", "greeting")
     assert split.returncode == 0 and "split requested" in split.stdout
+
+
+def test_cli_the_issue_sequence_a_failed_operator_run_goes_on(tmp_path: Path) -> None:
+    # Exactly as a new user tried it: a fresh board, no bot ever ran, and the
+    # operator's answer has an unknown field.
+    bad = operator_answer({"decision": "direct_builder", "colour": "red"})
+    turns = [
+        {"match": "OPERATOR-DECISION", "answer": bad},
+        {"match": "OPERATOR-DECISION", "answer": bad},
+        {"match": "OPERATOR-DECISION", "answer": direct("light")},
+        {
+            "match": "COMMIT-MESSAGE",
+            "cli": "codex",
+            "answer": builder_answer("Add hello"),
+            "files": {"hello.txt": "hello\n"},
+        },
+        {"match": "REVIEW-RESULT", "answer": review_answer("approve")},
+    ]
+    config, env = _setup(tmp_path, turns)
+    # The board shows the repository's cards before the bot ever ran.
+    assert "greeting" in cli(config, env, "cards").stdout
+    assert cli(config, env, "start", "greeting").returncode == 0
+
+    failed = cli(config, env, "run", "--until-idle")
+    assert failed.returncode == 1 and "1 job(s) failed" in failed.stderr
+    card = json.loads(cli(config, env, "card", "greeting", "--json").stdout)
+    assert card["phase"] == "needs_human"
+    assert card["failure"]["stage"] == "operator" and "colour" in card["failure"]["detail"]
+
+    # Each way the user tried now moves the card on.
+    answered = cli(config, env, "answer", "greeting", "build it")
+    assert answered.returncode == 0, answered.stderr
+    assert cli(config, env, "run", "--until-idle").returncode == 1  # the same answer again
+    retried = cli(config, env, "retry", "greeting")
+    assert retried.returncode == 0, retried.stderr
+    done = cli(config, env, "run", "--until-idle")
+    assert done.returncode == 0, done.stderr
+    card = json.loads(cli(config, env, "card", "greeting", "--json").stdout)
+    assert card["phase"] == "ready_for_deployment" and card["failure"] is None
+
+
+def test_cli_start_on_a_card_whose_file_exists_before_the_bot_ran(tmp_path: Path) -> None:
+    config, env = _setup(tmp_path, [])
+    started = cli(config, env, "start", "greeting")
+    assert started.returncode == 0, started.stderr
+    assert "operator running" in started.stdout

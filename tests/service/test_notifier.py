@@ -114,3 +114,55 @@ def test_cut_never_splits_inside_a_word_or_character() -> None:
     assert len(short) <= 103 and short.endswith(" …")
     assert short[:-2].rstrip().endswith(("Grüße", "👍🏽"))
     assert cut("short", 100) == "short"
+
+
+async def test_a_failed_operator_run_is_posted_as_a_question_to_answer_or_retry(board) -> None:
+    async with board.store.transaction() as db:
+        await card_store.create(db, "c", Kind.INTENT, Phase.OPERATOR_RUNNING, actor="t")
+        await db.execute(
+            "INSERT INTO jobs (card_id, kind, lane, created_at) VALUES (1, 'operator', 'r', 0)"
+        )
+        job = await claim(db, "r", "w", 60)
+    await board.fail(job, "w", detail="the operator's answer was rejected: bad JSON")
+    [row] = [r for r in await posts(board) if r.transport == "xmpp"]
+    assert row.purpose == "question" and row.question_id is not None
+    assert row.text.startswith("⚠️ c: the operator run failed: the operator's answer was rejected")
+    assert "/retry c" in row.text and "/answer c" in row.text
+
+
+async def test_run_endings_say_the_failure_once(board) -> None:
+    from chatbot.store.telemetry import RunRecord
+
+    async with board.store.transaction() as db:
+        card = await card_store.create(db, "c", Kind.INTENT, Phase.BUILDING, actor="t")
+    notifier = board.listeners[0]
+    record = RunRecord(
+        role="builder",
+        runtime="codex",
+        configured_model="m",
+        actual_model=None,
+        reasoning_effort="",
+        input_tokens=None,
+        cached_tokens=None,
+        output_tokens=None,
+        cost_usd=None,
+        duration_s=40.02,
+        turns=None,
+        outcome="codex: timed out after 40s",
+        session_id=None,
+    )
+    await notifier.run_finished(card, record)
+    [row] = [r for r in await posts(board) if r.transport == "xmpp"]
+    assert row.text == (
+        "⏹ c: builder run failed after 40.0s: codex: timed out after 40s (tokens unknown)."
+    )
+
+
+async def test_a_fixer_commit_is_announced_as_the_fixers(board) -> None:
+    async with board.store.transaction() as db:
+        await card_store.create(db, "c", Kind.INTENT, Phase.FIXER_RUNNING, actor="t")
+    await board.apply(
+        "c", Action.FIXER_COMMITTED, reason="Fix it", commit_hash="f" * 40, details={}
+    )
+    [row] = [r for r in await posts(board) if r.transport == "xmpp"]
+    assert row.text == "🔧 c: fixer committed ffffffffffff: Fix it"

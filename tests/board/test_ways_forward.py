@@ -1,0 +1,266 @@
+"""No dead ends, derived from the transition table and the text catalogues.
+
+The states a card can reach are explored through the real store from the table
+itself (every row tried from every state found so far), so the failure stage and
+the phase to return to are those the code really writes. Then:
+
+- every state that waits for the owner (not running, not finished) offers a move
+  on besides /archive and /inspect, which the store really performs;
+- every command or reaction a posted text suggests is allowed in every state the
+  text can be posted for.
+
+A deliberately broken table must fail both checks.
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+import pytest
+
+from chatbot.chat import texts as chat_texts
+from chatbot.chat.commands import BY_NAME
+from chatbot.chat.reactions import REACTIONS, Effect
+from chatbot.domain import transitions
+from chatbot.domain.phases import END_PHASES, QUESTION_PHASES, Kind, Phase
+from chatbot.domain.transitions import RUN_FAILURE, Action, By, Target, TransitionRefused
+from chatbot.notify import NOTICES, QUESTION_NOTICES
+from chatbot.notify_texts import TEXTS as NOTIFY_TEXTS
+from chatbot.store import Store
+from chatbot.store import cards as card_store
+
+
+@dataclass(frozen=True)
+class State:
+    phase: Phase
+    kind: Kind
+    stage: str | None = None
+    resume: Phase | None = None
+    resume_stage: str | None = None
+
+
+STARTS = (
+    State(Phase.PLANNED, Kind.INTENT),
+    State(Phase.PLANNED, Kind.RESEARCH),
+    State(Phase.DRAFT_RUNNING, Kind.DRAFT),
+)
+# Moves that do not move a card on: looking at it, or closing it.
+NOT_FORWARD = frozenset({Action.ARCHIVE, Action.INSPECT})
+# A split parent waits for its children, not for the owner: they carry it on.
+WAITS_FOR_CHILDREN = frozenset({Phase.SPLIT})
+
+
+@dataclass
+class Graph:
+    states: set[State] = field(default_factory=set)
+    # (state, action) -> the state the store moved the card to
+    moves: dict[tuple[State, Action], State] = field(default_factory=dict)
+
+    def reached_by(self, action: Action) -> set[State]:
+        return {after for (_, done), after in self.moves.items() if done is action}
+
+    def forward(self, state: State) -> set[Action]:
+        return {
+            action
+            for (before, action), _ in self.moves.items()
+            if before == state and action in transitions.OWNER_ACTIONS and action not in NOT_FORWARD
+        }
+
+
+async def explore(store: Store) -> Graph:
+    """Every state reachable from the starts, each move tried through the real store."""
+    graph = Graph()
+    todo = list(STARTS)
+    counter = itertools.count()
+    while todo:
+        state = todo.pop()
+        if state in graph.states:
+            continue
+        graph.states.add(state)
+        for row in transitions.TRANSITIONS:
+            if state.phase not in row.sources or state.kind not in row.kinds:
+                continue
+            after = await _try(store, state, row.action, row.by, f"c{next(counter)}")
+            if after is not None:
+                graph.moves[(state, row.action)] = after
+                todo.append(after)
+    return graph
+
+
+async def _try(store: Store, state: State, action: Action, by: By, slug: str) -> State | None:
+    changes: dict[str, object] = {}
+    failure = RUN_FAILURE.get(state.phase)
+    if failure is not None and failure.action is action:
+        # What the board writes when it records a failed run.
+        changes = {"failure_stage": failure.stage.value, "failure_detail": "it broke"}
+    if action is Action.DRAFT_COMPLETED:
+        changes["kind"] = Kind.INTENT.value
+    async with store.transaction() as db:
+        await card_store.create(db, slug, state.kind, state.phase, actor="test")
+        await db.execute(
+            "UPDATE cards SET failure_stage = ?, resume_phase = ?, resume_failure_stage = ? "
+            "WHERE slug = ?",
+            (state.stage, state.resume, state.resume_stage, slug),
+        )
+        try:
+            card = await card_store.transition(db, slug, action, actor="t", by=by, **changes)
+        except TransitionRefused:
+            return None  # a row for another failure stage
+    return State(
+        card.phase, card.kind, card.failure_stage, card.resume_phase, card.resume_failure_stage
+    )
+
+
+def dead_ends(graph: Graph) -> list[State]:
+    resting = END_PHASES | WAITS_FOR_CHILDREN
+    waiting = [s for s in graph.states if not s.phase.is_running and s.phase not in resting]
+    return sorted(
+        (s for s in waiting if not graph.forward(s)), key=lambda s: (s.phase, s.kind, s.stage or "")
+    )
+
+
+# --- what the texts suggest ------------------------------------------------------
+
+_COMMAND = re.compile(r"/([a-z]+) \{slug\}")
+_ACTING_REACTIONS = {r.shown: r.action for r in REACTIONS if r.effect is Effect.ACT}
+
+
+def suggested(text: str) -> set[Action]:
+    """The card actions a text tells the owner to take: `/cmd {slug}` or an acting emoji.
+
+    A notice's leading icon (✂️ on "split into ...") is decoration, not a suggestion.
+    """
+    found = set()
+    head, _, rest = text.partition(" ")
+    if head in _ACTING_REACTIONS:
+        text = rest
+    for name in _COMMAND.findall(text):
+        action = BY_NAME[name].action
+        assert action is not None, f"/{name} {{slug}} suggested, but /{name} acts on no card"
+        found.add(action)
+    found |= {action for shown, action in _ACTING_REACTIONS.items() if shown in text}
+    return found
+
+
+def catalogue_texts(key: str) -> list[str]:
+    return [table[key] for table in NOTIFY_TEXTS.values()]
+
+
+def posted_for(graph: Graph) -> dict[str, set[State]]:
+    """Each notice text and the states it can be posted in, from the notifier's tables."""
+    where: dict[str, set[State]] = {}
+    for action, keys in NOTICES.items():
+        for key in keys:
+            where.setdefault(key, set()).update(graph.reached_by(action))
+    for action, key in QUESTION_NOTICES.items():
+        where.setdefault(key, set()).update(graph.reached_by(action))
+    asking = {s for s in graph.states if s.phase in QUESTION_PHASES}
+    where.setdefault("question", set()).update(asking)
+    where.setdefault("question_hint", set()).update(asking)
+    return where
+
+
+# The card view's own hints (chat catalogue) and where the view shows them.
+VIEW_HINTS = {"card_split_offer": frozenset({Phase.PLANNING_WITH_FEEDBACK})}
+
+
+def wrong_suggestions(graph: Graph) -> list[tuple[str, Action, State]]:
+    wrong = []
+    where = posted_for(graph)
+    for key, states in where.items():
+        for text in catalogue_texts(key):
+            for action in suggested(text):
+                for state in states:
+                    if transitions.find(action, state.phase, state.kind, state.stage) is None:
+                        wrong.append((key, action, state))
+    for key, phases in VIEW_HINTS.items():
+        for catalogue in chat_texts.CATALOGUES.values():
+            for action in suggested(catalogue[key]):
+                for state in (s for s in graph.states if s.phase in phases):
+                    if transitions.find(action, state.phase, state.kind, state.stage) is None:
+                        wrong.append((key, action, state))
+    return wrong
+
+
+# --- the tests -------------------------------------------------------------------
+
+
+@pytest.fixture
+async def graph(tmp_path: Path) -> Graph:
+    store = await Store.open(tmp_path / "ways.sqlite3")
+    try:
+        return await explore(store)
+    finally:
+        await store.close()
+
+
+async def test_every_waiting_state_has_a_way_forward(graph: Graph) -> None:
+    # The exploration itself must reach the failure states it is about.
+    phases = {s.phase for s in graph.states}
+    assert set(Phase) - phases == set(), set(Phase) - phases
+    stages = {s.stage for s in graph.states if s.phase is Phase.FAILED}
+    assert {"builder", "review", "deploy", "split"} <= stages
+    assert State(Phase.NEEDS_HUMAN, Kind.INTENT, "operator") in graph.states
+    assert dead_ends(graph) == []
+
+
+async def test_every_suggested_command_is_allowed_where_it_is_posted(graph: Graph) -> None:
+    where = posted_for(graph)
+    # Every text that suggests a card command is accounted for: posted by a move of
+    # the table (so its states are known) or shown by the card view.
+    suggesting = {
+        key for table in NOTIFY_TEXTS.values() for key, text in table.items() if suggested(text)
+    } | {
+        key
+        for catalogue in chat_texts.CATALOGUES.values()
+        for key, text in catalogue.items()
+        if _COMMAND.search(text)
+    }
+    unaccounted = suggesting - {k for k, states in where.items() if states} - set(VIEW_HINTS)
+    assert unaccounted == set()
+    assert wrong_suggestions(graph) == []
+
+
+async def test_a_deliberate_dead_end_is_found(tmp_path: Path, monkeypatch) -> None:
+    # Take away every way out of a failed inspection but archive: the check must say so.
+    broken = tuple(
+        replace(row, sources=row.sources - {Phase.INSPECTOR_FAILED})
+        if row.action in (Action.RETRY, Action.CANCEL)
+        else row
+        for row in transitions.TRANSITIONS
+    )
+    monkeypatch.setattr(transitions, "TRANSITIONS", broken)
+    store = await Store.open(tmp_path / "broken.sqlite3")
+    try:
+        graph = await explore(store)
+    finally:
+        await store.close()
+    assert {s.phase for s in dead_ends(graph)} == {Phase.INSPECTOR_FAILED}
+    # ...and the failure notice, which still suggests /retry and /cancel, is wrong there.
+    wrong = {(key, action) for key, action, _ in wrong_suggestions(graph)}
+    assert wrong == {("inspector_failed", Action.RETRY), ("inspector_failed", Action.CANCEL)}
+
+
+def test_suggestions_are_read_from_the_texts() -> None:
+    assert suggested("❌ {slug}: failed. /retry {slug} or /fix {slug}.") == {
+        Action.RETRY,
+        Action.FIX,
+    }
+    assert suggested("React ✂️ to split") == {Action.SPLIT}
+    assert suggested("/help lists them") == set()
+
+
+def test_a_resume_target_is_never_taken_without_a_phase_to_return_to(graph: Graph) -> None:
+    # A cancelled or finished detour that had nowhere to return would land in `planned`
+    # and lose the card's place: every state that can resume knows where to.
+    resuming = {
+        (state, action)
+        for (state, action) in graph.moves
+        if (row := transitions.find(action, state.phase, state.kind, state.stage)) is not None
+        and row.target is Target.RESUME
+    }
+    assert resuming
+    assert all(state.resume is not None for state, _ in resuming)

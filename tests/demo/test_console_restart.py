@@ -1,0 +1,53 @@
+"""Message numbers start again at #1 after a restart; the board must not mix them up.
+
+Before the fix the console's message ids were the bare numbers, and the map of
+posted messages to cards kept the old rows: after a restart, a reaction on the new
+#2 acted on the card the old #2 was about.
+"""
+
+from __future__ import annotations
+
+import asyncio
+
+from chatbot.app import running_bot
+from chatbot.service import serve
+from chatbot.transports.console import ConsoleSettings, ConsoleTransport
+from tests.demo.test_console_demo import demo_config, said
+
+
+async def session(config, lines: list[tuple[str, str]]) -> list[str]:
+    """One run of the bot: type each line, wait for an answer matching its pattern."""
+    console = ConsoleTransport(ConsoleSettings(owner="owner@localhost", bot_name="board"))
+    stop = asyncio.Event()
+    answers = []
+    async with running_bot(config) as bot:
+        serving = asyncio.create_task(serve(bot, stop, transports={"console": console}))
+        try:
+            await asyncio.wait_for(console.wait_online(), 10)
+            for line, pattern in lines:
+                await console.push(line)
+                answer = await said(console, pattern)
+                answers.append(f"#{answer.number} {answer.text}")
+        finally:
+            stop.set()
+            await serving
+    return answers
+
+
+async def test_a_reaction_after_a_restart_acts_on_the_card_of_the_new_message(tmp_path) -> None:
+    config = demo_config(tmp_path)
+    [first] = await session(config, [("/status hello-endpoint", r"hello-endpoint")])
+    assert first.startswith("#2 ")  # the owner's line is #1, the bot's answer #2
+    [second, archived] = await session(
+        config,
+        [
+            ("/status readme-badges", r"readme-badges"),
+            # The same number as the first session's answer, now about another card.
+            ("+2 🗄️", r"archive"),
+        ],
+    )
+    assert second.startswith("#2 ")
+    assert "readme-badges" in archived
+    async with running_bot(config) as bot:
+        assert (await bot.board.card("readme-badges")).phase.value == "archived"
+        assert (await bot.board.card("hello-endpoint")).phase.value == "planned"
