@@ -18,7 +18,7 @@ from typing import Any
 from chatbot import fanout, importer
 from chatbot.board_reads import BoardReads, BoardSummary, CardView
 from chatbot.domain.phases import QUESTION_PHASES, Kind, Phase
-from chatbot.domain.runs import DEPLOY_JOB, ROLE_FOR_PHASE, job_lane
+from chatbot.domain.roles import DEPLOY_JOB, FOR_PHASE
 from chatbot.domain.transitions import RUN_FAILURE, Action, By
 from chatbot.pipeline.files import StagedFiles
 from chatbot.store import Db, Store
@@ -372,13 +372,13 @@ class BoardService(BoardReads):
         return _WorkTransaction(self)
 
     async def _queue_run(self, db: Db, card: Card, payload: dict[str, Any] | None) -> Job | None:
-        role = ROLE_FOR_PHASE.get(card.phase)
+        role = FOR_PHASE.get(card.phase)
         if role is None:
             return None
         job, _ = await job_store.enqueue(
             db,
-            kind=role,
-            lane=job_lane(role, card.lane, self.default_lane),
+            kind=role.name,
+            lane=role.lane(card.lane, self.default_lane),
             card_id=card.id,
             payload={"phase": card.phase.value, "version": card.version, **(payload or {})},
         )

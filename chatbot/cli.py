@@ -16,6 +16,7 @@ from pathlib import Path
 from chatbot.app import open_board, running_bot, stop_on_signals
 from chatbot.board import BoardError, BoardService, closest_slugs
 from chatbot.config import Config, ConfigError, load_config
+from chatbot.domain import roles
 from chatbot.domain.transitions import Action, TransitionRefused
 from chatbot.store import StoreError
 from chatbot.store import cards as card_store
@@ -114,10 +115,11 @@ async def _runs(board: BoardService, config: Config) -> int:
     now = time.time()
     for job in summary.active_jobs:
         card = await card_store.get_by_id(board.store.reader, job.card_id) if job.card_id else None
-        if job.kind in ("builder", "fixer") and card and card.runtime:
-            runtime = card.runtime
-        elif job.kind in ("builder", "deploy"):
-            runtime = "-" if job.kind == "deploy" else config.lanes[job.lane].runtime
+        role = roles.BY_NAME.get(job.kind)
+        if role is None:
+            runtime = "-"  # a deploy runs no model
+        elif role.profile_from is roles.ProfileFrom.LANE:
+            runtime = (card.runtime if card else None) or config.lanes[job.lane].runtime
         else:
             runtime = config.role(job.kind).runtime
         since = job.started_at or job.created_at

@@ -16,7 +16,7 @@ from runners.contracts import (
     parse_fixer_answer,
 )
 from runners.contracts.markers import BUILDER_REPORT, COMMIT_MESSAGE
-from runners.runtimes import Mode, Usage
+from runners.runtimes import Usage
 from runners.workspace import NoChangesError, WorkspaceError, Worktree, commit_all, create_worktree
 
 MAX_FIXER_QUESTION_ROUNDS = 2
@@ -82,7 +82,7 @@ def _max_turns(profile: Profile, limit: int) -> int | None:
 
 async def run_builder(ctx: JobContext) -> None:
     card = ctx.card
-    profile = ctx.lane_profile(card)
+    profile = ctx.profile("builder")
     limit = (
         card.iteration_limit
         or ctx.config.lanes[card.lane or ctx.board.default_lane].iteration_limit
@@ -103,8 +103,6 @@ async def run_builder(ctx: JobContext) -> None:
             "builder",
             first_prompt if turn == 0 else prompts.builder_continue_prompt(),
             cwd=worktree.path,
-            profile=profile,
-            mode=Mode.WORKSPACE_WRITE,
             resume_session_id=session,
             max_turns=_max_turns(profile, limit),
             previous_usage=usage,
@@ -187,13 +185,10 @@ async def run_fixer(ctx: JobContext) -> None:
         question_history=history,
         question_rounds_left=rounds_left,
     )
-    profile = ctx.role_profile("fixer")
     result = await ctx.run(
         "fixer",
         prompt,
         cwd=worktree.path,
-        profile=profile,
-        mode=Mode.WORKSPACE_WRITE,
     )
     answer = parse_fixer_answer(result.output.answer, question_allowed=rounds_left > 0)
     if isinstance(answer, FixerQuestion):

@@ -34,9 +34,7 @@ async def run_reviewer(ctx: JobContext) -> None:
         intent_body=body,
         builder_report=card.data.get("builder_report", ""),
     )
-    result = await ctx.run(
-        "reviewer", prompt, cwd=worktree.path, profile=ctx.role_profile("reviewer")
-    )
+    result = await ctx.run("reviewer", prompt, cwd=worktree.path)
     review = parse_review(result.output.answer, commit)
     report_path = f"docs/review/{card.slug}.md"
     files = ctx.staged()
@@ -78,9 +76,7 @@ async def run_researcher(ctx: JobContext) -> None:
     prompt = prompts.researcher_prompt(
         slug=card.slug, research_intent_path=intent_path, intent_body=body
     )
-    result = await ctx.run(
-        "researcher", prompt, cwd=ctx.repo, profile=ctx.role_profile("researcher")
-    )
+    result = await ctx.run("researcher", prompt, cwd=ctx.repo)
     report = parse_research(result.output.answer)
     path = f"docs/research/{card.slug}.md"
     files = ctx.staged()
@@ -139,7 +135,7 @@ async def run_inspector(ctx: JobContext) -> None:
         ],
         allowed_actions=actions,
     )
-    result = await ctx.run("inspector", prompt, cwd=ctx.repo, profile=ctx.role_profile("inspector"))
+    result = await ctx.run("inspector", prompt, cwd=ctx.repo)
     if mode == "route_next":
         routing = parse_routing(result.output.answer, actions)
         found = routing.model_dump(mode="json")

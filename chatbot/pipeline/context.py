@@ -17,6 +17,7 @@ from typing import Any, Protocol
 
 from chatbot.board import BoardService
 from chatbot.config import Config
+from chatbot.domain import roles
 from chatbot.domain.transitions import Action
 from chatbot.pipeline.files import StagedFiles
 from chatbot.store import jobs, telemetry
@@ -74,7 +75,10 @@ class JobContext:
     def payload(self) -> dict[str, Any]:
         return self.job.payload
 
-    def role_profile(self, role: str) -> Profile:
+    def profile(self, role: str) -> Profile:
+        """What `role` runs with on this card, as the role table says where it comes from."""
+        if roles.BY_NAME[role].profile_from is roles.ProfileFrom.LANE:
+            return self.lane_profile(self.card)
         section = self.config.role(role)
         return Profile(
             section.runtime,
@@ -123,13 +127,15 @@ class JobContext:
         prompt: str,
         *,
         cwd: Path,
-        profile: Profile,
-        mode: Mode = Mode.READ_ONLY,
+        profile: Profile | None = None,
         resume_session_id: str = "",
         max_turns: int | None = None,
         previous_usage: Usage | None = None,
         accept_turn_limit: bool = False,
     ) -> RunResult:
+        """One model run of `role`; its profile (unless given) and sandbox follow the role."""
+        profile = profile or self.profile(role)
+        mode = Mode.WORKSPACE_WRITE if roles.BY_NAME[role].writes else Mode.READ_ONLY
         runtime_config = self.config.runtimes.get(profile.runtime)  # type: ignore[call-overload]
         if runtime_config is None:
             raise RunFailed(f"runtime {profile.runtime!r} has no [runtimes.{profile.runtime}]")

@@ -15,7 +15,7 @@ from collections.abc import Awaitable, Callable
 from chatbot.board import BoardService, Change, UnknownCard
 from chatbot.config import Config
 from chatbot.domain.phases import Phase
-from chatbot.domain.runs import DEPLOY_JOB, ROLE_FOR_PHASE
+from chatbot.domain.roles import DEPLOY_JOB, ROLES, ProfileFrom, role_lane
 from chatbot.domain.transitions import TransitionRefused
 from chatbot.pipeline.building import run_builder, run_fixer
 from chatbot.pipeline.checking import run_inspector, run_researcher, run_reviewer
@@ -93,8 +93,9 @@ class Worker:
         self.allowed = config.allowed_profiles()
         self.observers: list[RunObserver] = list(observers or [])
         self.lanes: dict[str, int] = {name: lane.concurrency for name, lane in config.lanes.items()}
-        for role in sorted(set(ROLE_FOR_PHASE.values()) - {"builder", "fixer"}):
-            self.lanes[f"role:{role}"] = role_concurrency
+        for role in ROLES:
+            if role.profile_from is ProfileFrom.ROLE:
+                self.lanes[role_lane(role.name)] = role_concurrency
         self.lanes[DEPLOY_JOB] = 1
         self.target_branch: str | None = None
         # Jobs this worker ran that failed (`run --until-idle` exits non-zero then).

@@ -43,7 +43,7 @@ async def run_operator(ctx: JobContext) -> None:
         allowed=ctx.allowed,
         clarifications=_clarifications(ctx),
     )
-    result = await ctx.run("operator", prompt, cwd=ctx.repo, profile=ctx.role_profile("operator"))
+    result = await ctx.run("operator", prompt, cwd=ctx.repo)
     decision = parse_operator_decision(result.output.answer, ctx.allowed, card.slug)
     details = {"decision": decision.model_dump(mode="json")}
     data = {**card.data, "operator_reason": decision.reason}
@@ -137,7 +137,7 @@ async def run_split(ctx: JobContext) -> None:
     prompt = prompts.planner_split_prompt(
         slug=card.slug, intent_path=intent_path, intent_body=body, builder_report=report
     )
-    result = await ctx.run("planner", prompt, cwd=ctx.repo, profile=ctx.role_profile("planner"))
+    result = await ctx.run("planner", prompt, cwd=ctx.repo)
     proposal = parse_split(result.output.answer, card.slug)
     children = [
         (
@@ -166,9 +166,7 @@ async def run_draft(ctx: JobContext) -> None:
     prompt = prompts.planner_draft_prompt(conversation=conversation)
     # The intake planner sees no repository at all: an empty folder is its world.
     with tempfile.TemporaryDirectory(prefix="draft-") as empty:
-        result = await ctx.run(
-            "planner", prompt, cwd=Path(empty), profile=ctx.role_profile("planner")
-        )
+        result = await ctx.run("planner", prompt, cwd=Path(empty))
     answer = parse_draft(result.output.answer)
     if isinstance(answer, DraftQuestion):
         data = {**card.data, "conversation": [*conversation, ("planner", answer.text)]}

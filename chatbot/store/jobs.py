@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
+from chatbot.domain.roles import is_repeatable
 from chatbot.store.db import Db
 
 
@@ -29,10 +30,6 @@ class JobState(StrEnum):
 ACTIVE = (JobState.QUEUED.value, JobState.RUNNING.value)
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]+")
 
-# Kinds whose run only reads (the answer is applied afterwards by the bot), so a run
-# cut off by a crash can simply run again. A builder or fixer may have half-changed
-# its worktree and a deploy may have half-happened: those fail, and a person decides.
-REPEATABLE_KINDS = frozenset({"operator", "reviewer", "researcher", "inspector", "planner"})
 MAX_AUTOMATIC_ATTEMPTS = 3
 
 
@@ -213,7 +210,7 @@ async def recover(
         )
     recovered = []
     for job in map(Job.from_row, rows):
-        if job.kind in REPEATABLE_KINDS and job.attempts < MAX_AUTOMATIC_ATTEMPTS:
+        if is_repeatable(job.kind) and job.attempts < MAX_AUTOMATIC_ATTEMPTS:
             reason = f"the worker stopped during attempt {job.attempts}; queued again"
             await db.execute(
                 "UPDATE jobs SET state = 'queued', lease_owner = NULL, lease_expires_at = NULL, "

@@ -1,0 +1,124 @@
+"""The role table: every fact about a model role, one record per role.
+
+In the spirit of arq's `Function` record: whatever needs to know something about
+a role (which phase queues it, whether it may write, whether a run cut off by a
+crash may simply run again, which profile it runs with, which lane it queues in,
+which prompt templates it reads) looks it up here. The worker's handlers and the
+failure stages stay where they are (pipeline, RUN_FAILURE), keyed by these names.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import StrEnum
+
+from chatbot.domain.phases import Phase
+
+
+class ProfileFrom(StrEnum):
+    """Where a run's runtime, model and limits come from."""
+
+    #: The card's own profile, as the operator chose it from the lanes (escalation
+    #: may change its model); the job queues in the card's lane.
+    LANE = "lane"
+    #: The role's own `[roles.<name>]` section; the job queues in the role's lane.
+    ROLE = "role"
+
+
+@dataclass(frozen=True)
+class Role:
+    name: str
+    #: Entering one of these phases queues this role's job.
+    phases: frozenset[Phase]
+    #: Works in the card's own git worktree with a writable sandbox; the bot commits.
+    #: Everything else runs read-only and only proposes.
+    writes: bool
+    #: A run cut off by a crash may run again: it only read, and its answer was
+    #: never applied. A writer may have half-changed its worktree: a person decides.
+    repeatable: bool
+    profile_from: ProfileFrom
+    #: Its prompt templates in roles/ (one per mode).
+    templates: tuple[str, ...]
+
+    def lane(self, card_lane: str | None, default_lane: str) -> str:
+        if self.profile_from is ProfileFrom.LANE:
+            return card_lane or default_lane
+        return role_lane(self.name)
+
+
+P = Phase
+LANE, ROLE = ProfileFrom.LANE, ProfileFrom.ROLE
+ROLES: tuple[Role, ...] = (
+    Role(
+        "operator",
+        phases=frozenset({P.OPERATOR_RUNNING}),
+        writes=False,
+        repeatable=True,
+        profile_from=ROLE,
+        templates=("operator",),
+    ),
+    Role(
+        "planner",
+        phases=frozenset({P.SPLIT_REQUESTED, P.DRAFT_RUNNING}),
+        writes=False,
+        repeatable=True,
+        profile_from=ROLE,
+        templates=("planner-split", "planner-draft"),
+    ),
+    Role(
+        "builder",
+        phases=frozenset({P.BUILDING}),
+        writes=True,
+        repeatable=False,
+        profile_from=LANE,
+        templates=("builder", "builder-continue"),
+    ),
+    Role(
+        "reviewer",
+        phases=frozenset({P.REVIEWING}),
+        writes=False,
+        repeatable=True,
+        profile_from=ROLE,
+        templates=("reviewer",),
+    ),
+    Role(
+        "researcher",
+        phases=frozenset({P.RESEARCH_REQUESTED}),
+        writes=False,
+        repeatable=True,
+        profile_from=ROLE,
+        templates=("researcher",),
+    ),
+    Role(
+        "inspector",
+        phases=frozenset({P.INSPECTOR_RUNNING}),
+        writes=False,
+        repeatable=True,
+        profile_from=ROLE,
+        templates=("inspector-implementation-status", "inspector-route-next"),
+    ),
+    Role(
+        "fixer",
+        phases=frozenset({P.FIXER_RUNNING}),
+        writes=True,
+        repeatable=False,
+        profile_from=ROLE,
+        templates=("fixer",),
+    ),
+)
+BY_NAME: dict[str, Role] = {role.name: role for role in ROLES}
+FOR_PHASE: dict[Phase, Role] = {phase: role for role in ROLES for phase in role.phases}
+
+#: Not a model role: merging an approved commit and running the deploy command.
+#: It may have half-happened, so like a writer it is never repeated on its own.
+DEPLOY_JOB = "deploy"
+
+
+def role_lane(name: str) -> str:
+    """The lane of a role that has none of the card's: one per role, its own limit."""
+    return f"role:{name}"
+
+
+def is_repeatable(kind: str) -> bool:
+    role = BY_NAME.get(kind)
+    return role is not None and role.repeatable
