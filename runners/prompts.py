@@ -23,7 +23,7 @@ from pathlib import Path
 
 from runners.contracts.inspector import TrustedDeployment
 from runners.contracts.markers import MARKER_TOKEN_RE
-from runners.contracts.operator import MAX_CHILDREN
+from runners.contracts.operator_schema import MAX_CHILDREN
 from runners.contracts.question import MAX_OPTIONS
 from runners.contracts.split import MAX_SPLIT_CHILDREN
 from runners.profiles import (

@@ -20,13 +20,8 @@ from runners.contracts.inspector import (
     parse_routing,
     routing_actions,
 )
-from runners.contracts.operator import (
-    LadderStep,
-    OperatorChild,
-    OperatorDecision,
-    format_operator_decision,
-    parse_operator_decision,
-)
+from runners.contracts.operator import format_operator_decision, parse_operator_decision
+from runners.contracts.operator_schema import LadderStep, OperatorChild, OperatorDecision
 from runners.contracts.question import Question
 from runners.contracts.research import ResearchReport, parse_research
 from runners.contracts.review import ReviewAnswer, ReviewVerdict, parse_review

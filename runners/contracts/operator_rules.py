@@ -8,15 +8,12 @@ one predictable complaint naming the field that carries it.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
 
 from runners.contracts._common import shown
 from runners.contracts.errors import ContractError
+from runners.contracts.operator_schema import LadderStep, OperatorChild, OperatorDecision
 from runners.contracts.scopes import scopes_overlap
 from runners.profiles import AllowedProfiles
-
-if TYPE_CHECKING:
-    from runners.contracts.operator import LadderStep, OperatorChild, OperatorDecision
 
 
 def check_decision(decision: OperatorDecision, allowed: AllowedProfiles, parent_slug: str) -> None:
