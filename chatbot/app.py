@@ -21,6 +21,7 @@ from chatbot.config import Config
 from chatbot.pipeline.engine import Worker
 from chatbot.store import Store, upkeep
 from chatbot.store.db import InstanceLock
+from runners.process import kill_orphan
 
 log = logging.getLogger(__name__)
 
@@ -81,6 +82,10 @@ class Running:
         runs that a crash cut off.
         """
         recovered = await self.board.recover(self.instance_id)
+        for item in recovered:
+            if item.job.process and kill_orphan(item.job.process):
+                # A crashed bot's agent would otherwise keep editing the worktree.
+                log.warning("stopped the orphaned run of job %s", item.job.id)
         async with self.store.transaction() as db:
             pruned = await upkeep.prune(db)
         if pruned.processed_events or pruned.sent_posts:

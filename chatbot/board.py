@@ -28,7 +28,6 @@ from chatbot.store import questions as question_store
 from chatbot.store.cards import Card, UnknownCard
 from chatbot.store.jobs import Job
 from chatbot.store.questions import QuestionRow
-from runners.process import kill_orphan
 
 log = logging.getLogger(__name__)
 
@@ -89,8 +88,6 @@ class BoardService(BoardReads):
         self.default_lane = default_lane
         self.deploy_configured = deploy_configured
         self.listeners: list[Listener] = []
-        # Called after a commit that queued work, so the worker wakes without polling.
-        self.on_work: list[Callable[[], None]] = []
 
     # --- importing ------------------------------------------------------------
 
@@ -322,9 +319,6 @@ class BoardService(BoardReads):
         async with self._work() as db:
             recovered = await job_store.recover(db, orphaned_owner_not=instance_id)
             for item in recovered:
-                if item.job.process and kill_orphan(item.job.process):
-                    # A crashed bot's agent would otherwise keep editing the worktree.
-                    log.warning("stopped the orphaned run of job %s", item.job.id)
                 if item.requeued or item.job.card_id is None:
                     continue
                 await self._fail_card(db, item.job.card_id, item.reason)
@@ -369,7 +363,8 @@ class BoardService(BoardReads):
         return card
 
     def _work(self):
-        return _WorkTransaction(self)
+        # Its commit wakes the worker and the outbox through the store's commit hook.
+        return self.store.transaction()
 
     async def _queue_run(self, db: Db, card: Card, payload: dict[str, Any] | None) -> Job | None:
         role = FOR_PHASE.get(card.phase)
@@ -437,23 +432,6 @@ class BoardService(BoardReads):
             db, card, deploy_configured=self.deploy_configured, moved=moved_by_fanout
         )
         return change
-
-
-class _WorkTransaction:
-    """A store transaction that wakes the worker once it has committed."""
-
-    def __init__(self, board: BoardService):
-        self._board = board
-        self._inner = board.store.transaction()
-
-    async def __aenter__(self) -> Db:
-        return await self._inner.__aenter__()
-
-    async def __aexit__(self, *exc: Any) -> None:
-        await self._inner.__aexit__(*exc)
-        if exc[0] is None:
-            for wake in self._board.on_work:
-                wake()
 
 
 def closest_slugs(wanted: str, known: Sequence[str], limit: int = 3) -> list[str]:

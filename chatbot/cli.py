@@ -22,7 +22,7 @@ from chatbot.store import StoreError
 from chatbot.store import cards as card_store
 from chatbot.store.cards import UnknownCard
 from chatbot.store.questions import AlreadyAnswered
-from chatbot.views import summary_text, view_json, view_text
+from chatbot.views import JSON_SCHEMA_VERSION, summary_text, view_json, view_text
 
 EXIT_OK = 0
 EXIT_FAILURE = 1
@@ -163,7 +163,8 @@ def _repository_line(config: Config) -> str:
 async def _cards(board: BoardService, as_json: bool, locale: str) -> int:
     if as_json:
         views = await board.all_views()
-        print(json.dumps({"schema_version": 1, "cards": [view_json(v) for v in views]}, indent=2))
+        document = {"schema_version": JSON_SCHEMA_VERSION, "cards": [view_json(v) for v in views]}
+        print(json.dumps(document, indent=2))
     else:
         print(summary_text(await board.summary(with_slugs=True), locale))
     return EXIT_OK

@@ -73,11 +73,6 @@ def branch_name(slug: str) -> str:
     return BRANCH_PREFIX + slug
 
 
-def worktree_path(root: Path, slug: str) -> Path:
-    _check_slug(slug)
-    return root / slug
-
-
 def _check_slug(slug: str) -> None:
     if not profiles.is_valid_slug(slug):
         raise WorkspaceError(f"invalid card slug: {clean_detail(slug, 80)!r}")

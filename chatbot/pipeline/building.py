@@ -23,7 +23,7 @@ MAX_FIXER_QUESTION_ROUNDS = 2
 BOT_AUTHOR = ("intent-board", "intent-board@localhost")
 
 
-async def _worktree(ctx: JobContext) -> Worktree:
+async def card_worktree(ctx: JobContext) -> Worktree:
     if ctx.target_branch is None:
         raise RunFailed(f"{ctx.repo} is not a git repository with a branch to build on")
     try:
@@ -87,7 +87,7 @@ async def run_builder(ctx: JobContext) -> None:
         card.iteration_limit
         or ctx.config.lanes[card.lane or ctx.board.default_lane].iteration_limit
     )
-    worktree = await _worktree(ctx)
+    worktree = await card_worktree(ctx)
     intent_path, body = ctx.intent()
     first_prompt = prompts.builder_prompt(
         slug=card.slug,
@@ -164,7 +164,7 @@ async def run_fixer(ctx: JobContext) -> None:
     card = ctx.card
     rounds = int(card.data.get("fixer_rounds", 0))
     rounds_left = max(0, MAX_FIXER_QUESTION_ROUNDS - rounds)
-    worktree = await _worktree(ctx)
+    worktree = await card_worktree(ctx)
     intent_path, body = ctx.intent()
     reviews = card.data.get("reviews") or []
     history = [

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from chatbot.domain.phases import Phase
 from chatbot.domain.transitions import Action
-from chatbot.pipeline.building import _worktree
+from chatbot.pipeline.building import card_worktree
 from chatbot.pipeline.context import JobContext, RunFailed
 from runners import prompts
 from runners.contracts import (
@@ -17,15 +17,13 @@ from runners.contracts import (
     routing_actions,
 )
 
-REPORT_EXCERPT = 3000
-
 
 async def run_reviewer(ctx: JobContext) -> None:
     card = ctx.card
     commit = card.commit_hash
     if not commit:
         raise RunFailed("the card has no commit to review")
-    worktree = await _worktree(ctx)
+    worktree = await card_worktree(ctx)
     intent_path, body = ctx.intent()
     prompt = prompts.reviewer_prompt(
         slug=card.slug,

@@ -105,7 +105,8 @@ class Worker:
         self._lane_of: dict[int, str] = {}
         # Cards that reached an end (deployed, archived): their worktrees go.
         self._finished_cards: set[str] = set()
-        board.on_work.append(self._wake.set)
+        # Any commit may have queued work (here or by the CLI beside a running bot).
+        board.store.on_commit.append(self._wake.set)
         board.listeners.append(self._note_finished)
 
     def wake(self) -> None:
@@ -173,7 +174,17 @@ class Worker:
         return bool(row and row[0])
 
     async def _claim_all(self) -> None:
+        # One read first: most wake-ups (a chat reply, an outbox mark) queued nothing,
+        # and a claim is a write transaction per lane.
+        marks = ", ".join("?" * len(self.lanes))
+        rows = await self.board.store.reader.fetchall(
+            f"SELECT DISTINCT lane FROM jobs WHERE state = 'queued' AND lane IN ({marks})",
+            tuple(self.lanes),
+        )
+        waiting = {row[0] for row in rows}
         for lane, limit in self.lanes.items():
+            if lane not in waiting:
+                continue
             while sum(1 for job_lane in self._lane_of.values() if job_lane == lane) < limit:
                 async with self.board.store.transaction() as db:
                     job = await job_store.claim(db, lane, self.instance_id, self.lease_s)

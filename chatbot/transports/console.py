@@ -198,12 +198,6 @@ class ConsoleTransport(Transport):
         """The next thing the bot said (waits up to `within` seconds)."""
         return await asyncio.wait_for(self._said.get(), within)
 
-    def pop_all(self) -> list[Said]:
-        out = []
-        while not self._said.empty():
-            out.append(self._said.get_nowait())
-        return out
-
     async def send(
         self,
         target: Target,

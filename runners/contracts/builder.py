@@ -13,7 +13,6 @@ from typing import Annotated
 
 from pydantic import AfterValidator, BaseModel, Field
 
-from runners.contracts._common import STRICT, NonBlank, build
 from runners.contracts.errors import ContractError
 from runners.contracts.markers import (
     BUILDER_REPORT,
@@ -21,6 +20,7 @@ from runners.contracts.markers import (
     normalise_answer,
     single_block,
 )
+from runners.contracts.validation import STRICT, NonBlank, build
 
 MAX_SUBJECT_CHARS = 72
 MAX_BODY_CHARS = 20_000

@@ -6,7 +6,6 @@ import re
 
 from pydantic import BaseModel
 
-from runners.contracts._common import STRICT, NonBlank, Slug, build, shown
 from runners.contracts.errors import ContractError
 from runners.contracts.markers import (
     DRAFT_INTENT,
@@ -16,6 +15,7 @@ from runners.contracts.markers import (
     single_block,
 )
 from runners.contracts.question import Question, parse_question
+from runners.contracts.validation import STRICT, NonBlank, Slug, build, shown
 from runners.profiles import SLUG_RE
 
 _DASHES_RE = re.compile(r"[ \t]*-{3,}[ \t]*")

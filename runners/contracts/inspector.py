@@ -20,7 +20,6 @@ from typing import Annotated, Literal
 
 from pydantic import AfterValidator, BaseModel
 
-from runners.contracts._common import STRICT, NonBlank, SchemaVersion, build, shown, validate_json
 from runners.contracts.errors import ContractError
 from runners.contracts.markers import (
     INSPECTION_RESULT,
@@ -28,6 +27,14 @@ from runners.contracts.markers import (
     Marker,
     normalise_answer,
     single_block,
+)
+from runners.contracts.validation import (
+    STRICT,
+    NonBlank,
+    SchemaVersion,
+    build,
+    shown,
+    validate_json,
 )
 from runners.profiles import AllowedProfiles
 

@@ -3,7 +3,6 @@ that span fields or need configuration in `operator_rules`)."""
 
 from __future__ import annotations
 
-from runners.contracts._common import validate_json
 from runners.contracts.markers import (
     OPERATOR_DECISION,
     normalise_answer,
@@ -12,6 +11,7 @@ from runners.contracts.markers import (
 )
 from runners.contracts.operator_rules import check_decision
 from runners.contracts.operator_schema import OperatorDecision
+from runners.contracts.validation import validate_json
 from runners.profiles import AllowedProfiles
 
 

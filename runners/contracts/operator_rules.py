@@ -9,10 +9,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from runners.contracts._common import shown
 from runners.contracts.errors import ContractError
 from runners.contracts.operator_schema import LadderStep, OperatorChild, OperatorDecision
 from runners.contracts.scopes import scopes_overlap
+from runners.contracts.validation import shown
 from runners.profiles import AllowedProfiles
 
 

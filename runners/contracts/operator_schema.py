@@ -11,8 +11,8 @@ from typing import Annotated, Literal
 
 from pydantic import AfterValidator, BaseModel, Field
 
-from runners.contracts._common import STRICT, NonBlank, SchemaVersion, SingleLine, Slug, shown
 from runners.contracts.scopes import write_scope_problem
+from runners.contracts.validation import STRICT, NonBlank, SchemaVersion, SingleLine, Slug, shown
 from runners.profiles import (
     ITERATION_LIMIT_MAX,
     ITERATION_LIMIT_MIN,

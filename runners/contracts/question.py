@@ -13,8 +13,8 @@ from typing import Annotated, TypeVar
 
 from pydantic import BaseModel, Field
 
-from runners.contracts._common import STRICT, NonBlank, SingleLine, build
 from runners.contracts.errors import ContractError
+from runners.contracts.validation import STRICT, NonBlank, SingleLine, build
 
 MAX_OPTIONS = 4
 MAX_OPTION_CHARS = 100

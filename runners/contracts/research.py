@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from pydantic import BaseModel
 
-from runners.contracts._common import STRICT, NonBlank, build
 from runners.contracts.errors import ContractError
 from runners.contracts.markers import RESEARCH_REPORT, normalise_answer, single_block
+from runners.contracts.validation import STRICT, NonBlank, build
 
 
 class ResearchReport(BaseModel):

@@ -6,7 +6,6 @@ from typing import Literal
 
 from pydantic import BaseModel
 
-from runners.contracts._common import STRICT, NonBlank, SchemaVersion, build, shown, validate_json
 from runners.contracts.errors import ContractError
 from runners.contracts.markers import (
     REVIEW_REPORT,
@@ -14,6 +13,14 @@ from runners.contracts.markers import (
     lenient_single_block,
     normalise_answer,
     single_block,
+)
+from runners.contracts.validation import (
+    STRICT,
+    NonBlank,
+    SchemaVersion,
+    build,
+    shown,
+    validate_json,
 )
 
 

@@ -6,10 +6,10 @@ from typing import Annotated
 
 from pydantic import BaseModel, Field
 
-from runners.contracts._common import STRICT, NonBlank, Slug, build
 from runners.contracts.draft import parse_slug_document
 from runners.contracts.errors import ContractError
 from runners.contracts.markers import SPLIT_CHILD, SPLIT_REPORT, normalise_answer, single_block
+from runners.contracts.validation import STRICT, NonBlank, Slug, build
 
 MAX_SPLIT_CHILDREN = 10
 
