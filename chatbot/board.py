@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from chatbot import fanout, importer
+from chatbot.board_queue import BoardQueue
 from chatbot.board_reads import BoardReads, BoardSummary, CardView
 from chatbot.domain.phases import QUESTION_PHASES, Kind, Phase
 from chatbot.domain.roles import DEPLOY_JOB, FOR_PHASE
@@ -74,7 +75,7 @@ class NewChild:
     fields: dict[str, Any] = field(default_factory=dict)
 
 
-class BoardService(BoardReads):
+class BoardService(BoardReads, BoardQueue):
     def __init__(
         self,
         store: Store,

@@ -20,7 +20,7 @@ from chatbot.config import Config
 from chatbot.domain import roles
 from chatbot.domain.transitions import Action
 from chatbot.pipeline.files import StagedFiles
-from chatbot.store import jobs, telemetry
+from chatbot.store import telemetry
 from chatbot.store.cards import Card
 from chatbot.store.jobs import Job
 from runners.process import ProcessLimits, default_base_env, process_identity
@@ -194,8 +194,7 @@ class JobContext:
             response=output.answer if self.config.bot.keep_transcripts else None,
             created_at=started,
         )
-        async with self.board.store.transaction() as db:
-            self._last_run_id = await telemetry.record(db, record)
+        self._last_run_id = await self.board.record_run(record)
         self.runs.append(record)
         await self._tell("run_finished", self.card, record)
         if not result.ok and not (accept_turn_limit and output.turn_limit_reached):
@@ -206,13 +205,11 @@ class JobContext:
         """The last run's answer broke its contract: its telemetry must not say "ok"."""
         if self._last_run_id is None:
             return
-        async with self.board.store.transaction() as db:
-            await telemetry.mark_rejected(db, self._last_run_id, detail)
+        await self.board.run_rejected(self._last_run_id, detail)
 
     async def _remember_process(self, pgid: int) -> None:
         """Record the agent's process group, so a restart after a crash can stop it."""
-        async with self.board.store.transaction() as db:
-            await jobs.record_process(db, self.job.id, process_identity(pgid))
+        await self.board.record_process(self.job, process_identity(pgid))
 
     async def _tell(self, event: str, *args: Any) -> None:
         for observer in self.observers:

@@ -23,8 +23,6 @@ from chatbot.pipeline.context import JobContext, RunFailed, RunObserver
 from chatbot.pipeline.deploying import run_deploy
 from chatbot.pipeline.files import FileExistsRefusal
 from chatbot.pipeline.planning import run_draft, run_operator, run_split
-from chatbot.store import cards as card_store
-from chatbot.store import jobs as job_store
 from chatbot.store.jobs import Job, LeaseLost
 from runners.contracts import ContractError
 from runners.runtimes import RunnerError
@@ -166,28 +164,17 @@ class Worker:
                 log.warning("could not remove the worktree of %s: %s", slug, error)
 
     async def _queued(self) -> bool:
-        marks = ", ".join("?" * len(self.lanes))
-        row = await self.board.store.reader.fetchone(
-            f"SELECT count(*) FROM jobs WHERE state = 'queued' AND lane IN ({marks})",
-            tuple(self.lanes),
-        )
-        return bool(row and row[0])
+        return bool(await self.board.queued_lanes(self.lanes))
 
     async def _claim_all(self) -> None:
         # One read first: most wake-ups (a chat reply, an outbox mark) queued nothing,
         # and a claim is a write transaction per lane.
-        marks = ", ".join("?" * len(self.lanes))
-        rows = await self.board.store.reader.fetchall(
-            f"SELECT DISTINCT lane FROM jobs WHERE state = 'queued' AND lane IN ({marks})",
-            tuple(self.lanes),
-        )
-        waiting = {row[0] for row in rows}
+        waiting = await self.board.queued_lanes(self.lanes)
         for lane, limit in self.lanes.items():
             if lane not in waiting:
                 continue
             while sum(1 for job_lane in self._lane_of.values() if job_lane == lane) < limit:
-                async with self.board.store.transaction() as db:
-                    job = await job_store.claim(db, lane, self.instance_id, self.lease_s)
+                job = await self.board.claim(lane, self.instance_id, self.lease_s)
                 if job is None:
                     break
                 task = asyncio.create_task(self._execute(job), name=f"job-{job.id}-{job.kind}")
@@ -204,15 +191,10 @@ class Worker:
         """A job cancelled by /cancel (here or from another process) stops its run at once."""
         if not self._running:
             return
-        ids = tuple(self._running)
-        marks = ", ".join("?" * len(ids))
-        rows = await self.board.store.reader.fetchall(
-            f"SELECT id FROM jobs WHERE id IN ({marks}) AND state <> 'running'", ids
-        )
-        for row in rows:
-            task = self._running.get(row[0])
+        for job_id in await self.board.stopped(self._running):
+            task = self._running.get(job_id)
             if task is not None:
-                log.info("job %s was cancelled; stopping its run", row[0])
+                log.info("job %s was cancelled; stopping its run", job_id)
                 task.cancel()
 
     async def _stop_running(self) -> None:
@@ -225,8 +207,7 @@ class Worker:
         while True:
             await asyncio.sleep(self.heartbeat_s)
             try:
-                async with self.board.store.transaction() as db:
-                    await job_store.heartbeat(db, job.id, self.instance_id, self.lease_s)
+                await self.board.heartbeat(job, self.instance_id, self.lease_s)
             except LeaseLost:
                 log.info("job %s is no longer ours; stopping its run", job.id)
                 runner.cancel()
@@ -243,11 +224,7 @@ class Worker:
 
     async def _handle(self, job: Job) -> None:
         handler = HANDLERS.get(job.kind)
-        card = (
-            await card_store.get_by_id(self.board.store.reader, job.card_id)
-            if job.card_id is not None
-            else None
-        )
+        card = await self.board.card_by_id(job.card_id) if job.card_id is not None else None
         if handler is None or card is None:
             await self._fail(job, f"no handler for job kind {job.kind!r} or card gone")
             return

@@ -10,7 +10,6 @@ from chatbot.domain.transitions import Action
 from chatbot.importer import title_of
 from chatbot.pipeline.context import JobContext, RunFailed
 from chatbot.pipeline.files import FileExistsRefusal, StagedFiles
-from chatbot.store import cards as card_store
 from runners import prompts
 from runners.contracts import (
     DraftQuestion,
@@ -116,7 +115,7 @@ async def _stage_children(ctx: JobContext, children: list[tuple[NewChild, str]])
     try:
         for child, markdown in children:
             files.add(child.intent_path, markdown, must_be_new=True)
-            if await card_store.get(ctx.board.store.reader, child.slug) is not None:
+            if await ctx.board.slug_taken(child.slug):
                 raise RunFailed(f"a card '{child.slug}' exists already; nothing was created")
     except FileExistsRefusal as refusal:
         files.discard()
@@ -178,7 +177,7 @@ async def run_draft(ctx: JobContext) -> None:
         )
         return
     path = f"docs/intent/{answer.slug}.md"
-    if await card_store.get(ctx.board.store.reader, answer.slug) is not None:
+    if await ctx.board.slug_taken(answer.slug):
         raise RunFailed(f"a card '{answer.slug}' exists already; the draft is kept")
     files = ctx.staged()
     try:

@@ -130,6 +130,26 @@ async def claim(db: Db, lane: str, owner: str, lease_s: float) -> Job | None:
     return Job.from_row(row) if row else None
 
 
+async def queued_lanes(db: Db, lanes: tuple[str, ...]) -> set[str]:
+    if not lanes:
+        return set()
+    marks = ", ".join("?" * len(lanes))
+    rows = await db.fetchall(
+        f"SELECT DISTINCT lane FROM jobs WHERE state = 'queued' AND lane IN ({marks})", lanes
+    )
+    return {row[0] for row in rows}
+
+
+async def not_running(db: Db, job_ids: tuple[int, ...]) -> list[int]:
+    if not job_ids:
+        return []
+    marks = ", ".join("?" * len(job_ids))
+    rows = await db.fetchall(
+        f"SELECT id FROM jobs WHERE id IN ({marks}) AND state <> 'running'", job_ids
+    )
+    return [row[0] for row in rows]
+
+
 async def heartbeat(db: Db, job_id: int, owner: str, lease_s: float) -> None:
     now = time.time()
     changed = await db.execute(
