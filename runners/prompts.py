@@ -19,7 +19,7 @@ import json
 import re
 from collections.abc import Collection, Mapping, Sequence
 from functools import cache
-from pathlib import Path
+from importlib import resources
 
 from runners.contracts.inspector import TrustedDeployment
 from runners.contracts.markers import MARKER_TOKEN_RE
@@ -33,7 +33,8 @@ from runners.profiles import (
     AllowedProfiles,
 )
 
-ROLES_DIR = Path(__file__).resolve().parents[1] / "roles"
+# The templates are package data of `roles`, so an installed wheel has them too.
+TEMPLATES = "roles"
 
 PLACEHOLDER_RE = re.compile(r"\{\{\s*(data:)?([a-z][a-z0-9_]*)\s*\}\}")
 _NAME_RE = re.compile(r"[a-z][a-z0-9-]*")
@@ -51,14 +52,15 @@ class PromptError(ValueError):
 
 
 def template_names() -> tuple[str, ...]:
-    return tuple(sorted(path.stem for path in ROLES_DIR.glob("*.md")))
+    found = resources.files(TEMPLATES).iterdir()
+    return tuple(sorted(p.name[: -len(".md")] for p in found if p.name.endswith(".md")))
 
 
 @cache
 def _load(template_name: str) -> str:
     if _NAME_RE.fullmatch(template_name) is None:
         raise PromptError(f"invalid template name {template_name!r}")
-    path = ROLES_DIR / f"{template_name}.md"
+    path = resources.files(TEMPLATES) / f"{template_name}.md"
     if not path.is_file():
         raise PromptError(f"no template roles/{template_name}.md")
     return _HEADER_RE.sub("", path.read_text(encoding="utf-8"), count=1)
