@@ -11,6 +11,7 @@ import asyncio
 import contextlib
 import logging
 
+from chatbot import readiness
 from chatbot.app import Running
 from chatbot.notify import Notifier
 from chatbot.outbox import OutboxSender
@@ -20,6 +21,27 @@ from chatbot.transports.console import ConsoleTransport
 from chatbot.wiring import build_transports, destinations
 
 log = logging.getLogger(__name__)
+
+# How long readiness waits for the chat servers before it reports ready anyway: a
+# server that is away must not keep the unit from starting (the worker runs already).
+READY_WITHIN_S = 30.0
+
+
+async def _tell_ready(transports: dict[str, Transport], within: float) -> None:
+    """Ready once every chat transport is online, or after `within` seconds anyway."""
+    waits = [asyncio.ensure_future(t.wait_online()) for t in transports.values()]
+    try:
+        if waits:
+            await asyncio.wait(waits, timeout=within)
+    finally:
+        for wait in waits:
+            wait.cancel()
+    up = [name for name, transport in transports.items() if transport.online]
+    down = sorted(set(transports) - set(up))
+    status = "serving on " + (", ".join(up) or "no chat transport")
+    if down:
+        status += f"; still connecting: {', '.join(down)}"
+    readiness.notify(f"READY=1\nSTATUS={status}")
 
 
 def attach_chat(bot: Running, transports: dict[str, Transport], sender: OutboxSender) -> None:
@@ -60,9 +82,11 @@ async def serve(
         except Exception:  # noqa: BLE001 - one server down must not keep the others off
             log.exception("%s transport did not start; it keeps trying in the background", name)
     log.info("serving on %s; stop with Ctrl-C", ", ".join(transports) or "no chat transport")
+    ready = asyncio.ensure_future(_tell_ready(transports, READY_WITHIN_S))
     try:
         await asyncio.gather(bot.worker.run(stop=stop), sender.run(stop))
     finally:
+        ready.cancel()
         for task in console_closed:
             task.cancel()
         for transport in transports.values():

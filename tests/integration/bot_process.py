@@ -96,6 +96,8 @@ class BotProcess:
     lines: list[str] = field(default_factory=list)
     _pump: asyncio.Task | None = None
     _news: asyncio.Event = field(default_factory=asyncio.Event)
+    #: Extra environment for the bot process (e.g. systemd's NOTIFY_SOCKET).
+    env: dict[str, str] = field(default_factory=dict)
 
     async def start(self) -> BotProcess:
         log = self.root / f"bot-{len(self.logs) + 1}.log"
@@ -112,7 +114,7 @@ class BotProcess:
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
             cwd=ROOT,
-            env={**os.environ, "PYTHONUNBUFFERED": "1"},
+            env={**os.environ, "PYTHONUNBUFFERED": "1", **self.env},
         )
         self._pump = asyncio.create_task(self._read(log))
         return self
