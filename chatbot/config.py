@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 import tomllib
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, get_args
 
 from pydantic import (
     BaseModel,
@@ -21,6 +21,8 @@ from pydantic import (
     model_validator,
 )
 
+from chatbot.config_errors import describe, describe_pattern
+from chatbot.domain.roles import ROLES
 from runners.profiles import (
     ITERATION_LIMIT_MAX,
     ITERATION_LIMIT_MIN,
@@ -30,17 +32,35 @@ from runners.profiles import (
     LaneProfile,
 )
 
-ROLE_NAMES = ("operator", "planner", "reviewer", "researcher", "inspector", "fixer")
+ROLE_NAMES = tuple(role.name for role in ROLES)
 
-XMPP_BARE_JID_RE = re.compile(r"^[^@/\s]+@[^@/\s]+$")
-MATRIX_USER_RE = re.compile(r"^@[a-z0-9._=/+-]+:[A-Za-z0-9.-]+(:\d+)?$")
+XMPP_BARE_JID_RE = re.compile(
+    describe_pattern(r"^[^@/\s]+@[^@/\s]+$", "a bare JID such as board@example.org")
+)
+MATRIX_USER_RE = re.compile(
+    describe_pattern(
+        r"^@[a-z0-9._=/+-]+:[A-Za-z0-9.-]+(:\d+)?$", "a Matrix user id such as @board:example.org"
+    )
+)
 # Aliases carry a server; room ids of room version 12 and later do not.
 MATRIX_ROOM_RE = re.compile(r"^(#[^:\s]+:[A-Za-z0-9.-]+(:\d+)?|![^:\s]+(:[A-Za-z0-9.-]+(:\d+)?)?)$")
-NAME_RE = r"^[a-z][a-z0-9_-]{0,31}$"
+NAME_RE = describe_pattern(
+    r"^[a-z][a-z0-9_-]{0,31}$",
+    "a lane name: lowercase letters, digits, - and _, starting with a letter",
+)
+HOMESERVER_PATTERN = describe_pattern(
+    r"^https?://[^\s/]+(/[^\s]*)?$", "an http(s) address such as https://matrix.example.org"
+)
+ENV_NAME = describe_pattern(
+    r"^[A-Z_][A-Z0-9_]{0,63}$", "an environment variable name (A-Z, digits and _)"
+)
+# Values of keys that name a file: a URL there is a mistake, not a strange file name.
+URL_RE = re.compile(r"^[a-zA-Z][a-zA-Z0-9+.-]*://")
 
 # "" means "the CLI's default model".
 ModelName = Annotated[str, StringConstraints(pattern=f"^$|{MODEL_PATTERN}")]
 Effort = Annotated[str, StringConstraints(pattern=REASONING_EFFORT_PATTERN)]
+EnvName = Annotated[str, StringConstraints(pattern=ENV_NAME)]
 RuntimeName = Literal["codex", "claude", "openrouter"]
 
 
@@ -103,7 +123,7 @@ class XmppSection(_Section):
 
 
 class MatrixSection(_Section):
-    homeserver: str = Field(pattern=r"^https?://[^\s/]+(/[^\s]*)?$")
+    homeserver: str = Field(pattern=HOMESERVER_PATTERN)
     user_id: str = Field(pattern=MATRIX_USER_RE.pattern)
     password_file: Path | None = None
     access_token_file: Path | None = None
@@ -135,10 +155,10 @@ class RuntimeSection(_Section):
     api_key_file: Path | None = None
     # Names of variables of the bot's own environment the CLI also gets (its login
     # lives in e.g. CODEX_HOME); everything else is withheld from the child.
-    pass_env: list[Annotated[str, StringConstraints(pattern=r"^[A-Z_][A-Z0-9_]{0,63}$")]] = []
+    pass_env: list[EnvName] = []
     # Plain, non-secret variables for the CLI; a value starting with ./ or ../ is a
     # path relative to this file. Secrets never go here: use api_key_file.
-    env: dict[Annotated[str, StringConstraints(pattern=r"^[A-Z_][A-Z0-9_]{0,63}$")], str] = {}
+    env: dict[EnvName, str] = {}
 
 
 class LaneSection(_Section):
@@ -262,71 +282,69 @@ class _KeyProblem(ValueError):
         self.problem = problem
 
 
-_PATH_KEYS = {
-    ("bot", "database"),
-    ("bot", "repo"),
-    ("bot", "workspaces"),
-    ("bot", "seed_repo"),
-    ("xmpp", "password_file"),
-    ("matrix", "password_file"),
-    ("matrix", "access_token_file"),
-}
+def _path_keys(model: type[BaseModel]) -> set[str]:
+    """The keys of a section that hold a file or folder path."""
+    return {
+        name
+        for name, field in model.model_fields.items()
+        if name != "source" and Path in (field.annotation, *get_args(field.annotation))
+    }
 
 
-def _resolve_paths(data: dict[str, Any], base: Path) -> None:
+def _sections(data: dict[str, Any]) -> list[tuple[str, dict[str, Any], type[BaseModel]]]:
+    """Every section table of the file with its model: [bot], [xmpp], [runtimes.NAME], ..."""
+    found = []
+    for name, field in Config.model_fields.items():
+        table = data.get(name)
+        if not isinstance(table, dict):
+            continue
+        annotation = field.annotation
+        for candidate in (annotation, *get_args(annotation)):
+            args = get_args(candidate)
+            if isinstance(candidate, type) and issubclass(candidate, BaseModel):
+                found.append((name, table, candidate))
+                break
+            if len(args) == 2 and isinstance(args[1], type) and issubclass(args[1], BaseModel):
+                found += [
+                    (f"{name}.{key}", sub, args[1])
+                    for key, sub in table.items()
+                    if isinstance(sub, dict)
+                ]
+                break
+    return found
+
+
+def _resolve_paths(data: dict[str, Any], base: Path, file: Path) -> None:
     """Relative paths are relative to the config file, so a service can start anywhere."""
     bot = data.get("bot")
     if isinstance(bot, dict):
         bot.setdefault("database", "var/board.sqlite3")
         bot.setdefault("workspaces", "var/workspaces")
-    for section, key in _PATH_KEYS:
-        table = data.get(section)
-        if isinstance(table, dict) and isinstance(table.get(key), str):
-            table[key] = str((base / table[key]).resolve())
-    runtimes = data.get("runtimes")
-    if isinstance(runtimes, dict):
-        for table in runtimes.values():
-            if isinstance(table, dict) and isinstance(table.get("api_key_file"), str):
-                table["api_key_file"] = str((base / table["api_key_file"]).resolve())
-            env = table.get("env") if isinstance(table, dict) else None
-            if isinstance(env, dict):
-                for name, value in env.items():
-                    if isinstance(value, str) and value.startswith(("./", "../")):
-                        env[name] = str((base / value).resolve())
-            binary = table.get("binary") if isinstance(table, dict) else None
-            # A binary given as a relative path (./x, tests/bin/codex) is next to the config;
-            # a bare name is looked up on PATH when it runs.
-            if isinstance(binary, str) and "/" in binary and not binary.startswith("/"):
-                table["binary"] = str((base / binary).resolve())
-
-
-def _coerce_paths(data: dict[str, Any]) -> None:
-    # strict mode wants Path objects for Path fields; TOML gives strings.
-    for section, key in _PATH_KEYS:
-        table = data.get(section)
-        if isinstance(table, dict) and isinstance(table.get(key), str):
-            table[key] = Path(table[key])
+    for where, table, model in _sections(data):
+        for key in _path_keys(model):
+            value = table.get(key)
+            if not isinstance(value, str):
+                continue
+            if URL_RE.match(value):
+                raise ConfigError(
+                    f"{file}: {where}.{key}: {value.split('://')[0]}:// is an address, not a "
+                    "file; this key takes a file path"
+                )
+            # strict mode wants Path objects for Path fields; TOML gives strings.
+            table[key] = (base / value).resolve()
     for table in (data.get("runtimes") or {}).values():
-        if isinstance(table, dict) and isinstance(table.get("api_key_file"), str):
-            table["api_key_file"] = Path(table["api_key_file"])
-
-
-def _describe(error: ValidationError, file: Path) -> str:
-    lines = []
-    for item in error.errors():
-        loc = ".".join(str(part) for part in item["loc"] if not str(part).startswith("function-"))
-        kind = item["type"]
-        if kind == "extra_forbidden":
-            problem = "unknown key"
-        elif kind == "missing":
-            problem = "missing required key"
-        elif kind == "value_error" and isinstance(item.get("ctx", {}).get("error"), _KeyProblem):
-            key_problem = item["ctx"]["error"]
-            loc, problem = key_problem.key, key_problem.problem
-        else:
-            problem = item["msg"].removeprefix("Value error, ")
-        lines.append(f"{file}: {loc or '(top level)'}: {problem}")
-    return "\n".join(lines)
+        if not isinstance(table, dict):
+            continue
+        env = table.get("env")
+        if isinstance(env, dict):
+            for name, value in env.items():
+                if isinstance(value, str) and value.startswith(("./", "../")):
+                    env[name] = str((base / value).resolve())
+        binary = table.get("binary")
+        # A binary given as a relative path (./x, tests/bin/codex) is next to the config;
+        # a bare name is looked up on PATH when it runs.
+        if isinstance(binary, str) and "/" in binary and not binary.startswith("/"):
+            table["binary"] = str((base / binary).resolve())
 
 
 def parse_config(text: str, file: Path) -> Config:
@@ -336,12 +354,11 @@ def parse_config(text: str, file: Path) -> Config:
     except tomllib.TOMLDecodeError as error:
         raise ConfigError(f"{file}: not valid TOML: {error}") from None
     base = file.resolve().parent
-    _resolve_paths(data, base)
-    _coerce_paths(data)
+    _resolve_paths(data, base, file)
     try:
         config = Config.model_validate({**data, "source": file.resolve()})
     except ValidationError as error:
-        raise ConfigError(_describe(error, file)) from None
+        raise ConfigError(describe(error, file, Config)) from None
     _check_secret_files(config, file)
     return config
 

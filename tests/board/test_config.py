@@ -131,3 +131,70 @@ def test_console_config_loads(tmp_path: Path) -> None:
     assert config.runtimes["codex"].env["FAKE_CLI_SCENARIO"] == str(
         ROOT / "config" / "demo-scenario.json"
     )
+
+
+# --- plain words (issue 13) ---------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("replace", "by", "expected"),
+    [
+        (
+            'owners = ["owner@example.org"]',
+            'owners = ["owner@example.org"]\n[xmpp]\njid = "board"\npassword_file = "x"',
+            "xmpp.jid: 'board' is not a bare JID such as board@example.org",
+        ),
+        (
+            'model = "gpt-5-codex-mini"',
+            'model = "gpt 5"',
+            "lanes.light.model: 'gpt 5' is not a model name such as gpt-5-codex",
+        ),
+        (
+            "[runtimes.codex]",
+            "[runtimes.openrouterx]",
+            "runtimes.openrouterx: 'openrouterx' is not a known name; use one of codex, "
+            "claude, openrouter",
+        ),
+        ("[lanes.light]", "[lanes.Light]", "lanes.Light: 'Light' is not a lane name"),
+        (
+            "iteration_limit = 10",
+            "iteration_limit = 99",
+            "lanes.light.iteration_limit: must be at most 40",
+        ),
+        ("iteration_limit = 10", 'iteration_limit = "10"', "must be a whole number"),
+        (
+            'runtime = "codex"\nmodel',
+            'runtime = "gpt"\nmodel',
+            "'gpt' is not one of codex, claude, openrouter",
+        ),
+    ],
+)
+def test_messages_are_plain_words(tmp_path: Path, replace: str, by: str, expected: str) -> None:
+    message = _error(MINIMAL.replace(replace, by, 1), tmp_path)
+    assert expected in message, message
+    # No regular expressions, no internal locations.
+    assert "^" not in message and "[key]" not in message and "Input should" not in message
+
+
+def test_a_misspelt_key_comes_first_with_the_key_it_meant(tmp_path: Path) -> None:
+    text = MINIMAL.replace("iteration_limit = 10", "itertion_limit = 10")
+    lines = _error(text, tmp_path).splitlines()
+    assert lines[0].endswith(
+        "lanes.light.itertion_limit: unknown key; did you mean lanes.light.iteration_limit?"
+    ), lines
+    assert lines[1].endswith("lanes.light.iteration_limit: missing required key")
+
+
+def test_a_url_where_a_file_is_expected_is_refused(tmp_path: Path) -> None:
+    text = MINIMAL.replace('repo = "repo"', 'repo = "repo"\ndatabase = "postgresql://u@h/db"')
+    message = _error(text, tmp_path)
+    assert "bot.database: postgresql:// is an address, not a file" in message
+
+
+def test_xmpp_ca_certs_is_a_path_next_to_the_file(tmp_path: Path) -> None:
+    (tmp_path / "pw").write_text("secret\n")
+    text = MINIMAL + (
+        '[xmpp]\njid = "bot@example.org"\npassword_file = "pw"\nca_certs = "certs/ca.pem"\n'
+    )
+    config = parse_config(text, tmp_path / "bot.toml")
+    assert config.xmpp is not None and config.xmpp.ca_certs == tmp_path / "certs" / "ca.pem"

@@ -1,0 +1,145 @@
+"""Configuration problems in plain words: the key as written in the file, then what is wrong.
+
+pydantic's messages name regular expressions and internal locations
+(`runtimes.openrouterx.[key]`); the person reading ours is usually looking at a
+service log on a phone. Unknown keys come first, with the closest known key,
+because a misspelt key also causes the "missing key" that follows it.
+"""
+
+from __future__ import annotations
+
+import difflib
+from typing import Any, get_args
+
+from pydantic import BaseModel, ValidationError
+
+from runners.profiles import MODEL_PATTERN, REASONING_EFFORT_PATTERN
+
+# What a pattern means, in words, by the pattern itself (config.py declares them).
+PATTERN_WORDS: dict[str, str] = {}
+
+
+def describe_pattern(pattern: str, words: str) -> str:
+    """Register what `pattern` means; returns the pattern, for use in Field(pattern=...)."""
+    PATTERN_WORDS[pattern] = words
+    return pattern
+
+
+describe_pattern(
+    f"^$|{MODEL_PATTERN}",
+    "a model name such as gpt-5-codex (letters, digits and . _ : / @ + -), or empty for "
+    "the CLI's default",
+)
+describe_pattern(
+    REASONING_EFFORT_PATTERN, "a reasoning effort such as low, medium or high, or empty"
+)
+
+_TYPE_WORDS = {
+    "int_type": "must be a whole number",
+    "int_parsing": "must be a whole number",
+    "float_type": "must be a number",
+    "bool_type": "must be true or false",
+    "string_type": "must be text in quotes",
+    "list_type": 'must be a list, like ["a", "b"]',
+    "dict_type": "must be a table",
+    "model_type": "must be a table",
+    "path_type": "must be a file path in quotes",
+    "is_instance_of": "must be a file path in quotes",
+}
+
+
+def describe(error: ValidationError, file: object, model: type[BaseModel]) -> str:
+    items = sorted(error.errors(), key=lambda item: item["type"] != "extra_forbidden")
+    lines = []
+    for item in items:
+        key, problem = _key_and_problem(item, model)
+        lines.append(f"{file}: {key or '(top level)'}: {problem}")
+    return "\n".join(lines)
+
+
+def _key_and_problem(item: Any, model: type[BaseModel]) -> tuple[str, str]:
+    loc = [str(part) for part in item["loc"] if not str(part).startswith("function-")]
+    kind, ctx = item["type"], item.get("ctx") or {}
+    if loc and loc[-1] == "[key]":
+        # The name of a table is wrong, e.g. [runtimes.openrouterx].
+        loc = loc[:-1]
+        return ".".join(loc), _bad_name(kind, ctx, loc[-1] if loc else "")
+    key = ".".join(loc)
+    error = ctx.get("error")
+    if kind == "value_error" and hasattr(error, "key") and hasattr(error, "problem"):
+        return error.key, error.problem
+    if kind == "extra_forbidden":
+        close = _closest(model, loc)
+        return key, "unknown key" + (f"; did you mean {close}?" if close else "")
+    if kind == "missing":
+        return key, "missing required key"
+    if kind == "string_pattern_mismatch":
+        words = PATTERN_WORDS.get(ctx.get("pattern", ""), "a different value")
+        return key, f"{_shown(item.get('input'))} is not {words}"
+    if kind == "literal_error":
+        return key, f"{_shown(item.get('input'))} is not one of {_choices(ctx)}"
+    if kind in ("greater_than_equal", "greater_than"):
+        return key, f"must be at least {ctx.get('ge', ctx.get('gt'))}"
+    if kind in ("less_than_equal", "less_than"):
+        return key, f"must be at most {ctx.get('le', ctx.get('lt'))}"
+    if kind == "too_short":
+        return key, "must not be empty"
+    if kind == "too_long":
+        return key, f"has too many entries (at most {ctx.get('max_length')})"
+    if kind in _TYPE_WORDS:
+        return key, _TYPE_WORDS[kind]
+    return key, str(item["msg"]).removeprefix("Value error, ")
+
+
+def _bad_name(kind: str, ctx: dict[str, Any], name: str) -> str:
+    if kind == "literal_error":
+        return f"{_shown(name)} is not a known name; use one of {_choices(ctx)}"
+    words = PATTERN_WORDS.get(ctx.get("pattern", ""), "a valid name")
+    return f"{_shown(name)} is not {words}"
+
+
+def _choices(ctx: dict[str, Any]) -> str:
+    expected = str(ctx.get("expected", ""))
+    return expected.replace("'", "").replace(" or ", ", ")
+
+
+def _shown(value: object) -> str:
+    text = str(value)
+    return repr(text if len(text) <= 60 else text[:57] + "...")
+
+
+def _closest(model: type[BaseModel], loc: list[str]) -> str | None:
+    """The known key nearest to the unknown one, at the same place in the file."""
+    fields = _fields_at(model, loc[:-1])
+    if not fields:
+        return None
+    found = difflib.get_close_matches(loc[-1], fields, n=1, cutoff=0.6)
+    return ".".join([*loc[:-1], found[0]]) if found else None
+
+
+def _fields_at(model: type[BaseModel], path: list[str]) -> list[str]:
+    current: Any = model
+    parts = iter(path)
+    for part in parts:
+        field = current.model_fields.get(part) if _is_model(current) else None
+        if field is None:
+            return []
+        current, named = _section_type(field.annotation)
+        if named:
+            next(parts, None)  # a table of named sections: [lanes.<name>]
+    return [name for name in current.model_fields if name != "source"] if _is_model(current) else []
+
+
+def _section_type(annotation: Any) -> tuple[Any, bool]:
+    """The section model inside `X | None` or `dict[str, X]`, and whether it was a dict."""
+    for candidate in (annotation, *get_args(annotation)):
+        if _is_model(candidate):
+            return candidate, False
+        args = get_args(candidate)
+        if len(args) == 2 and _is_model(args[1]):
+            return args[1], True
+    return None, False
+
+
+def _is_model(value: Any) -> bool:
+    return isinstance(value, type) and issubclass(value, BaseModel)
