@@ -11,15 +11,17 @@ import os
 import sys
 import time
 from collections.abc import Awaitable, Callable
+from importlib import metadata
 from pathlib import Path
 
 from chatbot.app import open_board, running_bot, stop_on_signals
 from chatbot.board import BoardError, BoardService, closest_slugs
+from chatbot.chat.commands import BY_NAME, INSPECT_MODES
+from chatbot.chat.texts import say
 from chatbot.config import Config, ConfigError, load_config
 from chatbot.domain import roles
 from chatbot.domain.transitions import Action, TransitionRefused
 from chatbot.store import StoreError
-from chatbot.store import cards as card_store
 from chatbot.store.cards import UnknownCard
 from chatbot.store.questions import AlreadyAnswered
 from chatbot.views import JSON_SCHEMA_VERSION, summary_text, view_json, view_text
@@ -31,47 +33,76 @@ EXIT_USAGE = 2
 log = logging.getLogger("chatbot")
 
 
+def _version() -> str:
+    try:
+        return metadata.version("intent-board-chatbot")
+    except metadata.PackageNotFoundError:  # run from a source tree that was never installed
+        return "unknown (not installed)"
+
+
+# Card commands of the chat that the shell offers too, from the same command table.
+CARD_COMMANDS = (
+    "start",
+    "split",
+    "research",
+    "inspect",
+    "fix",
+    "retry",
+    "cancel",
+    "archive",
+    "deploy",
+)
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="chatbot", description=__doc__)
-    common = argparse.ArgumentParser(add_help=False)
-    common.add_argument(
-        "--config",
-        default=os.environ.get("CHATBOT_CONFIG"),
-        help="the TOML configuration (default: $CHATBOT_CONFIG)",
-    )
-    common.add_argument("-v", "--verbose", action="store_true", help="log debug output")
+    parser.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
+    _common_options(parser, argparse.SUPPRESS)
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
-    check = sub.add_parser(
-        "check", parents=[common], help="validate the configuration, try each chat server"
-    )
+    def command(name: str, text: str) -> argparse.ArgumentParser:
+        # The option may come before or after the subcommand: before sets the
+        # default, after overrides it (SUPPRESS keeps an absent one from resetting it).
+        found = sub.add_parser(name, help=text, description=text[0].upper() + text[1:] + ".")
+        _common_options(found, argparse.SUPPRESS)
+        return found
+
+    check = command("check", "validate the configuration, then try each chat server and room")
     check.add_argument(
         "--no-connect", action="store_true", help="only validate; do not log in to chat servers"
     )
-    cards = sub.add_parser("cards", parents=[common], help="the board, by phase")
+    cards = command("cards", "the board by phase (intent files are imported first)")
     cards.add_argument("--json", action="store_true", help="machine-readable output")
-    card = sub.add_parser("card", parents=[common], help="one card with its history")
+    card = command("card", "one card with its history")
     card.add_argument("slug")
     card.add_argument("--json", action="store_true", help="machine-readable output")
-    for name, text in (
-        ("start", "let the operator decide how to build a planned card"),
-        ("split", "let the planner split a card into smaller cards"),
-        ("retry", "repeat a card's failed step"),
-        ("cancel", "stop a card's run and return it to where it was"),
-    ):
-        action = sub.add_parser(name, parents=[common], help=text)
-        action.add_argument("slug")
-    answer = sub.add_parser("answer", parents=[common], help="answer a card's open question")
+    for name in CARD_COMMANDS:
+        chat_command = BY_NAME[name]
+        moved = command(name, say("en", chat_command.help_key))
+        moved.add_argument("slug")
+        if name == "inspect":
+            moved.add_argument("mode", nargs="?", choices=tuple(INSPECT_MODES), default="status")
+    answer = command("answer", say("en", BY_NAME["answer"].help_key))
     answer.add_argument("slug")
     answer.add_argument("text")
-    sub.add_parser("runs", parents=[common], help="queued and running jobs")
-    run = sub.add_parser("run", parents=[common], help="run the bot")
+    runs = command("runs", "queued and running jobs")
+    runs.add_argument("--json", action="store_true", help="machine-readable output")
+    run = command("run", "run the bot: chat, worker and notifications")
     run.add_argument(
         "--until-idle",
         action="store_true",
         help="run the worker without chat until no job is queued or running, then exit",
     )
     return parser
+
+
+def _common_options(parser: argparse.ArgumentParser, default: object) -> None:
+    parser.add_argument(
+        "--config", default=default, help="the TOML configuration (default: $CHATBOT_CONFIG)"
+    )
+    parser.add_argument(
+        "-v", "--verbose", action="store_true", default=default, help="log debug output"
+    )
 
 
 def _actor() -> str:
@@ -97,8 +128,14 @@ async def _guarded(board: BoardService, slug: str, work: Awaitable[str]) -> int:
         return EXIT_FAILURE
 
 
-async def _move(board: BoardService, slug: str, action: Action, locale: str) -> str:
-    card = await board.act(slug, action, actor=_actor())
+async def _move(
+    board: BoardService,
+    slug: str,
+    action: Action,
+    locale: str,
+    payload: dict[str, str] | None = None,
+) -> str:
+    card = await board.act(slug, action, actor=_actor(), payload=payload)
     return f"{card.slug}: {card.phase.label(locale)}"
 
 
@@ -107,14 +144,12 @@ async def _answer(board: BoardService, slug: str, text: str, locale: str) -> str
     return f"{card.slug}: answered; now {card.phase.label(locale)}"
 
 
-async def _runs(board: BoardService, config: Config) -> int:
+async def _runs(board: BoardService, config: Config, as_json: bool) -> int:
     summary = await board.summary()
-    if not summary.active_jobs:
-        print("no job is queued or running")
-        return EXIT_OK
     now = time.time()
+    rows = []
     for job in summary.active_jobs:
-        card = await card_store.get_by_id(board.store.reader, job.card_id) if job.card_id else None
+        card = await board.card_by_id(job.card_id) if job.card_id else None
         role = roles.BY_NAME.get(job.kind)
         if role is None:
             runtime = "-"  # a deploy runs no model
@@ -123,9 +158,26 @@ async def _runs(board: BoardService, config: Config) -> int:
         else:
             runtime = config.role(job.kind).runtime
         since = job.started_at or job.created_at
+        rows.append(
+            {
+                "id": job.id,
+                "state": job.state.value,
+                "kind": job.kind,
+                "card": card.slug if card else None,
+                "lane": job.lane,
+                "runtime": runtime,
+                "age_s": round(now - since, 1),
+            }
+        )
+    if as_json:
+        print(json.dumps({"schema_version": JSON_SCHEMA_VERSION, "jobs": rows}, indent=2))
+        return EXIT_OK
+    if not rows:
+        print("no job is queued or running")
+    for row in rows:
         print(
-            f"#{job.id:<5} {job.state.value:<8} {job.kind:<10} {card.slug if card else '-':<24} "
-            f"lane {job.lane:<16} {runtime:<10} {now - since:7.0f}s"
+            f"#{row['id']:<5} {row['state']:<8} {row['kind']:<10} {row['card'] or '-':<24} "
+            f"lane {row['lane']:<16} {row['runtime']:<10} {row['age_s']:7.0f}s"
         )
     return EXIT_OK
 
@@ -230,6 +282,8 @@ def command_is_console_session(args: argparse.Namespace, config: Config) -> bool
 
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
+    args.config = getattr(args, "config", None) or os.environ.get("CHATBOT_CONFIG")
+    args.verbose = getattr(args, "verbose", False)
     _setup_logging(args)
     if not args.config:
         print(
@@ -248,12 +302,6 @@ def main(argv: list[str] | None = None) -> int:
         print(f"intent board console; log in {log_file}; Ctrl-D or Ctrl-C to quit. Try /help.")
     locale = config.bot.locale
     command = args.command
-    actions = {
-        "start": Action.START,
-        "split": Action.SPLIT,
-        "retry": Action.RETRY,
-        "cancel": Action.CANCEL,
-    }
 
     def board_command(board: BoardService) -> Awaitable[int]:
         if command == "cards":
@@ -261,10 +309,13 @@ def main(argv: list[str] | None = None) -> int:
         if command == "card":
             return _card(board, args.slug, args.json, locale)
         if command == "runs":
-            return _runs(board, config)
+            return _runs(board, config, args.json)
         if command == "answer":
             return _guarded(board, args.slug, _answer(board, args.slug, args.text, locale))
-        return _guarded(board, args.slug, _move(board, args.slug, actions[command], locale))
+        action = BY_NAME[command].action
+        assert action is not None
+        payload = {"mode": INSPECT_MODES[args.mode]} if command == "inspect" else None
+        return _guarded(board, args.slug, _move(board, args.slug, action, locale, payload))
 
     try:
         if command == "check":

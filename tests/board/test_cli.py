@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import json
 import subprocess
 import sys
@@ -101,3 +102,41 @@ def test_german_locale_labels_the_phases(config: Path) -> None:
     config.write_text(CONFIG.replace('repo = "repo"', 'repo = "repo"\nlocale = "de"'))
     chatbot("run", "--until-idle", "--config", str(config))
     assert "geplant: 2" in chatbot("cards", "--config", str(config)).stdout
+
+
+def test_version_and_options_before_or_after_the_command(config: Path) -> None:
+    version = chatbot("--version")
+    assert version.returncode == 0 and version.stdout.startswith("chatbot 0.")
+    before = chatbot("--config", str(config), "cards")
+    after = chatbot("cards", "--config", str(config))
+    assert before.returncode == after.returncode == 0, before.stderr
+    assert before.stdout == after.stdout and "alpha" in before.stdout
+    assert chatbot("-v", "--config", str(config), "cards", "--json").returncode == 0
+
+
+def test_every_subcommand_says_what_it_does() -> None:
+    from chatbot.cli import _parser
+
+    parser = _parser()
+    [sub] = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+    for name, command in sub.choices.items():
+        assert command.description and len(command.description) > 10, name
+
+
+def test_card_commands_come_from_the_chat_command_table(config: Path) -> None:
+    archived = chatbot("archive", "beta", "--config", str(config))
+    assert archived.returncode == 0 and "beta: archived" in archived.stdout
+    inspected = chatbot("inspect", "alpha", "route", "--config", str(config))
+    assert inspected.returncode == 0, inspected.stderr
+    jobs = json.loads(chatbot("runs", "--json", "--config", str(config)).stdout)
+    assert jobs["schema_version"] == 1
+    [job] = jobs["jobs"]
+    assert (job["kind"], job["card"], job["state"], job["runtime"]) == (
+        "inspector",
+        "alpha",
+        "queued",
+        "codex",
+    )
+    assert set(job) == {"id", "state", "kind", "card", "lane", "runtime", "age_s"}
+    refused = chatbot("deploy", "alpha", "--config", str(config))
+    assert refused.returncode == 1 and "phase inspector_running" in refused.stderr
