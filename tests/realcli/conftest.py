@@ -50,6 +50,8 @@ def cli(request) -> str:
 
 
 @pytest.fixture
-def model(cli: str, responses_model: ResponsesModel, messages_model: MessagesModel) -> ScriptedModel:
+def model(
+    cli: str, responses_model: ResponsesModel, messages_model: MessagesModel
+) -> ScriptedModel:
     """The provider the parametrised CLI talks to."""
     return responses_model if cli == "codex" else messages_model

@@ -279,7 +279,9 @@ class ResponsesModel(ScriptedModel):
                 assert isinstance(step, WriteFile)
                 command = _shell_for_file(step.path, step.content)
                 item = self._shell_item(command, seen, number, index)
-            events.append({"type": "response.output_item.done", "output_index": index, "item": item})
+            events.append(
+                {"type": "response.output_item.done", "output_index": index, "item": item}
+            )
         usage = self.usage
         events.append(
             {

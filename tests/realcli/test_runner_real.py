@@ -194,7 +194,9 @@ async def test_codex_refuses_a_non_git_folder_without_the_skip_flag(
     empty = tmp_path / "empty"
     empty.mkdir()
     request = run_request("codex", cli_bins, responses_model, tmp_path, empty, "Draft this.")
-    argv = [arg for arg in build_invocation("codex", request).argv if arg != "--skip-git-repo-check"]
+    argv = [
+        arg for arg in build_invocation("codex", request).argv if arg != "--skip-git-repo-check"
+    ]
     env = {**child_env(tmp_path / "home"), "GATEWAY_API_KEY": CODEX_KEY}
     result = await run_process(argv, cwd=empty, stdin="Draft this.", base_env=env, limits=LIMITS)
     assert result.exit_code == 1

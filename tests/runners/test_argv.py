@@ -6,8 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from runners.runtimes import InvalidRequest, Mode, RunRequest, build_invocation
-from runners.runtimes import claude, codex
+from runners.runtimes import InvalidRequest, Mode, RunRequest, build_invocation, claude, codex
 from runners.runtimes.openrouter import API_KEY_ENV
 
 CWD = Path("/srv/board/work")
