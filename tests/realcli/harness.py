@@ -112,8 +112,10 @@ class RealHarness:
         await asyncio.wait_for(self.h.run_until_idle(), timeout)
 
     async def runs(self, slug: str) -> list[telemetry.RunRecord]:
+        """The card's runs, oldest first."""
         card = await self.h.board.card(slug)
-        return await telemetry.for_card(self.h.store.reader, card.id)
+        runs = await telemetry.for_card(self.h.store.reader, card.id)
+        return sorted(runs, key=lambda run: run.created_at)
 
 
 async def start_real(

@@ -16,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import json
+import posixpath
 import re
 from collections import deque
 from collections.abc import Callable
@@ -180,7 +181,9 @@ class ScriptedModel:
 def _shell_for_file(path: str, content: str) -> str:
     # base64 keeps any content intact through the shell.
     encoded = base64.b64encode(content.encode()).decode()
-    return f"printf %s {encoded} | base64 -d > {path}"
+    folder = posixpath.dirname(path)
+    make = f"mkdir -p {folder} && " if folder else ""
+    return f"{make}printf %s {encoded} | base64 -d > {path}"
 
 
 _CWD_CODEX = re.compile(r"<cwd>(.*?)</cwd>")
