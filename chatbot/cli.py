@@ -132,11 +132,13 @@ def _check(config: Config, connect: bool) -> int:
     print(f"transports: {', '.join(config.transports) or 'none'}")
     print(json.dumps(config.redacted(), indent=2, ensure_ascii=False))
     print(_repository_line(config))
+    from chatbot.checks import check_runtimes, check_transports
+
+    # The agent CLIs are local: always looked at; a missing one fails the full check.
+    runtimes_ok = asyncio.run(check_runtimes(config))
     if not connect:
         return EXIT_OK
-    from chatbot.checks import check_transports
-
-    return EXIT_OK if asyncio.run(check_transports(config)) else EXIT_FAILURE
+    return EXIT_OK if asyncio.run(check_transports(config)) and runtimes_ok else EXIT_FAILURE
 
 
 def _repository_line(config: Config) -> str:

@@ -83,7 +83,7 @@ async def test_codex_resume_of_an_unknown_session_fails(fake_cli: FakeCli, workd
     fake_cli.write({"answer": "never"})
     result = await run(fake_cli, "codex", codex_request(workdir, resume_session_id="no-such"))
     assert result.outcome is Outcome.EXIT_NONZERO
-    assert "No saved session found with ID no-such" in result.failure
+    assert "no rollout found for thread id no-such" in result.failure
 
 
 async def test_codex_turn_failed_with_exit_zero(fake_cli: FakeCli, workdir: Path) -> None:
