@@ -42,7 +42,9 @@ def _parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     check = sub.add_parser(
-        "check", parents=[common], help="validate the configuration, try each chat server"
+        "check",
+        parents=[common],
+        help="validate the configuration, try each chat server and agent CLI",
     )
     check.add_argument(
         "--no-connect", action="store_true", help="only validate; do not log in to chat servers"

@@ -88,6 +88,19 @@ async def test_resume_continues_the_real_session(cli, cli_bins, model, tmp_path:
     assert second.output.usage == PER_RESPONSE
 
 
+async def test_resume_of_an_unknown_session_fails_with_the_clis_reason(
+    cli, cli_bins, model, tmp_path: Path
+) -> None:
+    repo = make_repo(tmp_path, {})
+    unknown = "01a22fc5-0000-7000-8000-000000000000"
+    request = run_request(cli, cli_bins, model, tmp_path, repo, "Go on.", resume_session_id=unknown)
+    result = await run_model(cli, request, limits=LIMITS, base_env=child_env(tmp_path / "home"))
+    assert result.outcome is Outcome.EXIT_NONZERO
+    reason = "no rollout found for thread id" if cli == "codex" else "No conversation found"
+    assert reason in (result.failure or "") and unknown in (result.failure or "")
+    assert model.seen == []
+
+
 async def test_a_read_only_run_cannot_write_to_the_repository(
     cli, cli_bins, model, tmp_path: Path
 ) -> None:
