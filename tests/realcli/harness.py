@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -18,7 +19,7 @@ from chatbot.store import telemetry
 from runners.process import default_base_env
 from runners.runtimes import RunRequest
 from tests.pipeline.harness import Harness, make_repo, open_harness, operator_answer
-from tests.realcli.providers import MessagesModel, ResponsesModel, ScriptedModel
+from tests.realcli.providers import MessagesModel, ResponsesModel, Say, ScriptedModel, Seen
 
 OWNER = "owner@example.org"
 CODEX_KEY = "codex-loopback-key-5f1c"
@@ -60,7 +61,7 @@ reasoning_effort = "{other_effort}"
 iteration_limit = 5
 {roles}
 [escalation.models]
-codex = ["gpt-5.5"]
+codex = ["gpt-5.5", "gpt-6-luna"]
 claude = ["claude-sonnet-4-5"]
 """
 
@@ -80,10 +81,21 @@ def write_secrets(root: Path) -> None:
     (secrets / "claude-key").write_text(CLAUDE_KEY + "\n")
 
 
-def config_text(cli: str, bins: dict[str, Path], codex_url: str, claude_url: str) -> str:
+def config_text(
+    cli: str,
+    bins: dict[str, Path],
+    codex_url: str,
+    claude_url: str,
+    role_runtimes: dict[str, str] | None = None,
+) -> str:
+    """Every role on `cli` unless `role_runtimes` moves one to the other CLI."""
     model, effort = MODELS[cli]
     other = OTHER[cli]
-    roles = "".join(ROLE.format(role=role, cli=cli, model=model) for role in ROLES)
+    runtimes = {role: cli for role in ROLES} | (role_runtimes or {})
+    roles = "".join(
+        ROLE.format(role=role, cli=runtime, model=MODELS[runtime][0])
+        for role, runtime in runtimes.items()
+    )
     return CONFIG.format(
         owner=OWNER,
         codex_bin=bins["codex"],
@@ -107,6 +119,8 @@ class RealHarness:
     h: Harness
     cli: str
     model: ScriptedModel
+    # both providers, by runtime name, for a pipeline that uses both CLIs
+    models: dict[str, ScriptedModel]
 
     async def run_until_idle(self, timeout: float = 120.0) -> None:
         await asyncio.wait_for(self.h.run_until_idle(), timeout)
@@ -125,14 +139,19 @@ async def start_real(
     codex_model: ResponsesModel,
     claude_model: MessagesModel,
     intents: dict[str, str],
+    *,
+    role_runtimes: dict[str, str] | None = None,
+    extra_config: str = "",
 ) -> RealHarness:
     repo = make_repo(root, intents)
     write_secrets(root)
     for name in ("codex", "claude"):
         (root / "home" / name).mkdir(parents=True)
-    text = config_text(cli, bins, codex_model.base_url, claude_model.base_url)
+    text = config_text(cli, bins, codex_model.base_url, claude_model.base_url, role_runtimes)
+    text += extra_config
     h = await open_harness(root, repo, text, root / "no-fake-cli-log.jsonl")
-    return RealHarness(h, cli, codex_model if cli == "codex" else claude_model)
+    models: dict[str, ScriptedModel] = {"codex": codex_model, "claude": claude_model}
+    return RealHarness(h, cli, models[cli], models)
 
 
 def direct(cli: str) -> str:
@@ -173,6 +192,12 @@ def review_of(commit: str, decision: str = "approve", report: str = "Looks right
         f"===REVIEW-REPORT===\n# Review\n\n{report}\n===END-REVIEW-REPORT===\n"
         f"===REVIEW-RESULT===\n{json.dumps(verdict)}\n===END-REVIEW-RESULT==="
     )
+
+
+def judge_the_commit_in_the_prompt(seen: Seen) -> Say:
+    """A reviewer that approves the commit its prompt names (a 40-hex hash)."""
+    found = re.search(r"\b[0-9a-f]{40}\b", seen.prompt)
+    return Say(review_of(found[0] if found else "no-commit-in-the-prompt"))
 
 
 def run_request(

@@ -15,11 +15,12 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import inspect
 import json
 import posixpath
 import re
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -72,15 +73,19 @@ class Seen:
     body: dict[str, Any] = field(repr=False)
 
 
-Turn = Step | list[Step] | Callable[[Seen], Step | list[Step]]
+Steps = Step | list[Step]
+Turn = Steps | Callable[[Seen], Steps | Awaitable[Steps]]
 
 
 class ScriptedModel:
     """A loopback model provider answering each agent request with the next scripted turn.
 
-    A request with no turn left is answered with a text saying so and noted in
-    `problems`, so the run fails visibly instead of hanging. A wrong API key is
-    answered 401 and noted too.
+    Turns are used in the order of the requests. Where runs overlap (parallel
+    builds) the order is not fixed: set `responder` instead, a function of the
+    request (it may be async, to make requests meet) that answers every request
+    the queued turns do not. A request with neither is answered with a text saying
+    so and noted in `problems`, so the run fails visibly instead of hanging. A
+    wrong API key is answered 401 and noted too.
     """
 
     name = "model"
@@ -88,6 +93,7 @@ class ScriptedModel:
     def __init__(self, key: str | None = None) -> None:
         self.key = key
         self.turns: deque[Turn] = deque()
+        self.responder: Callable[[Seen], Steps | Awaitable[Steps]] | None = None
         self.seen: list[Seen] = []
         self.side_requests: list[dict[str, Any]] = []
         self.problems: list[str] = []
@@ -140,12 +146,13 @@ class ScriptedModel:
             return await self.side_answer(request, body)
         seen = self.parse(body, dict(request.headers))
         self.seen.append(seen)
-        if self.turns:
-            turn = self.turns.popleft()
-            steps = turn(seen) if callable(turn) else turn
-        else:
+        turn = self.turns.popleft() if self.turns else self.responder
+        if turn is None:
             self.problems.append(f"{self.name}: no scripted turn left for {seen.prompt[:80]!r}")
-            steps = Say("(the script has no turn left)")
+            turn = Say("(the script has no turn left)")
+        steps = turn(seen) if callable(turn) else turn
+        if inspect.isawaitable(steps):
+            steps = await steps
         steps = steps if isinstance(steps, list) else [steps]
         if any(isinstance(step, Hang) for step in steps):
             self.hanging.set()

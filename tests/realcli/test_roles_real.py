@@ -24,6 +24,7 @@ from tests.realcli.harness import (
     OWNER,
     RealHarness,
     direct,
+    judge_the_commit_in_the_prompt,
     review_of,
     split_child,
     start_real,
@@ -32,7 +33,6 @@ from tests.realcli.providers import Say, Seen, Shell, WriteFile
 
 INTENT = "# Greeting\n\nAdd `greet.py` with a `greet()` function.\n"
 GREET = "def greet():\n    return 'hi'\n"
-COMMIT_RE = re.compile(r"\b[0-9a-f]{40}\b")
 
 Start = Callable[[dict[str, str]], Awaitable[RealHarness]]
 
@@ -56,11 +56,6 @@ def judge_what_git_show_showed(seen: Seen) -> Say:
     shown = "\n".join(seen.tool_results)
     found = re.search(r"^commit ([0-9a-f]{40})", shown, re.MULTILINE)
     return Say(review_of(found[1] if found else "no-commit-in-git-show-output"))
-
-
-def judge_the_commit_in_the_prompt(seen: Seen) -> Say:
-    found = COMMIT_RE.search(seen.prompt)
-    return Say(review_of(found[0] if found else "no-commit-in-the-prompt"))
 
 
 def build(path: str, content: str, subject: str) -> list:
@@ -284,10 +279,10 @@ INSPECTION = {
     "schema_version": 1,
     "mode": "implementation_status",
     "repository_status": "missing",
-    "deployment_status": "not_deployed",
+    "deployment_status": "deployed",  # a claim the board's own evidence overrules
     "checked_revision": None,
     "repository_evidence": [{"source": "ls", "finding": "no greet.py"}],
-    "deployment_evidence": [{"source": "board", "finding": "never deployed"}],
+    "deployment_evidence": [{"source": "my guess", "finding": "it is live"}],
     "summary": "Not built yet.",
     "question": None,
     "required_action": None,
@@ -319,6 +314,9 @@ async def test_inspector_in_both_modes(real, cli, mode: str) -> None:
     if mode == "route_next":
         assert found["recommended_action"] == "building_light" and found["pending"] is True
     else:
+        assert found["deployment_status"] == "not_deployed"
+        assert found["model_deployment_status"] == "deployed"
+        assert found["deployment_status_discrepancy"] is True
         assert found["deployment_evidence"][0]["source"] == "intent board"
     assert marker in rh.model.seen[0].prompt and "README.md" in rh.model.seen[1].tool_results[0]
 
@@ -356,13 +354,28 @@ async def test_fixer_repairs_a_failed_card_and_its_commit_is_reviewed(real, cli)
     assert (card.phase, card.failure_stage) == (Phase.FAILED, "builder")
     assert "changed no file" in card.failure_detail
 
-    rh.model.script(*build("greet.py", GREET, "Fix: add greet()"), judge_the_commit_in_the_prompt)
+    # The fixer asks once, then fixes with the owner's answer; its commit is reviewed.
+    rh.model.script(
+        Say("===FIXER-QUESTION===\nKeep the old API?\noptions: yes | no\n===END-FIXER-QUESTION==="),
+        *build("greet.py", GREET, "Fix: add greet()"),
+        judge_the_commit_in_the_prompt,
+    )
     await rh.h.board.act("greeting", Action.FIX, actor=OWNER)
+    await rh.run_until_idle()
+    card = await rh.h.board.card("greeting")
+    assert card.phase is Phase.FIXER_QUESTION, card.failure_detail
+    await rh.h.board.answer("greeting", "yes", actor=OWNER)
     await rh.run_until_idle()
     card = await rh.h.board.card("greeting")
     assert card.phase is Phase.READY_FOR_DEPLOYMENT, card.failure_detail
     assert git(rh.h.repo, "show", f"{card.commit_hash}:greet.py") == GREET.strip()
-    fixer = next(s for s in rh.model.seen if "FIXER-QUESTION" in s.prompt)
-    assert fixer.cwd == str(rh.h.config.bot.workspaces / "greeting")
-    assert "changed no file" in fixer.prompt
-    await assert_runs_recorded(rh, "greeting", ["operator", "builder", "fixer", "reviewer"])
+    asked, fixed = (s for s in rh.model.seen if "FIXER-QUESTION" in s.prompt and not s.tool_results)
+    for fixer in (asked, fixed):
+        assert fixer.cwd == str(rh.h.config.bot.workspaces / "greeting")
+        assert "changed no file" in fixer.prompt
+    assert "Keep the old API?" in fixed.prompt and "yes" in fixed.prompt
+    # A fresh session for each fixer round.
+    assert asked.session != fixed.session
+    await assert_runs_recorded(
+        rh, "greeting", ["operator", "builder", "fixer", "fixer", "reviewer"]
+    )
