@@ -4,14 +4,15 @@ test (scripts/test installs them); nothing here skips."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from runners.versions import TESTED
 from tests.realcli import install
-from tests.realcli.harness import CLAUDE_KEY, CODEX_KEY
+from tests.realcli.harness import CLAUDE_KEY, CODEX_KEY, RealHarness, start_real
 from tests.realcli.providers import MessagesModel, ResponsesModel, ScriptedModel
 
 
@@ -55,3 +56,22 @@ def model(
 ) -> ScriptedModel:
     """The provider the parametrised CLI talks to."""
     return responses_model if cli == "codex" else messages_model
+
+
+@pytest.fixture
+async def pipeline(
+    cli_bins, responses_model, messages_model, tmp_path
+) -> AsyncIterator[Callable[..., Awaitable[RealHarness]]]:
+    """Start the pipeline harness for a CLI: `await pipeline("codex", intents, **options)`."""
+    opened: list[RealHarness] = []
+
+    async def start(cli: str, intents: dict[str, str], **options: Any) -> RealHarness:
+        rh = await start_real(
+            tmp_path, cli, cli_bins, responses_model, messages_model, intents, **options
+        )
+        opened.append(rh)
+        return rh
+
+    yield start
+    for rh in opened:
+        await rh.h.store.close()

@@ -18,7 +18,7 @@ from typing import Any
 from chatbot.store import telemetry
 from runners.process import default_base_env
 from runners.runtimes import RunRequest
-from tests.pipeline.harness import Harness, make_repo, open_harness, operator_answer
+from tests.pipeline.harness import Harness, child, make_repo, open_harness, operator_answer
 from tests.realcli.providers import MessagesModel, ResponsesModel, Say, ScriptedModel, Seen
 
 OWNER = "owner@example.org"
@@ -169,21 +169,10 @@ def direct(cli: str) -> str:
 
 
 def split_child(cli: str, slug: str, wave: int, blocked_by: list[str]) -> dict[str, Any]:
+    """An operator split child on the light lane of the CLI under test."""
     model, effort = MODELS[cli]
-    return {
-        "slug": slug,
-        "title": f"Part {slug}",
-        "wave": wave,
-        "blocked_by": blocked_by,
-        "recommended_lane": "light",
-        "runtime": cli,
-        "model": model,
-        "reasoning_effort": effort or None,
-        "write_scope": [f"{slug}/**"],
-        "acceptance_criteria": [f"{slug} works"],
-        "intent_markdown": f"# Part {slug}\n\nDo {slug}.\n",
-        "escalation": [],
-    }
+    found = child(slug, wave, blocked_by, f"{slug}/**")
+    return {**found, "runtime": cli, "model": model, "reasoning_effort": effort or None}
 
 
 def review_of(commit: str, decision: str = "approve", report: str = "Looks right.") -> str:

@@ -8,9 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import re
-from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -22,34 +20,14 @@ from tests.pipeline.support import tree_snapshot
 from tests.realcli.harness import (
     MODELS,
     OWNER,
-    RealHarness,
     direct,
     judge_the_commit_in_the_prompt,
     review_of,
-    start_real,
 )
 from tests.realcli.providers import Say, Seen, Steps, WriteFile
 
 COMMIT_RE = re.compile(r"\b[0-9a-f]{40}\b")
 CARD_RE = re.compile(r"intent card\s+`([a-z0-9-]+)`")
-
-Start = Callable[..., Awaitable[RealHarness]]
-
-
-@pytest.fixture
-async def pipeline(cli_bins, responses_model, messages_model, tmp_path) -> AsyncIterator[Start]:
-    opened: list[RealHarness] = []
-
-    async def start(cli: str, intents: dict[str, str], **options: Any) -> RealHarness:
-        rh = await start_real(
-            tmp_path, cli, cli_bins, responses_model, messages_model, intents, **options
-        )
-        opened.append(rh)
-        return rh
-
-    yield start
-    for rh in opened:
-        await rh.h.store.close()
 
 
 def card_of(seen: Seen) -> str:

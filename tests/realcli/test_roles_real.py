@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 import pytest
@@ -27,28 +27,17 @@ from tests.realcli.harness import (
     judge_the_commit_in_the_prompt,
     review_of,
     split_child,
-    start_real,
 )
 from tests.realcli.providers import Say, Seen, Shell, WriteFile
 
 INTENT = "# Greeting\n\nAdd `greet.py` with a `greet()` function.\n"
 GREET = "def greet():\n    return 'hi'\n"
 
-Start = Callable[[dict[str, str]], Awaitable[RealHarness]]
-
 
 @pytest.fixture
-async def real(cli, cli_bins, responses_model, messages_model, tmp_path) -> AsyncIterator[Start]:
-    opened: list[RealHarness] = []
-
-    async def start(intents: dict[str, str]) -> RealHarness:
-        rh = await start_real(tmp_path, cli, cli_bins, responses_model, messages_model, intents)
-        opened.append(rh)
-        return rh
-
-    yield start
-    for rh in opened:
-        await rh.h.store.close()
+def real(cli, pipeline) -> Callable[[dict[str, str]], Awaitable[RealHarness]]:
+    """Start the pipeline harness on the CLI under test."""
+    return lambda intents: pipeline(cli, intents)
 
 
 def judge_what_git_show_showed(seen: Seen) -> Say:
