@@ -12,8 +12,10 @@ import pytest
 
 from runners.versions import TESTED
 from tests.realcli import install
+from tests.realcli.anthropic_messages import MessagesModel
 from tests.realcli.harness import CLAUDE_KEY, CODEX_KEY, RealHarness, start_real
-from tests.realcli.providers import MessagesModel, ResponsesModel, ScriptedModel
+from tests.realcli.openai_responses import ResponsesModel
+from tests.realcli.providers import ScriptedModel
 
 
 @pytest.fixture(scope="session")

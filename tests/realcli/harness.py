@@ -19,7 +19,9 @@ from chatbot.store import telemetry
 from runners.process import default_base_env
 from runners.runtimes import RunRequest
 from tests.pipeline.harness import Harness, child, make_repo, open_harness, operator_answer
-from tests.realcli.providers import MessagesModel, ResponsesModel, Say, ScriptedModel, Seen
+from tests.realcli.anthropic_messages import MessagesModel
+from tests.realcli.openai_responses import ResponsesModel
+from tests.realcli.providers import Say, ScriptedModel, Seen
 
 OWNER = "owner@example.org"
 CODEX_KEY = "codex-loopback-key-5f1c"
