@@ -1,18 +1,27 @@
 """`chatbot check`: log in to each configured chat server and report per room.
 
 Also lists notifications that wait in the outbox for a room, so a room the bot
-cannot post to shows up here and not only in the service log.
+cannot post to shows up here and not only in the service log, and says per
+configured runtime whether its CLI is there and how its version compares with
+the version this project is tested against.
 """
 
 from __future__ import annotations
 
-from chatbot.config import Config
+import os
+import shutil
+
+from chatbot.config import Config, RuntimeSection
 from chatbot.store import Store
 from chatbot.store import chat as chat_store
 from chatbot.store.kv import TransportState
 from chatbot.transports.base import ProbeReport
 from chatbot.transports.probe import probe_matrix, probe_xmpp
 from chatbot.wiring import matrix_settings, xmpp_settings
+from runners import versions
+from runners.process import Outcome, ProcessLimits, default_base_env, run_process
+
+VERSION_LIMITS = ProcessLimits(timeout=30, idle_timeout=None, kill_grace=1.0)
 
 
 def _yes_no(value: bool | None) -> str:
@@ -61,3 +70,55 @@ async def check_transports(config: Config) -> bool:
     finally:
         if store is not None:
             await store.close()
+
+
+def _runtime_env(runtime: RuntimeSection) -> dict[str, str]:
+    """The environment a run of this runtime gets (as the pipeline builds it), no secrets."""
+    env = default_base_env()
+    env.update({name: os.environ[name] for name in runtime.pass_env if name in os.environ})
+    env.update(runtime.env)
+    return env
+
+
+async def describe_runtime(name: str, runtime: RuntimeSection, cwd: str) -> tuple[str, bool]:
+    """One line on a runtime's CLI: found or missing, its version against the tested one."""
+    env = _runtime_env(runtime)
+    result = await run_process(
+        [runtime.binary, "--version"], cwd=cwd, base_env=env, limits=VERSION_LIMITS
+    )
+    if result.outcome is Outcome.NOT_FOUND:
+        return (
+            f"runtime {name}: {runtime.binary} NOT found: install it or set "
+            f"runtimes.{name}.binary to its path",
+            False,
+        )
+    where = shutil.which(runtime.binary, path=env.get("PATH")) or runtime.binary
+    said = (result.stdout + result.stderr_tail).strip()
+    if not result.ok:
+        detail = said.splitlines()[-1] if said else result.error
+        return f"runtime {name}: {where} found, but `--version` failed: {detail}", False
+    verdict = versions.verdict(name, said)
+    line = f"runtime {name}: {where} found, version {verdict.found or 'unknown'}"
+    if verdict.found is None:
+        line += f" (`--version` said {said[:80]!r})"
+    elif verdict.older:
+        package = versions.TESTED[versions.BINARY_OF_RUNTIME[name]][0]
+        line += (
+            f", OLDER than the tested {verdict.tested}: "
+            f"update it (npm install -g {package}@{verdict.tested})"
+        )
+    elif verdict.newer:
+        line += f", newer than the tested {verdict.tested}"
+    else:
+        line += ", the tested version"
+    return line, True
+
+
+async def check_runtimes(config: Config) -> bool:
+    """Print a line per configured runtime; False when a CLI is missing or broken."""
+    ok = True
+    for name, runtime in config.runtimes.items():
+        line, found = await describe_runtime(name, runtime, str(config.source.parent))
+        print(line)
+        ok = ok and found
+    return ok

@@ -67,7 +67,9 @@ def _parser() -> argparse.ArgumentParser:
         _common_options(found, argparse.SUPPRESS)
         return found
 
-    check = command("check", "validate the configuration, then try each chat server and room")
+    check = command(
+        "check", "validate the configuration, then try each chat server, room and agent CLI"
+    )
     check.add_argument(
         "--no-connect", action="store_true", help="only validate; do not log in to chat servers"
     )
@@ -187,11 +189,13 @@ def _check(config: Config, connect: bool) -> int:
     print(f"transports: {', '.join(config.transports) or 'none'}")
     print(json.dumps(config.redacted(), indent=2, ensure_ascii=False))
     print(_repository_line(config))
+    from chatbot.checks import check_runtimes, check_transports
+
+    # The agent CLIs are local: always looked at; a missing one fails the full check.
+    runtimes_ok = asyncio.run(check_runtimes(config))
     if not connect:
         return EXIT_OK
-    from chatbot.checks import check_transports
-
-    return EXIT_OK if asyncio.run(check_transports(config)) else EXIT_FAILURE
+    return EXIT_OK if asyncio.run(check_transports(config)) and runtimes_ok else EXIT_FAILURE
 
 
 def _repository_line(config: Config) -> str:

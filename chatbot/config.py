@@ -31,6 +31,7 @@ from runners.profiles import (
     AllowedProfiles,
     LaneProfile,
 )
+from runners.runtimes.base import BASE_URL_PATTERN
 
 ROLE_NAMES = tuple(role.name for role in ROLES)
 
@@ -152,7 +153,13 @@ class ConsoleSection(_Section):
 
 class RuntimeSection(_Section):
     binary: str = Field(min_length=1)
+    # The key the CLI sends to its model provider; read when a run starts, put only
+    # into that run's environment (openrouter: required; claude: ANTHROPIC_API_KEY;
+    # codex: only together with base_url).
     api_key_file: Path | None = None
+    # Another model provider: an OpenAI-compatible Responses endpoint for codex and
+    # openrouter (".../v1"), an Anthropic-compatible API for claude.
+    base_url: str | None = Field(default=None, pattern=BASE_URL_PATTERN)
     # Names of variables of the bot's own environment the CLI also gets (its login
     # lives in e.g. CODEX_HOME); everything else is withheld from the child.
     pass_env: list[EnvName] = []
@@ -222,6 +229,12 @@ class Config(_Section):
         for runtime in self.escalation.models:
             if runtime not in self.runtimes:
                 raise _KeyProblem(f"escalation.models.{runtime}", "no such runtime is configured")
+        codex = self.runtimes.get("codex")
+        if codex is not None and codex.api_key_file is not None and codex.base_url is None:
+            raise _KeyProblem(
+                "runtimes.codex.api_key_file",
+                "codex uses its own login (CODEX_HOME); a key file needs base_url too",
+            )
         openrouter = self.runtimes.get("openrouter")
         if openrouter is not None and openrouter.api_key_file is None:
             raise _KeyProblem(

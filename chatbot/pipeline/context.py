@@ -148,6 +148,7 @@ class JobContext:
             reasoning_effort=profile.reasoning_effort,
             resume_session_id=resume_session_id,
             max_turns=max_turns,
+            base_url=runtime_config.base_url or "",
             api_key_file=runtime_config.api_key_file,
         )
         base_env = default_base_env()

@@ -23,6 +23,12 @@ MAX_FAILURE_DETAIL = 240
 # could be read as an option or a path is refused before it reaches argv.
 SESSION_ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$")
 
+# An endpoint the CLI talks to instead of its vendor's: it reaches an argv (codex `-c`)
+# or a child's environment (claude), so only URL characters, nothing a TOML string,
+# a shell or an option parser could take for anything else.
+BASE_URL_PATTERN = r"^https?://[A-Za-z0-9.-]+(:[0-9]{1,5})?(/[A-Za-z0-9._~%/+-]*)?$"
+BASE_URL_RE = re.compile(BASE_URL_PATTERN)
+
 # A claude tool rule: `Read`, `mcp__server__tool`, `Bash(git diff *)`. Nothing that an
 # option parser could take for an option, nothing that spans lines.
 TOOL_RULE_RE = re.compile(r"^[A-Za-z][A-Za-z0-9_]*(\([^()\x00-\x1f]*\))?$")
@@ -54,7 +60,9 @@ class RunRequest:
     bounds a builder's agent turns where the CLI has such a limit (claude);
     codex has none, there the worker iterates with `resume_session_id`.
     `api_key_file` is only a path: the key is read at spawn time and goes only
-    into that child's environment.
+    into that child's environment. `base_url` points the CLI at another model
+    provider: an OpenAI-compatible Responses endpoint (codex, openrouter) or an
+    Anthropic-compatible API (claude); "" means the CLI's own.
     """
 
     binary: str
@@ -69,7 +77,8 @@ class RunRequest:
     add_dirs: tuple[Path, ...] = ()
     settings_file: Path | None = None
     allowed_tools: tuple[str, ...] = ()
-    # openrouter only
+    # the model provider: where the CLI sends its requests, and the key it sends
+    base_url: str = ""
     api_key_file: Path | None = None
 
     def __post_init__(self) -> None:
@@ -173,6 +182,8 @@ def validate_request(request: RunRequest) -> None:
         raise InvalidRequest(
             f"invalid reasoning effort: {clean_detail(request.reasoning_effort, 40)!r}"
         )
+    if request.base_url and not BASE_URL_RE.fullmatch(request.base_url):
+        raise InvalidRequest(f"invalid base_url: {clean_detail(request.base_url, 80)!r}")
     if request.resume_session_id and not SESSION_ID_RE.fullmatch(request.resume_session_id):
         raise InvalidRequest("invalid session id for resume")
     if request.max_turns is not None and (

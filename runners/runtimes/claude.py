@@ -4,7 +4,7 @@ Command line:
 
     claude -p --output-format json --permission-mode dontAsk|acceptEdits
            [--settings F] --setting-sources "" [--allowedTools "T1 T2"]
-           [--disallowedTools Edit,Write,MultiEdit,NotebookEdit] [--add-dir D]...
+           [--disallowedTools Edit,Write,NotebookEdit] [--add-dir D]...
            [--model M] [--effort E] [--max-turns N] [--resume <id>]
 
 Read-only roles run in `dontAsk` mode with the write tools disallowed: the
@@ -13,11 +13,21 @@ reopen, and `dontAsk` refuses every tool not pre-granted by `--allowedTools`
 instead of waiting for a prompt nobody will answer. Writing roles run with
 `acceptEdits`. `--setting-sources ""` keeps user and project settings from
 widening either.
+
+The disallow list names the write tools of the tested Claude Code version exactly
+(see runners.versions): a name it does not know, like the `MultiEdit` of older
+versions, is logged as "Permission deny rule matches no known tool" on every run.
+
+With a `base_url` the run talks to that Anthropic-compatible API
+(`ANTHROPIC_BASE_URL`); `api_key_file` is read at spawn time into
+`ANTHROPIC_API_KEY` of that one child, which otherwise uses its own login.
 """
 
 from __future__ import annotations
 
 import json
+from pathlib import Path
+from types import MappingProxyType
 
 from runners.runtimes.base import (
     Invocation,
@@ -34,7 +44,9 @@ from runners.runtimes.base import (
 
 NAME = "claude"
 
-WRITE_TOOLS = ("Edit", "Write", "MultiEdit", "NotebookEdit")
+WRITE_TOOLS = ("Edit", "Write", "NotebookEdit")
+BASE_URL_ENV = "ANTHROPIC_BASE_URL"
+API_KEY_ENV = "ANTHROPIC_API_KEY"
 PERMISSION_MODE = {Mode.READ_ONLY: "dontAsk", Mode.WORKSPACE_WRITE: "acceptEdits"}
 
 
@@ -65,7 +77,18 @@ def build_argv(request: RunRequest) -> Invocation:
         argv += ["--max-turns", str(request.max_turns)]
     if request.resume_session_id:
         argv += ["--resume", request.resume_session_id]
-    return Invocation(runtime=NAME, argv=tuple(argv), cwd=request.cwd, stdin=request.prompt)
+    env = {BASE_URL_ENV: request.base_url} if request.base_url else {}
+    secrets: dict[str, Path] = {}
+    if request.api_key_file is not None:
+        secrets[API_KEY_ENV] = request.api_key_file
+    return Invocation(
+        runtime=NAME,
+        argv=tuple(argv),
+        cwd=request.cwd,
+        stdin=request.prompt,
+        env_extras=MappingProxyType(env),
+        secret_env_files=MappingProxyType(secrets),
+    )
 
 
 def _find_result(stdout: str) -> tuple[dict[str, object] | None, str | None, str | None]:

@@ -3,19 +3,31 @@
 Command line (the option order the seed system ran in production):
 
     codex --ask-for-approval never --sandbox read-only|workspace-write
+          [-c model_provider=... (with base_url)]
           [--model M] [-c model_reasoning_effort="E"] -C <cwd>
-          exec --ignore-user-config --json --color never [resume <id>] -
+          exec --ignore-user-config --skip-git-repo-check --json --color never
+          [resume <id>] -
 
 The prompt goes through stdin (`-`), not argv: a prompt can be larger than
 ARG_MAX and would be visible to every user in `ps`. `--ignore-user-config`
 keeps a stray `~/.codex/config.toml` from changing model, provider or sandbox
-behind the configured profile's back.
+behind the configured profile's back. `--skip-git-repo-check`: codex refuses to
+start outside a git repository it trusts ("Not inside a trusted directory"), a
+guard for people starting it by hand; here the bot picks every working directory
+itself (the repository, a card's worktree, the intake planner's empty folder) and
+the sandbox is set explicitly, so the check would only break the planner's draft.
+
+With a `base_url` the run goes to that OpenAI-compatible Responses endpoint as a
+custom model provider defined entirely by `-c` overrides; its key, if any, is
+read from `api_key_file` into `GATEWAY_API_KEY` of that one child.
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Iterable
+from pathlib import Path
+from types import MappingProxyType
 
 from runners.runtimes.base import (
     Invocation,
@@ -30,6 +42,9 @@ from runners.runtimes.base import (
 )
 
 NAME = "codex"
+
+GATEWAY_PROVIDER = "gateway"
+GATEWAY_KEY_ENV = "GATEWAY_API_KEY"
 
 SANDBOX = {Mode.READ_ONLY: "read-only", Mode.WORKSPACE_WRITE: "workspace-write"}
 _ANSWER_ITEM_TYPES = frozenset({"agent_message", "assistant_message"})
@@ -46,6 +61,31 @@ def root_options(request: RunRequest) -> list[str]:
     ]
 
 
+def provider_options(provider: str, name: str, base_url: str, env_key: str | None) -> list[str]:
+    """A custom Responses-API model provider, defined with `-c` overrides only.
+
+    Values are TOML strings made with json.dumps of already validated words and
+    URLs. Without `env_key` codex sends no key (a gateway on a trusted network).
+    """
+    options = [
+        "-c",
+        f"model_provider={json.dumps(provider)}",
+        "-c",
+        f"model_providers.{provider}.name={json.dumps(name)}",
+        "-c",
+        f"model_providers.{provider}.base_url={json.dumps(base_url)}",
+    ]
+    if env_key:
+        options += ["-c", f"model_providers.{provider}.env_key={json.dumps(env_key)}"]
+    options += [
+        "-c",
+        f'model_providers.{provider}.wire_api="responses"',
+        "-c",
+        f"model_providers.{provider}.requires_openai_auth=false",
+    ]
+    return options
+
+
 def model_options(request: RunRequest) -> list[str]:
     options: list[str] = []
     if request.model:
@@ -57,7 +97,8 @@ def model_options(request: RunRequest) -> list[str]:
 
 
 def exec_options(request: RunRequest) -> list[str]:
-    options = ["-C", str(request.cwd), "exec", "--ignore-user-config", "--json", "--color", "never"]
+    options = ["-C", str(request.cwd), "exec", "--ignore-user-config", "--skip-git-repo-check"]
+    options += ["--json", "--color", "never"]
     if request.resume_session_id:
         options += ["resume", request.resume_session_id]
     options.append("-")
@@ -68,8 +109,21 @@ def build_argv(request: RunRequest) -> Invocation:
     # codex has no turn limit; `max_turns` is validated but the worker's resume
     # loop is what bounds a codex builder.
     validate_request(request)
-    argv = root_options(request) + model_options(request) + exec_options(request)
-    return Invocation(runtime=NAME, argv=tuple(argv), cwd=request.cwd, stdin=request.prompt)
+    argv = root_options(request)
+    secrets: dict[str, Path] = {}
+    if request.base_url:
+        env_key = GATEWAY_KEY_ENV if request.api_key_file is not None else None
+        argv += provider_options(GATEWAY_PROVIDER, "Gateway", request.base_url, env_key)
+        if request.api_key_file is not None:
+            secrets[GATEWAY_KEY_ENV] = request.api_key_file
+    argv += model_options(request) + exec_options(request)
+    return Invocation(
+        runtime=NAME,
+        argv=tuple(argv),
+        cwd=request.cwd,
+        stdin=request.prompt,
+        secret_env_files=MappingProxyType(secrets),
+    )
 
 
 def _usage(value: object) -> Usage | None:

@@ -7,12 +7,12 @@ read at spawn time into that one child's environment. It is never in argv
 (visible in `ps`), never in this module's objects, never logged.
 
 OpenRouter model ids are `vendor/model`, so a model is required here: the codex
-default model name would not exist at OpenRouter.
+default model name would not exist at OpenRouter. A `base_url` replaces OpenRouter's
+own endpoint (a proxy in front of it, or any service speaking the same API).
 """
 
 from __future__ import annotations
 
-import json
 from types import MappingProxyType
 
 from runners.runtimes import codex
@@ -23,21 +23,8 @@ BASE_URL = "https://openrouter.ai/api/v1"
 API_KEY_ENV = "OPENROUTER_API_KEY"
 
 
-def provider_options() -> list[str]:
-    return [
-        "-c",
-        'model_provider="openrouter"',
-        "-c",
-        'model_providers.openrouter.name="OpenRouter"',
-        "-c",
-        f"model_providers.openrouter.base_url={json.dumps(BASE_URL)}",
-        "-c",
-        f"model_providers.openrouter.env_key={json.dumps(API_KEY_ENV)}",
-        "-c",
-        'model_providers.openrouter.wire_api="responses"',
-        "-c",
-        "model_providers.openrouter.requires_openai_auth=false",
-    ]
+def provider_options(base_url: str = BASE_URL) -> list[str]:
+    return codex.provider_options("openrouter", "OpenRouter", base_url, API_KEY_ENV)
 
 
 def build_argv(request: RunRequest) -> Invocation:
@@ -48,7 +35,7 @@ def build_argv(request: RunRequest) -> Invocation:
     plain = codex.build_argv(request)  # validates the request
     argv = (
         codex.root_options(request)
-        + provider_options()
+        + provider_options(request.base_url or BASE_URL)
         + codex.model_options(request)
         + codex.exec_options(request)
     )

@@ -26,10 +26,33 @@ class UsageError(Exception):
     """A command line the real CLI would refuse."""
 
 
+# The real CLIs' exit status for a command line they refuse: codex's clap uses 2,
+# claude's commander 1.
+USAGE_EXIT = {"codex": 2, "claude": 1}
+
+
 def usage_exit(cli: str, message: str, usage: str) -> NoReturn:
-    sys.stderr.write(f"error: {message}\n\nUsage: {usage}\n\nFor more information, try '--help'.\n")
+    if cli == "codex":
+        sys.stderr.write(
+            f"error: {message}\n\nUsage: {usage}\n\nFor more information, try '--help'.\n"
+        )
+    else:
+        sys.stderr.write(f"error: {message}\n")
     log_call(cli, {"usage_error": message})
-    sys.exit(2)
+    sys.exit(USAGE_EXIT[cli])
+
+
+def tested_version(cli: str) -> str:
+    """The version the project pins for the real CLI (runners/versions.py), so
+    `chatbot check` against a stand-in reports what the stand-in imitates."""
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+    from runners.versions import TESTED
+
+    return TESTED[cli][1]
+
+
+def in_git_repository(path: Path) -> bool:
+    return any((folder / ".git").exists() for folder in (path, *path.parents))
 
 
 def fail(message: str, code: int = 1) -> NoReturn:

@@ -10,13 +10,17 @@ from pathlib import Path
 
 import pytest
 
+from runners.versions import TESTED
+
+FAKE_CODEX = str(Path(__file__).resolve().parents[1] / "bin" / "codex")
+
 CONFIG = """
 [bot]
 owners = ["owner@example.org"]
 database = "var/board.sqlite3"
 repo = "repo"
 [runtimes.codex]
-binary = "codex"
+binary = "{fake_codex}"
 [lanes.light]
 runtime = "codex"
 model = "gpt-5-codex-mini"
@@ -38,7 +42,7 @@ def config(tmp_path: Path) -> Path:
     (intents / "beta.md").write_text("# Beta\n")
     (intents / "Not A Slug.md").write_text("# x\n")
     path = tmp_path / "bot.toml"
-    path.write_text(CONFIG)
+    path.write_text(CONFIG.format(fake_codex=FAKE_CODEX))
     return path
 
 
@@ -50,11 +54,39 @@ def test_check_prints_the_effective_config(config: Path) -> None:
     # The test repo has two importable files, one bad name, and no .git.
     assert "2 intent files, 1 not importable" in result.stdout
     assert "NOT a git repository" in result.stdout
+    assert f"runtime codex: {FAKE_CODEX} found, version " in result.stdout
+
+
+def test_check_names_a_missing_agent_cli_and_fails(config: Path) -> None:
+    config.write_text(config.read_text().replace(FAKE_CODEX, "no-such-codex-cli"))
+    result = chatbot("check", "--config", str(config))
+    assert result.returncode == 1
+    assert "runtime codex: no-such-codex-cli NOT found" in result.stdout
+    assert "set runtimes.codex.binary" in result.stdout
+    # Validation alone still passes: the CLI may live on another machine.
+    assert chatbot("check", "--no-connect", "--config", str(config)).returncode == 0
+
+
+def test_check_says_when_a_cli_is_older_than_the_tested_version(
+    config: Path, tmp_path: Path
+) -> None:
+    old = tmp_path / "old-codex"
+    old.write_text("#!/bin/sh\necho 'codex-cli 0.1.0'\n")
+    old.chmod(0o755)
+    config.write_text(config.read_text().replace(FAKE_CODEX, str(old)))
+    result = chatbot("check", "--config", str(config))
+    tested = TESTED["codex"][1]
+    assert f"runtime codex: {old} found, version 0.1.0, OLDER than the tested {tested}" in (
+        result.stdout
+    )
+    assert f"npm install -g @openai/codex@{tested}" in result.stdout
+    assert result.returncode == 0  # older works, it is only not what was tested
 
 
 def test_check_fails_with_exit_2_naming_the_problem(tmp_path: Path) -> None:
     bad = tmp_path / "bad.toml"
-    bad.write_text(CONFIG.replace("iteration_limit = 10", "iteration_limit = 10\nspeed = 3"))
+    text = CONFIG.format(fake_codex=FAKE_CODEX)
+    bad.write_text(text.replace("iteration_limit = 10", "iteration_limit = 10\nspeed = 3"))
     result = chatbot("check", "--config", str(bad))
     assert result.returncode == 2
     assert f"{bad}: lanes.light.speed: unknown key" in result.stderr
@@ -99,7 +131,11 @@ def test_card_shows_history_and_suggests_close_slugs(config: Path) -> None:
 
 
 def test_german_locale_labels_the_phases(config: Path) -> None:
-    config.write_text(CONFIG.replace('repo = "repo"', 'repo = "repo"\nlocale = "de"'))
+    config.write_text(
+        CONFIG.format(fake_codex=FAKE_CODEX).replace(
+            'repo = "repo"', 'repo = "repo"\nlocale = "de"'
+        )
+    )
     chatbot("run", "--until-idle", "--config", str(config))
     assert "geplant: 2" in chatbot("cards", "--config", str(config)).stdout
 

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import json
 import shutil
 from pathlib import Path
 
@@ -114,6 +115,35 @@ def test_matrix_needs_exactly_one_credential(tmp_path: Path) -> None:
 def test_openrouter_needs_a_key_file(tmp_path: Path) -> None:
     text = MINIMAL + '[runtimes.openrouter]\nbinary = "codex"\n'
     assert "runtimes.openrouter.api_key_file" in _error(text, tmp_path)
+
+
+def test_base_url_per_runtime(tmp_path: Path) -> None:
+    (tmp_path / "gw-key").write_text("k\n")
+    text = MINIMAL.replace(
+        'binary = "codex"\n',
+        'binary = "codex"\nbase_url = "http://127.0.0.1:8080/v1"\napi_key_file = "gw-key"\n',
+    )
+    text += '[runtimes.claude]\nbinary = "claude"\nbase_url = "https://llm.example.org"\n'
+    config = parse_config(text, tmp_path / "bot.toml")
+    assert config.runtimes["codex"].base_url == "http://127.0.0.1:8080/v1"
+    assert config.runtimes["codex"].api_key_file == tmp_path / "gw-key"
+    assert config.runtimes["claude"].base_url == "https://llm.example.org"
+
+
+@pytest.mark.parametrize(
+    "url", ["ftp://x", "http://x/ --sandbox", 'http://x/"evil"', "127.0.0.1:8080", ""]
+)
+def test_a_bad_base_url_is_named(tmp_path: Path, url: str) -> None:
+    value = json.dumps(url)  # a valid TOML string holding any of these
+    text = MINIMAL.replace('binary = "codex"\n', f'binary = "codex"\nbase_url = {value}\n')
+    assert ": runtimes.codex.base_url" in _error(text, tmp_path)
+
+
+def test_a_codex_key_file_needs_base_url(tmp_path: Path) -> None:
+    (tmp_path / "key").write_text("k\n")
+    text = MINIMAL.replace('binary = "codex"\n', 'binary = "codex"\napi_key_file = "key"\n')
+    message = _error(text, tmp_path)
+    assert "runtimes.codex.api_key_file" in message and "needs base_url" in message
 
 
 def test_bad_toml_and_missing_file(tmp_path: Path) -> None:

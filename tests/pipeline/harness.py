@@ -196,8 +196,12 @@ async def start(
     monkeypatch.setenv("FAKE_CLI_SCENARIO", str(scenario))
     monkeypatch.setenv("FAKE_CLI_STATE", str(root / "scenario.state.json"))
     monkeypatch.setenv("FAKE_CLI_LOG", str(log))
+    return await open_harness(root, repo, CONFIG.format(bin=BIN) + extra_config, log)
+
+
+async def open_harness(root: Path, repo: Path, text: str, log: Path) -> Harness:
+    """The store, board and worker for configuration `text`, written to root/bot.toml."""
     config_path = root / "bot.toml"
-    text = CONFIG.format(bin=BIN) + extra_config
     config_path.write_text(text)
     config = parse_config(text, config_path)
     store = await Store.open(config.bot.database)

@@ -1,4 +1,5 @@
-"""The operator's CLI without chat: start, answer, split, cancel, runs, run --until-idle."""
+"""The CLI without chat, with the stand-in CLIs: the failure paths a real model gives
+only by chance (the happy paths run on the real CLIs in tests/realcli)."""
 
 from __future__ import annotations
 
@@ -42,63 +43,6 @@ def cli(config: Path, env: dict[str, str], *args: str) -> subprocess.CompletedPr
         env=env,
         timeout=120,
     )
-
-
-def test_cli_drives_a_card_through_a_question_to_review(tmp_path: Path) -> None:
-    question = operator_answer(
-        {
-            "decision": "needs_human",
-            "reason": "unclear",
-            "human_action": "English or German greeting?",
-        }
-    )
-    turns = [
-        {"match": "OPERATOR-DECISION", "answer": question},
-        {"match": "OPERATOR-DECISION", "answer": direct("light")},
-        {
-            "match": "COMMIT-MESSAGE",
-            "cli": "codex",
-            "answer": builder_answer("Add hello"),
-            "files": {"hello.txt": "hello\n"},
-        },
-        {"match": "REVIEW-RESULT", "answer": review_answer("approve")},
-    ]
-    config, env = _setup(tmp_path, turns)
-    assert cli(config, env, "run", "--until-idle").returncode == 0  # imports the intent
-
-    refused = cli(config, env, "answer", "greeting", "too early")
-    assert refused.returncode == 1 and "no open question" in refused.stderr
-    started = cli(config, env, "start", "greeting")
-    assert started.returncode == 0 and "operator running" in started.stdout
-    runs = cli(config, env, "runs")
-    assert "queued" in runs.stdout and "operator" in runs.stdout and "role:operator" in runs.stdout
-    again = cli(config, env, "start", "greeting")
-    assert again.returncode == 1
-    assert "phase operator_running" in again.stderr and "allowed: answer" not in again.stderr
-
-    cli(config, env, "run", "--until-idle")
-    card = json.loads(cli(config, env, "card", "greeting", "--json").stdout)
-    assert card["phase"] == "needs_human"
-    answered = cli(config, env, "answer", "greeting", "English, please")
-    assert answered.returncode == 0, answered.stderr
-    done = cli(config, env, "run", "--until-idle")
-    assert done.returncode == 0, done.stderr
-    card = json.loads(cli(config, env, "card", "greeting", "--json").stdout)
-    assert card["phase"] == "ready_for_deployment" and card["review_decision"] == "approve"
-    assert cli(config, env, "runs").stdout.strip() == "no job is queued or running"
-
-
-def test_cli_cancel_and_split_refusals(tmp_path: Path) -> None:
-    config, env = _setup(tmp_path, [])
-    cli(config, env, "run", "--until-idle")
-    assert cli(config, env, "start", "greeting").returncode == 0
-    cancelled = cli(config, env, "cancel", "greeting")
-    assert cancelled.returncode == 0 and "planned" in cancelled.stdout
-    assert cli(config, env, "runs").stdout.strip() == "no job is queued or running"
-    unknown = cli(config, env, "split", "greting")
-    assert unknown.returncode == 1 and "did you mean greeting" in unknown.stderr
-    split = cli(config, env, "split", "greeting")
-    assert split.returncode == 0 and "split requested" in split.stdout
 
 
 def test_cli_the_issue_sequence_a_failed_operator_run_goes_on(tmp_path: Path) -> None:

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from runners.runtimes import InvalidRequest, Mode, RunRequest, build_invocation
+from runners.runtimes import InvalidRequest, Mode, RunRequest, build_invocation, claude, codex
 from runners.runtimes.openrouter import API_KEY_ENV
 
 CWD = Path("/srv/board/work")
@@ -30,6 +30,7 @@ def test_codex_read_only_exact_argv() -> None:
         str(CWD),
         "exec",
         "--ignore-user-config",
+        "--skip-git-repo-check",
         "--json",
         "--color",
         "never",
@@ -84,7 +85,7 @@ def test_claude_read_only_disallows_write_tools() -> None:
         "--allowedTools",
         "Bash(git *) Read",
         "--disallowedTools",
-        "Edit,Write,MultiEdit,NotebookEdit",
+        "Edit,Write,NotebookEdit",
         "--add-dir",
         "/srv/repo",
     )
@@ -135,6 +136,62 @@ def test_openrouter_is_codex_with_a_provider_and_no_key_in_argv() -> None:
     assert dict(invocation.env_extras) == {}
 
 
+def _overrides(argv: tuple[str, ...]) -> list[str]:
+    return [argv[i + 1] for i, arg in enumerate(argv) if arg == "-c"]
+
+
+def test_codex_base_url_is_a_custom_provider_with_the_key_from_its_file() -> None:
+    invocation = build_invocation(
+        "codex",
+        request(base_url="http://127.0.0.1:8080/v1", api_key_file=Path("/run/secrets/gw")),
+    )
+    assert _overrides(invocation.argv) == [
+        'model_provider="gateway"',
+        'model_providers.gateway.name="Gateway"',
+        'model_providers.gateway.base_url="http://127.0.0.1:8080/v1"',
+        f'model_providers.gateway.env_key="{codex.GATEWAY_KEY_ENV}"',
+        'model_providers.gateway.wire_api="responses"',
+        "model_providers.gateway.requires_openai_auth=false",
+    ]
+    assert invocation.argv.index("-c") < invocation.argv.index("exec")
+    assert dict(invocation.secret_env_files) == {codex.GATEWAY_KEY_ENV: Path("/run/secrets/gw")}
+
+
+def test_codex_base_url_without_a_key_sends_none() -> None:
+    invocation = build_invocation("codex", request(base_url="https://gw.example.org/v1"))
+    assert not any("env_key" in value for value in _overrides(invocation.argv))
+    assert dict(invocation.secret_env_files) == {}
+
+
+def test_codex_without_base_url_ignores_a_key_file() -> None:
+    # codex logs in by itself; the configuration refuses this combination earlier.
+    invocation = build_invocation("codex", request(api_key_file=Path("/k")))
+    assert _overrides(invocation.argv) == []
+    assert dict(invocation.secret_env_files) == {}
+
+
+def test_claude_base_url_and_key_go_to_the_environment_only() -> None:
+    invocation = build_invocation(
+        "claude",
+        request(
+            binary="claude", base_url="http://127.0.0.1:9000", api_key_file=Path("/run/secrets/a")
+        ),
+    )
+    assert dict(invocation.env_extras) == {claude.BASE_URL_ENV: "http://127.0.0.1:9000"}
+    assert dict(invocation.secret_env_files) == {claude.API_KEY_ENV: Path("/run/secrets/a")}
+    assert not any("127.0.0.1" in arg or "secrets" in arg for arg in invocation.argv)
+
+
+def test_openrouter_base_url_replaces_the_openrouter_endpoint() -> None:
+    invocation = build_invocation(
+        "openrouter",
+        request(model="x/y", api_key_file=Path("/k"), base_url="http://127.0.0.1:7000/api/v1"),
+    )
+    assert 'model_providers.openrouter.base_url="http://127.0.0.1:7000/api/v1"' in _overrides(
+        invocation.argv
+    )
+
+
 def test_openrouter_needs_a_model_and_a_key_file() -> None:
     with pytest.raises(InvalidRequest, match="model"):
         build_invocation("openrouter", request(api_key_file=Path("/k")))
@@ -164,6 +221,10 @@ def test_openrouter_needs_a_model_and_a_key_file() -> None:
         {"allowed_tools": ("--dangerously-skip-permissions",)},
         {"allowed_tools": ("Bash(git *)\nWrite",)},
         {"allowed_tools": ("Read Write",)},
+        {"base_url": "ftp://example.org"},
+        {"base_url": 'http://x/"\nmodel="evil'},
+        {"base_url": "http://x/ --sandbox"},
+        {"base_url": "--http://x"},
     ],
 )
 def test_invalid_values_never_reach_argv(runtime: str, bad: dict[str, object]) -> None:

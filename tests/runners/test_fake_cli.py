@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from runners.runtimes import Mode, RunRequest, build_invocation
+from runners.versions import TESTED
 from tests.runners.conftest import FAKE_CLAUDE, FAKE_CODEX, FakeCli
 
 
@@ -35,12 +36,13 @@ def call(argv: list[str], fake: FakeCli, stdin: str = "prompt") -> subprocess.Co
         ([FAKE_CLAUDE, "--output-format", "json"], "only implements -p"),
     ],
 )
-def test_malformed_command_lines_exit_2_with_a_usage_error(
+def test_malformed_command_lines_are_refused_with_a_usage_error(
     fake_cli: FakeCli, argv: list[str], message: str
 ) -> None:
     fake_cli.write({"answer": "never", "repeat": True})
     done = call(argv, fake_cli)
-    assert done.returncode == 2
+    # As the real ones: codex (clap) exits 2, claude (commander) 1.
+    assert done.returncode == (2 if argv[0] == FAKE_CODEX else 1)
     assert message in done.stderr
     assert done.stdout == ""
     assert fake_cli.calls()[0]["usage_error"]
@@ -67,6 +69,47 @@ def test_every_command_line_we_build_is_accepted(
     done = call(list(build_invocation(runtime, request).argv), fake_cli, stdin="p")
     assert done.returncode == 0, done.stderr
     assert "accepted" in done.stdout
+
+
+def test_codex_refuses_a_folder_outside_git_without_the_skip_flag(
+    fake_cli: FakeCli, tmp_path: Path
+) -> None:
+    fake_cli.write({"answer": "accepted", "repeat": True})
+    argv = [FAKE_CODEX, "-C", str(tmp_path), "exec", "--json", "-"]
+    done = call(argv, fake_cli)
+    assert done.returncode == 1
+    assert "Not inside a trusted directory" in done.stderr
+    done = call([*argv[:-1], "--skip-git-repo-check", "-"], fake_cli)
+    assert done.returncode == 0 and "accepted" in done.stdout
+
+
+def test_codex_custom_provider_needs_a_name_and_its_key_variable(
+    fake_cli: FakeCli, tmp_path: Path
+) -> None:
+    fake_cli.write({"answer": "accepted", "repeat": True})
+    provider = ["-c", 'model_provider="gw"', "-c", 'model_providers.gw.base_url="http://x/v1"']
+    exec_ = ["-C", str(tmp_path), "exec", "--skip-git-repo-check", "--json", "-"]
+    done = call([FAKE_CODEX, *provider, *exec_], fake_cli)
+    assert done.returncode == 1 and "provider name must not be empty" in done.stderr
+    provider += ["-c", 'model_providers.gw.name="Gw"', "-c", 'model_providers.gw.env_key="GW_KEY"']
+    done = call([FAKE_CODEX, *provider, *exec_], fake_cli)
+    # Like the real one: the missing key fails the turn, as JSON events on stdout.
+    events = [json.loads(line) for line in done.stdout.splitlines()]
+    assert done.returncode == 1
+    assert events[-1] == {
+        "type": "turn.failed",
+        "error": {"message": "Missing environment variable: `GW_KEY`."},
+    }
+    fake_cli.env["GW_KEY"] = "k"
+    assert call([FAKE_CODEX, *provider, *exec_], fake_cli).returncode == 0
+
+
+@pytest.mark.parametrize(("fake", "said"), [(FAKE_CODEX, "codex-cli "), (FAKE_CLAUDE, "")])
+def test_version_is_the_tested_version(fake_cli: FakeCli, fake: str, said: str) -> None:
+    cli = "codex" if fake == FAKE_CODEX else "claude"
+    done = call([fake, "--version"], fake_cli)
+    assert done.returncode == 0
+    assert done.stdout.startswith(said + TESTED[cli][1])
 
 
 def test_scenario_as_a_directory_one_file_per_call(fake_cli: FakeCli, tmp_path: Path) -> None:

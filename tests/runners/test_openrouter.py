@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from runners.runtimes import RunRequest, SecretFileError, build_invocation, run_model
+from runners.runtimes import RunRequest, SecretFileError, build_invocation, openrouter, run_model
 from runners.runtimes.openrouter import API_KEY_ENV
 from tests.runners.conftest import FAKE_CODEX, FAST, FakeCli
 
@@ -87,7 +87,9 @@ async def test_without_the_key_the_cli_refuses(fake_cli: FakeCli, workdir: Path)
 
     result = await run_process(argv, cwd=workdir, stdin="p", base_env=fake_cli.env, limits=FAST)
     assert result.exit_code == 1
-    assert f"Missing environment variable: `{API_KEY_ENV}`" in result.stderr_tail
+    # The real codex fails the turn in its JSON output, which the parser reports.
+    failure = openrouter.parse_output(result.stdout).failure
+    assert failure == f"codex turn failed: Missing environment variable: `{API_KEY_ENV}`."
 
 
 @pytest.mark.parametrize("content", [None, "", "  \n"])

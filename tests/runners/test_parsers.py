@@ -220,14 +220,20 @@ def test_claude_is_error_with_subtype_success_is_a_failure() -> None:
 
 
 def test_claude_error_max_turns_carries_errors_and_flags_the_limit() -> None:
+    # As Claude Code 2.1 ends a run at --max-turns: is_error, no result, the reason in errors.
     limit = {k: v for k, v in RESULT.items() if k != "result"}
     limit.update(
-        subtype="error_max_turns", num_turns=13, errors=["Reached maximum number of turns (12)"]
+        subtype="error_max_turns",
+        is_error=True,
+        num_turns=13,
+        errors=["Reached maximum number of turns (12)"],
     )
     out = claude.parse_output(json.dumps(limit))
     assert not out.ok
     assert out.turn_limit_reached
-    assert out.failure == "claude ended with error_max_turns: Reached maximum number of turns (12)"
+    assert out.failure == (
+        "claude reported an error (error_max_turns): Reached maximum number of turns (12)"
+    )
     assert out.turns == 13
 
 

@@ -1,0 +1,138 @@
+"""The OpenAI Responses API (streamed server-sent events), as codex's custom model
+providers use it: POST /v1/responses; `response.created`, one
+`response.output_item.done` per message or function call, `response.completed`
+with usage."""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+from aiohttp import web
+
+from tests.realcli.providers import (
+    Say,
+    ScriptedModel,
+    Seen,
+    Shell,
+    Step,
+    WriteFile,
+    shell_for_file,
+)
+
+_CWD_CODEX = re.compile(r"<cwd>(.*?)</cwd>")
+
+
+class ResponsesModel(ScriptedModel):
+    """The OpenAI Responses API (streamed), as codex's custom model providers use it."""
+
+    name = "responses"
+    path = "/v1/responses"
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/v1"
+
+    def _authorised(self, headers: Any) -> bool:
+        return self.key is None or headers.get("Authorization") == f"Bearer {self.key}"
+
+    def is_agent_request(self, body: dict[str, Any]) -> bool:
+        return True
+
+    async def side_answer(self, request: web.Request, body: dict[str, Any]) -> web.Response:
+        raise AssertionError("codex sends no side requests")
+
+    def parse(self, body: dict[str, Any], headers: dict[str, str]) -> Seen:
+        users, assistants, results, cwd = [], [], [], None
+        for item in body.get("input", []):
+            kind = item.get("type")
+            if kind == "message":
+                texts = [
+                    part.get("text", "")
+                    for part in item.get("content", [])
+                    if isinstance(part, dict)
+                ]
+                if item.get("role") == "user":
+                    for text in texts:
+                        found = _CWD_CODEX.search(text)
+                        cwd = found[1] if found else cwd
+                        if not text.startswith("<"):
+                            users.append(text.strip())
+                elif item.get("role") == "assistant":
+                    assistants.extend(texts)
+            elif kind in ("function_call_output", "custom_tool_call_output"):
+                output = item.get("output")
+                results.append(output if isinstance(output, str) else json.dumps(output))
+        tools = set()
+        for tool in body.get("tools", []):
+            tools.add(tool.get("name") or tool.get("type"))
+            tools.update(t.get("name") for t in tool.get("tools", []) if isinstance(t, dict))
+        return Seen(
+            model=body.get("model", ""),
+            prompt=users[-1] if users else "",
+            user_texts=users,
+            assistant_texts=assistants,
+            tool_results=results,
+            tools=tools,
+            cwd=cwd,
+            session=headers.get("session-id"),
+            headers=headers,
+            body=body,
+        )
+
+    def _shell_item(self, command: str, seen: Seen, number: int, index: int) -> dict[str, Any]:
+        if "exec_command" in seen.tools:
+            name, arguments = "exec_command", {"cmd": command}
+        elif "shell" in seen.tools:
+            name, arguments = "shell", {"command": ["bash", "-lc", command]}
+        else:
+            self.problems.append(f"codex offered no shell tool: {sorted(seen.tools)}")
+            name, arguments = "exec_command", {"cmd": command}
+        return {
+            "type": "function_call",
+            "id": f"fc_{number}_{index}",
+            "call_id": f"call_{number}_{index}",
+            "name": name,
+            "arguments": json.dumps(arguments),
+        }
+
+    def events(self, steps: list[Step], seen: Seen, number: int) -> list[dict[str, Any]]:
+        response_id = f"resp_{number}"
+        events: list[dict[str, Any]] = [
+            {"type": "response.created", "response": {"id": response_id}}
+        ]
+        for index, step in enumerate(steps):
+            if isinstance(step, Say):
+                item = {
+                    "type": "message",
+                    "role": "assistant",
+                    "id": f"msg_{number}_{index}",
+                    "content": [{"type": "output_text", "text": step.text}],
+                }
+            elif isinstance(step, Shell):
+                item = self._shell_item(step.command, seen, number, index)
+            else:
+                assert isinstance(step, WriteFile)
+                command = shell_for_file(step.path, step.content)
+                item = self._shell_item(command, seen, number, index)
+            events.append(
+                {"type": "response.output_item.done", "output_index": index, "item": item}
+            )
+        usage = self.usage
+        events.append(
+            {
+                "type": "response.completed",
+                "response": {
+                    "id": response_id,
+                    "usage": {
+                        "input_tokens": usage["input"],
+                        "input_tokens_details": {"cached_tokens": usage["cached"]},
+                        "output_tokens": usage["output"],
+                        "output_tokens_details": {"reasoning_tokens": 0},
+                        "total_tokens": usage["input"] + usage["output"],
+                    },
+                },
+            }
+        )
+        return events

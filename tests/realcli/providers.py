@@ -1,0 +1,189 @@
+"""Scripted model providers on 127.0.0.1 for the real agent CLIs: the shared part.
+
+`ResponsesModel` (openai_responses.py) speaks the OpenAI Responses API as codex
+uses it, `MessagesModel` (anthropic_messages.py) the Anthropic Messages API as
+Claude Code uses it. A test scripts what "the model" answers, one turn per
+request, with the same steps for both APIs (`Say`, `Shell`, `WriteFile`, `Hang`),
+and reads back what each CLI sent: the prompt, the tools it offered, the tool
+results, the working directory it announced and the session id in its headers.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import inspect
+import json
+import posixpath
+from collections import deque
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from aiohttp import web
+
+
+@dataclass(frozen=True)
+class Say:
+    """The model answers with this text."""
+
+    text: str
+
+
+@dataclass(frozen=True)
+class Shell:
+    """The model runs this command with the CLI's shell tool."""
+
+    command: str
+
+
+@dataclass(frozen=True)
+class WriteFile:
+    """The model writes a file (relative to the CLI's working directory) with a tool."""
+
+    path: str
+    content: str
+
+
+@dataclass(frozen=True)
+class Hang:
+    """The model never answers; the request stays open until the provider stops."""
+
+
+Step = Say | Shell | WriteFile | Hang
+
+
+@dataclass
+class Seen:
+    """One request as the model sees it, the same shape for both APIs."""
+
+    model: str
+    prompt: str
+    user_texts: list[str]
+    assistant_texts: list[str]
+    tool_results: list[str]
+    tools: set[str]
+    cwd: str | None
+    session: str | None
+    headers: dict[str, str] = field(repr=False)
+    body: dict[str, Any] = field(repr=False)
+
+
+Steps = Step | list[Step]
+Turn = Steps | Callable[[Seen], Steps | Awaitable[Steps]]
+
+
+class ScriptedModel:
+    """A loopback model provider answering each agent request with the next scripted turn.
+
+    Turns are used in the order of the requests. Where runs overlap (parallel
+    builds) the order is not fixed: set `responder` instead, a function of the
+    request (it may be async, to make requests meet) that answers every request
+    the queued turns do not. A request with neither is answered with a text saying
+    so and noted in `problems`, so the run fails visibly instead of hanging. A
+    wrong API key is answered 401 and noted too.
+    """
+
+    name = "model"
+
+    def __init__(self, key: str | None = None) -> None:
+        self.key = key
+        self.turns: deque[Turn] = deque()
+        self.responder: Callable[[Seen], Steps | Awaitable[Steps]] | None = None
+        self.seen: list[Seen] = []
+        self.side_requests: list[dict[str, Any]] = []
+        self.problems: list[str] = []
+        self.usage = {"input": 100, "cached": 20, "output": 10}
+        self.hanging = asyncio.Event()
+        self._stopping = asyncio.Event()
+        self._runner: web.AppRunner | None = None
+        self.port = 0
+
+    def script(self, *turns: Turn) -> None:
+        self.turns.extend(turns)
+
+    @property
+    def pending(self) -> int:
+        return len(self.turns)
+
+    @property
+    def base_url(self) -> str:
+        raise NotImplementedError
+
+    async def start(self) -> None:
+        app = web.Application(client_max_size=64 * 1024 * 1024)
+        app.router.add_post(self.path, self._handle)
+        app.router.add_route("*", "/{tail:.*}", self._unexpected)
+        self._runner = web.AppRunner(app, shutdown_timeout=0.5, access_log=None)
+        await self._runner.setup()
+        site = web.TCPSite(self._runner, "127.0.0.1", 0)
+        await site.start()
+        self.port = self._runner.addresses[0][1]
+
+    async def stop(self) -> None:
+        self._stopping.set()
+        if self._runner is not None:
+            await self._runner.cleanup()
+
+    async def _unexpected(self, request: web.Request) -> web.Response:
+        self.problems.append(f"unexpected request {request.method} {request.path_qs}")
+        return web.json_response({"error": {"message": "not scripted"}}, status=404)
+
+    async def _handle(self, request: web.Request) -> web.StreamResponse:
+        if not self._authorised(request.headers):
+            self.problems.append(f"{self.name}: request without the configured key")
+            return web.json_response(
+                {"type": "error", "error": {"type": "authentication_error", "message": "bad key"}},
+                status=401,
+            )
+        body = await request.json()
+        if not self.is_agent_request(body):
+            self.side_requests.append(body)
+            return await self.side_answer(request, body)
+        seen = self.parse(body, dict(request.headers))
+        self.seen.append(seen)
+        turn = self.turns.popleft() if self.turns else self.responder
+        if turn is None:
+            self.problems.append(f"{self.name}: no scripted turn left for {seen.prompt[:80]!r}")
+            turn = Say("(the script has no turn left)")
+        steps = turn(seen) if callable(turn) else turn
+        if inspect.isawaitable(steps):
+            steps = await steps
+        steps = steps if isinstance(steps, list) else [steps]
+        if any(isinstance(step, Hang) for step in steps):
+            self.hanging.set()
+            await self._stopping.wait()
+            raise web.HTTPServiceUnavailable()
+        response = web.StreamResponse(headers={"Content-Type": "text/event-stream"})
+        await response.prepare(request)
+        for event in self.events(steps, seen, len(self.seen)):
+            data = json.dumps(event)
+            await response.write(f"event: {event['type']}\ndata: {data}\n\n".encode())
+        await response.write_eof()
+        return response
+
+    # One API's specifics.
+    path = "/"
+
+    def _authorised(self, headers: Any) -> bool:
+        raise NotImplementedError
+
+    def is_agent_request(self, body: dict[str, Any]) -> bool:
+        raise NotImplementedError
+
+    async def side_answer(self, request: web.Request, body: dict[str, Any]) -> web.Response:
+        raise NotImplementedError
+
+    def parse(self, body: dict[str, Any], headers: dict[str, str]) -> Seen:
+        raise NotImplementedError
+
+    def events(self, steps: list[Step], seen: Seen, number: int) -> list[dict[str, Any]]:
+        raise NotImplementedError
+
+
+def shell_for_file(path: str, content: str) -> str:
+    # base64 keeps any content intact through the shell.
+    encoded = base64.b64encode(content.encode()).decode()
+    folder = posixpath.dirname(path)
+    make = f"mkdir -p {folder} && " if folder else ""
+    return f"{make}printf %s {encoded} | base64 -d > {path}"
