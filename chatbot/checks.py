@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import time
 
 from chatbot.config import Config, RuntimeSection
 from chatbot.store import Store
@@ -65,6 +66,14 @@ async def check_transports(config: Config) -> bool:
                 print(
                     f"outbox: {count} notification(s) wait for {transport} {room}"
                     + (f" (last error: {error})" if error else "")
+                )
+            week_ago = time.time() - 7 * 86400
+            for transport, room, count, error in await chat_store.failed(store.reader, week_ago):
+                ok = False
+                print(
+                    f"outbox: {count} notification(s) to {transport} {room} were given up "
+                    f"in the last 7 days (last reason: {error}); the service log has each one, "
+                    "and /status (or `chatbot cards`) shows where the board stands"
                 )
         return ok
     finally:

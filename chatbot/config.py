@@ -92,6 +92,8 @@ class BotSection(_Section):
     seed_repo: Path | None = None
     # A model run printing more than this is stopped (its whole process group).
     run_output_cap_mb: int = Field(default=64, ge=1, le=4096)
+    # Commands sent while the bot was away run when it is back, unless older than this.
+    catch_up_max_age_s: int = Field(default=3600, ge=0, le=30 * 86400)
 
     @field_validator("owners", "requesters")
     @classmethod
@@ -113,6 +115,8 @@ class XmppSection(_Section):
     # "starttls" (default), "direct" (TLS from the first byte) or "none" (loopback only).
     tls: Literal["starttls", "direct", "none"] = "starttls"
     ca_certs: Path | None = None
+    # Longer messages are cut to fit; a stanza over the server's limit costs the stream.
+    max_stanza_bytes: int = Field(default=10_000, ge=2_000, le=10_000_000)
 
     @field_validator("rooms")
     @classmethod

@@ -1,8 +1,17 @@
 """Send what the outbox holds, in order, once; wait out servers that are away.
 
 A row is marked sent only when the server took it (the transport's `send`
-returns the server's message id). Rows for a room that refuses them wait with a
-capped back-off and are reported in the log; other rooms go on.
+returns the server's message id). Three kinds of trouble, three answers:
+
+- the server is away (`NotConnected`): everything waits for the transport to
+  come back;
+- the room or person takes nothing now (`TargetUnavailable`: not joined yet, no
+  voice): that place's rows wait in order, with a capped back-off, and are
+  reported by `chatbot check`; other places go on;
+- this one message failed (refused, unconfirmed, or the stream died under it):
+  it is tried again after a back-off of its own while the rows behind it go on,
+  and after MAX_TRIES it fails for good with the reason, so no single message
+  can hold a room or make the bot reconnect over and over.
 """
 
 from __future__ import annotations
@@ -15,15 +24,32 @@ import time
 from chatbot.store import Store
 from chatbot.store import chat as chat_store
 from chatbot.store.chat import OutboxRow
-from chatbot.transports.base import Identity, NotConnected, Room, Target, Transport
+from chatbot.transports.base import (
+    Identity,
+    NotConnected,
+    Room,
+    Target,
+    TargetUnavailable,
+    Transport,
+)
 
 log = logging.getLogger(__name__)
+
+#: Tries of one message before it is given up (each may have cost a reconnect).
+MAX_TRIES = 5
 
 
 def target_of(row: OutboxRow) -> Target:
     if row.target_kind == "person":
         return Identity(row.transport, row.room)
     return Room(row.transport, row.room)
+
+
+def place(row: OutboxRow) -> str:
+    """Where a row goes, for log lines: a room, or a direct chat with a person."""
+    if row.target_kind == "person":
+        return f"{row.transport} direct chat with {row.room}"
+    return f"{row.transport} room {row.room}"
 
 
 class OutboxSender:
@@ -34,15 +60,20 @@ class OutboxSender:
         *,
         retry_initial: float = 1.0,
         retry_max: float = 60.0,
+        max_tries: int = MAX_TRIES,
     ):
         self.store = store
         self.transports = transports
         self.retry_initial = retry_initial
         self.retry_max = retry_max
+        self.max_tries = max_tries
         self._wake = asyncio.Event()
-        # (transport, room) -> (not before, current delay) for rooms that refused a post.
+        # (transport, room) -> (not before, current delay) for places that took nothing.
         self._held: dict[tuple[str, str], tuple[float, float]] = {}
+        # row id -> (not before, current delay) for messages that failed themselves.
+        self._retry: dict[int, tuple[float, float]] = {}
         self.sent = 0
+        self.failed = 0
         self._idle = asyncio.Event()
         self._idle.set()
 
@@ -53,9 +84,16 @@ class OutboxSender:
     def wake(self, *_: object) -> None:
         self._wake.set()
 
+    def _on_status(self, name: str, online: bool) -> None:
+        if online:
+            # Back, or a room joined at last: waiting places may take posts again.
+            for key in [k for k in self._held if k[0] == name]:
+                del self._held[key]
+        self.wake()
+
     async def run(self, stop: asyncio.Event) -> None:
         for transport in self.transports.values():
-            transport.on_status(self.wake)
+            transport.on_status(self._on_status)
         stopper = asyncio.ensure_future(stop.wait())
         try:
             while not stop.is_set():
@@ -71,26 +109,35 @@ class OutboxSender:
             stopper.cancel()
 
     async def flush(self, batch: int = 200) -> float | None:
-        """Send everything that can go now; returns when a held room may be retried."""
+        """Send everything that can go now; returns when a waiting row may be retried."""
         for name, transport in self.transports.items():
             if not transport.online:
                 continue
             rows = await chat_store.pending(self.store.reader, name, limit=batch)
             blocked: set[str] = set()
+            now = time.monotonic()
             for row in rows:
                 if row.room in blocked:
-                    continue  # keep a room's order: nothing overtakes a waiting row
+                    continue  # keep a place's order: nothing overtakes a waiting row
                 held = self._held.get((name, row.room))
-                if (held and held[0] > time.monotonic()) or not await self._send(transport, row):
+                if held and held[0] > now:
+                    blocked.add(row.room)
+                    continue
+                retry = self._retry.get(row.id)
+                if retry and retry[0] > now:
+                    continue  # this message waits alone; the ones behind it go on
+                if not await self._send(transport, row):
                     blocked.add(row.room)
                 if not transport.online:
                     break
+                now = time.monotonic()
             if len(rows) == batch and not blocked:
                 self._wake.set()  # more than one batch waited
-        due = [not_before for not_before, _ in self._held.values()]
+        due = [not_before for not_before, _ in (*self._held.values(), *self._retry.values())]
         return min(due) if due else None
 
     async def _send(self, transport: Transport, row: OutboxRow) -> bool:
+        """False when the row's place takes nothing now (its later rows must wait too)."""
         self._idle.clear()
         try:
             return await self._send_and_record(transport, row)
@@ -102,7 +149,8 @@ class OutboxSender:
             message_id = None
             if row.send_started_at is not None:
                 # An earlier attempt may have reached the server before we could
-                # record it (a crash, a lost connection): ask before posting twice.
+                # record it (a crash, a lost connection, a stalled server): ask
+                # before posting twice. Not knowing is a failed try, not a resend.
                 message_id = await transport.find_sent(
                     target_of(row), row.txn_id, row.send_started_at
                 )
@@ -119,31 +167,64 @@ class OutboxSender:
                 )
         except NotConnected:
             return False  # the status callback wakes us when it is back
-        except Exception as error:  # noqa: BLE001 - any refusal holds only this room
-            self._hold(row, error)
-            with contextlib.suppress(Exception):
-                async with self.store.transaction() as db:
-                    await chat_store.mark_attempt_failed(
-                        db, row.id, f"{type(error).__name__}: {error}"
-                    )
+        except TargetUnavailable as error:
+            await self._hold(row, error)
             return False
+        except Exception as error:  # noqa: BLE001 - this message failed; it alone waits
+            await self._failed_try(row, error)
+            return True
         async with self.store.transaction() as db:
             await chat_store.mark_sent(db, row, message_id)
         self._held.pop((row.transport, row.room), None)
+        self._retry.pop(row.id, None)
         self.sent += 1
         return True
 
-    def _hold(self, row: OutboxRow, error: Exception) -> None:
+    async def _hold(self, row: OutboxRow, error: Exception) -> None:
+        with contextlib.suppress(Exception):  # only the reason `chatbot check` shows
+            async with self.store.transaction() as db:
+                await chat_store.note_waiting(db, row.id, f"{type(error).__name__}: {error}")
         key = (row.transport, row.room)
         _, delay = self._held.get(key, (0.0, self.retry_initial / 2))
         delay = min(self.retry_max, delay * 2)
         self._held[key] = (time.monotonic() + delay, delay)
         log.warning(
-            "cannot post to %s room %s (%s: %s); %d-th try, next in %.0fs; rows wait",
-            row.transport,
-            row.room,
-            type(error).__name__,
+            "cannot post to %s now (%s); its messages wait, next try in %.0fs",
+            place(row),
             error,
-            row.attempts + 1,
+            delay,
+        )
+
+    async def _failed_try(self, row: OutboxRow, error: Exception) -> None:
+        reason = f"{type(error).__name__}: {error}"
+        tries = row.attempts + 1
+        with contextlib.suppress(Exception):
+            async with self.store.transaction() as db:
+                if tries >= self.max_tries:
+                    await chat_store.mark_failed(db, row.id, reason)
+                else:
+                    await chat_store.mark_attempt_failed(db, row.id, reason)
+        if tries >= self.max_tries:
+            self._retry.pop(row.id, None)
+            self.failed += 1
+            log.error(
+                "gave up on outbox row %s to %s after %d tries (%s); the messages after it went "
+                "on, and /status shows where the board stands: %r",
+                row.id,
+                place(row),
+                tries,
+                reason,
+                row.text[:200],
+            )
+            return
+        _, delay = self._retry.get(row.id, (0.0, self.retry_initial / 2))
+        delay = min(self.retry_max, delay * 2)
+        self._retry[row.id] = (time.monotonic() + delay, delay)
+        log.warning(
+            "cannot post to %s (%s); try %d of %d, next in %.0fs; the messages after it go on",
+            place(row),
+            reason,
+            tries,
+            self.max_tries,
             delay,
         )

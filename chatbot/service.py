@@ -51,6 +51,8 @@ def attach_chat(bot: Running, transports: dict[str, Transport], sender: OutboxSe
     chat.outbox_settled = sender.settled
     for transport in transports.values():
         transport.on_event(chat.handle)
+        # What strangers send changes nothing, so it leaves no rows behind either.
+        transport.keep_state_for(chat.counts)
 
 
 async def serve(

@@ -28,6 +28,7 @@ def xmpp_settings(config: Config) -> XmppSettings | None:
         nick=section.nick,
         tls=section.tls,
         ca_certs=str(section.ca_certs) if section.ca_certs else None,
+        max_stanza_bytes=section.max_stanza_bytes,
     )
 
 

@@ -332,12 +332,31 @@ def help_text(locale: str, name: str | None = None) -> str:
 def usage_problem(problem: UsageProblem, locale: str) -> str:
     """What is wrong, then the usage line (or where to find the commands)."""
     if problem.command is None:
-        text = say(locale, "problem_unknown_command", name=problem.value)
+        text = say(locale, "problem_unknown_command", name=shown(problem.value))
         if problem.suggestions:
             choices = ", ".join(f"/{s}" for s in problem.suggestions)
             text += " " + say(locale, "did_you_mean", choices=choices)
         return text + " " + say(locale, "see_help")
     command = problem.command
     choices = next(("|".join(a.choices) for a in command.args if a.choices), "")
-    text = say(locale, f"problem_{problem.problem.value}", value=problem.value, choices=choices)
+    text = say(
+        locale, f"problem_{problem.problem.value}", value=shown(problem.value), choices=choices
+    )
     return text + " " + say(locale, "usage", usage=command.usage)
+
+
+#: How much of a word the sender typed is echoed back in a refusal.
+SHOWN_CHARS = 40
+# Control characters (ESC, NUL, ...) and the bidi overrides that make text read differently.
+_UNSHOWN = {*map(chr, range(0x20)), "\x7f", *map(chr, range(0x80, 0xA0))}
+_UNSHOWN |= {*map(chr, range(0x202A, 0x202F)), *map(chr, range(0x2066, 0x206A))}
+
+
+def shown(value: str) -> str:
+    """A word from the sender, fit to quote back: no control characters, short, one line.
+
+    A refusal that echoed ESC or NUL put terminal escapes into the room (and
+    broke the XMPP stream, which cannot carry them).
+    """
+    cleaned = "".join(" " if char in _UNSHOWN else char for char in value)
+    return short(cleaned, SHOWN_CHARS)

@@ -8,7 +8,10 @@ event goes through the same four steps, in this order:
    is not, and is dropped before anything else happens;
 2. authority: the one check (`authority.permits`) of the sender's role against
    what the act needs; strangers are told at most once an hour, nothing changes;
-3. rate limit: a token bucket per sender;
+   an act that reached us late (caught up after the bot was away) and is older
+   than `catch_up_max_age_s` is answered "too old" and not run;
+3. rate limit: a token bucket per sender (not for what is caught up: those
+   were sent at a person's pace, the bot only reads them at once);
 4. dispatch to the handlers (actions.py: commands and answers; decisions.py:
    requests and reactions).
 
@@ -121,6 +124,7 @@ class ChatService:
         notice_window_s: float = 3600.0,
         max_chars: int = render.MAX_CHARS,
         clock: Clock = time.monotonic,
+        catch_up_max_age_s: float = 3600.0,
     ):
         self.board = board
         self.store = store or board.store
@@ -131,6 +135,7 @@ class ChatService:
         self.limiter = RateLimiter(rate_capacity, rate_refill_s, clock)
         self.notices = NoticeMemory(notice_window_s, clock)
         self.handlers = Decisions(board, self.store, locale, max_chars)
+        self.catch_up_max_age_s = catch_up_max_age_s
 
     @classmethod
     def from_config(cls, board: BoardService, config: Config, **options: object) -> ChatService:
@@ -139,8 +144,13 @@ class ChatService:
             board.store,
             locale=config.bot.locale,
             authority=Authority.from_config(config),
+            catch_up_max_age_s=config.bot.catch_up_max_age_s,
             **options,  # type: ignore[arg-type]
         )
+
+    def counts(self, sender: Identity | None) -> bool:
+        """Whether a sender's events are worth a row in the store (see keep_state_for)."""
+        return self.authority.role(sender) is not Role.STRANGER
 
     async def handle(self, event: IncomingEvent) -> None:
         """Everything a transport receives comes through here; it never raises."""
@@ -166,8 +176,16 @@ class ChatService:
         if role is Role.STRANGER or event.sender is None:
             await self._tell_stranger(event)
             return
+        if event.at is not None:
+            age = time.time() - event.at
+            if age > self.catch_up_max_age_s:
+                limit = render.duration(self.catch_up_max_age_s)
+                await self.handlers.say(
+                    event, "too_old", purpose="refusal", age=render.duration(age), limit=limit
+                )
+                return
         # --- step 3: rate limit known senders (strangers cost one notice an hour) ---
-        taken = self.limiter.take(normal(event.sender))
+        taken = "ok" if event.at is not None else self.limiter.take(normal(event.sender))
         if taken != "ok":
             if taken == "tell":
                 await self.handlers.say(event, "rate_limited", purpose="refusal")

@@ -137,6 +137,8 @@ EN: dict[str, str] = {
     "tokens_unknown": "tokens unknown",
     "log_header": "History of {slug} ({count} events):",
     "log_line": "{at} {source} → {target} [{action} by {actor}]",
+    # --- catch-up after the bot was away ---
+    "too_old": "Not run: this came in {age} ago while the bot was away, which is too old (the limit is {limit}). Send it again if it still applies.",
 }
 
 DE: dict[str, str] = {
@@ -267,6 +269,8 @@ DE: dict[str, str] = {
     "tokens_unknown": "Tokens unbekannt",
     "log_header": "Verlauf von {slug} ({count} Ereignisse):",
     "log_line": "{at} {source} → {target} [{action} von {actor}]",
+    # --- catch-up after the bot was away ---
+    "too_old": "Nicht ausgeführt: Das kam vor {age} an, als der Bot nicht da war, und ist damit zu alt (Grenze {limit}). Bei Bedarf bitte erneut senden.",
 }
 
 CATALOGUES: dict[str, dict[str, str]] = {"en": EN, "de": DE}

@@ -148,6 +148,19 @@ async def mark_attempt_failed(db: Db, row_id: int, error: str) -> None:
     )
 
 
+async def note_waiting(db: Db, row_id: int, error: str) -> None:
+    """Why a row waits (its room takes nothing now); not a try of the row itself."""
+    await db.execute("UPDATE outbox SET last_error = ? WHERE id = ?", (error[:500], row_id))
+
+
+async def mark_failed(db: Db, row_id: int, error: str) -> None:
+    """Given up: the row stays, with its reason, for `chatbot check` and the log."""
+    await db.execute(
+        "UPDATE outbox SET state = 'failed', attempts = attempts + 1, last_error = ? WHERE id = ?",
+        (error[:500], row_id),
+    )
+
+
 async def posted(db: Db, transport: str, message_id: str) -> Posted | None:
     row = await db.fetchone(
         "SELECT transport, room, message_id, card_id, question_id, request_id, purpose "
@@ -180,6 +193,17 @@ async def waiting(db: Db) -> list[tuple[str, str, int, str | None]]:
     rows = await db.fetchall(
         "SELECT transport, room, count(*), max(last_error) FROM outbox "
         "WHERE state = 'pending' GROUP BY transport, room ORDER BY transport, room"
+    )
+    return [(r[0], r[1], r[2], r[3]) for r in rows]
+
+
+async def failed(db: Db, since: float) -> list[tuple[str, str, int, str | None]]:
+    """Per (transport, room): rows given up since `since`, and the last reason."""
+    rows = await db.fetchall(
+        "SELECT transport, room, count(*), max(last_error) FROM outbox "
+        "WHERE state = 'failed' AND created_at >= ? GROUP BY transport, room "
+        "ORDER BY transport, room",
+        (since,),
     )
     return [(r[0], r[1], r[2], r[3]) for r in rows]
 

@@ -1,8 +1,9 @@
 """Housekeeping for a bot that runs every day: old bookkeeping rows go, history stays.
 
 Cards, events, jobs, questions and telemetry are the board's history and are kept.
-What only served delivery (sent outbox rows) or duplicate detection (processed
-event ids) is dropped after `keep_days`: no transport redelivers an event that old.
+What only served delivery (sent outbox rows, and failed ones once their reason has
+been seen) or duplicate detection (processed event ids) is dropped after
+`keep_days`: no transport redelivers an event that old.
 """
 
 from __future__ import annotations
@@ -25,4 +26,7 @@ async def prune(db: Db, *, keep_days: int = KEEP_DAYS, now: float | None = None)
     cutoff = (time.time() if now is None else now) - keep_days * 86400
     events = await db.execute("DELETE FROM processed_events WHERE at < ?", (cutoff,))
     posts = await db.execute("DELETE FROM outbox WHERE state = 'sent' AND sent_at < ?", (cutoff,))
+    posts += await db.execute(
+        "DELETE FROM outbox WHERE state = 'failed' AND created_at < ?", (cutoff,)
+    )
     return Pruned(events, posts)

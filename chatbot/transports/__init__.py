@@ -13,6 +13,7 @@ from .base import (
     RoomReport,
     StateStore,
     Target,
+    TargetUnavailable,
     Transport,
     TransportError,
 )
@@ -38,6 +39,7 @@ __all__ = [
     "RoomReport",
     "StateStore",
     "Target",
+    "TargetUnavailable",
     "Transport",
     "TransportError",
     "XmppSettings",

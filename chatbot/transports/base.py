@@ -13,6 +13,7 @@ import asyncio
 import logging
 import random
 from abc import ABC, abstractmethod
+from collections import OrderedDict
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field, fields
 from typing import ClassVar, Protocol, runtime_checkable
@@ -66,6 +67,9 @@ class IncomingMessage:
     is_direct: bool = False
     #: Nick or display name, for display only; never compare it.
     sender_name: str = ""
+    #: When the server took it (Unix time), set only for an event that reaches us
+    #: late: caught up from an archive, held while we were away, a sync after a gap.
+    at: float | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -83,6 +87,7 @@ class IncomingReaction:
     message_id: str = ""
     is_direct: bool = False
     sender_name: str = ""
+    at: float | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -97,11 +102,14 @@ class IncomingEdit:
     message_id: str
     is_direct: bool = False
     sender_name: str = ""
+    at: float | None = None
 
 
 IncomingEvent = IncomingMessage | IncomingReaction | IncomingEdit
 EventHandler = Callable[[IncomingEvent], Awaitable[None]]
 StatusHandler = Callable[[str, bool], Awaitable[None] | None]
+#: Whether a sender's events are worth remembering in the store (see `Transport.keep_state_for`).
+SenderFilter = Callable[[Identity | None], bool]
 
 
 @runtime_checkable
@@ -118,24 +126,36 @@ class StateStore(Protocol):
 
 
 class MemoryStateStore:
-    """StateStore in a dict, for unit tests and the console."""
+    """StateStore in memory, for unit tests, the console and senders who do not count.
 
-    def __init__(self) -> None:
-        self.values: dict[str, str] = {}
-        self.processed: set[tuple[str, str]] = set()
+    With a `limit`, the oldest entries are forgotten beyond that many, so a flood
+    of made-up ids costs a fixed amount of memory.
+    """
+
+    def __init__(self, limit: int | None = None) -> None:
+        self.limit = limit
+        self.values: OrderedDict[str, str] = OrderedDict()
+        self.processed: OrderedDict[tuple[str, str], None] = OrderedDict()
 
     async def get_value(self, key: str) -> str | None:
         return self.values.get(key)
 
     async def set_value(self, key: str, value: str) -> None:
         self.values[key] = value
+        self.values.move_to_end(key)
+        self._trim(self.values)
 
     async def mark_processed(self, transport: str, event_id: str) -> bool:
         item = (transport, event_id)
         if item in self.processed:
             return False
-        self.processed.add(item)
+        self.processed[item] = None
+        self._trim(self.processed)
         return True
+
+    def _trim(self, table: OrderedDict) -> None:
+        while self.limit is not None and len(table) > self.limit:
+            table.popitem(last=False)
 
 
 @dataclass(frozen=True, slots=True)
@@ -165,11 +185,22 @@ class ProbeReport:
 
 
 class TransportError(Exception):
-    """A send or react did not reach the server; the caller may retry later."""
+    """A send or react did not reach the server, or the server refused this message.
+
+    The outbox retries such a message a few times and then gives it up, while
+    other messages to the same place go on.
+    """
 
 
 class NotConnected(TransportError):
     pass
+
+
+class TargetUnavailable(TransportError):
+    """The room or person cannot take messages now (not joined, no voice, gone).
+
+    No message is to blame: everything for that place waits, in order.
+    """
 
 
 def redacting_repr(obj: object, secret: tuple[str, ...]) -> str:
@@ -210,15 +241,33 @@ class Transport(ABC):
 
     name: ClassVar[str]
 
+    #: How many seen ids and values of senders who do not count are kept in memory.
+    SCRATCH_LIMIT: ClassVar[int] = 10_000
+
     def __init__(self, *, handler: EventHandler | None = None) -> None:
         self._handler = handler
         self._status_handlers: list[StatusHandler] = []
         self._online = asyncio.Event()
         self._offline = asyncio.Event()
         self._offline.set()
+        self._counts: SenderFilter = lambda _: True
+        self._scratch = MemoryStateStore(limit=self.SCRATCH_LIMIT)
 
     def on_event(self, handler: EventHandler) -> None:
         self._handler = handler
+
+    def keep_state_for(self, counts: SenderFilter) -> None:
+        """Only senders for whom `counts` is true leave rows in the store.
+
+        Seen ids and reaction sets of anyone else (strangers, hidden senders)
+        live in a bounded memory: their events change nothing, so forgetting
+        them at a restart costs at most a repeated refusal, and a flood of them
+        cannot grow the database.
+        """
+        self._counts = counts
+
+    def _state_for(self, store: StateStore, sender: Identity | None) -> StateStore:
+        return store if self._counts(sender) else self._scratch
 
     def on_status(self, handler: StatusHandler) -> None:
         """Called with (transport name, online) when the connection comes or goes.
@@ -243,6 +292,11 @@ class Transport(ABC):
         (self._online if online else self._offline).set()
         (self._offline if online else self._online).clear()
         log.info("%s transport %s", self.name, "online" if online else "offline")
+        await self._tell_status()
+
+    async def _tell_status(self) -> None:
+        """Tell the status handlers again, e.g. when a room could be joined at last."""
+        online = self.online
         for cb in self._status_handlers:
             try:
                 result = cb(self.name, online)

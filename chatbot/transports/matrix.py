@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import json
 import logging
 import uuid
@@ -48,6 +49,7 @@ from .base import (
     Room,
     StateStore,
     Target,
+    TargetUnavailable,
     Transport,
     TransportError,
     redacting_repr,
@@ -139,6 +141,7 @@ class MatrixTransport(Transport):
         self._direct: dict[str, bool] = {}
         #: Configured room (alias or id) -> room id; events always carry the id.
         self.room_ids: dict[str, str] = {}
+        self._synced = False
 
     async def start(self) -> None:
         """Log in and sync in the background; `wait_online()` says when the first sync is in.
@@ -222,10 +225,13 @@ class MatrixTransport(Transport):
             await self._on_invite(room_id, info.invite_state)
         for room_id, info in response.rooms.join.items():
             events = [e.source for e in info.timeline.events]
+            late = not self._synced  # the first batch after a start: it came while we were away
             if info.timeline.limited and since and info.timeline.prev_batch:
                 events = await self._backfill(room_id, info.timeline.prev_batch, since) + events
+                late = True
             for source in wire.after_own_join(events, self.client.user_id):
-                await self._handle(room_id, source)
+                await self._handle(room_id, source, late=late)
+        self._synced = True
         # Only now: every event of this batch has been handled.
         await self.store.set_value(f"{self._key}:next_batch", response.next_batch)
         await self._set_online(True)
@@ -284,7 +290,8 @@ class MatrixTransport(Transport):
             self._direct[room_id] = value is not None
         return self._direct[room_id]
 
-    async def _handle(self, room_id: str, source: dict[str, Any]) -> None:
+    async def _handle(self, room_id: str, source: dict[str, Any], *, late: bool = False) -> None:
+        """One timeline event; `late` when it came while we were away (it gets its time)."""
         assert self.client is not None
         result = wire.parse_event(
             source,
@@ -296,14 +303,18 @@ class MatrixTransport(Transport):
             self.dropped[result.reason] += 1
             return
         event_id = source["event_id"]
-        if not await self.store.mark_processed(self.name, event_id):
+        sender = Identity(self.name, source["sender"])
+        state = self._state_for(self.store, sender)
+        if not await state.mark_processed(self.name, event_id):
             self.dropped["duplicate"] += 1
             return
         chat = Room(self.name, room_id)
         direct = await self._is_direct(room_id)
+        stamp = source.get("origin_server_ts")
+        at = stamp / 1000 if late and isinstance(stamp, int | float) else None
         if isinstance(result, wire.ReactionAdded):
             # Kept so that a later redaction can say which key went away.
-            await self.store.set_value(
+            await state.set_value(
                 f"{self._key}:reaction:{event_id}",
                 json.dumps(
                     {"target": result.target_id, "key": result.key, "sender": result.sender}
@@ -319,10 +330,11 @@ class MatrixTransport(Transport):
                     message_id=event_id,
                     is_direct=direct,
                     sender_name=result.sender,
+                    at=at,
                 )
             )
         elif isinstance(result, wire.Redaction):
-            known = await self.store.get_value(f"{self._key}:reaction:{result.redacts}")
+            known = await state.get_value(f"{self._key}:reaction:{result.redacts}")
             if known is None:
                 self.dropped["redaction-unknown"] += 1
                 return
@@ -337,10 +349,11 @@ class MatrixTransport(Transport):
                     message_id=event_id,
                     is_direct=direct,
                     sender_name=result.sender,
+                    at=at,
                 )
             )
         else:
-            await self._emit(result)
+            await self._emit(dataclasses.replace(result, at=at) if at is not None else result)
 
     # -- outgoing ------------------------------------------------------------
 
@@ -354,7 +367,7 @@ class MatrixTransport(Transport):
             if target.id not in self.room_ids:
                 resp = await self.client.room_resolve_alias(target.id)
                 if not isinstance(resp, RoomResolveAliasResponse):
-                    raise TransportError(f"unknown Matrix room alias {target.id}: {resp}")
+                    raise TargetUnavailable(f"unknown Matrix room alias {target.id}: {resp}")
                 self.room_ids[target.id] = resp.room_id
             return self.room_ids[target.id]
         room_id = await self.store.get_value(f"{self._key}:dm:{target.id}")
@@ -364,7 +377,7 @@ class MatrixTransport(Transport):
             is_direct=True, invite=[target.id], preset=RoomPreset.trusted_private_chat
         )
         if isinstance(resp, RoomCreateError):
-            raise TransportError(f"could not open a direct chat with {target.id}: {resp}")
+            raise TargetUnavailable(f"could not open a direct chat with {target.id}: {resp}")
         await self._mark_direct(resp.room_id, target.id)
         return resp.room_id
 
@@ -378,10 +391,15 @@ class MatrixTransport(Transport):
                 self.client.room_send(room_id, etype, content, tx_id=txn_id),
                 self.settings.send_timeout,
             )
-        except (TimeoutError, OSError) as exc:
-            raise TransportError(f"Matrix send to {room_id} failed: {exc!r}") from exc
+        except OSError as exc:
+            raise NotConnected(f"Matrix send to {room_id} failed: {exc!r}") from exc
+        except TimeoutError as exc:
+            raise TransportError(f"Matrix send to {room_id} timed out") from exc
         if isinstance(resp, RoomSendError | ErrorResponse):
-            raise TransportError(f"Matrix send to {room_id} refused: {resp}")
+            # Not allowed there (kicked, no power): the room's fault, not this message's.
+            forbidden = resp.status_code in ("M_FORBIDDEN", "M_NOT_FOUND")
+            kind = TargetUnavailable if forbidden else TransportError
+            raise kind(f"Matrix send to {room_id} refused: {resp}")
         return resp.event_id
 
     async def send(
@@ -396,6 +414,8 @@ class MatrixTransport(Transport):
         """Post an m.notice; the same txn_id again (after a crash) posts it once."""
         room_id = await self._room_for(target)
         content = wire.notice_content(text, html, reply_to=reply_to)
+        if wire.fit_content(content):
+            log.warning("message to %s cut to %d bytes", room_id, wire.MAX_CONTENT_BYTES)
         return await self._room_send(room_id, "m.room.message", content, txn_id or uuid.uuid4().hex)
 
     async def react(self, target: Target, message_id: str, key: str) -> str | None:

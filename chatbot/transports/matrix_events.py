@@ -14,6 +14,7 @@ the trust rules are unit-testable without a server:
 from __future__ import annotations
 
 import hashlib
+import json
 from dataclasses import dataclass
 from typing import Any
 
@@ -21,6 +22,8 @@ from .base import Identity, IncomingEdit, IncomingMessage, Room
 
 TRANSPORT = "matrix"
 HTML_FORMAT = "org.matrix.custom.html"
+#: A whole event may be 65,536 bytes of JSON; the content leaves room for the rest.
+MAX_CONTENT_BYTES = 60_000
 
 
 @dataclass(frozen=True, slots=True)
@@ -167,6 +170,33 @@ def notice_content(
         # No quoted fallback: the spec dropped it (v1.13) and clients fetch the target.
         content["m.relates_to"] = {"m.in_reply_to": {"event_id": reply_to}}
     return content
+
+
+def content_bytes(content: dict[str, Any]) -> int:
+    return len(json.dumps(content, ensure_ascii=False).encode())
+
+
+def fit_content(content: dict[str, Any], max_bytes: int = MAX_CONTENT_BYTES) -> bool:
+    """Cut a message content to `max_bytes` of JSON; True if it was cut.
+
+    A homeserver refuses a larger event (M_TOO_LARGE) every time it is sent.
+    The HTML goes first (it cannot be cut safely), then the end of the body.
+    """
+    if content_bytes(content) <= max_bytes:
+        return False
+    content.pop("format", None)
+    content.pop("formatted_body", None)
+    body = content["body"]
+    low, high = 0, len(body)
+    while low < high:  # the longest prefix that fits, with the mark
+        mid = (low + high + 1) // 2
+        content["body"] = body[:mid] + "…"
+        if content_bytes(content) <= max_bytes:
+            low = mid
+        else:
+            high = mid - 1
+    content["body"] = body[:low] + "…"
+    return True
 
 
 def reaction_content(target_id: str, key: str) -> dict[str, Any]:

@@ -13,7 +13,6 @@ import uuid
 
 from nio import JoinError, RoomGetStateEventResponse
 from slixmpp import JID
-from slixmpp.exceptions import PresenceError
 
 from . import xmpp_stanzas
 from .base import ProbeReport, RoomReport, StateStore, TransportError
@@ -22,6 +21,7 @@ from .matrix import make_client as make_matrix_client
 from .xmpp import XmppSettings, connect
 from .xmpp import make_client as make_xmpp_client
 from .xmpp_connection import login_failure, shutdown
+from .xmpp_rooms import JoinRefused, fallback_nicks, join
 
 
 async def probe_xmpp(settings: XmppSettings, *, within: float = 15.0) -> ProbeReport:
@@ -61,19 +61,31 @@ async def probe_xmpp(settings: XmppSettings, *, within: float = 15.0) -> ProbeRe
 
 
 async def _probe_muc(client, room: str, nick: str, within: float) -> RoomReport:
-    muc = client.plugin["xep_0045"]
-    try:
-        pres, *_ = await muc.join_muc_wait(JID(room), nick, maxstanzas=0, timeout=within)
-    except PresenceError as exc:
-        return RoomReport(room, False, detail=f"join refused: {exc.condition}")
-    except TimeoutError:
-        return RoomReport(room, False, detail="join timed out")
+    """Join as the bot would: its nick, or (someone sits on it) the first free fallback."""
+    taken = []
+    for candidate in [nick, *fallback_nicks(nick)]:
+        try:
+            pres = await join(client, room, candidate, within=within)
+            break
+        except JoinRefused as refused:
+            if refused.condition != "conflict":
+                return RoomReport(room, False, detail=f"join refused: {refused.condition}")
+            taken.append(candidate)
+        except TimeoutError:
+            return RoomReport(room, False, detail="join timed out")
+    else:
+        return RoomReport(room, False, detail=f"nicks {', '.join(taken)} are all taken")
     codes = xmpp_stanzas.room_status_codes(pres)
     item = pres.xml.find(f"{{{xmpp_stanzas.NS_MUC_USER}}}x/{{{xmpp_stanzas.NS_MUC_USER}}}item")
     role = item.get("role", "") if item is not None else ""
     sees = 100 in codes
     detail = f"role {role}" + ("" if sees else "; real JIDs hidden: no owner commands here")
-    muc.leave_muc(JID(room), pres["from"].resource)
+    if taken:
+        detail += (
+            f"; the nick {nick!r} is taken by another occupant: the bot joins as "
+            f"{candidate!r} and takes {nick!r} back when it is free"
+        )
+    client.plugin["xep_0045"].leave_muc(JID(room), pres["from"].resource)
     return RoomReport(
         room, True, can_post=role in ("participant", "moderator"), sees_real_ids=sees, detail=detail
     )

@@ -1,10 +1,15 @@
 """XMPP transport (slixmpp): direct chats and MUC rooms.
 
-Behaviour only: what a stanza means is decided in `xmpp_stanzas`, keeping the
-session alive in `xmpp_connection`. Stanzas are parsed the moment they arrive
-(so the room's occupant table is exactly as its presence left it) and then
-handed, in order, to one pump task that drops duplicates and awaits the
-handler.
+Behaviour only: what a stanza means is decided in `xmpp_stanzas` (and
+`xmpp_outgoing`), keeping the session alive in `xmpp_connection`, being in the
+rooms in `xmpp_rooms`, reading archives in `xmpp_archive`. Stanzas are parsed
+the moment they arrive (so the room's occupant table is exactly as its
+presence left it) and then handed, in order, to one pump task that drops
+duplicates and awaits the handler.
+
+After a fresh session (a restart, or a server that forgot the old one) the
+archives are read from the last message handled, so what was sent while the
+bot was away is handled once; live stanzas wait behind that catch-up.
 """
 
 from __future__ import annotations
@@ -15,16 +20,16 @@ import json
 import logging
 import uuid
 from collections import Counter, OrderedDict
-from datetime import UTC, datetime
 
 import slixmpp
 from slixmpp import JID
-from slixmpp.exceptions import IqError, IqTimeout
 from slixmpp.plugins.xep_0198.stanza import RequestAck
 from slixmpp.stanza import Message, Presence
 from slixmpp.xmlstream.handler import Callback
 from slixmpp.xmlstream.matcher import MatchXPath
 
+from . import xmpp_archive as archive
+from . import xmpp_outgoing as out
 from . import xmpp_stanzas as wire
 from .base import (
     EventHandler,
@@ -33,10 +38,12 @@ from .base import (
     Room,
     StateStore,
     Target,
+    TargetUnavailable,
     Transport,
     TransportError,
 )
 from .xmpp_connection import XmppConnection, XmppSettings, connect, make_client
+from .xmpp_rooms import RoomKeeper
 
 __all__ = ["XmppSettings", "XmppTransport", "connect", "make_client"]
 
@@ -62,6 +69,11 @@ class XmppTransport(Transport):
         self._echoes: dict[str, asyncio.Future[str | None]] = {}
         self._acks: dict[str, asyncio.Future[None]] = {}
         self._recent: OrderedDict[str, tuple[str, str, str]] = OrderedDict()
+        self.archives = archive.Archives(
+            lambda: self.client, self._own_jid.bare, settings.send_timeout
+        )
+        self.catch_up = archive.CatchUp(self.archives, store, self, self._queue)
+        self.keeper = RoomKeeper(settings, lambda: self.client, self.rooms, self._joined_late)
 
     # -- StanzaContext for xmpp_stanzas ---------------------------------
 
@@ -87,7 +99,7 @@ class XmppTransport(Transport):
         """Begin connecting in the background; `wait_online()` says when it is up."""
         self._conn = XmppConnection(
             self.settings,
-            on_fresh_session=self._join_rooms,
+            on_fresh_session=self._fresh_session,
             on_online=self._set_online,
             on_session_end=self._on_session_end,
         )
@@ -99,10 +111,15 @@ class XmppTransport(Transport):
             Callback("chatbot presence", MatchXPath("{jabber:client}presence"), self._on_presence)
         )
         client.add_event_handler("stanza_acked", self._on_acked)
+        # Synchronous, before the new session's first stanza can be dispatched.
+        client.add_event_handler(
+            "session_start", lambda _: self.catch_up.hold("session", fresh=True)
+        )
         self._pump_task = asyncio.create_task(self._pump(), name="xmpp-pump")
         self._conn.start()
 
     async def stop(self) -> None:
+        await self.keeper.close()
         if self._conn is not None:
             await self._conn.stop()
         if self._pump_task is not None:
@@ -117,33 +134,22 @@ class XmppTransport(Transport):
         # Stanzas the old stream never confirmed will not be delivered now.
         self._fail_pending("XMPP session ended before the server confirmed")
 
-    async def _join_rooms(self) -> None:
-        results = await asyncio.gather(
-            *(self._join(r) for r in self.settings.rooms), return_exceptions=True
-        )
-        for room, result in zip(self.settings.rooms, results, strict=True):
-            if isinstance(result, BaseException):
-                log.error("could not join %s: %r", room, result)
+    async def _fresh_session(self) -> None:
+        """Catch up on our own archive, join the rooms, catch up on each room joined."""
+        try:
+            await self.catch_up.read(self._own_jid.bare)
+            for room in await self.keeper.join_all():
+                await self.catch_up.read(room)
+        finally:
+            self.catch_up.release("session")
 
-    async def _join(self, room: str) -> wire.RoomState:
-        assert self.client is not None
-        # Known before the join presence goes out: occupant presences arrive first.
-        state = self.rooms[room] = wire.RoomState(nick=self.settings.nick)
-        pres, *_ = await self.client.plugin["xep_0045"].join_muc_wait(
-            JID(room),
-            self.settings.nick,
-            maxstanzas=self.settings.join_history,
-            timeout=self.settings.join_timeout,
-        )
-        state.non_anonymous = 100 in wire.room_status_codes(pres)
-        state.nick = pres["from"].resource or state.nick
-        log.info(
-            "joined %s as %s (real JIDs %s)",
-            room,
-            state.nick,
-            "visible" if state.non_anonymous else "hidden",
-        )
-        return state
+    async def _joined_late(self, room: str) -> None:
+        self.catch_up.hold(room)
+        try:
+            await self.catch_up.read(room)
+        finally:
+            self.catch_up.release(room)
+        await self._tell_status()  # rows waiting for this room may go now
 
     # -- incoming ------------------------------------------------------------
 
@@ -154,22 +160,24 @@ class XmppTransport(Transport):
             return
         if pres["type"] == "unavailable":
             state.occupants.pop(nick, None)
-            return
-        if pres["type"] == "error":
-            return
-        item = pres.xml.find(f"{{{wire.NS_MUC_USER}}}x/{{{wire.NS_MUC_USER}}}item")
-        real = item.get("jid") if item is not None else None
-        state.occupants[nick] = JID(real).bare if real else None
-        codes = wire.room_status_codes(pres)
-        if 110 in codes:
-            # Our own join presence. Decide here, as the stanza arrives, whether the
-            # room shows real JIDs: a message right behind it is parsed before the
-            # joining coroutine resumes, and must already see the answer.
-            state.non_anonymous = 100 in codes
+        elif pres["type"] != "error":
+            item = pres.xml.find(f"{{{wire.NS_MUC_USER}}}x/{{{wire.NS_MUC_USER}}}item")
+            real = item.get("jid") if item is not None else None
+            state.occupants[nick] = JID(real).bare if real else None
+            codes = wire.room_status_codes(pres)
+            if 110 in codes:
+                # Our own join presence. Decide here, as the stanza arrives, whether the
+                # room shows real JIDs: a message right behind it is parsed before the
+                # joining coroutine resumes, and must already see the answer.
+                state.non_anonymous = 100 in codes
+        self.keeper.on_presence(pres)
 
     def _on_message(self, msg: Message) -> None:
         # Runs synchronously as the stanza arrives, so the occupant table is
         # exactly as the room's presence had made it at that moment.
+        if self.archives.take(msg):
+            self.dropped["archive"] += 1  # a result we asked for (or a stale one): not live
+            return
         codes = wire.room_status_codes(msg) if msg["type"] == "groupchat" else set()
         state = self.rooms.get(msg["from"].bare)
         if state is not None and codes & {172, 173, 174}:
@@ -177,11 +185,7 @@ class XmppTransport(Transport):
         if msg["type"] == "error":
             # A bounce of something we sent (not in the room, no voice...):
             # its sender should hear now, not after send_timeout.
-            for table in (self._echoes, self._acks):
-                fut = table.get(msg["id"])
-                if fut is not None and not fut.done():
-                    condition = msg["error"]["condition"] or "error"
-                    fut.set_exception(TransportError(f"XMPP refused {msg['id']}: {condition}"))
+            self._bounced(msg)
         result = wire.parse_message(msg, self)
         if isinstance(result, wire.Dropped):
             self.dropped[result.reason] += 1
@@ -196,11 +200,17 @@ class XmppTransport(Transport):
             if not isinstance(ev, wire.ReactionUpdate):
                 author = str(msg["from"]) if not ev.is_direct else ev.chat.id
                 self._remember(ev.message_id, author, ev.sender_name, ev.text)
-            self._queue.put_nowait(result)
+            self.catch_up.accept(result)
+
+    def _bounced(self, msg: Message) -> None:
+        for table in (self._echoes, self._acks):
+            fut = table.get(msg["id"])
+            if fut is not None and not fut.done():
+                fut.set_exception(out.bounce_error(msg))
 
     def _remember(self, message_id: str, author: str, nick: str, text: str) -> None:
-        """Recent texts, only to quote them in a reply's fallback for old clients."""
-        self._recent[message_id] = (author, nick, text)
+        """Recent messages, only to quote their start in a reply's fallback for old clients."""
+        self._recent[message_id] = (author, nick, out.excerpt(text))
         while len(self._recent) > 500:
             self._recent.popitem(last=False)
 
@@ -213,31 +223,34 @@ class XmppTransport(Transport):
                 log.exception("delivering %s failed", parsed.dedupe_key)
 
     async def _deliver(self, parsed: wire.Parsed) -> None:
-        if parsed.dedupe_key and not await self.store.mark_processed(self.name, parsed.dedupe_key):
+        ev = parsed.event
+        counts = self._counts(ev.sender)
+        state = self._state_for(self.store, ev.sender)
+        if parsed.dedupe_key and not await state.mark_processed(self.name, parsed.dedupe_key):
             self.dropped["duplicate"] += 1
             return
-        ev = parsed.event
         if isinstance(ev, wire.ReactionUpdate):
             key = f"xmpp:reactions:{ev.chat.id}:{ev.sender_key}:{ev.target_id}"
-            before = frozenset(json.loads(await self.store.get_value(key) or "[]"))
-            await self.store.set_value(key, json.dumps(sorted(ev.keys)))
-            if ev.keys == before:
-                return
-            await self._emit(
-                IncomingReaction(
-                    transport=self.name,
-                    chat=ev.chat,
-                    sender=ev.sender,
-                    target_id=ev.target_id,
-                    added=ev.keys - before,
-                    removed=before - ev.keys,
-                    message_id=ev.message_id,
-                    is_direct=ev.is_direct,
-                    sender_name=ev.sender_name,
+            before = frozenset(json.loads(await state.get_value(key) or "[]"))
+            await state.set_value(key, json.dumps(sorted(ev.keys)))
+            if ev.keys != before:
+                await self._emit(
+                    IncomingReaction(
+                        transport=self.name,
+                        chat=ev.chat,
+                        sender=ev.sender,
+                        target_id=ev.target_id,
+                        added=ev.keys - before,
+                        removed=before - ev.keys,
+                        message_id=ev.message_id,
+                        is_direct=ev.is_direct,
+                        sender_name=ev.sender_name,
+                        at=ev.at,
+                    )
                 )
-            )
-            return
-        await self._emit(ev)
+        else:
+            await self._emit(ev)
+        await self.catch_up.mark(parsed, counts)
 
     # -- outgoing ------------------------------------------------------------
 
@@ -245,10 +258,14 @@ class XmppTransport(Transport):
         if not self.online or self.client is None:
             raise NotConnected("XMPP is not connected")
         in_room = isinstance(target, Room)
-        if in_room and target.id not in self.rooms:
-            raise TransportError(f"not in room {target.id} (not configured or join failed)")
+        if in_room:
+            state = self.rooms.get(target.id)
+            if state is None:
+                raise TargetUnavailable(f"not in room {target.id}: it is not configured")
+            if not state.joined:
+                raise TargetUnavailable(f"not in room {target.id} yet (joining again)")
         msg = self.client.make_message(mto=JID(target.id), mtype="groupchat" if in_room else "chat")
-        wire.set_ids(msg, message_id)
+        out.set_ids(msg, message_id)
         return msg, in_room
 
     async def send(
@@ -263,19 +280,23 @@ class XmppTransport(Transport):
         """Send text; in a room, return the stanza-id the room gave it.
 
         html is ignored: XHTML-IM is obsolete and clients render plain text.
+        Text is cut to the stanza limit: a stanza over the server's limit makes
+        it close the stream, which would take every other message down too.
         """
         message_id = txn_id or uuid.uuid4().hex
         msg, in_room = self._new_message(target, message_id)
-        msg["body"] = text
+        msg["body"] = out.xml_safe(text)
         if reply_to:
             author, nick, quote = self._recent.get(reply_to, (None, None, None))
-            wire.add_reply(
+            out.add_reply(
                 msg, reply_to, author=author, quote=quote, quoted_nick=nick if in_room else None
             )
+        if out.fit(msg, self.settings.max_stanza_bytes):
+            log.warning("message %s cut to %d bytes", message_id, self.settings.max_stanza_bytes)
         server_id = await self._transmit(msg, message_id, in_room)
         state = self.rooms.get(target.id)
         author = f"{target.id}/{state.nick}" if in_room and state else self._own_jid.bare
-        self._remember(server_id, author, self.settings.nick, text)
+        self._remember(server_id, author, state.nick if state else self.settings.nick, text)
         return server_id
 
     async def react(self, target: Target, message_id: str, key: str) -> str | None:
@@ -283,28 +304,39 @@ class XmppTransport(Transport):
         keys = set(json.loads(await self.store.get_value(store_key) or "[]")) | {key}
         own_id = uuid.uuid4().hex
         msg, in_room = self._new_message(target, own_id)
-        wire.set_reactions(msg, message_id, keys)
+        out.set_reactions(msg, message_id, keys)
         server_id = await self._transmit(msg, own_id, in_room)
         await self.store.set_value(store_key, json.dumps(sorted(keys)))
         return server_id
 
     async def find_sent(self, target: Target, txn_id: str, since: float) -> str | None:
-        """Look in the room's archive (XEP-0313) for our message with this origin-id."""
-        state = self.rooms.get(target.id)
-        if self.client is None or state is None:
-            return None  # a direct chat: our server keeps no archive we can ask
-        start = datetime.fromtimestamp(since - 60, UTC)  # clocks of bot and server may differ
+        """Our message with this origin-id in the room's archive, or in our own for a person.
+
+        Raises when the archive cannot be asked now (a stalled server): sending
+        again without knowing is how a message arrived three times.
+        """
+        if self.client is None or not self.online:
+            raise NotConnected("XMPP is not connected")
+        own = self._own_jid.bare
+        in_room = isinstance(target, Room)
+        if in_room:
+            state = self.rooms.get(target.id)
+            if state is None or not state.joined:
+                raise TargetUnavailable(f"not in room {target.id} yet")
+
+        nick = state.nick if in_room else None
         try:
-            async with asyncio.timeout(self.settings.send_timeout):
-                async for found in self.client.plugin["xep_0313"].iterate(
-                    jid=JID(target.id), start=start, rsm={"max": 50}
-                ):
-                    inner = found["mam_result"]["forwarded"]["stanza"]
-                    if inner["from"].resource == state.nick and wire.origin_id(inner) == txn_id:
-                        return found["mam_result"]["id"] or wire.trusted_stanza_id(inner, target.id)
-        except (TimeoutError, IqError, IqTimeout) as error:
-            log.warning("cannot search the archive of %s: %s", target.id, error)
-        return None
+            found = await self.archives.find(
+                target.id if in_room else own,
+                lambda result: archive.sent_by_us(result, txn_id, own, nick),
+                since=since,
+                with_jid=None if in_room else target.id,
+            )
+        except archive.NoArchive:
+            return None  # no archive to ask: sending again is all that is left
+        if found is None:
+            return None
+        return archive.result_id(found)
 
     async def _transmit(self, msg: Message, message_id: str, in_room: bool) -> str:
         """Send and wait until the server has it: the room's echo, or a XEP-0198 ack."""

@@ -67,6 +67,9 @@ class XmppSettings:
     join_timeout: float = 20.0
     #: Room history stanzas requested on join; they are never commands anyway.
     join_history: int = 0
+    #: Largest stanza the bot sends; longer text is cut to fit. RFC 6120 lets a
+    #: server refuse anything over 10,000 bytes, and a refused stanza costs the stream.
+    max_stanza_bytes: int = 10_000
 
     def __repr__(self) -> str:
         return redacting_repr(self, ("password",))

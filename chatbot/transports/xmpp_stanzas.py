@@ -1,4 +1,4 @@
-"""XMPP wire format: read incoming message stanzas, fill outgoing ones.
+"""XMPP wire format: read incoming message stanzas.
 
 Pure functions over slixmpp stanza objects (nothing here awaits a socket), so
 every trust rule is unit-testable from XML text:
@@ -8,13 +8,17 @@ every trust rule is unit-testable from XML text:
 - in a room the sender is the occupant's real bare JID from the room's
   presence, and only in a room that shows real JIDs; never the nickname;
 - delayed room history, forged or sent carbons and our own messages are
-  dropped; corrections (XEP-0308) become IncomingEdit, never IncomingMessage.
+  dropped; corrections (XEP-0308) become IncomingEdit, never IncomingMessage;
+- a message read back from an archive (XEP-0313) obeys the same rules, with
+  the archive's own id as its stanza-id.
+
+Outgoing stanzas are filled in `xmpp_outgoing`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Protocol
 from xml.etree import ElementTree as ET
 
@@ -46,6 +50,8 @@ class RoomState:
     non_anonymous: bool = False
     #: nick -> real bare JID (None when the room did not tell us).
     occupants: dict[str, str | None] = field(default_factory=dict)
+    #: Our own join presence came back: we are in the room and may post.
+    joined: bool = False
 
 
 class StanzaContext(Protocol):
@@ -87,6 +93,7 @@ class ReactionUpdate:
     message_id: str
     is_direct: bool
     sender_name: str
+    at: float | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,6 +101,8 @@ class Parsed:
     event: IncomingMessage | IncomingEdit | ReactionUpdate
     #: Unique per transport; None when the stanza carries no usable id.
     dedupe_key: str | None
+    #: (archive, id there): where a catch-up after a restart would find it again.
+    archived: tuple[str, str] | None = None
 
 
 Result = Parsed | Dropped | OwnReflection
@@ -192,7 +201,8 @@ def parse_message(msg: Message, ctx: StanzaContext) -> Result:
     return _parse_direct(msg, ctx, carbon=False)
 
 
-def _parse_groupchat(msg: Message, ctx: StanzaContext) -> Result:
+def _parse_groupchat(msg: Message, ctx: StanzaContext, *, at: float | None = None) -> Result:
+    """A room message; `at` is set when it was read back from the room's archive."""
     frm: JID = msg["from"]
     room_jid = frm.bare
     state = ctx.room(room_jid)
@@ -203,14 +213,20 @@ def _parse_groupchat(msg: Message, ctx: StanzaContext) -> Result:
         return Dropped("room-service")
     delayed = _find(msg, NS_DELAY, "delay") is not None
     stanza_id = trusted_stanza_id(msg, room_jid)
-    if nick == state.nick:
-        if delayed:
+    archived_real = archived_sender(msg) if at is not None else None
+    if nick == state.nick or archived_real == ctx.own_jid.bare:
+        if delayed or at is not None:
             return Dropped("own-history")
         return OwnReflection(room_jid, msg["id"], origin_id(msg), stanza_id)
     if delayed:
         # History sent on join: already seen (or never meant) as a command.
         return Dropped("delayed")
-    real = state.occupants.get(nick) if state.non_anonymous else None
+    if at is None:
+        real = state.occupants.get(nick) if state.non_anonymous else None
+    else:
+        # Who held the nick then, as the room recorded it; today's occupant of
+        # that nick may be someone else.
+        real = archived_real if state.non_anonymous else None
     sender = Identity(TRANSPORT, real) if real else None
     message_id = stanza_id or msg["id"] or origin_id(msg)
     if not message_id:
@@ -221,11 +237,33 @@ def _parse_groupchat(msg: Message, ctx: StanzaContext) -> Result:
         "sender": sender,
         "is_direct": False,
         "sender_name": nick,
+        "at": at,
     }
-    return _content(msg, common, message_id, dedupe, sender_key=real or f"nick:{nick}")
+    return _content(
+        msg,
+        common,
+        message_id,
+        dedupe,
+        sender_key=real or f"nick:{nick}",
+        archived=(room_jid, stanza_id) if stanza_id else None,
+    )
 
 
-def _parse_direct(msg: Message, ctx: StanzaContext, *, carbon: bool) -> Result:
+def archived_sender(msg: Message) -> str | None:
+    """The real bare JID a room recorded with an archived message, if it shows it.
+
+    The room appends its own muc#user item after anything the sender put into
+    the message, so only the last one is the room's word (a sender can add an
+    item naming an owner; Prosody keeps it, in front of its own).
+    """
+    items = msg.xml.findall(f"{{{NS_MUC_USER}}}x/{{{NS_MUC_USER}}}item")
+    real = items[-1].get("jid") if items else None
+    return JID(real).bare if real else None
+
+
+def _parse_direct(
+    msg: Message, ctx: StanzaContext, *, carbon: bool, at: float | None = None
+) -> Result:
     frm: JID = msg["from"]
     own = ctx.own_jid
     if frm.bare == own.bare:
@@ -242,18 +280,85 @@ def _parse_direct(msg: Message, ctx: StanzaContext, *, carbon: bool) -> Result:
         # a hibernating XEP-0198 session: our bare JID). Those were sent to us
         # while we were away and still count; any other delay is old history.
         return Dropped("delayed")
+    if delay is not None and at is None:
+        at = parse_stamp(delay.get("stamp"))
     sender = Identity(TRANSPORT, frm.bare)
     message_id = msg["id"] or origin_id(msg)
     if not message_id:
         return Dropped("no-id")
     archived = trusted_stanza_id(msg, own.bare)
     dedupe = f"{own.bare}/{archived}" if archived else f"{frm.bare}/{message_id}"
-    common = {"chat": sender, "sender": sender, "is_direct": True, "sender_name": frm.bare}
-    return _content(msg, common, message_id, dedupe, sender_key=frm.bare)
+    common = {
+        "chat": sender,
+        "sender": sender,
+        "is_direct": True,
+        "sender_name": frm.bare,
+        "at": at,
+    }
+    return _content(
+        msg,
+        common,
+        message_id,
+        dedupe,
+        sender_key=frm.bare,
+        archived=(own.bare, archived) if archived else None,
+    )
+
+
+def parse_archived(result: Message, archive: str, ctx: StanzaContext) -> Result:
+    """A message read back from `archive` (our account's, or a room's) in a catch-up.
+
+    The archive's result id is the message's stanza-id there (the same id the
+    live copy carried), so a message seen live and again in the archive is one
+    event. Any stanza-id the sender wrote in is dropped first.
+    """
+    res = _find(result, NS_MAM, "result")
+    fwd = res.find(f"{{{NS_FORWARD}}}forwarded") if res is not None else None
+    inner_xml = fwd.find("{jabber:client}message") if fwd is not None else None
+    if res is None or inner_xml is None or not res.get("id"):
+        return Dropped("archive-empty")
+    delay = fwd.find(f"{{{NS_DELAY}}}delay")
+    at = parse_stamp(delay.get("stamp") if delay is not None else None)
+    inner = Message(xml=copy_element(inner_xml))
+    for el in inner.xml.findall(f"{{{NS_SID}}}stanza-id"):
+        inner.xml.remove(el)
+    ET.SubElement(inner.xml, f"{{{NS_SID}}}stanza-id", {"by": archive, "id": res.get("id")})
+    if at is None:
+        return Dropped("archive-no-time")
+    mtype = inner["type"]
+    if mtype in ("error", "headline"):
+        return Dropped(mtype)
+    if mtype == "groupchat":
+        if inner["from"].bare != archive:
+            return Dropped("archive-foreign")
+        return _parse_groupchat(inner, ctx, at=at)
+    if archive != ctx.own_jid.bare:
+        return Dropped("archive-foreign")
+    return _parse_direct(inner, ctx, carbon=False, at=at)
+
+
+def copy_element(el: ET.Element) -> ET.Element:
+    return ET.fromstring(ET.tostring(el))
+
+
+def parse_stamp(stamp: str | None) -> float | None:
+    """A XEP-0082 date-time as Unix time; None when absent or malformed."""
+    if not stamp:
+        return None
+    try:
+        return datetime.fromisoformat(stamp.replace("Z", "+00:00")).timestamp()
+    except ValueError:
+        return None
 
 
 def _content(
-    msg: Message, common: dict, message_id: str, dedupe: str, *, sender_key: str
+    msg: Message,
+    common: dict,
+    message_id: str,
+    dedupe: str,
+    *,
+    sender_key: str,
+    archived: tuple[str, str] | None = None,
 ) -> Result:
     reactions = _find(msg, NS_REACTIONS, "reactions")
     if reactions is not None:
@@ -269,6 +374,7 @@ def _content(
                 **common,
             ),
             dedupe,
+            archived,
         )
     replace = _find(msg, NS_CORRECT, "replace")
     if replace is not None:
@@ -281,6 +387,7 @@ def _content(
                 **common,
             ),
             dedupe,
+            archived,
         )
     if not msg["body"]:
         return Dropped("no-body")
@@ -296,50 +403,5 @@ def _content(
             **common,
         ),
         dedupe,
+        archived,
     )
-
-
-# -- outgoing ---------------------------------------------------------------
-
-
-def set_ids(msg: Message, message_id: str) -> None:
-    """Same value as id and origin-id, so either kind of client can point at it."""
-    msg["id"] = message_id
-    el = ET.SubElement(msg.xml, f"{{{NS_SID}}}origin-id")
-    el.set("id", message_id)
-
-
-def add_reply(
-    msg: Message,
-    reply_to: str,
-    *,
-    author: str | None = None,
-    quote: str | None = None,
-    quoted_nick: str | None = None,
-) -> None:
-    """XEP-0461 reply markup, plus a XEP-0428-marked quote for clients that show none."""
-    el = ET.SubElement(msg.xml, f"{{{NS_REPLY}}}reply")
-    el.set("id", reply_to)
-    if author:
-        el.set("to", author)
-    if not quote:
-        return
-    quoted = "\n".join("> " + line.rstrip() for line in quote.splitlines()) + "\n"
-    if quoted_nick:
-        quoted = f"> {quoted_nick}:\n" + quoted
-    msg["body"] = quoted + msg["body"]
-    fb = ET.SubElement(msg.xml, f"{{{NS_FALLBACK}}}fallback")
-    fb.set("for", NS_REPLY)
-    body = ET.SubElement(fb, f"{{{NS_FALLBACK}}}body")
-    body.set("start", "0")
-    body.set("end", str(len(quoted)))
-
-
-def set_reactions(msg: Message, target_id: str, keys: Iterable[str]) -> None:
-    """The full set of our reactions on target_id (XEP-0444 replaces the previous set)."""
-    el = ET.SubElement(msg.xml, f"{{{NS_REACTIONS}}}reactions")
-    el.set("id", target_id)
-    for key in sorted(keys):
-        ET.SubElement(el, f"{{{NS_REACTIONS}}}reaction").text = key
-    # Ask archives to keep it (XEP-0334) so clients that come later see it.
-    ET.SubElement(msg.xml, "{urn:xmpp:hints}store")

@@ -29,3 +29,19 @@ async def test_old_bookkeeping_goes_recent_and_pending_rows_stay(store: Store) -
     assert [r[0] for r in rows] == ["old pending", "new sent"]
     async with store.transaction() as db:
         assert await kv.mark_processed(db, "xmpp", "recent") is False  # still known
+
+
+async def test_given_up_posts_go_after_the_same_time(store: Store) -> None:
+    now = time.time()
+    async with store.transaction() as db:
+        for text in ("old failed", "new failed"):
+            row = await chat_store.enqueue(db, chat_store.Post("xmpp", "r@m", text))
+            await chat_store.mark_failed(db, row, "TransportError: refused")
+        await db.execute(
+            "UPDATE outbox SET created_at = ? WHERE text = 'old failed'", (now - 40 * 86400,)
+        )
+        pruned = await upkeep.prune(db, now=now)
+    assert pruned.sent_posts == 1
+    assert await chat_store.failed(store.reader, since=now - 86400) == [
+        ("xmpp", "r@m", 1, "TransportError: refused")
+    ]

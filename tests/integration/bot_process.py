@@ -32,6 +32,7 @@ def bot_config(
     matrix: bool = False,
     requesters: tuple[str, ...] = (),
     extra: str = "",
+    bot_lines: tuple[str, ...] = (),
 ) -> Path:
     secrets = root / "secrets"
     secrets.mkdir(exist_ok=True)
@@ -44,6 +45,7 @@ def bot_config(
         'database = "board.sqlite3"',
         'repo = "repo"',
         'workspaces = "workspaces"',
+        *bot_lines,
     ]
     if xmpp:
         (secrets / "xmpp").write_text(x["accounts"]["bot"]["password"])

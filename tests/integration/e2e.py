@@ -95,6 +95,9 @@ async def start_bot(
     await peer.join(room, account)
     bot = await BotProcess(tmp_path, path).start()
     await wait_for_occupant(peer, room, BOT_NICK)
+    # The nick may still be held by an earlier test's killed bot (its session hibernates):
+    # the bot's own word that it joined and read the archives is what counts.
+    await bot.logged(r"xmpp transport online", within=WITHIN)
     return bot, Room(peer, room)
 
 

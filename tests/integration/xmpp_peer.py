@@ -13,6 +13,7 @@ from slixmpp.stanza import Message
 from slixmpp.xmlstream.handler import Callback
 from slixmpp.xmlstream.matcher import MatchXPath
 
+from chatbot.transports import xmpp_outgoing as out
 from chatbot.transports import xmpp_stanzas as wire
 from chatbot.transports.xmpp_connection import shutdown
 
@@ -59,22 +60,38 @@ class XmppPeer:
         )
 
     async def leave(self, room: str) -> None:
+        """Leave and wait for the room to confirm (our own unavailable presence, status 110)."""
         nick = self.nicks.pop(room)
         gone = asyncio.get_running_loop().create_future()
 
         def on_presence(pres: object) -> None:
-            if pres["from"].resource == nick and pres["type"] == "unavailable" and not gone.done():
+            codes = {
+                int(st.get("code", "0"))
+                for st in pres.xml.iter("{http://jabber.org/protocol/muc#user}status")
+            }
+            if (
+                pres["from"].bare == room
+                and pres["type"] == "unavailable"
+                and 110 in codes
+                and not gone.done()
+            ):
                 gone.set_result(True)
 
-        with self.client.event_handler(f"muc::{room}::presence", on_presence):
-            self.client.plugin["xep_0045"].leave_muc(JID(room), nick)
+        name = f"leave {room} {uuid.uuid4().hex}"
+        self.client.register_handler(
+            Callback(name, MatchXPath("{jabber:client}presence"), on_presence)
+        )
+        try:
+            self.client.send_presence(pshow="unavailable", pto=f"{room}/{nick}")
             await asyncio.wait_for(gone, TIMEOUT)
+        finally:
+            self.client.remove_handler(name)
 
     def build(self, to: str, text: str | None, *, room: bool) -> Message:
         msg = self.client.make_message(mto=JID(to), mtype="groupchat" if room else "chat")
         if text is not None:
             msg["body"] = text
-        wire.set_ids(msg, uuid.uuid4().hex)
+        out.set_ids(msg, uuid.uuid4().hex)
         return msg
 
     async def transmit(self, msg: Message) -> str:
@@ -102,12 +119,12 @@ class XmppPeer:
     ) -> str:
         msg = self.build(to, text, room=room)
         # A lying quote: the bot must go by the id, not by this text.
-        wire.add_reply(msg, target, quote=quote)
+        out.add_reply(msg, target, quote=quote)
         return await self.transmit(msg)
 
     async def react(self, to: str, target: str, keys: set[str], *, room: bool = False) -> str:
         msg = self.build(to, None, room=room)
-        wire.set_reactions(msg, target, keys)
+        out.set_reactions(msg, target, keys)
         return await self.transmit(msg)
 
     async def correct(self, to: str, target: str, text: str, *, room: bool = False) -> str:

@@ -1,8 +1,10 @@
 """A throw-away Prosody on 127.0.0.1 for tests and for trying the bot.
 
 Settings follow /work/shared/REAL_SERVERS.md: plain TCP on loopback, no
-s2s/http/tls listeners, Nagle off (p99 RTT 45 ms -> 2.5 ms), smacks, MUC with
-muc_mam so rooms stamp XEP-0359 stanza-ids. A second MUC component hides real
+s2s/http/tls listeners, Nagle off (p99 RTT 45 ms -> 2.5 ms), smacks, mam for
+the accounts' own archives (the bot catches up on direct chats from its own and
+looks up what it sent there), MUC with muc_mam so rooms stamp XEP-0359
+stanza-ids and keep an archive. A second MUC component hides real
 JIDs (whois=moderators) so the "hidden real JID is never an owner" rule has a
 real room to run against.
 """
@@ -78,7 +80,7 @@ storage = "internal"
 network_settings = {{ nagle = false }}
 
 modules_enabled = {{
-  "roster"; "saslauth"; "disco"; "carbons"; "ping"; "smacks"; "posix";
+  "roster"; "saslauth"; "disco"; "carbons"; "ping"; "smacks"; "posix"; "mam";
 }}
 modules_disabled = {{ "s2s"; "offline"; "http"; "tls" }}
 

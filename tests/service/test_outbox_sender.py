@@ -11,15 +11,25 @@ import pytest
 from chatbot.outbox import OutboxSender
 from chatbot.store import Store
 from chatbot.store import chat as chat_store
-from chatbot.transports.base import NotConnected, Target, Transport, TransportError
+from chatbot.transports.base import (
+    NotConnected,
+    Target,
+    TargetUnavailable,
+    Transport,
+    TransportError,
+)
 
 
 class ScriptedTransport(Transport):
     name = "xmpp"
 
-    def __init__(self, refuse_rooms: set[str] = frozenset()) -> None:
+    def __init__(
+        self, refuse_rooms: set[str] = frozenset(), refuse_texts: set[str] = frozenset()
+    ) -> None:
         super().__init__()
         self.refuse_rooms = set(refuse_rooms)
+        self.refuse_texts = set(refuse_texts)
+        self.tries: list[str] = []
         self.sent: list[tuple[str, str, str | None, str | None]] = []
         self.disconnect_next = False
         self.delivered = asyncio.Event()
@@ -37,8 +47,11 @@ class ScriptedTransport(Transport):
             self.disconnect_next = False
             await self._set_online(False)
             raise NotConnected("gone")
+        self.tries.append(text)
         if target.id in self.refuse_rooms:
-            raise TransportError(f"forbidden in {target.id}")
+            raise TargetUnavailable(f"forbidden in {target.id}")
+        if text in self.refuse_texts:
+            raise TransportError(f"server closed the stream over {text!r}")
         self.sent.append((target.id, text, reply_to, txn_id))
         self.delivered.set()
         return f"id-{len(self.sent)}"
@@ -96,7 +109,43 @@ async def test_a_refusing_room_waits_and_others_go_on(store: Store, caplog) -> N
     await sender.flush()
     assert [s[1] for s in transport.sent] == ["c", "a", "b"]
     row = await store.reader.fetchone("SELECT attempts, state FROM outbox WHERE id = ?", (first,))
-    assert row["state"] == "sent" and row["attempts"] == 2
+    # A room that took nothing is no fault of the row: only the successful try counts.
+    assert row["state"] == "sent" and row["attempts"] == 1
+
+
+async def test_a_message_that_fails_itself_waits_alone_then_fails_with_its_reason(
+    store: Store, caplog
+) -> None:
+    transport = ScriptedTransport(refuse_texts={"poison"})
+    await transport.start()
+    sender = OutboxSender(store, {"xmpp": transport}, retry_initial=0, max_tries=3)
+    bad = await post(store, "room@muc", "poison")
+    await post(store, "room@muc", "after")
+    await sender.flush()
+    # The refused row does not hold the room: the one behind it went out.
+    assert [s[1] for s in transport.sent] == ["after"]
+    for _ in range(5):
+        await sender.flush()
+    assert transport.tries.count("poison") == 3  # bounded, then given up
+    row = await store.reader.fetchone(
+        "SELECT state, attempts, last_error FROM outbox WHERE id = ?", (bad,)
+    )
+    assert row["state"] == "failed" and row["attempts"] == 3
+    assert "server closed the stream" in row["last_error"]
+    assert sender.failed == 1 and await chat_store.pending(store.reader, "xmpp") == []
+    assert "gave up on outbox row" in caplog.text
+    failed = await chat_store.failed(store.reader, since=0)
+    assert failed[0][:3] == ("xmpp", "room@muc", 1)
+
+
+async def test_a_failed_direct_message_is_logged_as_a_direct_chat(store: Store, caplog) -> None:
+    transport = ScriptedTransport(refuse_texts={"hello"})
+    await transport.start()
+    sender = OutboxSender(store, {"xmpp": transport})
+    await post(store, "owner@localhost", "hello", target_kind="person")
+    await sender.flush()
+    assert "cannot post to xmpp direct chat with owner@localhost" in caplog.text
+    assert "room owner@localhost" not in caplog.text
 
 
 async def test_rows_wait_while_offline_and_go_when_back(store: Store) -> None:

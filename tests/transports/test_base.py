@@ -70,3 +70,15 @@ def test_redacting_repr_shows_empty_secrets_as_empty(value: str | None) -> None:
     assert "access_token=" + repr(value) in repr(
         MatrixSettings(homeserver="h", user_id="@b:l", access_token=value)
     )
+
+
+async def test_a_bounded_memory_store_forgets_the_oldest() -> None:
+    from chatbot.transports.base import MemoryStateStore
+
+    store = MemoryStateStore(limit=3)
+    for n in range(5):
+        assert await store.mark_processed("x", f"e{n}")
+        await store.set_value(f"k{n}", "v")
+    assert [k for _, k in store.processed] == ["e2", "e3", "e4"]
+    assert list(store.values) == ["k2", "k3", "k4"]
+    assert not await store.mark_processed("x", "e4")

@@ -182,3 +182,14 @@ def test_notice_content_has_plain_and_html_bodies_and_reply() -> None:
 def test_reaction_txn_id_is_stable_per_reaction() -> None:
     assert reaction_txn_id(ROOM, "$a", "👍") == reaction_txn_id(ROOM, "$a", "👍")
     assert reaction_txn_id(ROOM, "$a", "👍") != reaction_txn_id(ROOM, "$a", "👎")
+
+
+def test_content_is_cut_below_the_event_size_limit() -> None:
+    from chatbot.transports.matrix_events import content_bytes, fit_content
+
+    content = notice_content("é" * 70_000, "<b>" + "x" * 70_000 + "</b>", reply_to="$t")
+    assert fit_content(content)
+    assert content_bytes(content) <= 60_000 and content["body"].endswith("…")
+    assert "formatted_body" not in content and content["m.relates_to"]
+    small = notice_content("hi", "<b>hi</b>")
+    assert not fit_content(small) and small["formatted_body"] == "<b>hi</b>"

@@ -197,3 +197,28 @@ async def test_rate_limited_send_is_waited_out_with_the_same_txn_id() -> None:
         await runner.cleanup()
     assert event_id == "$sent"
     assert seen == ["outbox-42", "outbox-42"]
+
+
+async def test_what_the_first_sync_brings_is_marked_late_and_the_rest_live() -> None:
+    t, got, _ = make()
+    await t._on_sync(sync("s1", [text("$1", "while away")]))
+    await t._on_sync(sync("s2", [text("$2", "live")]))
+    assert [(e.text, e.at) for e, _ in got] == [("while away", 0.001), ("live", None)]
+
+
+async def test_strangers_leave_no_rows_in_the_store() -> None:
+    t, got, store = make()
+    t.keep_state_for(lambda sender: sender is not None and sender.id == OWNER)
+    reaction = {
+        "type": "m.reaction",
+        "sender": "@stranger:localhost",
+        "event_id": "$r1",
+        "origin_server_ts": 1,
+        "content": {"m.relates_to": {"rel_type": "m.annotation", "event_id": "$x", "key": "👍"}},
+    }
+    stranger_text = text("$2", "/start x", sender="@stranger:localhost")
+    await t._on_sync(sync("s1", [reaction, stranger_text, text("$3", "/status")]))
+    await t._on_sync(sync("s2", [stranger_text]))  # a replay is still caught, in memory
+    assert [e.message_id for e, _ in got] == ["$r1", "$2", "$3"]
+    assert store.processed == {("matrix", "$3"): None}
+    assert not any(":reaction:" in key for key in store.values)

@@ -9,16 +9,14 @@ from slixmpp import JID
 from slixmpp.stanza import Message
 
 from chatbot.transports.base import Identity, IncomingEdit, IncomingMessage, Room
+from chatbot.transports.xmpp_outgoing import add_reply, set_ids, set_reactions
 from chatbot.transports.xmpp_stanzas import (
     Dropped,
     OwnReflection,
     Parsed,
     ReactionUpdate,
     RoomState,
-    add_reply,
     parse_message,
-    set_ids,
-    set_reactions,
 )
 
 ROOM = "ops@conference.localhost"

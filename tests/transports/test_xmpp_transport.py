@@ -33,7 +33,7 @@ def make() -> tuple[XmppTransport, list[IncomingEvent], MemoryStateStore]:
     t = XmppTransport(
         XmppSettings(jid="bot@localhost", password="pw", rooms=(ROOM,)), store, handler=handler
     )
-    t.rooms[ROOM] = RoomState(nick="bot", non_anonymous=True)
+    t.rooms[ROOM] = RoomState(nick="bot", non_anonymous=True, joined=True)
     return t, got, store
 
 

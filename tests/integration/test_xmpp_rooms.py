@@ -1,0 +1,70 @@
+"""Room membership over the real Prosody: a squatted nick, a room that refuses, rejoining."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+
+from chatbot.checks import describe
+from chatbot.transports.base import Room
+from chatbot.transports.probe import probe_xmpp
+
+from .bot_process import wait_for_occupant
+from .conftest import WITHIN, unique, xmpp_settings
+
+
+async def test_a_squatted_nick_recovers(xmpp_bot, xmpp_peer, xmpp_info, caplog) -> None:
+    caplog.set_level(logging.INFO, logger="chatbot")
+    room = xmpp_info["rooms"]["public"]
+    squatter = await xmpp_peer("stranger")
+    await squatter.join(room, "bot")  # the bot's nick, taken before it comes
+    owner = await xmpp_peer("owner")
+    await owner.join(room, "owner")
+
+    # `chatbot check` says so, and that the bot can still join and post.
+    report = await probe_xmpp(xmpp_settings(xmpp_info, rooms=(room,)), within=WITHIN)
+    line = "\n".join(describe(report))
+    assert "joined yes, can post yes" in line and "'bot' is taken" in line, line
+
+    bot, _ = await xmpp_bot(rooms=(room,))
+    state = bot.rooms[room]
+    assert state.joined and state.nick == "bot-2"
+    assert "taken by another occupant" in caplog.text
+    text = unique("posted-as-bot-2")
+    await bot.send(Room("xmpp", room), text)
+    got = await owner.expect_body(text)
+    assert got["from"].resource == "bot-2"
+
+    # The squatter leaves: the bot takes its nick back, and posts under it.
+    await squatter.leave(room)
+    await wait_for_occupant(owner, room, "bot", within=WITHIN)
+    text = unique("posted-as-bot")
+    await bot.send(Room("xmpp", room), text)
+    got = await owner.expect_body(text)
+    assert got["from"].resource == "bot" and bot.rooms[room].nick == "bot"
+
+
+async def test_a_room_that_cannot_be_joined_is_tried_again(
+    xmpp_bot, xmpp_peer, xmpp_info, caplog
+) -> None:
+    """Every nick taken: the bot keeps trying with back-off and gets in once one is free."""
+    room = xmpp_info["rooms"]["public"]
+    squatters = []
+    for n, nick in enumerate(["bot", "bot-2", "bot-3", "bot-4"]):
+        peer = await xmpp_peer("stranger" if n % 2 == 0 else "requester")
+        await peer.join(room, nick)
+        squatters.append(peer)
+    bot, _ = await xmpp_bot(rooms=(room,), reconnect_initial=0.05, reconnect_max=0.2)
+    assert not bot.rooms[room].joined
+    assert "still cannot join" in caplog.text or "could not join" in caplog.text
+    # Joined late, the transport tells its status listeners again (the outbox's wake-up).
+    told = asyncio.Event()
+    bot.on_status(lambda name, online: told.set())
+    await squatters[3].leave(room)
+    await asyncio.wait_for(told.wait(), WITHIN)
+    assert bot.rooms[room].joined and bot.rooms[room].nick == "bot-4"
+    owner = await xmpp_peer("owner")
+    await owner.join(room, "owner")
+    text = unique("late-join")
+    await bot.send(Room("xmpp", room), text)
+    await owner.expect_body(text)
