@@ -41,7 +41,7 @@ from chatbot.board import BoardService, Change
 from chatbot.config import parse_config
 from chatbot.domain.phases import Phase
 from chatbot.domain.transitions import Action
-from chatbot.pipeline.engine import Worker
+from chatbot.pipeline.worker import Worker
 from chatbot.store import Db, Store
 
 TARGET_P99_MS = 50.0

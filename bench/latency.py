@@ -49,9 +49,10 @@ import slixmpp  # noqa: E402
 from nio import AsyncClient, RoomMessageText, SyncResponse  # noqa: E402
 from slixmpp import JID  # noqa: E402
 
-from chatbot import service  # noqa: E402
-from chatbot.app import running_bot  # noqa: E402
-from chatbot.chat.service import ChatService  # noqa: E402
+from chatbot.app import serve as service  # noqa: E402
+from chatbot.app.startup import running_bot  # noqa: E402
+from chatbot.app.wiring import build_transports  # noqa: E402
+from chatbot.chat.intake import ChatService  # noqa: E402
 from chatbot.config import parse_config  # noqa: E402
 from chatbot.store import Store  # noqa: E402
 from chatbot.store.kv import TransportState  # noqa: E402
@@ -60,7 +61,6 @@ from chatbot.transports.base import IncomingEvent, IncomingMessage, MemoryStateS
 from chatbot.transports.matrix import MatrixSettings, MatrixTransport  # noqa: E402
 from chatbot.transports.xmpp import XmppSettings, XmppTransport  # noqa: E402
 from chatbot.transports.xmpp_connection import shutdown  # noqa: E402
-from chatbot.wiring import build_transports  # noqa: E402
 from tests.integration.bot_process import bot_config, wait_for_occupant  # noqa: E402
 from tests.integration.e2e import BOT_NICK, reply_target  # noqa: E402
 from tests.integration.matrix_peer import MatrixPeer  # noqa: E402

@@ -1,5 +1,5 @@
 """The chat command layer: commands, replies and reactions from owners move cards."""
 
-from chatbot.chat.service import ChatService
+from chatbot.chat.intake import ChatService
 
 __all__ = ["ChatService"]

@@ -18,11 +18,11 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from enum import StrEnum
 
+from chatbot.app.wiring import console_owner
 from chatbot.chat.commands import Access
 from chatbot.config import Config
 from chatbot.transports.base import Identity
 from chatbot.transports.console import TRANSPORT as CONSOLE
-from chatbot.wiring import console_owner
 
 XMPP = "xmpp"
 MATRIX = "matrix"

@@ -19,7 +19,7 @@ from chatbot.board import Change
 from chatbot.chat import render
 from chatbot.chat.authority import Role
 from chatbot.chat.texts import say
-from chatbot.notify import as_html
+from chatbot.notify.notifier import as_html
 from chatbot.store import Db, Store
 from chatbot.store import chat as chat_store
 from chatbot.store.chat import Post, Request

@@ -16,10 +16,10 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from chatbot.board import BoardService
+from chatbot.board.files import StagedFiles
 from chatbot.config import Config
 from chatbot.domain import roles
 from chatbot.domain.transitions import Action
-from chatbot.pipeline.files import StagedFiles
 from chatbot.store import telemetry
 from chatbot.store.cards import Card
 from chatbot.store.jobs import Job

@@ -6,10 +6,10 @@ import tempfile
 from pathlib import Path
 
 from chatbot.board import OPERATOR_FAILED_QUESTION, NewChild
+from chatbot.board.files import FileExistsRefusal, StagedFiles
+from chatbot.board.importer import title_of
 from chatbot.domain.transitions import Action
-from chatbot.importer import title_of
 from chatbot.pipeline.context import JobContext, RunFailed
-from chatbot.pipeline.files import FileExistsRefusal, StagedFiles
 from runners import prompts
 from runners.contracts import (
     DraftQuestion,

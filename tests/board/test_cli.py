@@ -151,7 +151,7 @@ def test_version_and_options_before_or_after_the_command(config: Path) -> None:
 
 
 def test_every_subcommand_says_what_it_does() -> None:
-    from chatbot.cli import _parser
+    from chatbot.app.cli import _parser
 
     parser = _parser()
     [sub] = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import configparser
 from pathlib import Path
 
-from chatbot.cli import EXIT_USAGE
+from chatbot.app.cli import EXIT_USAGE
 
 UNIT = Path(__file__).resolve().parents[2] / "config" / "intent-board.service"
 

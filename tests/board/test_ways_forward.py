@@ -27,8 +27,8 @@ from chatbot.chat.reactions import REACTIONS, Effect
 from chatbot.domain import transitions
 from chatbot.domain.phases import END_PHASES, QUESTION_PHASES, Kind, Phase
 from chatbot.domain.transitions import RUN_FAILURE, Action, By, Target, TransitionRefused
-from chatbot.notify import NOTICES, QUESTION_NOTICES
-from chatbot.notify_texts import TEXTS as NOTIFY_TEXTS
+from chatbot.notify.notifier import NOTICES, QUESTION_NOTICES
+from chatbot.notify.texts import TEXTS as NOTIFY_TEXTS
 from chatbot.store import Store
 from chatbot.store import cards as card_store
 

@@ -10,9 +10,9 @@ import asyncio
 import re
 from pathlib import Path
 
-from chatbot.app import running_bot
+from chatbot.app.serve import serve
+from chatbot.app.startup import running_bot
 from chatbot.config import parse_config
-from chatbot.service import serve
 from chatbot.store import telemetry
 from chatbot.transports.console import ConsoleSettings, ConsoleTransport
 

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import asyncio
 
-from chatbot.app import running_bot
-from chatbot.service import serve
+from chatbot.app.serve import serve
+from chatbot.app.startup import running_bot
 from chatbot.transports.console import ConsoleSettings, ConsoleTransport
 from tests.demo.test_console_demo import demo_config, said
 

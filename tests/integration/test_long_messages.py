@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
-from chatbot.outbox import OutboxSender
+from chatbot.notify.outbox import OutboxSender
 from chatbot.store import Store
 from chatbot.store import chat as chat_store
 from chatbot.store.kv import TransportState

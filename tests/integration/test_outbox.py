@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 
-from chatbot.outbox import OutboxSender
+from chatbot.notify.outbox import OutboxSender
 from chatbot.store import Store
 from chatbot.store import chat as chat_store
 from chatbot.store.kv import TransportState

@@ -13,7 +13,7 @@ import logging
 import os
 import signal
 
-from chatbot.outbox import OutboxSender
+from chatbot.notify.outbox import OutboxSender
 from chatbot.store import Store
 from chatbot.store import chat as chat_store
 from chatbot.store.kv import TransportState

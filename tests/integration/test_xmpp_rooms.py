@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import logging
 
-from chatbot.checks import describe
+from chatbot.app.check import describe
 from chatbot.transports.base import Room
 from chatbot.transports.probe import probe_xmpp
 

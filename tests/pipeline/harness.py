@@ -12,7 +12,7 @@ from typing import Any
 
 from chatbot.board import BoardService
 from chatbot.config import Config, parse_config
-from chatbot.pipeline.engine import Worker
+from chatbot.pipeline.worker import Worker
 from chatbot.store import Store
 
 BIN = Path(__file__).resolve().parents[1] / "bin"

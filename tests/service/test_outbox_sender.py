@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from chatbot.outbox import OutboxSender
+from chatbot.notify.outbox import OutboxSender
 from chatbot.store import Store
 from chatbot.store import chat as chat_store
 from chatbot.transports.base import (

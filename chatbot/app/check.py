@@ -12,13 +12,13 @@ import os
 import shutil
 import time
 
+from chatbot.app.wiring import matrix_settings, xmpp_settings
 from chatbot.config import Config, RuntimeSection
 from chatbot.store import Store
 from chatbot.store import chat as chat_store
 from chatbot.store.kv import TransportState
 from chatbot.transports.base import ProbeReport
 from chatbot.transports.probe import probe_matrix, probe_xmpp
-from chatbot.wiring import matrix_settings, xmpp_settings
 from runners import versions
 from runners.process import Outcome, ProcessLimits, default_base_env, run_process
 

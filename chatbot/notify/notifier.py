@@ -14,7 +14,7 @@ from typing import Any
 
 from chatbot.board import Change
 from chatbot.domain.transitions import Action
-from chatbot.notify_texts import text
+from chatbot.notify.texts import text
 from chatbot.store import Db, Store
 from chatbot.store import chat as chat_store
 from chatbot.store.cards import Card

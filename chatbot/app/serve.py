@@ -11,14 +11,14 @@ import asyncio
 import contextlib
 import logging
 
-from chatbot import readiness
-from chatbot.app import Running
-from chatbot.notify import Notifier
-from chatbot.outbox import OutboxSender
+from chatbot.app import readiness
+from chatbot.app.startup import Running
+from chatbot.app.wiring import build_transports, destinations
+from chatbot.notify.notifier import Notifier
+from chatbot.notify.outbox import OutboxSender
 from chatbot.store.kv import TransportState
 from chatbot.transports.base import Transport
 from chatbot.transports.console import ConsoleTransport
-from chatbot.wiring import build_transports, destinations
 
 log = logging.getLogger(__name__)
 
@@ -45,7 +45,7 @@ async def _tell_ready(transports: dict[str, Transport], within: float) -> None:
 
 
 def attach_chat(bot: Running, transports: dict[str, Transport], sender: OutboxSender) -> None:
-    from chatbot.chat.service import ChatService
+    from chatbot.chat.intake import ChatService
 
     chat = ChatService.from_config(bot.board, bot.config)
     chat.outbox_settled = sender.settled

@@ -7,7 +7,7 @@ file; this module is the one place that maps one onto the other.
 from __future__ import annotations
 
 from chatbot.config import Config, read_secret
-from chatbot.notify import Destination
+from chatbot.notify.notifier import Destination
 from chatbot.transports.base import StateStore, Transport
 from chatbot.transports.console import TRANSPORT as CONSOLE
 from chatbot.transports.console import ConsoleSettings, ConsoleTransport

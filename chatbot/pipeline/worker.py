@@ -13,6 +13,7 @@ import logging
 from collections.abc import Awaitable, Callable
 
 from chatbot.board import BoardService, Change, UnknownCard
+from chatbot.board.files import FileExistsRefusal
 from chatbot.config import Config
 from chatbot.domain.phases import Phase
 from chatbot.domain.roles import DEPLOY_JOB, ROLES, ProfileFrom, role_lane
@@ -21,7 +22,6 @@ from chatbot.pipeline.building import run_builder, run_fixer
 from chatbot.pipeline.checking import run_inspector, run_researcher, run_reviewer
 from chatbot.pipeline.context import JobContext, RunFailed, RunObserver
 from chatbot.pipeline.deploying import run_deploy
-from chatbot.pipeline.files import FileExistsRefusal
 from chatbot.pipeline.planning import run_draft, run_operator, run_split
 from chatbot.store.jobs import Job, LeaseLost
 from runners.contracts import ContractError

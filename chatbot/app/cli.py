@@ -14,7 +14,8 @@ from collections.abc import Awaitable, Callable
 from importlib import metadata
 from pathlib import Path
 
-from chatbot.app import open_board, running_bot, stop_on_signals
+from chatbot.app.startup import open_board, running_bot, stop_on_signals
+from chatbot.app.views import JSON_SCHEMA_VERSION, summary_text, view_json, view_text
 from chatbot.board import BoardError, BoardService, closest_slugs
 from chatbot.chat.commands import BY_NAME, INSPECT_MODES
 from chatbot.chat.texts import say
@@ -24,7 +25,6 @@ from chatbot.domain.transitions import Action, TransitionRefused
 from chatbot.store import StoreError
 from chatbot.store.cards import UnknownCard
 from chatbot.store.questions import AlreadyAnswered
-from chatbot.views import JSON_SCHEMA_VERSION, summary_text, view_json, view_text
 
 EXIT_OK = 0
 EXIT_FAILURE = 1
@@ -189,7 +189,7 @@ def _check(config: Config, connect: bool) -> int:
     print(f"transports: {', '.join(config.transports) or 'none'}")
     print(json.dumps(config.redacted(), indent=2, ensure_ascii=False))
     print(_repository_line(config))
-    from chatbot.checks import check_runtimes, check_transports
+    from chatbot.app.check import check_runtimes, check_transports
 
     # The agent CLIs are local: always looked at; a missing one fails the full check.
     runtimes_ok = asyncio.run(check_runtimes(config))
@@ -200,7 +200,7 @@ def _check(config: Config, connect: bool) -> int:
 
 def _repository_line(config: Config) -> str:
     """Where the cards come from, and whether builds can work there."""
-    from chatbot.importer import scan
+    from chatbot.board.importer import scan
 
     repo = config.bot.repo
     if not repo.is_dir():
@@ -246,7 +246,7 @@ async def _run(config: Config, until_idle: bool) -> int:
                 print(f"{failed} job(s) failed; `chatbot card SLUG` shows why", file=sys.stderr)
                 return EXIT_FAILURE
             return EXIT_OK
-        from chatbot.service import serve
+        from chatbot.app.serve import serve
 
         stop = asyncio.Event()
         stop_on_signals(stop)

@@ -1,4 +1,4 @@
-"""The board service: the application core every front end (chat, CLI, worker) talks to.
+"""The board's moves: the application core every front end (chat, CLI, worker) talks to.
 
 It knows cards, phases, jobs and questions; it knows nothing of XMPP, Matrix or the
 console. Each public method is one transaction: the card's move, its event, the job
@@ -15,18 +15,18 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from chatbot import fanout, importer
-from chatbot.board_queue import BoardQueue
-from chatbot.board_reads import BoardReads, BoardSummary, CardView
+from chatbot.board import fanout, importer
+from chatbot.board.files import StagedFiles
+from chatbot.board.queue import BoardQueue
+from chatbot.board.reads import BoardReads
 from chatbot.domain.phases import QUESTION_PHASES, Kind, Phase
 from chatbot.domain.roles import DEPLOY_JOB, FOR_PHASE
 from chatbot.domain.transitions import RUN_FAILURE, Action, By
-from chatbot.pipeline.files import StagedFiles
 from chatbot.store import Db, Store
 from chatbot.store import cards as card_store
 from chatbot.store import jobs as job_store
 from chatbot.store import questions as question_store
-from chatbot.store.cards import Card, UnknownCard
+from chatbot.store.cards import Card
 from chatbot.store.jobs import Job
 from chatbot.store.questions import QuestionRow
 
@@ -437,15 +437,3 @@ class BoardService(BoardReads, BoardQueue):
 
 def closest_slugs(wanted: str, known: Sequence[str], limit: int = 3) -> list[str]:
     return difflib.get_close_matches(wanted, list(known), n=limit, cutoff=0.5)
-
-
-__all__ = [
-    "BoardError",
-    "BoardService",
-    "BoardSummary",
-    "CardView",
-    "Change",
-    "NewChild",
-    "UnknownCard",
-    "closest_slugs",
-]

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 from chatbot.board import BoardService
 from chatbot.config import Config
-from chatbot.pipeline.engine import Worker
+from chatbot.pipeline.worker import Worker
 from chatbot.store import Store, upkeep
 from chatbot.store.db import InstanceLock
 from runners.process import kill_orphan
