@@ -52,7 +52,7 @@ from slixmpp import JID  # noqa: E402
 from chatbot.app import serve as service  # noqa: E402
 from chatbot.app.startup import running_bot  # noqa: E402
 from chatbot.app.wiring import build_transports  # noqa: E402
-from chatbot.chat.intake import ChatService  # noqa: E402
+from chatbot.chat.intake import ChatIntake  # noqa: E402
 from chatbot.config import parse_config  # noqa: E402
 from chatbot.store import Store  # noqa: E402
 from chatbot.store.kv import TransportState  # noqa: E402
@@ -448,12 +448,12 @@ def unthrottled_chat() -> Any:
     command; it just never runs dry. Wrapping from_config, not attach_chat,
     leaves serve()'s own wiring of the chat service untouched.
     """
-    original = ChatService.from_config.__func__  # type: ignore[attr-defined]
+    original = ChatIntake.from_config.__func__  # type: ignore[attr-defined]
 
-    def from_config(cls: type, board: Any, config: Any, **options: Any) -> ChatService:
+    def from_config(cls: type, board: Any, config: Any, **options: Any) -> ChatIntake:
         return original(cls, board, config, **{"rate_capacity": 1_000_000, **options})
 
-    return mock.patch.object(ChatService, "from_config", classmethod(from_config))
+    return mock.patch.object(ChatIntake, "from_config", classmethod(from_config))
 
 
 @dataclass

@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 import tomllib
 from pathlib import Path
-from typing import Annotated, Any, Literal, get_args
+from typing import Annotated, Any, Literal
 
 from pydantic import (
     BaseModel,
@@ -21,7 +21,7 @@ from pydantic import (
     model_validator,
 )
 
-from chatbot.config_errors import describe, describe_pattern
+from chatbot.config_file import describe, describe_pattern, resolve_paths
 from chatbot.domain.roles import ROLES
 from runners.profiles import (
     ITERATION_LIMIT_MAX,
@@ -55,8 +55,6 @@ HOMESERVER_PATTERN = describe_pattern(
 ENV_NAME = describe_pattern(
     r"^[A-Z_][A-Z0-9_]{0,63}$", "an environment variable name (A-Z, digits and _)"
 )
-# Values of keys that name a file: a URL there is a mistake, not a strange file name.
-URL_RE = re.compile(r"^[a-zA-Z][a-zA-Z0-9+.-]*://")
 
 # "" means "the CLI's default model".
 ModelName = Annotated[str, StringConstraints(pattern=f"^$|{MODEL_PATTERN}")]
@@ -266,6 +264,13 @@ class Config(_Section):
         )
 
     @property
+    def console_owner(self) -> str | None:
+        """Whom the person at the console acts as, when there is a console."""
+        if self.console is None:
+            return None
+        return self.console.owner or self.bot.owners[0]
+
+    @property
     def transports(self) -> list[str]:
         names = [n for n in ("xmpp", "matrix") if getattr(self, n) is not None]
         if self.console is not None:
@@ -299,71 +304,6 @@ class _KeyProblem(ValueError):
         self.problem = problem
 
 
-def _path_keys(model: type[BaseModel]) -> set[str]:
-    """The keys of a section that hold a file or folder path."""
-    return {
-        name
-        for name, field in model.model_fields.items()
-        if name != "source" and Path in (field.annotation, *get_args(field.annotation))
-    }
-
-
-def _sections(data: dict[str, Any]) -> list[tuple[str, dict[str, Any], type[BaseModel]]]:
-    """Every section table of the file with its model: [bot], [xmpp], [runtimes.NAME], ..."""
-    found = []
-    for name, field in Config.model_fields.items():
-        table = data.get(name)
-        if not isinstance(table, dict):
-            continue
-        annotation = field.annotation
-        for candidate in (annotation, *get_args(annotation)):
-            args = get_args(candidate)
-            if isinstance(candidate, type) and issubclass(candidate, BaseModel):
-                found.append((name, table, candidate))
-                break
-            if len(args) == 2 and isinstance(args[1], type) and issubclass(args[1], BaseModel):
-                found += [
-                    (f"{name}.{key}", sub, args[1])
-                    for key, sub in table.items()
-                    if isinstance(sub, dict)
-                ]
-                break
-    return found
-
-
-def _resolve_paths(data: dict[str, Any], base: Path, file: Path) -> None:
-    """Relative paths are relative to the config file, so a service can start anywhere."""
-    bot = data.get("bot")
-    if isinstance(bot, dict):
-        bot.setdefault("database", "var/board.sqlite3")
-        bot.setdefault("workspaces", "var/workspaces")
-    for where, table, model in _sections(data):
-        for key in _path_keys(model):
-            value = table.get(key)
-            if not isinstance(value, str):
-                continue
-            if URL_RE.match(value):
-                raise ConfigError(
-                    f"{file}: {where}.{key}: {value.split('://')[0]}:// is an address, not a "
-                    "file; this key takes a file path"
-                )
-            # strict mode wants Path objects for Path fields; TOML gives strings.
-            table[key] = (base / value).resolve()
-    for table in (data.get("runtimes") or {}).values():
-        if not isinstance(table, dict):
-            continue
-        env = table.get("env")
-        if isinstance(env, dict):
-            for name, value in env.items():
-                if isinstance(value, str) and value.startswith(("./", "../")):
-                    env[name] = str((base / value).resolve())
-        binary = table.get("binary")
-        # A binary given as a relative path (./x, tests/bin/codex) is next to the config;
-        # a bare name is looked up on PATH when it runs.
-        if isinstance(binary, str) and "/" in binary and not binary.startswith("/"):
-            table["binary"] = str((base / binary).resolve())
-
-
 def parse_config(text: str, file: Path) -> Config:
     """Validate TOML text as if read from `file` (paths resolve against its folder)."""
     try:
@@ -371,7 +311,9 @@ def parse_config(text: str, file: Path) -> Config:
     except tomllib.TOMLDecodeError as error:
         raise ConfigError(f"{file}: not valid TOML: {error}") from None
     base = file.resolve().parent
-    _resolve_paths(data, base, file)
+    problem = resolve_paths(data, base, Config)
+    if problem is not None:
+        raise ConfigError(f"{file}: {problem}")
     try:
         config = Config.model_validate({**data, "source": file.resolve()})
     except ValidationError as error:

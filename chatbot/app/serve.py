@@ -45,9 +45,9 @@ async def _tell_ready(transports: dict[str, Transport], within: float) -> None:
 
 
 def attach_chat(bot: Running, transports: dict[str, Transport], sender: OutboxSender) -> None:
-    from chatbot.chat.intake import ChatService
+    from chatbot.chat.intake import ChatIntake
 
-    chat = ChatService.from_config(bot.board, bot.config)
+    chat = ChatIntake.from_config(bot.board, bot.config)
     chat.outbox_settled = sender.settled
     for transport in transports.values():
         transport.on_event(chat.handle)

@@ -5,9 +5,8 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
-from chatbot.board import BoardSummary, CardView
+from chatbot.board import BoardSummary, Card, CardView, Event
 from chatbot.domain.phases import Phase
-from chatbot.store.cards import Card, Event
 
 # Bump only with a note in the README: scripts parse this.
 JSON_SCHEMA_VERSION = 1

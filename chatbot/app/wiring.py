@@ -47,12 +47,6 @@ def matrix_settings(config: Config) -> MatrixSettings | None:
     )
 
 
-def console_owner(config: Config) -> str | None:
-    if config.console is None:
-        return None
-    return config.console.owner or config.bot.owners[0]
-
-
 def build_transports(
     config: Config, state: StateStore, *, console_io: tuple | None = None
 ) -> dict[str, Transport]:
@@ -61,7 +55,7 @@ def build_transports(
         transports["xmpp"] = XmppTransport(xmpp, state)
     if (matrix := matrix_settings(config)) is not None:
         transports["matrix"] = MatrixTransport(matrix, state)
-    if (owner := console_owner(config)) is not None:
+    if (owner := config.console_owner) is not None:
         settings = ConsoleSettings(owner=owner, bot_name="board")
         if console_io is None:
             transports[CONSOLE] = ConsoleTransport(settings, use_stdio=True)
@@ -78,6 +72,6 @@ def destinations(config: Config) -> list[Destination]:
         found += [Destination("xmpp", room) for room in config.xmpp.rooms]
     if config.matrix:
         found += [Destination("matrix", room) for room in config.matrix.rooms]
-    if (owner := console_owner(config)) is not None:
+    if (owner := config.console_owner) is not None:
         found.append(Destination(CONSOLE, owner, kind="person"))
     return found

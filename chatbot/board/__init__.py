@@ -7,25 +7,40 @@ claim and finish jobs (`queue`). It knows nothing of XMPP, Matrix or the console
 and nothing outside this package talks SQL to the store but the app's start-up.
 """
 
-from chatbot.board.moves import (
-    OPERATOR_FAILED_QUESTION,
-    BoardError,
-    BoardService,
-    Change,
-    NewChild,
-    closest_slugs,
-)
+from chatbot.board.failures import OPERATOR_FAILED_QUESTION
+from chatbot.board.moves import Along, BoardError, BoardService, Change, NewChild, closest_slugs
 from chatbot.board.reads import BoardSummary, CardView
-from chatbot.store.cards import UnknownCard
+from chatbot.board.tx import BoardTx
+
+# The records the board hands out, so its users need nothing from the store.
+from chatbot.store.cards import Card, Event, UnknownCard
+from chatbot.store.chat import Post, Posted, Request, RequestMessage
+from chatbot.store.jobs import ActiveJobExists, Job, LeaseLost
+from chatbot.store.questions import AlreadyAnswered, QuestionRow
+from chatbot.store.telemetry import RunRecord
 
 __all__ = [
+    "Along",
     "OPERATOR_FAILED_QUESTION",
+    "ActiveJobExists",
+    "AlreadyAnswered",
     "BoardError",
     "BoardService",
     "BoardSummary",
+    "BoardTx",
+    "Card",
     "CardView",
     "Change",
+    "Event",
+    "Job",
+    "LeaseLost",
     "NewChild",
+    "Post",
+    "Posted",
+    "QuestionRow",
+    "Request",
+    "RequestMessage",
+    "RunRecord",
     "UnknownCard",
     "closest_slugs",
 ]

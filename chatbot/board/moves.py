@@ -10,31 +10,33 @@ from __future__ import annotations
 
 import difflib
 import logging
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from chatbot.board import fanout, importer
+from chatbot.board.failures import SYSTEM_ACTOR, RunFailures
 from chatbot.board.files import StagedFiles
 from chatbot.board.queue import BoardQueue
 from chatbot.board.reads import BoardReads
+from chatbot.board.tx import BoardTx
 from chatbot.domain.phases import QUESTION_PHASES, Kind, Phase
 from chatbot.domain.roles import DEPLOY_JOB, FOR_PHASE
-from chatbot.domain.transitions import RUN_FAILURE, Action, By
+from chatbot.domain.transitions import Action, By
 from chatbot.store import Db, Store
 from chatbot.store import cards as card_store
+from chatbot.store import chat as chat_store
 from chatbot.store import jobs as job_store
 from chatbot.store import questions as question_store
 from chatbot.store.cards import Card
+from chatbot.store.chat import Post
 from chatbot.store.jobs import Job
 from chatbot.store.questions import QuestionRow
 
 log = logging.getLogger(__name__)
 
-SYSTEM_ACTOR = "system"
-# The question a failed operator run asks: its text is the failure.
-OPERATOR_FAILED_QUESTION = "operator_failed"
 # What an answer in a question phase answers when no question row is open there
 # (one may have been cancelled): the kind its run reads answers of.
 _QUESTION_KIND = {
@@ -64,6 +66,8 @@ class Change:
 
 
 Listener = Callable[[Db, Change], Awaitable[None]]
+# Chat's part of a move: its answer, written in the move's own transaction.
+Along = Callable[[BoardTx, Change], Awaitable[None]]
 
 
 @dataclass(frozen=True)
@@ -75,7 +79,7 @@ class NewChild:
     fields: dict[str, Any] = field(default_factory=dict)
 
 
-class BoardService(BoardReads, BoardQueue):
+class BoardService(BoardReads, BoardQueue, RunFailures):
     def __init__(
         self,
         store: Store,
@@ -111,7 +115,7 @@ class BoardService(BoardReads, BoardQueue):
         actor: str,
         reason: str = "",
         payload: dict[str, Any] | None = None,
-        along: Listener | None = None,
+        along: Along | None = None,
         **changes: Any,
     ) -> Card:
         """An owner's action. Authority is checked by the caller; legality here.
@@ -119,7 +123,7 @@ class BoardService(BoardReads, BoardQueue):
         `along` runs inside the same transaction with the change (the chat layer
         writes its answer there, so the move and the reply commit together).
         """
-        async with self._work() as db:
+        async with self.store.transaction() as db:
             before = await card_store.require(db, slug)
             if action is Action.INSPECT and payload and payload.get("mode"):
                 # Kept on the card, so a retry inspects in the mode that failed.
@@ -137,9 +141,9 @@ class BoardService(BoardReads, BoardQueue):
                 await self.queue_deploy(db, card, retry=action is Action.RETRY)
             elif action is not Action.ARCHIVE:
                 await self._queue_run(db, card, payload)
-            change = await self._moved(db, before, card, action, actor, reason)
+            change = await self.announce(db, before, card, action, actor, reason)
             if along is not None:
-                await along(db, change)
+                await along(BoardTx(db), change)
             return card
 
     async def answer(
@@ -149,14 +153,14 @@ class BoardService(BoardReads, BoardQueue):
         *,
         actor: str,
         question_id: int | None = None,
-        along: Listener | None = None,
+        along: Along | None = None,
     ) -> tuple[Card, QuestionRow | None]:
         """Resolve the card's open question with the owner's answer; the pipeline goes on.
 
         A card waiting in a question phase takes an answer even when its question
         row is gone (cancelled by an earlier move): the answer is what it waits for.
         """
-        async with self._work() as db:
+        async with self.store.transaction() as db:
             before = await card_store.require(db, slug)
             question = (
                 await question_store.get(db, question_id)
@@ -184,9 +188,9 @@ class BoardService(BoardReads, BoardQueue):
                 db, slug, Action.ANSWER, actor=actor, by=By.OWNER, reason="answered", data=data
             )
             await self._queue_run(db, card, {"answer": text})
-            change = await self._moved(db, before, card, Action.ANSWER, actor, "answered")
+            change = await self.announce(db, before, card, Action.ANSWER, actor, "answered")
             if along is not None:
-                await along(db, change)
+                await along(BoardTx(db), change)
             return card, answered
 
     async def start_draft(
@@ -195,14 +199,14 @@ class BoardService(BoardReads, BoardQueue):
         *,
         actor: str,
         origin: dict[str, str] | None = None,
-        along: Listener | None = None,
+        along: Along | None = None,
     ) -> Card:
         """A new intake dialogue: a draft card and its first planner turn.
 
         `origin` (transport, target_kind, target) is the chat it started in; its
         questions go there too, so a dialogue begun in a direct chat stays there.
         """
-        async with self._work() as db:
+        async with self.store.transaction() as db:
             row = await db.fetchone("SELECT count(*) FROM cards WHERE kind = 'draft'")
             number = (row[0] if row else 0) + 1
             slug = f"draft-{number}"
@@ -221,10 +225,22 @@ class BoardService(BoardReads, BoardQueue):
                 data={"conversation": [["owner", text]], **({"origin": origin} if origin else {})},
             )
             await self._queue_run(db, card, None)
-            change = await self._moved(db, None, card, Action.START, actor, "draft started")
+            change = await self.announce(db, None, card, Action.START, actor, "draft started")
             if along is not None:
-                await along(db, change)
+                await along(BoardTx(db), change)
             return card
+
+    # --- chat's own writes ------------------------------------------------------
+
+    @asynccontextmanager
+    async def transaction(self) -> AsyncIterator[BoardTx]:
+        """A transaction for chat's own records (a request and its announcement)."""
+        async with self.store.transaction() as db:
+            yield BoardTx(db)
+
+    async def post_alone(self, post: Post) -> None:
+        """An answer that reports no change (a /status, a refusal): one statement."""
+        await chat_store.enqueue_alone(self.store, post)
 
     # --- system actions: the worker applying a validated result ---------------
 
@@ -248,7 +264,7 @@ class BoardService(BoardReads, BoardQueue):
         if rename_to is not None:
             changes["slug"] = rename_to
         try:
-            async with self._work() as db:
+            async with self.store.transaction() as db:
                 if job is not None:
                     await job_store.complete(db, job.id, worker or "", result=action.value)
                 before = await card_store.require(db, slug)
@@ -264,7 +280,7 @@ class BoardService(BoardReads, BoardQueue):
                     await self.queue_deploy(db, card)
                 else:
                     await self._queue_run(db, card, None)
-                await self._moved(
+                await self.announce(
                     db, before, card, action, SYSTEM_ACTOR, reason, asked, details or {}
                 )
                 if files is not None:
@@ -274,21 +290,6 @@ class BoardService(BoardReads, BoardQueue):
             if files is not None:
                 files.discard()
             raise
-
-    async def fail(
-        self,
-        job: Job,
-        worker: str,
-        *,
-        detail: str,
-        details: dict[str, Any] | None = None,
-    ) -> Card | None:
-        """A run that produced nothing usable: the job fails, the card says where and why."""
-        async with self._work() as db:
-            await job_store.fail(db, job.id, worker, detail)
-            if job.card_id is None:
-                return None
-            return await self._fail_card(db, job.card_id, detail, details)
 
     async def queue_deploy(self, db: Db, card: Card, *, retry: bool = False) -> Job:
         if not card.commit_hash:
@@ -312,60 +313,6 @@ class BoardService(BoardReads, BoardQueue):
         if not created:
             log.info("deploy of %s at %s was requested before", card.slug, card.commit_hash)
         return job
-
-    # --- recovery -------------------------------------------------------------
-
-    async def recover(self, instance_id: str) -> list[job_store.Recovered]:
-        """At start: orphaned runs go back to the queue or fail their card clearly."""
-        async with self._work() as db:
-            recovered = await job_store.recover(db, orphaned_owner_not=instance_id)
-            for item in recovered:
-                if item.requeued or item.job.card_id is None:
-                    continue
-                await self._fail_card(db, item.job.card_id, item.reason)
-        for item in recovered:
-            log.warning("recovered job %s (%s): %s", item.job.id, item.job.kind, item.reason)
-        return recovered
-
-    # --- internals ------------------------------------------------------------
-
-    async def _fail_card(
-        self,
-        db: Db,
-        card_id: int,
-        detail: str,
-        details: dict[str, Any] | None = None,
-    ) -> Card | None:
-        """Record a run that ended without a usable result on its card, if it still waits."""
-        before = await card_store.get_by_id(db, card_id)
-        if before is None or before.phase not in RUN_FAILURE:
-            return before
-        failure = RUN_FAILURE[before.phase]
-        card = await card_store.transition(
-            db,
-            before.slug,
-            failure.action,
-            actor=SYSTEM_ACTOR,
-            by=By.SYSTEM,
-            reason=detail,
-            failure_stage=failure.stage.value,
-            failure_detail=detail,
-        )
-        asked = None
-        if failure.action is Action.OPERATOR_FAILED:
-            # The owner's way on is an answer (more context) or /retry: both need
-            # something to answer, in the room and on the card.
-            asked = await question_store.ask(
-                db, card.id, OPERATOR_FAILED_QUESTION, card.failure_detail or detail, []
-            )
-        await self._moved(
-            db, before, card, failure.action, SYSTEM_ACTOR, detail, asked, details or {}
-        )
-        return card
-
-    def _work(self):
-        # Its commit wakes the worker and the outbox through the store's commit hook.
-        return self.store.transaction()
 
     async def _queue_run(self, db: Db, card: Card, payload: dict[str, Any] | None) -> Job | None:
         role = FOR_PHASE.get(card.phase)
@@ -407,9 +354,9 @@ class BoardService(BoardReads, BoardQueue):
         for child in children:
             created = await card_store.get_by_id(db, ids[child.slug])
             assert created is not None
-            await self._moved(db, None, created, Action.SPLIT_APPLIED, SYSTEM_ACTOR, "")
+            await self.announce(db, None, created, Action.SPLIT_APPLIED, SYSTEM_ACTOR, "")
 
-    async def _moved(
+    async def announce(
         self,
         db: Db,
         before: Card | None,
@@ -420,6 +367,9 @@ class BoardService(BoardReads, BoardQueue):
         question: QuestionRow | None = None,
         details: dict[str, Any] | None = None,
     ) -> Change:
+        """Tell the listeners (notifier, worker) of a move, inside its transaction, and
+        move the fan-out on: children it unblocked start, a parent whose children are
+        all done is done."""
         change = Change(before, card, action.value, actor, reason, question, details or {})
         for listener in self.listeners:
             await listener(db, change)

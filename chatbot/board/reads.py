@@ -10,13 +10,16 @@ import json
 from dataclasses import dataclass, field
 
 from chatbot.domain.phases import Phase
-from chatbot.store import Store
+from chatbot.store import Store, telemetry
 from chatbot.store import cards as card_store
+from chatbot.store import chat as chat_store
 from chatbot.store import jobs as job_store
 from chatbot.store import questions as question_store
 from chatbot.store.cards import Card, Event
+from chatbot.store.chat import Posted, Request, RequestMessage
 from chatbot.store.jobs import Job
 from chatbot.store.questions import QuestionRow
+from chatbot.store.telemetry import RunRecord
 
 
 @dataclass(frozen=True)
@@ -137,3 +140,31 @@ class BoardReads:
 
     async def open_questions(self) -> list[QuestionRow]:
         return await question_store.all_open(self.store.reader)
+
+    # --- what chat needs to know about what it said and was asked --------------------
+
+    async def question(self, question_id: int) -> QuestionRow | None:
+        return await question_store.get(self.store.reader, question_id)
+
+    async def posted(self, transport: str, message_id: str) -> Posted | None:
+        """What one of the bot's own messages was about (card, question, request)."""
+        return await chat_store.posted(self.store.reader, transport, message_id)
+
+    async def request(self, request_id: int) -> Request | None:
+        return await chat_store.get_request(self.store.reader, request_id)
+
+    async def pending_requests(self) -> list[Request]:
+        return await chat_store.pending_requests(self.store.reader)
+
+    async def request_message(self, request_id: int) -> RequestMessage | None:
+        return await chat_store.request_message(self.store.reader, request_id)
+
+    async def runs_of(self, card_id: int, limit: int) -> list[RunRecord]:
+        return await telemetry.for_card(self.store.reader, card_id, limit=limit)
+
+    async def active_jobs(self) -> list[Job]:
+        return await job_store.listing(self.store.reader)
+
+    async def job_slugs(self) -> dict[int, str]:
+        """The slug of each card that has a job queued or running, by card id."""
+        return await job_store.active_card_slugs(self.store.reader)

@@ -18,7 +18,6 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from enum import StrEnum
 
-from chatbot.app.wiring import console_owner
 from chatbot.chat.commands import Access
 from chatbot.config import Config
 from chatbot.transports.base import Identity
@@ -93,7 +92,7 @@ class Authority:
     def from_config(cls, config: Config) -> Authority:
         """Configured owners and requesters; the console's person is an owner there."""
         owners = [from_config_string(o) for o in config.bot.owners]
-        console = console_owner(config)
+        console = config.console_owner
         if console is not None:
             # Only someone at the bot's own terminal can speak as the console's person,
             # named as wiring names it for the console transport.

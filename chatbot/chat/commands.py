@@ -15,8 +15,8 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 
 from chatbot.domain.transitions import Action
+from runners.profiles import SLUG_RE
 
-SLUG_RE = re.compile(r"^[a-z0-9][a-z0-9-]{0,60}$")
 PREFIX = "/"
 _COMMAND_RE = re.compile(r"/[A-Za-z]+(?:\s|$)")
 
@@ -58,6 +58,9 @@ class Command:
     name: str
     args: tuple[Arg, ...]
     access: Access
+    #: The method of `ChatHandlers` (chat/handlers.py) that carries it out; it is
+    #: called with the asker's origin and the parsed invocation.
+    handler: str
     #: The owner action this command performs on a card, if it is one.
     action: Action | None = None
 
@@ -76,28 +79,29 @@ SLUG = Arg("slug", ArgKind.SLUG)
 INSPECT_MODES: dict[str, str] = {"status": "implementation_status", "route": "route_next"}
 
 COMMANDS: tuple[Command, ...] = (
-    Command("help", (Arg("command", ArgKind.WORD, optional=True),), Access.READ),
-    Command("status", (Arg("slug", ArgKind.SLUG, optional=True),), Access.READ),
-    Command("start", (SLUG,), Access.REQUEST, Action.START),
-    Command("draft", (Arg("text", ArgKind.TEXT),), Access.REQUEST),
-    Command("answer", (SLUG, Arg("text", ArgKind.TEXT)), Access.OWNER, Action.ANSWER),
-    Command("split", (SLUG,), Access.OWNER, Action.SPLIT),
-    Command("research", (SLUG,), Access.REQUEST, Action.RESEARCH),
+    Command("help", (Arg("command", ArgKind.WORD, optional=True),), Access.READ, "help"),
+    Command("status", (Arg("slug", ArgKind.SLUG, optional=True),), Access.READ, "status"),
+    Command("start", (SLUG,), Access.REQUEST, "move", Action.START),
+    Command("draft", (Arg("text", ArgKind.TEXT),), Access.REQUEST, "draft"),
+    Command("answer", (SLUG, Arg("text", ArgKind.TEXT)), Access.OWNER, "answer", Action.ANSWER),
+    Command("split", (SLUG,), Access.OWNER, "move", Action.SPLIT),
+    Command("research", (SLUG,), Access.REQUEST, "move", Action.RESEARCH),
     Command(
         "inspect",
         (SLUG, Arg("mode", ArgKind.CHOICE, optional=True, choices=tuple(INSPECT_MODES))),
         Access.OWNER,
+        "move",
         Action.INSPECT,
     ),
-    Command("fix", (SLUG,), Access.OWNER, Action.FIX),
-    Command("retry", (SLUG,), Access.OWNER, Action.RETRY),
-    Command("cancel", (SLUG,), Access.OWNER, Action.CANCEL),
-    Command("archive", (SLUG,), Access.OWNER, Action.ARCHIVE),
-    Command("deploy", (SLUG,), Access.OWNER, Action.DEPLOY),
-    Command("log", (SLUG,), Access.READ),
-    Command("runs", (), Access.READ),
-    Command("accept", (Arg("request", ArgKind.NUMBER),), Access.OWNER),
-    Command("decline", (Arg("request", ArgKind.NUMBER),), Access.OWNER),
+    Command("fix", (SLUG,), Access.OWNER, "move", Action.FIX),
+    Command("retry", (SLUG,), Access.OWNER, "move", Action.RETRY),
+    Command("cancel", (SLUG,), Access.OWNER, "move", Action.CANCEL),
+    Command("archive", (SLUG,), Access.OWNER, "move", Action.ARCHIVE),
+    Command("deploy", (SLUG,), Access.OWNER, "move", Action.DEPLOY),
+    Command("log", (SLUG,), Access.READ, "log"),
+    Command("runs", (), Access.READ, "runs"),
+    Command("accept", (Arg("request", ArgKind.NUMBER),), Access.OWNER, "decide"),
+    Command("decline", (Arg("request", ArgKind.NUMBER),), Access.OWNER, "decide"),
 )
 
 BY_NAME: dict[str, Command] = {c.name: c for c in COMMANDS}

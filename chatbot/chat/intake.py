@@ -1,6 +1,6 @@
 """The chat side of the board: what people say, reply or react becomes board actions.
 
-`ChatService.handle` is the single entry point for every transport's events. Each
+`ChatIntake.handle` is the single entry point for every transport's events. Each
 event goes through the same four steps, in this order:
 
 1. classify: is it for us at all (a command, a reply to a question or request we
@@ -12,8 +12,8 @@ event goes through the same four steps, in this order:
    than `catch_up_max_age_s` is answered "too old" and not run;
 3. rate limit: a token bucket per sender (not for what is caught up: those
    were sent at a person's pace, the bot only reads them at once);
-4. dispatch to the handlers (actions.py: commands and answers; decisions.py:
-   requests and reactions).
+4. dispatch: a command to the handler its table entry names (commands.py ->
+   handlers.py), an answer, a request decision or a reaction to theirs.
 
 Answers go back where the event came from, as a reply to it, through the outbox.
 """
@@ -25,7 +25,7 @@ import time
 from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass
 
-from chatbot.board import BoardService
+from chatbot.board import BoardService, Posted, QuestionRow
 from chatbot.chat import commands, reactions, render
 from chatbot.chat.authority import (
     Authority,
@@ -38,16 +38,11 @@ from chatbot.chat.authority import (
     permits,
 )
 from chatbot.chat.commands import Access, Invocation, UsageProblem
-from chatbot.chat.decisions import Decisions
+from chatbot.chat.handlers import ChatHandlers
 from chatbot.chat.reactions import Reaction
-from chatbot.chat.replies import Origin
+from chatbot.chat.replies import Origin, Replies
 from chatbot.config import Config
-from chatbot.domain.transitions import Action
-from chatbot.store import Store
-from chatbot.store import chat as chat_store
-from chatbot.store import questions as question_store
-from chatbot.store.chat import Posted
-from chatbot.store.questions import QuestionRow
+from chatbot.notify.format import duration
 from chatbot.transports.base import (
     Identity,
     IncomingEdit,
@@ -109,11 +104,10 @@ class HintAct:
 Act = CommandAct | AnswerAct | DecideAct | ReactAct | HintAct
 
 
-class ChatService:
+class ChatIntake:
     def __init__(
         self,
         board: BoardService,
-        store: Store | None = None,
         owners: Iterable[Identity | str] = (),
         requesters: Iterable[Identity | str] = (),
         locale: str = "en",
@@ -127,21 +121,20 @@ class ChatService:
         catch_up_max_age_s: float = 3600.0,
     ):
         self.board = board
-        self.store = store or board.store
         # Awaits the outbox's in-flight sends (wired by the service); None in unit tests.
         self.outbox_settled: Callable[[], Awaitable[None]] | None = None
         self.locale = locale
         self.authority = authority or Authority.of(owners, requesters)
         self.limiter = RateLimiter(rate_capacity, rate_refill_s, clock)
         self.notices = NoticeMemory(notice_window_s, clock)
-        self.handlers = Decisions(board, self.store, locale, max_chars)
+        self.replies = Replies(board, locale, max_chars)
+        self.handlers = ChatHandlers(board, self.replies)
         self.catch_up_max_age_s = catch_up_max_age_s
 
     @classmethod
-    def from_config(cls, board: BoardService, config: Config, **options: object) -> ChatService:
+    def from_config(cls, board: BoardService, config: Config, **options: object) -> ChatIntake:
         return cls(
             board,
-            board.store,
             locale=config.bot.locale,
             authority=Authority.from_config(config),
             catch_up_max_age_s=config.bot.catch_up_max_age_s,
@@ -159,7 +152,7 @@ class ChatService:
         except Exception:
             log.exception("chat event %s failed", getattr(event, "message_id", ""))
             try:
-                await self.handlers.say(event, "internal_error", purpose="refusal")
+                await self.replies.say(event, "internal_error", purpose="refusal")
             except Exception:
                 log.exception("could not even say that it failed")
 
@@ -179,20 +172,20 @@ class ChatService:
         if event.at is not None:
             age = time.time() - event.at
             if age > self.catch_up_max_age_s:
-                limit = render.duration(self.catch_up_max_age_s)
-                await self.handlers.say(
-                    event, "too_old", purpose="refusal", age=render.duration(age), limit=limit
+                limit = duration(self.catch_up_max_age_s)
+                await self.replies.say(
+                    event, "too_old", purpose="refusal", age=duration(age), limit=limit
                 )
                 return
         # --- step 3: rate limit known senders (strangers cost one notice an hour) ---
         taken = "ok" if event.at is not None else self.limiter.take(normal(event.sender))
         if taken != "ok":
             if taken == "tell":
-                await self.handlers.say(event, "rate_limited", purpose="refusal")
+                await self.replies.say(event, "rate_limited", purpose="refusal")
             return
         origin = Origin(event, normal(event.sender), role)
         if verdict is Verdict.DENY:
-            await self.handlers.say(event, "owners_only", purpose="refusal")
+            await self.replies.say(event, "owners_only", purpose="refusal")
             return
         # --- step 4: dispatch ---
         if verdict is Verdict.AS_REQUEST:
@@ -211,7 +204,7 @@ class ChatService:
         if event.reply_to:
             posted = await self._posted(event.transport, event.reply_to)
             if posted is not None and posted.question_id is not None:
-                question = await question_store.get(self.store.reader, posted.question_id)
+                question = await self.board.question(posted.question_id)
                 if question is not None:
                     return AnswerAct(question, text=event.text.strip())
             if posted is not None and posted.request_id is not None:
@@ -226,12 +219,12 @@ class ChatService:
         return None
 
     async def _posted(self, transport: str, message_id: str) -> Posted | None:
-        found = await chat_store.posted(self.store.reader, transport, message_id)
+        found = await self.board.posted(transport, message_id)
         if found is None and self.outbox_settled is not None:
             # A quick reply or reaction can overtake the outbox's record of the very
             # message it points at; once in-flight sends are recorded, look again.
             await self.outbox_settled()
-            found = await chat_store.posted(self.store.reader, transport, message_id)
+            found = await self.board.posted(transport, message_id)
         return found
 
     async def _classify_reaction(self, event: IncomingReaction) -> Act | None:
@@ -249,52 +242,25 @@ class ChatService:
     # --- step 4 -----------------------------------------------------------------
 
     async def _dispatch(self, origin: Origin, act: Act) -> None:
-        actions = self.handlers
+        handlers = self.handlers
         if isinstance(act, CommandAct):
-            await self._command(origin, act.parsed)
+            if isinstance(act.parsed, UsageProblem):
+                await self.replies.send(origin.event, render.usage_problem(act.parsed, self.locale))
+                return
+            # The command table names the handler; there is no other dispatch.
+            await getattr(handlers, act.parsed.command.handler)(origin, act.parsed)
         elif isinstance(act, AnswerAct):
             if act.text and len(act.text) > commands.MAX_TEXT_CHARS:
-                await actions.say(origin.event, "problem_too_long", purpose="refusal")
+                await self.replies.say(origin.event, "problem_too_long", purpose="refusal")
                 return
-            await actions.answer_question(origin, act.question, text=act.text, option=act.option)
+            await handlers.answer_question(origin, act.question, text=act.text, option=act.option)
         elif isinstance(act, DecideAct):
-            await actions.decide(origin, act.request_id, accept=act.accept)
+            await handlers.decide_request(origin, act.request_id, accept=act.accept)
         elif isinstance(act, ReactAct):
-            await actions.react(origin, act.posted, act.reaction)
+            await handlers.react(origin, act.posted, act.reaction)
         else:
             key = "several_questions" if act.open_questions > 1 else "not_a_command"
-            await actions.say(origin.event, key, count=act.open_questions)
-
-    async def _command(self, origin: Origin, parsed: Invocation | UsageProblem) -> None:
-        actions = self.handlers
-        event = origin.event
-        if isinstance(parsed, UsageProblem):
-            await actions.send(event, render.usage_problem(parsed, self.locale))
-            return
-        name = parsed.name
-        if name == "help":
-            await actions.send(event, render.help_text(self.locale, parsed.text("command") or None))
-        elif name == "status":
-            slug = parsed.text("slug")
-            await (actions.card_status(origin, slug) if slug else actions.board_status(origin))
-        elif name == "log":
-            await actions.card_log(origin, parsed.text("slug"))
-        elif name == "runs":
-            await actions.runs(origin)
-        elif name == "draft":
-            await actions.draft(origin, parsed.text("text"))
-        elif name == "answer":
-            await actions.answer(origin, parsed.text("slug"), parsed.text("text"))
-        elif name in ("accept", "decline"):
-            await actions.decide(origin, parsed.number("request"), accept=name == "accept")
-        else:
-            # Every other command is one owner action on one card (the table says which).
-            action = parsed.command.action
-            assert action is not None, name
-            payload = None
-            if action is Action.INSPECT:
-                payload = {"mode": render.inspect_mode(parsed.text("mode") or None)}
-            await actions.move(origin, parsed.text("slug"), action, payload=payload)
+            await self.replies.say(origin.event, key, count=act.open_questions)
 
     # --- refusals -----------------------------------------------------------------
 
@@ -313,7 +279,7 @@ class ChatService:
             event.chat,
         )
         if self.notices.should_tell(("stranger", key)):
-            await self.handlers.say(event, "not_allowed", purpose="refusal")
+            await self.replies.say(event, "not_allowed", purpose="refusal")
 
     async def _edit(self, event: IncomingEdit) -> None:
         """Edits are never executed: a corrected command could silently redo an action.
@@ -326,7 +292,7 @@ class ChatService:
         if self.authority.role(event.sender) is Role.STRANGER:
             return
         if self.notices.should_tell(("edit", normal(event.sender))):
-            await self.handlers.say(event, "edit_ignored", purpose="refusal")
+            await self.replies.say(event, "edit_ignored", purpose="refusal")
 
 
 def yes_or_no(text: str) -> bool | None:
@@ -341,4 +307,4 @@ def yes_or_no(text: str) -> bool | None:
     return None
 
 
-__all__ = ["ChatService", "yes_or_no"]
+__all__ = ["ChatIntake", "yes_or_no"]

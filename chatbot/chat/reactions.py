@@ -10,9 +10,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import StrEnum
 
+from chatbot.board import Card
 from chatbot.domain.phases import Phase
 from chatbot.domain.transitions import Action, Stage
-from chatbot.store.cards import Card
 
 VARIATION_SELECTOR = "\ufe0f"
 _SKIN_TONES = {chr(c) for c in range(0x1F3FB, 0x1F400)}

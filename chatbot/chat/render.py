@@ -9,10 +9,9 @@ how many lines were left out.
 from __future__ import annotations
 
 import time
-import unicodedata
 from datetime import UTC, datetime
 
-from chatbot.board import BoardSummary, CardView
+from chatbot.board import BoardSummary, Card, CardView, Job, QuestionRow, Request, RunRecord
 from chatbot.chat import reactions
 from chatbot.chat.commands import (
     BY_NAME,
@@ -26,11 +25,7 @@ from chatbot.chat.commands import (
 from chatbot.chat.texts import say
 from chatbot.domain.phases import Phase
 from chatbot.domain.transitions import Action
-from chatbot.store.cards import Card
-from chatbot.store.chat import Request
-from chatbot.store.jobs import Job
-from chatbot.store.questions import QuestionRow
-from chatbot.store.telemetry import RunRecord
+from chatbot.notify.format import duration, one_line, prefix
 
 SLUGS_PER_PHASE = 8
 
@@ -39,8 +34,6 @@ SLUGS_PER_PHASE = 8
 MAX_CHARS = 3500
 # Question text shown in one line of /status.
 _SHORT = 100
-# Code points that attach to the one before: ZWJ, variation selectors, keycap, skin tones.
-_EXTENDERS = {"\u200d", "\ufe0e", "\ufe0f", "\u20e3", *map(chr, range(0x1F3FB, 0x1F400))}
 
 
 def clip(text: str, locale: str, max_chars: int = MAX_CHARS) -> str:
@@ -61,52 +54,11 @@ def clip(text: str, locale: str, max_chars: int = MAX_CHARS) -> str:
         if not kept:
             # The first line alone is too long: cut inside it, and count characters.
             widest = say(locale, "clipped_chars", count=len(text))  # the most digits
-            head = _cut(line, max(0, max_chars - len(widest) - 2))
+            head = prefix(line, max(0, max_chars - len(widest) - 2))
             note = say(locale, "clipped_chars", count=len(text) - len(head))
             kept.append(head + "…")
         return "\n".join([*kept, note])
     return "\n".join(kept)  # not reached: the text is longer than the room
-
-
-def _cut(line: str, limit: int) -> str:
-    """The longest prefix of at most `limit` characters that does not split a character.
-
-    Python strings index code points, so no byte sequence can break; what can break
-    is a character as people see it: a combining mark, variation selector, keycap or
-    skin tone separated from its base, a zero-width-joiner sequence, a flag's pair of
-    regional indicators. Step back until the cut is between two such characters.
-    """
-    end = min(limit, len(line))
-    while 0 < end < len(line) and _joined(line, end):
-        end -= 1
-    return line[:end]
-
-
-def _joined(line: str, at: int) -> bool:
-    """True when line[at] still belongs to the character before it."""
-    here, before = line[at], line[at - 1]
-    if unicodedata.combining(here) or here in _EXTENDERS or before == "\u200d":
-        return True
-    if _is_regional(here) and _is_regional(before):
-        # Flags pair up from the start of a run of regional indicators.
-        run = 0
-        while at - run - 1 >= 0 and _is_regional(line[at - run - 1]):
-            run += 1
-        return run % 2 == 1
-    return False
-
-
-def _is_regional(char: str) -> bool:
-    return "\U0001f1e6" <= char <= "\U0001f1ff"
-
-
-def duration(seconds: float) -> str:
-    seconds = max(0, int(seconds))
-    if seconds < 60:
-        return f"{seconds}s"
-    if seconds < 3600:
-        return f"{seconds // 60}m {seconds % 60:02d}s"
-    return f"{seconds // 3600}h {seconds % 3600 // 60:02d}m"
 
 
 def when(at: float) -> str:
@@ -114,8 +66,7 @@ def when(at: float) -> str:
 
 
 def short(text: str, limit: int = _SHORT) -> str:
-    one_line = " ".join(text.split())
-    return one_line if len(one_line) <= limit else _cut(one_line, limit - 1) + "…"
+    return one_line(text, limit)
 
 
 def allowed_commands(actions: list[Action], locale: str) -> str:

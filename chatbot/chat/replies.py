@@ -1,31 +1,35 @@
-"""Answers as outbox rows, written in the transaction of the change they report.
+"""Answers as outbox rows: addressed to where the event came from, refusals explained.
 
-Every answer is a `Post` addressed to the chat the event came from (the room, or
-the person for a direct chat), as a reply to the event's message. Nothing here
-calls a transport: the outbox sender delivers the rows.
-
-Where an answer reports a board change, it is written in the change's own
-transaction: the board calls it (`along=`) right after the move, so the card's
-move, its job and the reply commit together, or not at all.
+Every answer is a `Post` to the chat the event came from (the room, or the person
+for a direct chat), as a reply to the event's message. Nothing here calls a
+transport: the outbox sends the rows. An answer that reports a board change is
+written in the change's own transaction (`BoardTx.post`); one that reports none
+goes out alone (`BoardService.post_alone`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
-from chatbot.board import Change
+from chatbot.board import (
+    ActiveJobExists,
+    AlreadyAnswered,
+    BoardError,
+    BoardService,
+    Post,
+    QuestionRow,
+    Request,
+    UnknownCard,
+    closest_slugs,
+)
 from chatbot.chat import render
 from chatbot.chat.authority import Role
+from chatbot.chat.commands import FOR_ACTION
 from chatbot.chat.texts import say
-from chatbot.notify.notifier import as_html
-from chatbot.store import Db, Store
-from chatbot.store import chat as chat_store
-from chatbot.store.chat import Post, Request
+from chatbot.domain.transitions import TransitionRefused
+from chatbot.notify.format import as_html
 from chatbot.transports.base import Identity, IncomingEvent, IncomingMessage
-
-Work = Callable[[Db, Change], Awaitable[None]]
 
 
 @dataclass(frozen=True)
@@ -66,10 +70,8 @@ def chat_of(event: IncomingEvent) -> dict[str, str]:
 
 
 class Replies:
-    """Writing answers; the base of the handlers."""
-
-    def __init__(self, store: Store, locale: str, max_chars: int = render.MAX_CHARS):
-        self.store = store
+    def __init__(self, board: BoardService, locale: str, max_chars: int = render.MAX_CHARS):
+        self.board = board
         self.locale = locale
         self.max_chars = max_chars
 
@@ -103,7 +105,7 @@ class Replies:
         )
 
     async def send(self, event: IncomingEvent, text: str, **links: Any) -> None:
-        await chat_store.enqueue_alone(self.store, self.post(event, text, **links))
+        await self.board.post_alone(self.post(event, text, **links))
 
     async def say(
         self,
@@ -116,6 +118,54 @@ class Replies:
     ) -> None:
         await self.send(event, self.text(key, **params), purpose=purpose, card_id=card_id)
 
-    async def changing(self, work: Work, change: Callable[[Work], Awaitable[Any]]) -> Any:
-        """Make a board change with `work` in its transaction (the board's `along`)."""
-        return await change(work)
+    # --- refusals -----------------------------------------------------------------
+
+    async def explain(self, event: IncomingEvent, slug: str, error: Exception) -> None:
+        """A refused action, said in the chat's language; unknown errors propagate."""
+        if isinstance(error, UnknownCard):
+            await self.unknown_card(event, error.slug or slug)
+        elif isinstance(error, TransitionRefused):
+            await self.send(event, self.refused_text(error), purpose="refusal")
+        elif isinstance(error, AlreadyAnswered):
+            text = self.already_answered_text(error.question, slug)
+            await self.send(event, text, purpose="refusal")
+        elif isinstance(error, Decided):
+            await self.send(event, self.decided_text(error.request), purpose="refusal")
+        elif isinstance(error, ActiveJobExists):
+            await self.say(event, "job_exists", slug=slug, purpose="refusal")
+        elif isinstance(error, BoardError):
+            await self.say(event, "board_refused", detail=str(error), purpose="refusal")
+        else:
+            raise error
+
+    def refused_text(self, refused: TransitionRefused) -> str:
+        command = FOR_ACTION.get(refused.action)
+        return self.text(
+            "refused",
+            slug=refused.slug,
+            phase=refused.phase.label(self.locale),
+            command=f"/{command.name}" if command else refused.action.value,
+            allowed=render.allowed_commands(refused.allowed, self.locale),
+        )
+
+    async def unknown_card(self, event: IncomingEvent, slug: str) -> None:
+        close = closest_slugs(slug, await self.board.slugs())
+        if close:
+            await self.say(event, "unknown_card_hint", slug=slug, choices=", ".join(close))
+        else:
+            await self.say(event, "unknown_card", slug=slug)
+
+    def decided_text(self, request: Request) -> str:
+        return self.text(
+            "request_decided",
+            id=request.id,
+            state=self.text(f"request_state_{request.state}"),
+            by=request.decided_by or "-",
+        )
+
+    def already_answered_text(self, question: QuestionRow, slug: str) -> str:
+        # People never see question numbers; the card and the question's words they know.
+        asked = render.short(question.text)
+        if question.state == "cancelled":
+            return self.text("question_closed", slug=slug, text=asked)
+        return self.text("already_answered", slug=slug, text=asked, by=question.answered_by or "-")

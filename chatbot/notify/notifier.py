@@ -7,13 +7,13 @@ rolled-back change posts nothing.
 
 from __future__ import annotations
 
-import html
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from chatbot.board import Change
 from chatbot.domain.transitions import Action
+from chatbot.notify.format import as_html, cut, duration
 from chatbot.notify.texts import text
 from chatbot.store import Db, Store
 from chatbot.store import chat as chat_store
@@ -62,29 +62,6 @@ class Destination:
     transport: str
     room: str
     kind: str = "room"  # or "person": the console is one person's screen
-
-
-def cut(body: str, limit: int, tail: str = "") -> str:
-    """Shorten at a line or word boundary, never mid-character; `tail` says where the rest is."""
-    if len(body) <= limit:
-        return body
-    room = max(0, limit - len(tail))
-    clipped = body[:room]
-    boundary = max(clipped.rfind("\n"), clipped.rfind(" "))
-    if boundary > room // 2:
-        clipped = clipped[:boundary]
-    return clipped.rstrip() + tail
-
-
-def as_html(body: str) -> str:
-    lines = html.escape(body).split("\n")
-    if lines:
-        lines[0] = f"<b>{lines[0]}</b>"
-    return "<br>".join(lines)
-
-
-def _duration(seconds: float) -> str:
-    return f"{seconds:.1f}s" if seconds < 120 else f"{seconds / 60:.1f}min"
 
 
 class Notifier:
@@ -277,7 +254,7 @@ class Notifier:
                     slug=card.slug,
                     role=record.role,
                     failure=cut(record.outcome, 160, " …"),
-                    duration=_duration(record.duration_s),
+                    duration=duration(record.duration_s),
                     tokens=tokens,
                     cost=cost,
                 ),

@@ -239,6 +239,30 @@ async def get_request(db: Db, request_id: int) -> Request | None:
     return Request(**dict(row)) if row else None
 
 
+async def pending_requests(db: Db) -> list[Request]:
+    rows = await db.fetchall("SELECT * FROM requests WHERE state = 'pending' ORDER BY id")
+    return [Request(**dict(row)) for row in rows]
+
+
+@dataclass(frozen=True)
+class RequestMessage:
+    """Where a request was announced: its chat and, once sent, the message's id."""
+
+    transport: str
+    room: str
+    target_kind: str
+    message_id: str | None
+
+
+async def request_message(db: Db, request_id: int) -> RequestMessage | None:
+    row = await db.fetchone(
+        "SELECT transport, room, target_kind, message_id FROM outbox "
+        "WHERE request_id = ? AND purpose = 'request' ORDER BY id LIMIT 1",
+        (request_id,),
+    )
+    return RequestMessage(**dict(row)) if row else None
+
+
 async def decide_request(db: Db, request_id: int, accepted: bool, owner: str) -> Request | None:
     """Accept or decline a pending request; None when it was decided before (first wins)."""
     changed = await db.execute(

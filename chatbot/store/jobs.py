@@ -259,6 +259,14 @@ async def record_process(db: Db, job_id: int, identity: str | None) -> None:
     await db.execute("UPDATE jobs SET process = ? WHERE id = ?", (identity, job_id))
 
 
+async def active_card_slugs(db: Db) -> dict[int, str]:
+    rows = await db.fetchall(
+        "SELECT c.id, c.slug FROM cards c JOIN jobs j ON j.card_id = c.id "
+        "WHERE j.state IN ('queued', 'running')"
+    )
+    return {r[0]: r[1] for r in rows}
+
+
 async def listing(db: Db, states: tuple[str, ...] = ACTIVE) -> list[Job]:
     marks = ", ".join("?" * len(states))
     rows = await db.fetchall(f"SELECT * FROM jobs WHERE state IN ({marks}) ORDER BY id", states)

@@ -1,4 +1,4 @@
-"""A real store and board in tmp_path, a ChatService on them, and event builders.
+"""A real store and board in tmp_path, a ChatIntake on them, and event builders.
 
 No worker runs: tests assert on card phases, queued jobs, answered questions and
 the outbox rows the chat layer wrote.
@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from chatbot.board import BoardService
-from chatbot.chat import ChatService
+from chatbot.chat import ChatIntake
 from chatbot.domain.phases import Kind, Phase
 from chatbot.store import Store
 from chatbot.store import cards as card_store
@@ -108,7 +108,7 @@ class Clock:
 class Env:
     store: Store
     board: BoardService
-    chat: ChatService
+    chat: ChatIntake
     clock: Clock
     seen: int = field(default=0)
 
@@ -194,9 +194,8 @@ def make_env(store: Store, tmp_path: Path, locale: str = "en", **options: Any) -
     (repo / "docs" / "intent").mkdir(parents=True, exist_ok=True)
     board = BoardService(store, repo)
     clock = Clock()
-    chat = ChatService(
+    chat = ChatIntake(
         board,
-        store,
         owners=["owner@example.org", "@owner:example.org"],
         requesters=["req@example.org"],
         locale=locale,

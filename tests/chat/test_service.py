@@ -1,4 +1,4 @@
-"""Commands through ChatService.handle: what moves, what is queued, what is answered where."""
+"""Commands through ChatIntake.handle: what moves, what is queued, what is answered where."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from chatbot.chat import ChatService
+from chatbot.chat import ChatIntake
 from chatbot.chat.commands import BY_NAME
 from chatbot.domain.phases import Kind, Phase
 from chatbot.store import Store, telemetry
@@ -396,7 +396,7 @@ iteration_limit = 5
 """,
         tmp_path / "bot.toml",
     )
-    chat = ChatService.from_config(env.board, config)
+    chat = ChatIntake.from_config(env.board, config)
     from chatbot.chat.authority import Role
     from chatbot.transports.base import Identity
 

@@ -100,7 +100,7 @@ def test_keys_built_from_tables_exist() -> None:
 
 
 def test_cut_never_splits_what_people_see_as_one_character() -> None:
-    from chatbot.chat.render import _cut
+    from chatbot.notify.format import cut, prefix
 
     pieces = ["e\u0301", "👩\u200d💻", "1\ufe0f\u20e3", "🇩🇪", "🇫🇷", "👍🏽", "a", "ß"]
     line = "".join(pieces * 3)
@@ -108,6 +108,9 @@ def test_cut_never_splits_what_people_see_as_one_character() -> None:
     for piece in pieces * 3:
         bounds.add(max(bounds) + len(piece))
     for limit in range(len(line) + 1):
-        head = _cut(line, limit)
+        head = prefix(line, limit)
         assert len(head) in bounds, (limit, head)
         assert len(head) <= limit
+        # The notices' cutter is the same one: it never splits them either.
+        shortened = cut(line, limit, "…")
+        assert len(shortened.removesuffix("…")) in bounds

@@ -9,7 +9,8 @@ import pytest
 from chatbot.board import BoardService
 from chatbot.domain.phases import Kind, Phase
 from chatbot.domain.transitions import Action
-from chatbot.notify.notifier import MAX_POST_CHARS, Destination, Notifier, cut
+from chatbot.notify.format import cut
+from chatbot.notify.notifier import MAX_POST_CHARS, Destination, Notifier
 from chatbot.store import Store
 from chatbot.store import cards as card_store
 from chatbot.store import chat as chat_store
@@ -154,7 +155,7 @@ async def test_run_endings_say_the_failure_once(board) -> None:
     await notifier.run_finished(card, record)
     [row] = [r for r in await posts(board) if r.transport == "xmpp"]
     assert row.text == (
-        "⏹ c: builder run failed after 40.0s: codex: timed out after 40s (tokens unknown)."
+        "⏹ c: builder run failed after 40s: codex: timed out after 40s (tokens unknown)."
     )
 
 

@@ -1,4 +1,8 @@
-"""Configuration problems in plain words: the key as written in the file, then what is wrong.
+"""What a configuration file holds besides the model: paths, and problems in plain words.
+
+Relative paths in the file are relative to the file, so a service can start
+anywhere; every key of a section whose type is a path is resolved the same way.
+Problems are reported as the key as written in the file, then what is wrong.
 
 pydantic's messages name regular expressions and internal locations
 (`runtimes.openrouterx.[key]`); the person reading ours is usually looking at a
@@ -9,6 +13,8 @@ because a misspelt key also causes the "missing key" that follows it.
 from __future__ import annotations
 
 import difflib
+import re
+from pathlib import Path
 from typing import Any, get_args
 
 from pydantic import BaseModel, ValidationError
@@ -33,6 +39,82 @@ describe_pattern(
 describe_pattern(
     REASONING_EFFORT_PATTERN, "a reasoning effort such as low, medium or high, or empty"
 )
+
+# Values of keys that name a file: a URL there is a mistake, not a strange file name.
+URL_RE = re.compile(r"^[a-zA-Z][a-zA-Z0-9+.-]*://")
+
+
+def _path_keys(model: type[BaseModel]) -> set[str]:
+    """The keys of a section that hold a file or folder path."""
+    return {
+        name
+        for name, field in model.model_fields.items()
+        if name != "source" and Path in (field.annotation, *get_args(field.annotation))
+    }
+
+
+def _sections(
+    data: dict[str, Any], model: type[BaseModel]
+) -> list[tuple[str, dict[str, Any], type[BaseModel]]]:
+    """Every section table of the file with its model: [bot], [xmpp], [runtimes.NAME], ..."""
+    found = []
+    for name, field in model.model_fields.items():
+        table = data.get(name)
+        if not isinstance(table, dict):
+            continue
+        annotation = field.annotation
+        for candidate in (annotation, *get_args(annotation)):
+            args = get_args(candidate)
+            if isinstance(candidate, type) and issubclass(candidate, BaseModel):
+                found.append((name, table, candidate))
+                break
+            if len(args) == 2 and isinstance(args[1], type) and issubclass(args[1], BaseModel):
+                found += [
+                    (f"{name}.{key}", sub, args[1])
+                    for key, sub in table.items()
+                    if isinstance(sub, dict)
+                ]
+                break
+    return found
+
+
+def resolve_paths(data: dict[str, Any], base: Path, model: type[BaseModel]) -> str | None:
+    """Relative paths are relative to the config file, so a service can start anywhere.
+
+    Returns the problem when a path key holds something else (a URL), else None.
+    """
+    bot = data.get("bot")
+    if isinstance(bot, dict):
+        bot.setdefault("database", "var/board.sqlite3")
+        bot.setdefault("workspaces", "var/workspaces")
+    for where, table, section in _sections(data, model):
+        for key in _path_keys(section):
+            value = table.get(key)
+            if not isinstance(value, str):
+                continue
+            if URL_RE.match(value):
+                scheme = value.split("://")[0]
+                return (
+                    f"{where}.{key}: {scheme}:// is an address, not a file; "
+                    "this key takes a file path"
+                )
+            # strict mode wants Path objects for Path fields; TOML gives strings.
+            table[key] = (base / value).resolve()
+    for table in (data.get("runtimes") or {}).values():
+        if not isinstance(table, dict):
+            continue
+        env = table.get("env")
+        if isinstance(env, dict):
+            for name, value in env.items():
+                if isinstance(value, str) and value.startswith(("./", "../")):
+                    env[name] = str((base / value).resolve())
+        binary = table.get("binary")
+        # A binary given as a relative path (./x, tests/bin/codex) is next to the config;
+        # a bare name is looked up on PATH when it runs.
+        if isinstance(binary, str) and "/" in binary and not binary.startswith("/"):
+            table["binary"] = str((base / binary).resolve())
+    return None
+
 
 _TYPE_WORDS = {
     "int_type": "must be a whole number",

@@ -1,0 +1,96 @@
+"""Runs that ended without a usable result, recorded on their cards.
+
+A failed run's card moves by the failure action of the phase it is in (the
+domain's RUN_FAILURE table says which, and which stage the card then shows); a
+failed operator run also asks the owner, so an answer or /retry moves it on. At
+start, runs a crashed bot left behind are queued again or failed the same way.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from chatbot.domain.transitions import RUN_FAILURE, Action, By
+from chatbot.store import Db, Store
+from chatbot.store import cards as card_store
+from chatbot.store import jobs as job_store
+from chatbot.store import questions as question_store
+from chatbot.store.cards import Card
+from chatbot.store.jobs import Job
+
+log = logging.getLogger(__name__)
+
+SYSTEM_ACTOR = "system"
+# The question a failed operator run asks: its text is the failure.
+OPERATOR_FAILED_QUESTION = "operator_failed"
+
+
+class RunFailures:
+    """The board's side of failed runs (a part of BoardService, whose `announce` tells
+    the listeners and moves the fan-out on)."""
+
+    store: Store
+    announce: Callable[..., Awaitable[Any]]
+
+    async def fail(
+        self,
+        job: Job,
+        worker: str,
+        *,
+        detail: str,
+        details: dict[str, Any] | None = None,
+    ) -> Card | None:
+        """A run that produced nothing usable: the job fails, the card says where and why."""
+        async with self.store.transaction() as db:
+            await job_store.fail(db, job.id, worker, detail)
+            if job.card_id is None:
+                return None
+            return await self._fail_card(db, job.card_id, detail, details)
+
+    async def recover(self, instance_id: str) -> list[job_store.Recovered]:
+        """At start: orphaned runs go back to the queue or fail their card clearly."""
+        async with self.store.transaction() as db:
+            recovered = await job_store.recover(db, orphaned_owner_not=instance_id)
+            for item in recovered:
+                if item.requeued or item.job.card_id is None:
+                    continue
+                await self._fail_card(db, item.job.card_id, item.reason)
+        for item in recovered:
+            log.warning("recovered job %s (%s): %s", item.job.id, item.job.kind, item.reason)
+        return recovered
+
+    async def _fail_card(
+        self,
+        db: Db,
+        card_id: int,
+        detail: str,
+        details: dict[str, Any] | None = None,
+    ) -> Card | None:
+        """Record a run that ended without a usable result on its card, if it still waits."""
+        before = await card_store.get_by_id(db, card_id)
+        if before is None or before.phase not in RUN_FAILURE:
+            return before
+        failure = RUN_FAILURE[before.phase]
+        card = await card_store.transition(
+            db,
+            before.slug,
+            failure.action,
+            actor=SYSTEM_ACTOR,
+            by=By.SYSTEM,
+            reason=detail,
+            failure_stage=failure.stage.value,
+            failure_detail=detail,
+        )
+        asked = None
+        if failure.action is Action.OPERATOR_FAILED:
+            # The owner's way on is an answer (more context) or /retry: both need
+            # something to answer, in the room and on the card.
+            asked = await question_store.ask(
+                db, card.id, OPERATOR_FAILED_QUESTION, card.failure_detail or detail, []
+            )
+        await self.announce(
+            db, before, card, failure.action, SYSTEM_ACTOR, detail, asked, details or {}
+        )
+        return card

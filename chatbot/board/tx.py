@@ -1,0 +1,49 @@
+"""What chat may do inside a board transaction: post an answer, record a request.
+
+Chat writes its answer in the transaction of the change it reports (the board
+calls it back with `along=`), so the card's move, its job and the reply commit
+together or not at all. This handle is all chat gets of that transaction: it never
+sees the store itself.
+"""
+
+from __future__ import annotations
+
+from chatbot.store import Db
+from chatbot.store import cards as card_store
+from chatbot.store import chat as chat_store
+from chatbot.store import jobs as job_store
+from chatbot.store.chat import Post, Request, RequestMessage
+from chatbot.store.jobs import Job
+
+
+class BoardTx:
+    def __init__(self, db: Db):
+        self._db = db
+
+    async def post(self, post: Post) -> None:
+        """Queue a chat message; the outbox sends it once this transaction commits."""
+        await chat_store.enqueue(self._db, post)
+
+    async def active_job(self, card_id: int) -> Job | None:
+        return await job_store.active_for_card(self._db, card_id)
+
+    async def add_request(
+        self, requester: str, transport: str, command: str, argument: str
+    ) -> Request:
+        return await chat_store.add_request(self._db, requester, transport, command, argument)
+
+    async def decide_request(self, request_id: int, accepted: bool, owner: str) -> Request | None:
+        """Accept or decline; None when someone decided first (the first decision wins)."""
+        return await chat_store.decide_request(self._db, request_id, accepted, owner)
+
+    async def request(self, request_id: int) -> Request | None:
+        return await chat_store.get_request(self._db, request_id)
+
+    async def request_message(self, request_id: int) -> RequestMessage | None:
+        return await chat_store.request_message(self._db, request_id)
+
+    async def settle_recommendation(self, slug: str, actor: str, outcome: str) -> None:
+        """The inspector's routing recommendation was applied or dismissed: not pending."""
+        card = await card_store.require(self._db, slug)
+        inspection = {**card.data.get("inspection", {}), "pending": False, outcome + "_by": actor}
+        await card_store.update(self._db, slug, data={**card.data, "inspection": inspection})
