@@ -14,17 +14,14 @@ from collections.abc import Awaitable, Callable
 from importlib import metadata
 from pathlib import Path
 
-from chatbot.app.startup import open_board, running_bot, stop_on_signals
+from chatbot.app.startup import StoreError, open_board, running_bot, stop_on_signals
 from chatbot.app.views import JSON_SCHEMA_VERSION, summary_text, view_json, view_text
-from chatbot.board import BoardError, BoardService, closest_slugs
+from chatbot.board import AlreadyAnswered, BoardError, BoardService, UnknownCard, closest_slugs
 from chatbot.chat.commands import BY_NAME, INSPECT_MODES
 from chatbot.chat.texts import say
 from chatbot.config import Config, ConfigError, load_config
 from chatbot.domain import roles
 from chatbot.domain.transitions import Action, TransitionRefused
-from chatbot.store import StoreError
-from chatbot.store.cards import UnknownCard
-from chatbot.store.questions import AlreadyAnswered
 
 EXIT_OK = 0
 EXIT_FAILURE = 1

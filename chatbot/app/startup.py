@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from chatbot.board import BoardService
 from chatbot.config import Config
 from chatbot.pipeline.worker import Worker
-from chatbot.store import Store, upkeep
+from chatbot.store import Store, StoreError, upkeep
 from chatbot.store.db import InstanceLock
 from runners.process import kill_orphan
 
@@ -130,3 +130,7 @@ def stop_on_signals(stop: asyncio.Event) -> None:
     for sig in (signal.SIGINT, signal.SIGTERM):
         with contextlib.suppress(NotImplementedError, RuntimeError):
             loop.add_signal_handler(sig, stop.set)
+
+
+# StoreError: what opening the database can raise; the CLI reports it plainly.
+__all__ = ["Running", "StoreError", "open_board", "running_bot", "stop_on_signals"]

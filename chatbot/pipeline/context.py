@@ -15,14 +15,11 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Protocol
 
-from chatbot.board import BoardService
+from chatbot.board import BoardService, Card, Job, RunRecord
 from chatbot.board.files import StagedFiles
 from chatbot.config import Config
 from chatbot.domain import roles
 from chatbot.domain.transitions import Action
-from chatbot.store import telemetry
-from chatbot.store.cards import Card
-from chatbot.store.jobs import Job
 from runners.process import ProcessLimits, default_base_env, process_identity
 from runners.profiles import AllowedProfiles
 from runners.runtimes import Mode, RunRequest, RunResult, Usage, run_model
@@ -41,7 +38,7 @@ class RunFailed(Exception):
 class RunObserver(Protocol):
     async def run_started(self, card: Card, role: str, runtime: str, model: str) -> None: ...
 
-    async def run_finished(self, card: Card, record: telemetry.RunRecord) -> None: ...
+    async def run_finished(self, card: Card, record: RunRecord) -> None: ...
 
 
 @dataclass(frozen=True)
@@ -64,7 +61,7 @@ class JobContext:
     allowed: AllowedProfiles
     # Told when each model run starts and ends (the notifier posts it).
     observers: list[RunObserver] = field(default_factory=list)
-    runs: list[telemetry.RunRecord] = field(default_factory=list)
+    runs: list[RunRecord] = field(default_factory=list)
     _last_run_id: int | None = None
 
     @property
@@ -175,7 +172,7 @@ class JobContext:
             detail = f"{result.failure} (set runtimes.{profile.runtime}.binary)"
             result = _with_failure(result, detail)
         output = result.output
-        record = telemetry.RunRecord(
+        record = RunRecord(
             role=role,
             runtime=profile.runtime,
             configured_model=profile.model,

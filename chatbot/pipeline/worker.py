@@ -12,7 +12,7 @@ import contextlib
 import logging
 from collections.abc import Awaitable, Callable
 
-from chatbot.board import BoardService, Change, UnknownCard
+from chatbot.board import BoardService, Change, Job, LeaseLost, UnknownCard
 from chatbot.board.files import FileExistsRefusal
 from chatbot.config import Config
 from chatbot.domain.phases import Phase
@@ -23,7 +23,6 @@ from chatbot.pipeline.checking import run_inspector, run_researcher, run_reviewe
 from chatbot.pipeline.context import JobContext, RunFailed, RunObserver
 from chatbot.pipeline.deploying import run_deploy
 from chatbot.pipeline.planning import run_draft, run_operator, run_split
-from chatbot.store.jobs import Job, LeaseLost
 from runners.contracts import ContractError
 from runners.runtimes import RunnerError
 from runners.workspace import WorkspaceError, remove_worktree

@@ -1,8 +1,10 @@
 """The import rules of the house, read from the code itself.
 
-- `runners` never imports `chatbot` (the bot uses the library, not the reverse);
+- each room imports only the rooms below it (RULES): `runners` never imports
+  `chatbot`; chat, the worker and the transports never touch the store (chat and
+  the worker go through the board); nothing imports the app that wires it all;
 - no module imports another into a cycle, however long;
-- a deliberate violation of either is caught (the checks are tested too).
+- a deliberate violation of each is caught (the checks are tested too).
 """
 
 from __future__ import annotations
@@ -78,13 +80,52 @@ def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
     return found
 
 
+# room -> the rooms it may import (besides itself). A room is the longest prefix
+# listed; `runners` is the library, `chatbot.app` the top that may use everything.
+RULES: dict[str, set[str]] = {
+    "runners": set(),
+    "chatbot.domain": {"runners"},
+    "chatbot.config": {"chatbot.config_file", "chatbot.domain", "runners"},
+    "chatbot.config_file": {"runners"},
+    "chatbot.store": {"chatbot.domain", "runners"},
+    "chatbot.board": {"chatbot.store", "chatbot.domain", "runners"},
+    "chatbot.transports": set(),
+    "chatbot.notify": {
+        "chatbot.board",
+        "chatbot.store",
+        "chatbot.domain",
+        "chatbot.transports",
+        "runners",
+    },
+    "chatbot.chat": {
+        "chatbot.board",
+        "chatbot.domain",
+        "chatbot.config",
+        "chatbot.notify.format",
+        "chatbot.transports",
+        "runners",
+    },
+    "chatbot.pipeline": {"chatbot.board", "chatbot.domain", "chatbot.config", "runners"},
+    "chatbot.app": {"chatbot", "runners"},
+    "chatbot.__main__": {"chatbot.app"},
+    "chatbot": set(),
+}
+
+
+def room_of(module: str) -> str:
+    return max((room for room in RULES if module == room or module.startswith(room + ".")), key=len)
+
+
 def upward(graph: dict[str, set[str]]) -> list[tuple[str, str]]:
-    return sorted(
-        (source, target)
-        for source, targets in graph.items()
-        for target in targets
-        if source.startswith("runners") and target.startswith("chatbot")
-    )
+    """Imports that leave the importing room for one it may not use."""
+    wrong = []
+    for source, targets in graph.items():
+        room = room_of(source)
+        allowed = {room, *RULES[room]}
+        for target in targets:
+            if not any(target == ok or target.startswith(ok + ".") for ok in allowed):
+                wrong.append((source, target))
+    return sorted(wrong)
 
 
 def _without_package_inits(graph: dict[str, set[str]]) -> dict[str, set[str]]:
@@ -95,9 +136,10 @@ def _without_package_inits(graph: dict[str, set[str]]) -> dict[str, set[str]]:
     }
 
 
-def test_runners_never_import_chatbot() -> None:
+def test_every_room_imports_only_the_rooms_below_it() -> None:
     graph = import_graph()
     assert len(graph) > 40
+    assert set(map(room_of, graph)) <= set(RULES)
     assert upward(graph) == []
 
 
@@ -108,6 +150,14 @@ def test_there_is_no_import_cycle() -> None:
 def test_the_checks_catch_a_deliberate_violation() -> None:
     graph = import_graph()
     graph["runners.process"] = graph["runners.process"] | {"chatbot.board"}
+    graph["chatbot.chat.handlers"] = graph["chatbot.chat.handlers"] | {"chatbot.store.cards"}
+    graph["chatbot.transports.xmpp"] = graph["chatbot.transports.xmpp"] | {"chatbot.store.kv"}
+    graph["chatbot.board.moves"] = graph["chatbot.board.moves"] | {"chatbot.app.serve"}
     graph["chatbot.domain.phases"] = graph["chatbot.domain.phases"] | {"chatbot.domain.roles"}
-    assert upward(graph) == [("runners.process", "chatbot.board")]
+    assert upward(graph) == [
+        ("chatbot.board.moves", "chatbot.app.serve"),
+        ("chatbot.chat.handlers", "chatbot.store.cards"),
+        ("chatbot.transports.xmpp", "chatbot.store.kv"),
+        ("runners.process", "chatbot.board"),
+    ]
     assert ["chatbot.domain.phases", "chatbot.domain.roles"] in cycles(graph)
