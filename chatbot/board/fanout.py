@@ -9,23 +9,13 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 
-from chatbot.domain.phases import Phase
+from chatbot.domain.phases import Phase, child_success_phases
 from chatbot.domain.transitions import Action, By
 from chatbot.store import Db
 from chatbot.store import cards as card_store
 from chatbot.store.cards import Card
 
 Moved = Callable[[Db, Card, Card, Action, str], Awaitable[None]]
-
-
-def success_phases(deploy_configured: bool) -> frozenset[Phase]:
-    """When a child counts as done: reviewed and approved, or deployed where deploys run.
-
-    With a deploy command, dependents wait for the merge so they build on it.
-    """
-    if deploy_configured:
-        return frozenset({Phase.DEPLOYED, Phase.DONE})
-    return frozenset({Phase.READY_FOR_DEPLOYMENT, Phase.DEPLOYED, Phase.DONE})
 
 
 async def progress(db: Db, card: Card, *, deploy_configured: bool, moved: Moved) -> None:
@@ -37,7 +27,7 @@ async def progress(db: Db, card: Card, *, deploy_configured: bool, moved: Moved)
     kids = await card_store.children(db, parent.id)
     if not kids:
         return
-    done = success_phases(deploy_configured)
+    done = child_success_phases(deploy_configured)
     done_slugs = {kid.slug for kid in kids if kid.phase in done}
     if len(done_slugs) == len(kids):
         after = await card_store.transition(

@@ -88,6 +88,20 @@ QUESTION_PHASES: frozenset[Phase] = frozenset(
 # Nothing more is to be done with a card here (archive and inspect aside).
 END_PHASES: frozenset[Phase] = frozenset({Phase.DEPLOYED, Phase.DONE, Phase.ARCHIVED})
 
+# A card here no longer needs its git worktree (its branch stays for the record).
+WORKTREE_DONE_PHASES: frozenset[Phase] = frozenset({Phase.DEPLOYED, Phase.ARCHIVED})
+
+
+def child_success_phases(deploy_configured: bool) -> frozenset[Phase]:
+    """When a split's child counts as done: approved, or deployed where deploys run.
+
+    With a deploy command, dependents wait for the merge so they build on it.
+    """
+    if deploy_configured:
+        return frozenset({Phase.DEPLOYED, Phase.DONE})
+    return frozenset({Phase.READY_FOR_DEPLOYMENT, Phase.DEPLOYED, Phase.DONE})
+
+
 GERMAN_LABELS: dict[Phase, str] = {
     Phase.DRAFT_RUNNING: "entwurf_laeuft",
     Phase.DRAFT_QUESTION: "entwurf_frage",

@@ -15,7 +15,7 @@ from collections.abc import Awaitable, Callable
 from chatbot.board import BoardService, Change, Job, LeaseLost, UnknownCard
 from chatbot.board.files import FileExistsRefusal
 from chatbot.config import Config
-from chatbot.domain.phases import Phase
+from chatbot.domain.phases import WORKTREE_DONE_PHASES, Phase
 from chatbot.domain.roles import DEPLOY_JOB, ROLES, ProfileFrom, role_lane
 from chatbot.domain.transitions import TransitionRefused
 from chatbot.pipeline.building import run_builder, run_fixer
@@ -30,7 +30,6 @@ from runners.workspace import WorkspaceError, remove_worktree
 log = logging.getLogger(__name__)
 
 Handler = Callable[[JobContext], Awaitable[None]]
-FINISHED = frozenset({Phase.DEPLOYED, Phase.ARCHIVED})
 
 
 async def _run_planner(ctx: JobContext) -> None:
@@ -144,7 +143,7 @@ class Worker:
             await self._stop_running()
 
     async def _note_finished(self, _db: object, change: Change) -> None:
-        if change.card.phase in FINISHED:
+        if change.card.phase in WORKTREE_DONE_PHASES:
             self._finished_cards.add(change.card.slug)
 
     async def _tidy_worktrees(self) -> None:
@@ -155,7 +154,7 @@ class Worker:
                 card = await self.board.card(slug)
             except UnknownCard:
                 continue
-            if card.phase not in FINISHED:
+            if card.phase not in WORKTREE_DONE_PHASES:
                 continue  # the change that finished it was rolled back
             try:
                 await remove_worktree(self.config.bot.repo, self.config.bot.workspaces, slug)

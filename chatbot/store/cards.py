@@ -38,7 +38,6 @@ UPDATABLE = frozenset(
         "acceptance_criteria",
         "escalation",
         "escalation_step",
-        "attempts",
         "commit_hash",
         "review_decision",
         "review_report_path",
@@ -83,7 +82,6 @@ class Card:
     acceptance_criteria: list[str] = field(default_factory=list)
     escalation: list[dict[str, Any]] = field(default_factory=list)
     escalation_step: int = 0
-    attempts: int = 0
     commit_hash: str | None = None
     review_decision: str | None = None
     review_report_path: str | None = None

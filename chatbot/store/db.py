@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import fcntl
+import logging
 import os
 import sqlite3
 from collections.abc import AsyncIterator, Callable, Iterable, Sequence
@@ -20,6 +21,8 @@ from typing import Any
 import aiosqlite
 
 from chatbot.store.migrations import LATEST, MIGRATIONS
+
+log = logging.getLogger(__name__)
 
 BUSY_TIMEOUT_MS = 10_000
 
@@ -156,9 +159,11 @@ async def _migrate(conn: aiosqlite.Connection, path: Path) -> None:
             f"{path}: database schema version {current} is newer than this bot knows "
             f"({LATEST}); upgrade the bot instead of opening it with an old one"
         )
-    for version, _description, sql in MIGRATIONS:
+    for step in MIGRATIONS.steps:
+        version, sql = step.version, step.sql
         if version <= current:
             continue
+        log.info("database %s: schema step %d: %s", path, version, step.description)
         await conn.execute("BEGIN IMMEDIATE")
         try:
             # executescript would commit on its own; run the statements one by one

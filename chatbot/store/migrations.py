@@ -1,16 +1,44 @@
-"""Numbered, forward-only schema migrations.
+"""Numbered, forward-only schema migrations, registered in order.
 
-The database's `user_version` is the number of the last applied step. A database
-newer than this code refuses to open instead of being guessed at.
+The database's `user_version` is the number of the last applied step. Each step
+says in a line what it changes; opening the database logs the lines of the steps
+it runs. A database newer than this code refuses to open instead of being guessed at.
 """
 
 from __future__ import annotations
 
-MIGRATIONS: list[tuple[int, str, str]] = [
-    (
-        1,
-        "board, jobs, questions, chat messages, outbox, telemetry, key-value",
-        """
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Step:
+    version: int
+    description: str
+    sql: str
+
+
+class Migrations:
+    """The registry (mautrix's UpgradeTable idea): steps are numbered 1, 2, 3, ..."""
+
+    def __init__(self) -> None:
+        self.steps: list[Step] = []
+
+    def register(self, version: int, description: str, sql: str) -> None:
+        if version != len(self.steps) + 1:
+            raise ValueError(f"migration {version} registered after {len(self.steps)}")
+        self.steps.append(Step(version, description, sql))
+
+    @property
+    def latest(self) -> int:
+        return len(self.steps)
+
+
+MIGRATIONS = Migrations()
+
+MIGRATIONS.register(
+    1,
+    "board, jobs, questions, chat messages, outbox, telemetry, key-value",
+    """
         CREATE TABLE cards (
             id INTEGER PRIMARY KEY,
             slug TEXT NOT NULL UNIQUE,
@@ -175,14 +203,12 @@ MIGRATIONS: list[tuple[int, str, str]] = [
             PRIMARY KEY (transport, event_id)
         ) WITHOUT ROWID;
         """,
-    ),
-]
+)
 
-MIGRATIONS.append(
-    (
-        2,
-        "outbox targets people as well as rooms; requests from requesters",
-        """
+MIGRATIONS.register(
+    2,
+    "outbox targets people as well as rooms; requests from requesters",
+    """
         ALTER TABLE outbox ADD COLUMN target_kind TEXT NOT NULL DEFAULT 'room'
             CHECK (target_kind IN ('room', 'person'));
         ALTER TABLE outbox ADD COLUMN request_id INTEGER REFERENCES requests(id);
@@ -202,38 +228,39 @@ MIGRATIONS.append(
             decided_at REAL
         );
         """,
-    )
 )
 
-MIGRATIONS.append(
-    (
-        3,
-        "remember which process a running job started, to stop it after a crash",
-        """
+MIGRATIONS.register(
+    3,
+    "remember which process a running job started, to stop it after a crash",
+    """
         ALTER TABLE jobs ADD COLUMN process TEXT;
         """,
-    )
 )
 
-MIGRATIONS.append(
-    (
-        4,
-        "when an outbox row's last send began, so a resend after a crash can check first",
-        """
+MIGRATIONS.register(
+    4,
+    "when an outbox row's last send began, so a resend after a crash can check first",
+    """
         ALTER TABLE outbox ADD COLUMN send_started_at REAL;
         """,
-    )
 )
 
-MIGRATIONS.append(
-    (
-        5,
-        "the failure to restore when an inspection or repair returns a card to where it was",
-        """
+MIGRATIONS.register(
+    5,
+    "the failure to restore when an inspection or repair returns a card to where it was",
+    """
         ALTER TABLE cards ADD COLUMN resume_failure_stage TEXT;
         ALTER TABLE cards ADD COLUMN resume_failure_detail TEXT;
         """,
-    )
 )
 
-LATEST = MIGRATIONS[-1][0]
+MIGRATIONS.register(
+    6,
+    "cards lose the never-written attempts column",
+    """
+    ALTER TABLE cards DROP COLUMN attempts;
+    """,
+)
+
+LATEST = MIGRATIONS.latest

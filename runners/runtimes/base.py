@@ -73,9 +73,7 @@ class RunRequest:
     reasoning_effort: str = ""
     resume_session_id: str = ""
     max_turns: int | None = None
-    # claude only: extra readable directories, a settings file, pre-granted tools
-    add_dirs: tuple[Path, ...] = ()
-    settings_file: Path | None = None
+    # claude only: tools granted without asking (a reviewer's read-only git commands)
     allowed_tools: tuple[str, ...] = ()
     # the model provider: where the CLI sends its requests, and the key it sends
     base_url: str = ""
@@ -192,10 +190,9 @@ def validate_request(request: RunRequest) -> None:
         or request.max_turns < 1
     ):
         raise InvalidRequest("max_turns must be a positive integer")
-    paths = [request.cwd, *request.add_dirs]
-    paths += [p for p in (request.settings_file, request.api_key_file) if p is not None]
+    paths = [request.cwd, *([request.api_key_file] if request.api_key_file is not None else [])]
     if not all(isinstance(path, Path) and path.is_absolute() for path in paths):
-        raise InvalidRequest("cwd, add_dirs, settings_file and api_key_file must be absolute paths")
+        raise InvalidRequest("cwd and api_key_file must be absolute paths")
     for rule in request.allowed_tools:
         if not TOOL_RULE_RE.fullmatch(rule):
             raise InvalidRequest(f"invalid tool rule: {clean_detail(rule, 80)!r}")

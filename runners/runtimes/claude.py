@@ -60,15 +60,11 @@ def build_argv(request: RunRequest) -> Invocation:
         "--permission-mode",
         PERMISSION_MODE[request.mode],
     ]
-    if request.settings_file is not None:
-        argv += ["--settings", str(request.settings_file)]
     argv += ["--setting-sources", ""]
     if request.allowed_tools:
         argv += ["--allowedTools", " ".join(request.allowed_tools)]
     if request.mode is Mode.READ_ONLY:
         argv += ["--disallowedTools", ",".join(WRITE_TOOLS)]
-    for directory in request.add_dirs:
-        argv += ["--add-dir", str(directory)]
     if request.model:
         argv += ["--model", request.model]
     if request.reasoning_effort:

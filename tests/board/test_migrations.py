@@ -1,12 +1,13 @@
 from __future__ import annotations
 
+import logging
 import sqlite3
 from pathlib import Path
 
 import pytest
 
 from chatbot.store import Store, StoreError
-from chatbot.store.migrations import LATEST
+from chatbot.store.migrations import LATEST, MIGRATIONS, Migrations
 
 
 async def test_migrations_apply_once_and_set_the_version(tmp_path: Path) -> None:
@@ -39,3 +40,23 @@ async def test_a_second_bot_on_the_same_database_is_refused(tmp_path: Path) -> N
     finally:
         first.release()
     InstanceLock(tmp_path / "b.sqlite3").acquire()
+
+
+async def test_each_step_that_runs_is_logged_with_what_it_changes(tmp_path: Path, caplog) -> None:
+    caplog.set_level(logging.INFO, logger="chatbot.store.db")
+    store = await Store.open(tmp_path / "fresh.sqlite3")
+    await store.close()
+    lines = [r.getMessage() for r in caplog.records if "schema step" in r.getMessage()]
+    assert len(lines) == LATEST
+    assert lines[-1].endswith(f"schema step {LATEST}: {MIGRATIONS.steps[-1].description}")
+    caplog.clear()
+    store = await Store.open(tmp_path / "fresh.sqlite3")  # nothing left to run: nothing said
+    await store.close()
+    assert not [r for r in caplog.records if "schema step" in r.getMessage()]
+
+
+def test_steps_are_registered_in_order() -> None:
+    registry = Migrations()
+    registry.register(1, "first", "SELECT 1;")
+    with pytest.raises(ValueError, match="migration 3 registered after 1"):
+        registry.register(3, "skipped one", "SELECT 1;")

@@ -67,8 +67,6 @@ def test_claude_read_only_disallows_write_tools() -> None:
         request(
             binary="claude",
             allowed_tools=("Bash(git *)", "Read"),
-            add_dirs=(Path("/srv/repo"),),
-            settings_file=Path("/etc/board/reviewer.json"),
         ),
     )
     assert invocation.argv == (
@@ -78,16 +76,12 @@ def test_claude_read_only_disallows_write_tools() -> None:
         "json",
         "--permission-mode",
         "dontAsk",
-        "--settings",
-        "/etc/board/reviewer.json",
         "--setting-sources",
         "",
         "--allowedTools",
         "Bash(git *) Read",
         "--disallowedTools",
         "Edit,Write,NotebookEdit",
-        "--add-dir",
-        "/srv/repo",
     )
     assert invocation.stdin == "do it"
 
@@ -216,8 +210,6 @@ def test_openrouter_needs_a_model_and_a_key_file() -> None:
         {"max_turns": True},
         {"binary": "--help"},
         {"cwd": Path("relative/dir")},
-        {"add_dirs": (Path("-x"),)},
-        {"settings_file": Path("settings.json")},
         {"allowed_tools": ("--dangerously-skip-permissions",)},
         {"allowed_tools": ("Bash(git *)\nWrite",)},
         {"allowed_tools": ("Read Write",)},

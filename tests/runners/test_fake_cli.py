@@ -62,9 +62,7 @@ def test_every_command_line_we_build_is_accepted(
         model="some-model",
         reasoning_effort="high",
         max_turns=8,
-        add_dirs=(tmp_path,),
         allowed_tools=("Bash(git *)",),
-        settings_file=tmp_path / "settings.json",
     )
     done = call(list(build_invocation(runtime, request).argv), fake_cli, stdin="p")
     assert done.returncode == 0, done.stderr
