@@ -37,11 +37,11 @@ from pathlib import Path
 
 import psutil
 
+from chatbot.app.startup import make_worker
 from chatbot.board import BoardService, Change
 from chatbot.config import parse_config
 from chatbot.domain.phases import Phase
 from chatbot.domain.transitions import Action
-from chatbot.pipeline.worker import Worker
 from chatbot.store import Db, Store
 
 TARGET_P99_MS = 50.0
@@ -248,7 +248,7 @@ async def bench(root: Path, runs: int, warmup: int, cards: int) -> dict:
                 finished[change.card.slug].set()
 
         board.listeners.append(on_change)
-        worker = Worker(board, config, instance_id=uuid.uuid4().hex, poll_s=5.0)
+        worker = make_worker(config, board, instance_id=uuid.uuid4().hex, poll_s=5.0)
         stop = asyncio.Event()
         worker_task = asyncio.create_task(worker.run(stop=stop))
         try:

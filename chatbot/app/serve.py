@@ -63,6 +63,9 @@ async def serve(
 ) -> None:
     if transports is None:
         transports = build_transports(bot.config, TransportState(bot.store))
+    # Every listener of the running bot besides the worker's own (startup.make_worker):
+    # the notifier hears each move (in its transaction) and each run; the outbox wakes
+    # on each commit; each transport hands every event to the chat intake.
     notifier = Notifier(bot.store, destinations(bot.config), bot.config.bot.locale)
     bot.board.listeners.append(notifier)
     bot.worker.observers.append(notifier)

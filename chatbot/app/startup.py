@@ -15,6 +15,7 @@ import subprocess
 import uuid
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
+from typing import Any
 
 from chatbot.board import BoardService
 from chatbot.config import Config
@@ -49,6 +50,18 @@ def ensure_repo(config: Config) -> None:
     ):
         subprocess.run(["git", "-C", str(repo), *args], check=True, capture_output=True)
     log.info("created %s from %s", repo, seed)
+
+
+def make_worker(config: Config, board: BoardService, **options: Any) -> Worker:
+    """The worker, wired to what it listens to (the other listeners: serve.py).
+
+    It wakes on every commit, since a move may have queued work (here, or by the CLI
+    beside a running bot), and hears every move, so a finished card's worktree goes.
+    """
+    worker = Worker(board, config, **options)
+    board.store.on_commit.append(worker.wake)
+    board.listeners.append(worker.note_finished)
+    return worker
 
 
 @contextlib.asynccontextmanager
@@ -117,7 +130,7 @@ async def running_bot(config: Config) -> AsyncIterator[Running]:
         store = await Store.open(config.bot.database)
         board = make_board(config, store)
         instance_id = uuid.uuid4().hex
-        worker = Worker(board, config, instance_id=instance_id)
+        worker = make_worker(config, board, instance_id=instance_id)
         yield Running(config, store, board, worker, instance_id)
     finally:
         if store is not None:

@@ -102,10 +102,9 @@ class Worker:
         # Cards that reached an end (deployed, archived): their worktrees go.
         self._finished_cards: set[str] = set()
         # Any commit may have queued work (here or by the CLI beside a running bot).
-        board.store.on_commit.append(self._wake.set)
-        board.listeners.append(self._note_finished)
 
     def wake(self) -> None:
+        """Look for work now (wired to every commit: a move may have queued some)."""
         self._wake.set()
 
     async def run(self, *, until_idle: bool = False, stop: asyncio.Event | None = None) -> None:
@@ -142,7 +141,8 @@ class Worker:
                 stopper.cancel()
             await self._stop_running()
 
-    async def _note_finished(self, _db: object, change: Change) -> None:
+    async def note_finished(self, _db: object, change: Change) -> None:
+        """A board listener: a card that reached an end gives up its worktree."""
         if change.card.phase in WORKTREE_DONE_PHASES:
             self._finished_cards.add(change.card.slug)
 

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from chatbot.app.startup import make_worker
 from chatbot.board import BoardService
 from chatbot.config import Config, parse_config
 from chatbot.pipeline.worker import Worker
@@ -212,7 +213,7 @@ async def open_harness(root: Path, repo: Path, text: str, log: Path) -> Harness:
         deploy_configured=bool(config.deploy and config.deploy.command),
     )
     await board.import_cards()
-    worker = Worker(board, config, instance_id=uuid.uuid4().hex, poll_s=0.5)
+    worker = make_worker(config, board, instance_id=uuid.uuid4().hex, poll_s=0.5)
     return Harness(root, repo, config, store, board, worker, log)
 
 
