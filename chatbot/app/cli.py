@@ -15,8 +15,9 @@ from importlib import metadata
 from pathlib import Path
 
 from chatbot.app.startup import StoreError, open_board, running_bot, stop_on_signals
-from chatbot.app.views import JSON_SCHEMA_VERSION, summary_text, view_json, view_text
+from chatbot.app.views import JSON_SCHEMA_VERSION, view_json
 from chatbot.board import AlreadyAnswered, BoardError, BoardService, UnknownCard, closest_slugs
+from chatbot.chat import render
 from chatbot.chat.commands import BY_NAME, INSPECT_MODES
 from chatbot.chat.texts import say
 from chatbot.config import Config, ConfigError, load_config
@@ -219,8 +220,24 @@ async def _cards(board: BoardService, as_json: bool, locale: str) -> int:
         document = {"schema_version": JSON_SCHEMA_VERSION, "cards": [view_json(v) for v in views]}
         print(json.dumps(document, indent=2))
     else:
-        print(summary_text(await board.summary(with_slugs=True), locale))
+        print(await _board_text(board, locale))
     return EXIT_OK
+
+
+async def _board_text(board: BoardService, locale: str) -> str:
+    """What /status says in chat, with every card named."""
+    questions = []
+    for question in await board.open_questions():
+        card = await board.card_by_id(question.card_id)
+        questions.append((card.slug if card else "-", question))
+    return render.board(
+        await board.summary(with_slugs=True),
+        questions,
+        await board.pending_requests(),
+        await board.job_slugs(),
+        locale,
+        slugs_per_phase=None,
+    )
 
 
 async def _card(board: BoardService, slug: str, as_json: bool, locale: str) -> int:
@@ -228,7 +245,12 @@ async def _card(board: BoardService, slug: str, as_json: bool, locale: str) -> i
         view = await board.view(slug)
     except UnknownCard:
         return await _unknown(board, slug)
-    print(json.dumps(view_json(view), indent=2) if as_json else view_text(view, locale))
+    if as_json:
+        print(json.dumps(view_json(view), indent=2))
+        return EXIT_OK
+    # What /status and /log say in chat, together and uncut.
+    runs = await board.runs_of(view.card.id, limit=10)
+    print(render.card(view, runs, locale) + "\n" + render.history(view, locale))
     return EXIT_OK
 
 
@@ -237,7 +259,7 @@ async def _run(config: Config, until_idle: bool) -> int:
         if until_idle:
             await bot.prepare()
             await bot.worker.run(until_idle=True)
-            print(summary_text(await bot.board.summary(with_slugs=True), config.bot.locale))
+            print(await _board_text(bot.board, config.bot.locale))
             failed = bot.worker.failed_jobs
             if failed:
                 print(f"{failed} job(s) failed; `chatbot card SLUG` shows why", file=sys.stderr)

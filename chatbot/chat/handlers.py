@@ -15,6 +15,7 @@ from chatbot.board import (
     BoardError,
     BoardService,
     BoardTx,
+    CardView,
     Change,
     Post,
     Posted,
@@ -59,25 +60,22 @@ class ChatHandlers:
         await self.replies.send(origin.event, text)
 
     async def _card_status(self, origin: Origin, slug: str) -> None:
-        try:
-            view = await self.board.view(slug)
-        except UnknownCard:
-            await self.replies.unknown_card(origin.event, slug)
-            return
-        runs = await self.board.runs_of(view.card.id, RUNS_SHOWN)
-        await self.replies.send(
-            origin.event, render.card(view, runs, self.locale), card_id=view.card.id
-        )
+        if view := await self._view(origin, slug):
+            runs = await self.board.runs_of(view.card.id, RUNS_SHOWN)
+            text = render.card(view, runs, self.locale)
+            await self.replies.send(origin.event, text, card_id=view.card.id)
 
     async def log(self, origin: Origin, invocation: Invocation) -> None:
-        slug = invocation.text("slug")
+        if view := await self._view(origin, invocation.text("slug")):
+            text = render.history(view, self.locale)
+            await self.replies.send(origin.event, text, card_id=view.card.id)
+
+    async def _view(self, origin: Origin, slug: str) -> CardView | None:
         try:
-            view = await self.board.view(slug)
+            return await self.board.view(slug)
         except UnknownCard:
             await self.replies.unknown_card(origin.event, slug)
-            return
-        text = render.history(view, self.locale)
-        await self.replies.send(origin.event, text, card_id=view.card.id)
+            return None
 
     async def runs(self, origin: Origin, invocation: Invocation) -> None:
         jobs = await self.board.active_jobs()
@@ -86,30 +84,14 @@ class ChatHandlers:
 
     # --- commands: moving cards -----------------------------------------------------
 
-    async def move(
-        self,
-        origin: Origin,
-        invocation: Invocation,
-        *,
-        reason: str = "",
-        also: Along | None = None,
-        prefix: str = "",
-    ) -> None:
+    async def move(self, origin: Origin, invocation: Invocation) -> None:
         """The command's owner action on its card; the answer says where it went."""
         action = invocation.command.action
         assert action is not None, invocation.name
         payload = None
         if action is Action.INSPECT:
             payload = {"mode": render.inspect_mode(invocation.text("mode") or None)}
-        await self.act(
-            origin,
-            invocation.text("slug"),
-            action,
-            payload=payload,
-            reason=reason,
-            also=also,
-            prefix=prefix,
-        )
+        await self.act(origin, invocation.text("slug"), action, payload=payload)
 
     async def act(
         self,

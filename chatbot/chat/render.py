@@ -1,4 +1,5 @@
-"""Answers rendered for chat: the board, one card, its history, the runs; cut to fit.
+"""The board, one card, its history and the runs, as chat answers and as the shell's
+`chatbot cards` / `chatbot card` text (one renderer; the shell shows everything).
 
 Every sentence comes from the catalogue in `texts`, so the German locale shows
 German everywhere. Long answers are cut at a line boundary (or, for one huge
@@ -81,10 +82,12 @@ def board(
     job_slugs: dict[int, str],
     locale: str,
     now: float | None = None,
+    slugs_per_phase: int | None = SLUGS_PER_PHASE,
 ) -> str:
     """/status: counts per phase, running jobs, open questions and requests, then the cards.
 
-    The cards by phase come last: on a big board they are what gets cut.
+    The cards by phase come last: on a big board they are what gets cut. The shell
+    (`chatbot cards`) shows the same, with every slug (`slugs_per_phase=None`).
     """
     if not summary.total and not requests:
         return say(locale, "status_empty")
@@ -122,9 +125,9 @@ def board(
         for phase in phases:
             slugs = summary.cards_by_phase.get(phase, [])
             # A phone screen, not a dump: a few names per phase, the rest counted.
-            shown = ", ".join(slugs[:SLUGS_PER_PHASE])
-            if len(slugs) > SLUGS_PER_PHASE:
-                shown += f", … (+{len(slugs) - SLUGS_PER_PHASE})"
+            shown = ", ".join(slugs[:slugs_per_phase])
+            if slugs_per_phase is not None and len(slugs) > slugs_per_phase:
+                shown += f", … (+{len(slugs) - slugs_per_phase})"
             lines.append(f"{phase.label(locale)}: {shown}")
     return "\n".join(lines)
 

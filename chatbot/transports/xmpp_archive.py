@@ -19,6 +19,7 @@ import json
 import logging
 import time
 import uuid
+import xml.etree.ElementTree as ET
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -295,7 +296,7 @@ class CatchUp:
                 CATCH_UP_LIMIT,
                 where,
             )
-        found = [wire.parse_archived(result, where, self.ctx) for result in results]
+        found = [parse_archived(result, where, self.ctx) for result in results]
         parsed = [p for p in found if isinstance(p, wire.Parsed)]
         self._caught_up.extend(parsed)
         log.info(
@@ -315,3 +316,35 @@ class CatchUp:
             return  # a flood of strangers need not write a row each; a few replay later at most
         self._marked_at[where] = now
         await self.store.set_value(f"xmpp:caught-up:{where}", Mark(archive_id, now).dump())
+
+
+def parse_archived(result: Message, archive: str, ctx: wire.StanzaContext) -> wire.Result:
+    """A message read back from `archive` (our account's, or a room's) in a catch-up.
+
+    The archive's result id is the message's stanza-id there (the same id the
+    live copy carried), so a message seen live and again in the archive is one
+    event. Any stanza-id the sender wrote in is dropped first.
+    """
+    res = result.xml.find(f"{{{wire.NS_MAM}}}result")
+    fwd = res.find(f"{{{wire.NS_FORWARD}}}forwarded") if res is not None else None
+    inner_xml = fwd.find("{jabber:client}message") if fwd is not None else None
+    if res is None or inner_xml is None or not res.get("id"):
+        return wire.Dropped("archive-empty")
+    delay = fwd.find(f"{{{wire.NS_DELAY}}}delay")
+    at = wire.parse_stamp(delay.get("stamp") if delay is not None else None)
+    inner = Message(xml=wire.copy_element(inner_xml))
+    for el in inner.xml.findall(f"{{{wire.NS_SID}}}stanza-id"):
+        inner.xml.remove(el)
+    ET.SubElement(inner.xml, f"{{{wire.NS_SID}}}stanza-id", {"by": archive, "id": res.get("id")})
+    if at is None:
+        return wire.Dropped("archive-no-time")
+    mtype = inner["type"]
+    if mtype in ("error", "headline"):
+        return wire.Dropped(mtype)
+    if mtype == "groupchat":
+        if inner["from"].bare != archive:
+            return wire.Dropped("archive-foreign")
+        return wire.parse_groupchat(inner, ctx, at=at)
+    if archive != ctx.own_jid.bare:
+        return wire.Dropped("archive-foreign")
+    return wire.parse_direct(inner, ctx, carbon=False, at=at)

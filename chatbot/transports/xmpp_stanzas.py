@@ -194,14 +194,14 @@ def parse_message(msg: Message, ctx: StanzaContext) -> Result:
         inner = received.find(f"{{{NS_FORWARD}}}forwarded/{{jabber:client}}message")
         if inner is None:
             return Dropped("empty-carbon")
-        return _parse_direct(Message(xml=inner), ctx, carbon=True)
+        return parse_direct(Message(xml=inner), ctx, carbon=True)
 
     if mtype == "groupchat":
-        return _parse_groupchat(msg, ctx)
-    return _parse_direct(msg, ctx, carbon=False)
+        return parse_groupchat(msg, ctx)
+    return parse_direct(msg, ctx, carbon=False)
 
 
-def _parse_groupchat(msg: Message, ctx: StanzaContext, *, at: float | None = None) -> Result:
+def parse_groupchat(msg: Message, ctx: StanzaContext, *, at: float | None = None) -> Result:
     """A room message; `at` is set when it was read back from the room's archive."""
     frm: JID = msg["from"]
     room_jid = frm.bare
@@ -261,7 +261,7 @@ def archived_sender(msg: Message) -> str | None:
     return JID(real).bare if real else None
 
 
-def _parse_direct(
+def parse_direct(
     msg: Message, ctx: StanzaContext, *, carbon: bool, at: float | None = None
 ) -> Result:
     frm: JID = msg["from"]
@@ -303,38 +303,6 @@ def _parse_direct(
         sender_key=frm.bare,
         archived=(own.bare, archived) if archived else None,
     )
-
-
-def parse_archived(result: Message, archive: str, ctx: StanzaContext) -> Result:
-    """A message read back from `archive` (our account's, or a room's) in a catch-up.
-
-    The archive's result id is the message's stanza-id there (the same id the
-    live copy carried), so a message seen live and again in the archive is one
-    event. Any stanza-id the sender wrote in is dropped first.
-    """
-    res = _find(result, NS_MAM, "result")
-    fwd = res.find(f"{{{NS_FORWARD}}}forwarded") if res is not None else None
-    inner_xml = fwd.find("{jabber:client}message") if fwd is not None else None
-    if res is None or inner_xml is None or not res.get("id"):
-        return Dropped("archive-empty")
-    delay = fwd.find(f"{{{NS_DELAY}}}delay")
-    at = parse_stamp(delay.get("stamp") if delay is not None else None)
-    inner = Message(xml=copy_element(inner_xml))
-    for el in inner.xml.findall(f"{{{NS_SID}}}stanza-id"):
-        inner.xml.remove(el)
-    ET.SubElement(inner.xml, f"{{{NS_SID}}}stanza-id", {"by": archive, "id": res.get("id")})
-    if at is None:
-        return Dropped("archive-no-time")
-    mtype = inner["type"]
-    if mtype in ("error", "headline"):
-        return Dropped(mtype)
-    if mtype == "groupchat":
-        if inner["from"].bare != archive:
-            return Dropped("archive-foreign")
-        return _parse_groupchat(inner, ctx, at=at)
-    if archive != ctx.own_jid.bare:
-        return Dropped("archive-foreign")
-    return _parse_direct(inner, ctx, carbon=False, at=at)
 
 
 def copy_element(el: ET.Element) -> ET.Element:

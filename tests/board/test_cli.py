@@ -125,7 +125,11 @@ def test_card_shows_history_and_suggests_close_slugs(config: Path) -> None:
     assert card["phase"] == "planned"
     assert card["events"][0]["action"] == "import" and card["events"][0]["to"] == "planned"
     text = chatbot("card", "alpha", "--config", str(config))
-    assert "history:" in text.stdout
+    # The same text as /status and /log in chat, uncut.
+    assert (
+        "History of alpha (1 events):" in text.stdout
+        and "kind intent, phase planned" in text.stdout
+    )
     missing = chatbot("card", "alpah", "--config", str(config))
     assert missing.returncode == 1 and "did you mean alpha" in missing.stderr
 

@@ -10,9 +10,9 @@ from slixmpp.stanza import Message
 
 from chatbot.transports.base import Identity, IncomingMessage, MemoryStateStore
 from chatbot.transports.xmpp import XmppSettings, XmppTransport
-from chatbot.transports.xmpp_archive import Archives, Mark
+from chatbot.transports.xmpp_archive import Archives, Mark, parse_archived
 from chatbot.transports.xmpp_outgoing import add_reply, excerpt, fit, set_ids, xml_safe
-from chatbot.transports.xmpp_stanzas import Dropped, Parsed, RoomState, parse_archived
+from chatbot.transports.xmpp_stanzas import Dropped, Parsed, RoomState
 
 ROOM = "ops@conference.localhost"
 HIDDEN = "ops@hidden.localhost"
