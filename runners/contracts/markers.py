@@ -43,7 +43,8 @@ SPLIT_REPORT = Marker.dashed("SPLIT-REPORT")
 SPLIT_CHILD = Marker.dashed("CHILD")
 DRAFT_QUESTION = Marker.dashed("DRAFT-QUESTION")
 DRAFT_INTENT = Marker.dashed("DRAFT-INTENT")
-# The inspector markers use underscores, exactly as the reference system does.
+# The inspector markers use underscores where the others use dashes: the roles
+# prompt them that way, and the parser must read exactly what they are told to write.
 INSPECTION_RESULT = Marker("===INSPECTION_RESULT===", "===END_INSPECTION_RESULT===")
 ROUTING_RESULT = Marker("===ROUTING_RESULT===", "===END_ROUTING_RESULT===")
 COMMIT_MESSAGE = Marker.dashed("COMMIT-MESSAGE")

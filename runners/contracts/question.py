@@ -1,7 +1,7 @@
 """The question format shared by the planner's draft mode and the fixer.
 
 Body text, then optionally one last line `options: a | b | c` (the German
-`optionen:` of the reference system is accepted too) with at most four
+`optionen:` is accepted too, as German prompts write it) with at most four
 quick-reply choices, or `none` / `keine` for none. The bot posts the text and
 offers the choices as replies, so each choice must be short and distinct.
 """

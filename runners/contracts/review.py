@@ -46,7 +46,7 @@ class ReviewAnswer(BaseModel):
 def parse_review(answer: str, reviewed_commit: str) -> ReviewAnswer:
     """The verdict must name `reviewed_commit`, so an approval cannot drift to another commit.
 
-    Prose around the blocks is tolerated, as in the reference system; a second
+    Prose around the blocks is tolerated (reviewers explain themselves); a second
     verdict is not, because which one counts would be a guess.
     """
     text = normalise_answer(answer)

@@ -1,6 +1,6 @@
 """Codex CLI: `codex ... exec --json`, prompt on stdin, JSONL events on stdout.
 
-Command line (the option order the seed system ran in production):
+Command line (root options before `exec`, model options among them, as codex wants):
 
     codex --ask-for-approval never --sandbox read-only|workspace-write
           [-c model_provider=... (with base_url)]
