@@ -57,7 +57,8 @@ def template_names() -> tuple[str, ...]:
 
 
 @cache
-def _load(template_name: str) -> str:
+def template_text(template_name: str) -> str:
+    """A template as the model sees it (without its maintainers' header comment)."""
     if _NAME_RE.fullmatch(template_name) is None:
         raise PromptError(f"invalid template name {template_name!r}")
     path = resources.files(TEMPLATES) / f"{template_name}.md"
@@ -69,7 +70,7 @@ def _load(template_name: str) -> str:
 def placeholders(template_name: str) -> dict[str, bool]:
     """Every placeholder of a template, mapped to whether it holds fenced data."""
     found: dict[str, bool] = {}
-    for match in PLACEHOLDER_RE.finditer(_load(template_name)):
+    for match in PLACEHOLDER_RE.finditer(template_text(template_name)):
         is_data, name = match.group(1) is not None, match.group(2)
         if found.setdefault(name, is_data) != is_data:
             raise PromptError(f"{template_name}: {name!r} is used both as data and as a value")
@@ -106,7 +107,7 @@ def fence(untrusted_text: str) -> str:
 
 def render(template_name: str, **values: str | int) -> str:
     """Fill one template; every placeholder exactly once, data fenced."""
-    template = _load(template_name)
+    template = template_text(template_name)
     wanted = placeholders(template_name)
     missing = sorted(set(wanted) - set(values))
     unknown = sorted(set(values) - set(wanted))

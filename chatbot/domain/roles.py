@@ -3,7 +3,8 @@
 In the spirit of arq's `Function` record: whatever needs to know something about
 a role (which phase queues it, whether it may write, whether a run cut off by a
 crash may simply run again, which profile it runs with, which lane it queues in,
-which prompt templates it reads) looks it up here. The worker's handlers and the
+which prompt templates it reads, which marker blocks its answer is made of)
+looks it up here. The worker's handlers and the
 failure stages stay where they are (pipeline, RUN_FAILURE), keyed by these names.
 """
 
@@ -13,6 +14,8 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 from chatbot.domain.phases import Phase
+from runners.contracts import markers as m
+from runners.contracts.markers import Marker
 
 
 class ProfileFrom(StrEnum):
@@ -39,6 +42,9 @@ class Role:
     profile_from: ProfileFrom
     #: Its prompt templates in roles/ (one per mode).
     templates: tuple[str, ...]
+    #: Its output contract: the marker blocks its answers are made of (the parsers in
+    #: runners/contracts read exactly these; its templates must name each of them).
+    contract: tuple[Marker, ...]
 
     def lane(self, card_lane: str | None, default_lane: str) -> str:
         if self.profile_from is ProfileFrom.LANE:
@@ -56,6 +62,7 @@ ROLES: tuple[Role, ...] = (
         repeatable=True,
         profile_from=ROLE,
         templates=("operator",),
+        contract=(m.OPERATOR_DECISION,),
     ),
     Role(
         "planner",
@@ -64,6 +71,7 @@ ROLES: tuple[Role, ...] = (
         repeatable=True,
         profile_from=ROLE,
         templates=("planner-split", "planner-draft"),
+        contract=(m.SPLIT_REPORT, m.SPLIT_CHILD, m.DRAFT_QUESTION, m.DRAFT_INTENT),
     ),
     Role(
         "builder",
@@ -72,6 +80,7 @@ ROLES: tuple[Role, ...] = (
         repeatable=False,
         profile_from=LANE,
         templates=("builder", "builder-continue"),
+        contract=(m.COMMIT_MESSAGE, m.BUILDER_REPORT),
     ),
     Role(
         "reviewer",
@@ -80,6 +89,7 @@ ROLES: tuple[Role, ...] = (
         repeatable=True,
         profile_from=ROLE,
         templates=("reviewer",),
+        contract=(m.REVIEW_REPORT, m.REVIEW_RESULT),
     ),
     Role(
         "researcher",
@@ -88,6 +98,7 @@ ROLES: tuple[Role, ...] = (
         repeatable=True,
         profile_from=ROLE,
         templates=("researcher",),
+        contract=(m.RESEARCH_REPORT,),
     ),
     Role(
         "inspector",
@@ -96,6 +107,7 @@ ROLES: tuple[Role, ...] = (
         repeatable=True,
         profile_from=ROLE,
         templates=("inspector-implementation-status", "inspector-route-next"),
+        contract=(m.INSPECTION_RESULT, m.ROUTING_RESULT),
     ),
     Role(
         "fixer",
@@ -104,6 +116,7 @@ ROLES: tuple[Role, ...] = (
         repeatable=False,
         profile_from=ROLE,
         templates=("fixer",),
+        contract=(m.FIXER_QUESTION, m.COMMIT_MESSAGE, m.BUILDER_REPORT),
     ),
 )
 BY_NAME: dict[str, Role] = {role.name: role for role in ROLES}

@@ -26,3 +26,12 @@ def test_writers_are_never_repeated_and_build_in_the_cards_worktree() -> None:
     assert BY_NAME["builder"].lane("heavy", "light") == "heavy"
     assert BY_NAME["builder"].profile_from is ProfileFrom.LANE
     assert BY_NAME["reviewer"].lane("heavy", "light") == "role:reviewer"
+
+
+def test_each_roles_templates_name_every_block_of_its_contract() -> None:
+    # The prompts and the parsers cannot drift apart: what a role is told to write
+    # is what its parser reads.
+    for role in ROLES:
+        text = "\n".join(prompts.template_text(t) for t in role.templates)
+        for marker in role.contract:
+            assert marker.start in text and marker.end in text, (role.name, marker.start)
