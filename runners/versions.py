@@ -3,7 +3,7 @@
 `TESTED` is the one place the versions are pinned: `scripts/test` installs exactly
 these from the npm registry, the README lists them, and `chatbot check` compares
 each configured binary against them. Stdlib only, so the stand-in CLIs in
-tests/bin can report the same versions.
+runners/scripted can report the same versions.
 """
 
 from __future__ import annotations

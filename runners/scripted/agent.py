@@ -1,6 +1,6 @@
-"""Shared machinery of the fake `codex` and `claude` executables (stdlib only).
+"""Shared machinery of the scripted `codex` and `claude` (stdlib only).
 
-See README.md next to this file for the scenario format and the variables read.
+tests/bin/README.md describes the scenario format and the variables read.
 """
 
 from __future__ import annotations
@@ -45,7 +45,6 @@ def usage_exit(cli: str, message: str, usage: str) -> NoReturn:
 def tested_version(cli: str) -> str:
     """The version the project pins for the real CLI (runners/versions.py), so
     `chatbot check` against a stand-in reports what the stand-in imitates."""
-    sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
     from runners.versions import TESTED
 
     return TESTED[cli][1]
