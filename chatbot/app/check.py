@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import shutil
 import time
+from pathlib import Path
 
 from chatbot.app.wiring import matrix_settings, xmpp_settings
 from chatbot.config import Config, RuntimeSection
@@ -126,8 +127,11 @@ async def describe_runtime(name: str, runtime: RuntimeSection, cwd: str) -> tupl
 async def check_runtimes(config: Config) -> bool:
     """Print a line per configured runtime; False when a CLI is missing or broken."""
     ok = True
+    # Any existing folder will do for `--version`; the config's may not exist yet
+    # (the console demo's state folder is made at its first run).
+    folder = config.source.parent if config.source.parent.is_dir() else Path.cwd()
     for name, runtime in config.runtimes.items():
-        line, found = await describe_runtime(name, runtime, str(config.source.parent))
+        line, found = await describe_runtime(name, runtime, str(folder))
         print(line)
         ok = ok and found
     return ok

@@ -14,6 +14,7 @@ from collections.abc import Awaitable, Callable
 from importlib import metadata
 from pathlib import Path
 
+from chatbot.app import demo
 from chatbot.app.startup import StoreError, open_board, running_bot, stop_on_signals
 from chatbot.app.views import JSON_SCHEMA_VERSION, view_json
 from chatbot.board import AlreadyAnswered, BoardError, BoardService, UnknownCard, closest_slugs
@@ -98,7 +99,9 @@ def _parser() -> argparse.ArgumentParser:
 
 def _common_options(parser: argparse.ArgumentParser, default: object) -> None:
     parser.add_argument(
-        "--config", default=default, help="the TOML configuration (default: $CHATBOT_CONFIG)"
+        "--config",
+        default=default,
+        help="the TOML configuration (default: $CHATBOT_CONFIG, else the console demo)",
     )
     parser.add_argument(
         "-v", "--verbose", action="store_true", default=default, help="log debug output"
@@ -308,13 +311,18 @@ def main(argv: list[str] | None = None) -> int:
     args.config = getattr(args, "config", None) or os.environ.get("CHATBOT_CONFIG")
     args.verbose = getattr(args, "verbose", False)
     _setup_logging(args)
-    if not args.config:
-        print(
-            "chatbot: no configuration: pass --config FILE or set CHATBOT_CONFIG", file=sys.stderr
-        )
-        return EXIT_USAGE
     try:
-        config = load_config(Path(args.config))
+        if args.config:
+            config = load_config(Path(args.config))
+        else:
+            # The embedded default: the console demo, its state under ./var/console.
+            config = demo.config()
+            if args.command != "run":
+                print(
+                    "chatbot: no --config (or $CHATBOT_CONFIG): using the console demo in "
+                    f"{demo.STATE}",
+                    file=sys.stderr,
+                )
     except ConfigError as error:
         print(f"chatbot: {error}", file=sys.stderr)
         return EXIT_USAGE

@@ -103,10 +103,17 @@ class State:
         self.consumed: list[int] = data.get("consumed", [])
         self.sessions: dict[str, dict[str, int]] = data.get("sessions", {})
         self.calls: int = data.get("calls", 0)
+        # How often each turn (by index) was used, for {{AGAIN}}.
+        self.uses: dict[str, int] = data.get("uses", {})
 
     def dump(self) -> str:
         return json.dumps(
-            {"consumed": self.consumed, "sessions": self.sessions, "calls": self.calls}
+            {
+                "consumed": self.consumed,
+                "sessions": self.sessions,
+                "calls": self.calls,
+                "uses": self.uses,
+            }
         )
 
 
@@ -138,7 +145,8 @@ def pick_turn(cli: str, prompt: str, turns: list[dict[str, Any]], state: State) 
             continue
         if not turn.get("repeat"):
             state.consumed.append(index)
-        return index, turn
+        uses = state.uses[str(index)] = state.uses.get(str(index), 0) + 1
+        return index, {**turn, "_use": uses}
     fail(f"fake {cli}: no scenario turn left that matches this prompt", 3)
 
 
@@ -258,9 +266,13 @@ def _head() -> str:
 
 def answers(turn: dict[str, Any]) -> list[str]:
     """The turn's answer; `{{HEAD}}` becomes the commit checked out in cwd, as a model
-    reading the repository would see it (a reviewer quoting the commit it reviewed)."""
+    reading the repository would see it (a reviewer quoting the commit it reviewed);
+    `{{AGAIN}}` is empty the first time a repeating turn answers and `-2`, `-3`, ...
+    after (a demo that drafts again gets a new slug each time)."""
     answer = turn.get("answer", "")
     parts = [answer] if isinstance(answer, str) else [str(part) for part in answer]
+    use = int(turn.get("_use", 1))
+    parts = [part.replace("{{AGAIN}}", "" if use == 1 else f"-{use}") for part in parts]
     if any("{{HEAD}}" in part for part in parts):
         head = _head()
         parts = [part.replace("{{HEAD}}", head) for part in parts]

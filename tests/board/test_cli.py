@@ -28,9 +28,13 @@ iteration_limit = 10
 """
 
 
-def chatbot(*args: str) -> subprocess.CompletedProcess[str]:
+def chatbot(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "chatbot", *args], capture_output=True, text=True, timeout=60
+        [sys.executable, "-m", "chatbot", *args],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=cwd,
     )
 
 
@@ -90,7 +94,10 @@ def test_check_fails_with_exit_2_naming_the_problem(tmp_path: Path) -> None:
     result = chatbot("check", "--config", str(bad))
     assert result.returncode == 2
     assert f"{bad}: lanes.light.speed: unknown key" in result.stderr
-    assert chatbot("check").returncode == 2  # no config at all
+    # No configuration at all: the embedded console demo, which is valid.
+    demo = chatbot("check", "--no-connect", cwd=tmp_path)
+    assert demo.returncode == 0, demo.stderr
+    assert "using the console demo" in demo.stderr and "transports: console" in demo.stdout
 
 
 def test_run_imports_and_cards_shows_the_board(config: Path) -> None:

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
 from pathlib import Path
 
@@ -152,15 +153,19 @@ def test_bad_toml_and_missing_file(tmp_path: Path) -> None:
         load_config(tmp_path / "absent.toml")
 
 
-def test_console_config_loads(tmp_path: Path) -> None:
-    config = load_config(ROOT / "config" / "console.toml")
+def test_the_console_demo_config_loads(tmp_path: Path) -> None:
+    from chatbot.app import demo
+
+    config = demo.config(tmp_path / "state")
     assert config.transports == ["console"]
-    assert config.bot.seed_repo == ROOT / "config" / "demo-repo"
-    assert config.bot.repo == ROOT / "var" / "console" / "demo-repo"
-    # The scripted CLIs' scenario path is resolved next to the config file.
+    assert config.bot.seed_repo == ROOT / "chatbot" / "app" / "demo" / "seed"
+    assert config.bot.repo == tmp_path / "state" / "demo-repo"
     assert config.runtimes["codex"].env["FAKE_CLI_SCENARIO"] == str(
-        ROOT / "config" / "demo-scenario.json"
+        ROOT / "chatbot" / "app" / "demo" / "scenario.json"
     )
+    # The scripted CLIs are the package's own console scripts, executable.
+    binary = Path(config.runtimes["claude"].binary)
+    assert binary.name == "intent-board-scripted-claude" and os.access(binary, os.X_OK)
 
 
 # --- plain words (issue 13) ---------------------------------------------------------

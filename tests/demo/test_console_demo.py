@@ -1,4 +1,4 @@
-"""The README's "try it" session: console.toml, the demo repo and the scripted CLIs.
+"""The README's "try it" session: the embedded console demo and the scripted CLIs.
 
 Typed exactly as a new user would: /draft, answer the question, /start the new
 card, and watch it reach ready_for_deployment.
@@ -10,9 +10,9 @@ import asyncio
 import re
 from pathlib import Path
 
+from chatbot.app import demo
 from chatbot.app.serve import serve
 from chatbot.app.startup import running_bot
-from chatbot.config import parse_config
 from chatbot.store import telemetry
 from chatbot.transports.console import ConsoleSettings, ConsoleTransport
 
@@ -20,10 +20,8 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def demo_config(tmp_path: Path):
-    """config/console.toml, unchanged except that var/ lives in a temporary folder."""
-    text = (ROOT / "config" / "console.toml").read_text()
-    text = text.replace('"../var/console/', f'"{tmp_path}/')
-    return parse_config(text, ROOT / "config" / "console.toml")
+    """The embedded console demo, its state in a temporary folder."""
+    return demo.config(tmp_path)
 
 
 async def said(console: ConsoleTransport, pattern: str, within: float = 30.0):
@@ -69,6 +67,12 @@ async def test_console_demo_from_draft_to_ready_for_deployment(tmp_path: Path) -
             ]
             # The demo repo was created from the seed, and the builder's commit is on its branch.
             assert (tmp_path / "demo-repo" / "docs" / "intent" / "greeting-demo.md").exists()
+            # A second draft is a new card, not "a card 'greeting-demo' exists already".
+            await console.push("/draft greet people once more")
+            again = await said(console, r"Which language should the greeting use\?")
+            await console.push(f"+{again.number} 1️⃣")
+            await said(console, r"greeting-demo-2: new planned card")
+            assert (await bot.board.card("greeting-demo-2")).phase.value == "planned"
         finally:
             stop.set()
             await serving

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from chatbot.config import load_config
+from chatbot.app import demo
 from runners.contracts import (
     TrustedDeployment,
     parse_builder_answer,
@@ -25,8 +25,8 @@ COMMIT = "0123456789abcdef0123456789abcdef01234567"
 
 
 def test_each_demo_answer_is_valid() -> None:
-    allowed = load_config(ROOT / "config" / "console.toml").allowed_profiles()
-    turns = json.loads((ROOT / "config" / "demo-scenario.json").read_text())["turns"]
+    allowed = demo.config().allowed_profiles()
+    turns = json.loads((ROOT / "chatbot" / "app" / "demo" / "scenario.json").read_text())["turns"]
     parsers = {
         "Planner: Which language should the greeting use?": lambda a: parse_draft(a),
         "DRAFT-QUESTION": lambda a: parse_draft(a),
@@ -41,4 +41,6 @@ def test_each_demo_answer_is_valid() -> None:
     }
     assert {t["match"] for t in turns} == set(parsers)
     for turn in turns:
-        parsers[turn["match"]](turn["answer"])  # raises ContractError if broken
+        for again in ("", "-2"):  # the first answer and every later one
+            answer = turn["answer"].replace("{{AGAIN}}", again)
+            parsers[turn["match"]](answer)  # raises ContractError if broken
