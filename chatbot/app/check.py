@@ -1,26 +1,33 @@
-"""`chatbot check`: log in to each configured chat server and report per room.
+"""`chatbot check`: is this configuration ready to run, and what is left to fill in?
 
-Also lists notifications that wait in the outbox for a room, so a room the bot
-cannot post to shows up here and not only in the service log, and says per
-configured runtime whether its CLI is there and how its version compares with
-the version this project is tested against.
+Without `--no-connect` it also logs in to each configured chat server and reports
+per room. Locally it looks at the repository (exists, is git, holds intent files),
+each runtime's CLI (there, executable, its version against the tested one) and the
+prompt templates; a problem there fails the check. Placeholders (a secret file
+`chatbot init` wrote, an example.org identity, a scripted stand-in CLI) fail
+nothing: they are listed under "to fill in". Notifications that wait in the outbox
+for a room are listed too, so a room the bot cannot post to shows up here.
 """
 
 from __future__ import annotations
 
+import asyncio
+import json
 import os
 import shutil
 import time
 from pathlib import Path
 
 from chatbot.app.wiring import matrix_settings, xmpp_settings
+from chatbot.board.importer import SOURCES, scan
 from chatbot.config import Config, RuntimeSection
+from chatbot.domain.roles import ROLES
 from chatbot.store import Store
 from chatbot.store import chat as chat_store
 from chatbot.store.kv import TransportState
 from chatbot.transports.base import ProbeReport
 from chatbot.transports.probe import probe_matrix, probe_xmpp
-from runners import versions
+from runners import prompts, versions
 from runners.process import Outcome, ProcessLimits, default_base_env, run_process
 
 VERSION_LIMITS = ProcessLimits(timeout=30, idle_timeout=None, kill_grace=1.0)
@@ -135,3 +142,94 @@ async def check_runtimes(config: Config) -> bool:
         print(line)
         ok = ok and found
     return ok
+
+
+# What `chatbot init` writes into a secret file until the real secret is there.
+PLACEHOLDER = "PLACEHOLDER"
+EXAMPLE_DOMAIN = "example.org"
+
+
+def run_check(config: Config, connect: bool) -> bool:
+    """Print the whole check; False when something must be fixed before the bot runs."""
+    print(f"configuration OK: {config.source}")
+    print(f"transports: {', '.join(config.transports) or 'none'}")
+    print(json.dumps(config.redacted(), indent=2, ensure_ascii=False))
+    line, repo_ok = repository_line(config)
+    print(line)
+    runtimes_ok = asyncio.run(check_runtimes(config))
+    templates_line, templates_ok = prompt_templates_line()
+    print(templates_line)
+    todo = to_fill_in(config)
+    if todo:
+        print("to fill in:")
+        print("\n".join(f"  - {item}" for item in todo))
+    ok = repo_ok and runtimes_ok and templates_ok
+    if connect:
+        ok = asyncio.run(check_transports(config)) and ok
+    return ok
+
+
+def repository_line(config: Config) -> tuple[str, bool]:
+    """Where the cards come from, and whether builds can work there."""
+    repo = config.bot.repo
+    if not repo.is_dir():
+        if config.bot.seed_repo is not None:
+            return f"repository: {repo} (created from {config.bot.seed_repo} at first start)", True
+        return f"repository: {repo} does NOT exist: no cards, no builds (set bot.repo)", False
+    files, rejected = scan(repo)
+    line = f"repository: {repo}: {len(files)} intent files"
+    ok = True
+    if rejected:
+        line += f", {len(rejected)} not importable (see `chatbot run` output)"
+    if not any((repo / folder).is_dir() for folder, _ in SOURCES):
+        line += "; NO docs/intent folder: the board stays empty"
+        ok = False
+    if not (repo / ".git").exists():
+        line += "; NOT a git repository: builds and deploys will fail"
+        ok = False
+    return line, ok
+
+
+def prompt_templates_line() -> tuple[str, bool]:
+    """Every role's prompt templates, read as a run will read them."""
+    missing = []
+    names = [name for role in ROLES for name in role.templates]
+    for name in names:
+        try:
+            prompts.template_text(name)
+        except prompts.PromptError:
+            missing.append(name)
+    if missing:
+        return f"prompt templates: MISSING {', '.join(missing)}: reinstall the package", False
+    return f"prompt templates: all {len(names)} found", True
+
+
+def to_fill_in(config: Config) -> list[str]:
+    """Placeholders still in the configuration: fine for a check, not for real use."""
+    todo = []
+    for key, path in config.secret_files().items():
+        if path.read_text(encoding="utf-8").strip().startswith(PLACEHOLDER):
+            todo.append(f"{key}: {path} still holds a placeholder, not the secret")
+    for key, value in _strings(config.redacted()):
+        if EXAMPLE_DOMAIN in value:
+            todo.append(f"{key}: {value} is an example; put your own")
+    deploy = config.deploy.command if config.deploy else []
+    if deploy and deploy[0].startswith(("./", "../")):
+        if not (config.bot.repo / deploy[0]).is_file():
+            todo.append(f"deploy.command: {deploy[0]} is not in the repository (it runs there)")
+    for name, runtime in config.runtimes.items():
+        if Path(runtime.binary).name.startswith("intent-board-scripted-"):
+            tested = versions.tested_version(name) or "the tested version"
+            todo.append(
+                f"runtimes.{name}.binary: a scripted stand-in that answers from a demo "
+                f"scenario; install the real CLI ({tested}) and name it here"
+            )
+    return todo
+
+
+def _strings(value: object, key: str = "") -> list[tuple[str, str]]:
+    if isinstance(value, dict):
+        return [pair for k, v in value.items() for pair in _strings(v, f"{key}.{k}".strip("."))]
+    if isinstance(value, list):
+        return [pair for item in value for pair in _strings(item, key)]
+    return [(key, value)] if isinstance(value, str) else []

@@ -88,6 +88,10 @@ def _parser() -> argparse.ArgumentParser:
     answer.add_argument("text")
     runs = command("runs", "queued and running jobs")
     runs.add_argument("--json", action="store_true", help="machine-readable output")
+    init = command(
+        "init", "write DIR/bot.toml with every key and placeholder secrets, ready to fill in"
+    )
+    init.add_argument("dir", type=Path, help="the folder to write into (made if missing)")
     run = command("run", "run the bot: chat, worker and notifications")
     run.add_argument(
         "--until-idle",
@@ -185,36 +189,18 @@ async def _runs(board: BoardService, config: Config, as_json: bool) -> int:
     return EXIT_OK
 
 
-def _check(config: Config, connect: bool) -> int:
-    print(f"configuration OK: {config.source}")
-    print(f"transports: {', '.join(config.transports) or 'none'}")
-    print(json.dumps(config.redacted(), indent=2, ensure_ascii=False))
-    print(_repository_line(config))
-    from chatbot.app.check import check_runtimes, check_transports
+def _init(folder: Path) -> int:
+    from chatbot.app.init import init
 
-    # The agent CLIs are local: always looked at; a missing one fails the full check.
-    runtimes_ok = asyncio.run(check_runtimes(config))
-    if not connect:
-        return EXIT_OK
-    return EXIT_OK if asyncio.run(check_transports(config)) and runtimes_ok else EXIT_FAILURE
-
-
-def _repository_line(config: Config) -> str:
-    """Where the cards come from, and whether builds can work there."""
-    from chatbot.board.importer import scan
-
-    repo = config.bot.repo
-    if not repo.is_dir():
-        if config.bot.seed_repo is not None:
-            return f"repository: {repo} (created from {config.bot.seed_repo} at first start)"
-        return f"repository: {repo} does NOT exist: no cards, no builds"
-    files, rejected = scan(repo)
-    line = f"repository: {repo}: {len(files)} intent files"
-    if rejected:
-        line += f", {len(rejected)} not importable (see `chatbot run` output)"
-    if not (repo / ".git").exists():
-        line += "; NOT a git repository: builds and deploys will fail"
-    return line
+    try:
+        written = init(folder)
+    except FileExistsError as error:
+        print(f"chatbot: {error}", file=sys.stderr)
+        return EXIT_FAILURE
+    print("wrote:")
+    print("\n".join(f"  {path}" for path in written))
+    print(f"next: chatbot check --config {folder / 'bot.toml'} --no-connect")
+    return EXIT_OK
 
 
 async def _cards(board: BoardService, as_json: bool, locale: str) -> int:
@@ -311,6 +297,8 @@ def main(argv: list[str] | None = None) -> int:
     args.config = getattr(args, "config", None) or os.environ.get("CHATBOT_CONFIG")
     args.verbose = getattr(args, "verbose", False)
     _setup_logging(args)
+    if args.command == "init":
+        return _init(args.dir)
     try:
         if args.config:
             config = load_config(Path(args.config))
@@ -350,7 +338,11 @@ def main(argv: list[str] | None = None) -> int:
 
     try:
         if command == "check":
-            return _check(config, not args.no_connect)
+            from chatbot.app.check import run_check
+
+            # nio logs each failed try of an unreachable homeserver; check says it once.
+            logging.getLogger("nio").setLevel(logging.ERROR)
+            return EXIT_OK if run_check(config, not args.no_connect) else EXIT_FAILURE
         if command == "run":
             return asyncio.run(_run(config, args.until_idle))
         return asyncio.run(_with_board(config, board_command))

@@ -11,6 +11,7 @@ import asyncio
 import contextlib
 import uuid
 
+import aiohttp
 from nio import JoinError, RoomGetStateEventResponse
 from slixmpp import JID
 
@@ -46,12 +47,17 @@ async def probe_xmpp(settings: XmppSettings, *, within: float = 15.0) -> ProbeRe
             result = "connect:timed out"
         if result != "ok":
             client.cancel_connection_attempt()
+            where = f"{settings.host or JID(settings.jid).domain}:{settings.port}"
             return ProbeReport(
                 "xmpp",
                 settings.jid,
                 connected=result == "auth",
                 logged_in=False,
-                error=login_failure(client, settings) if result == "auth" else result,
+                error=(
+                    login_failure(client, settings)
+                    if result == "auth"
+                    else _xmpp_unreachable(where, result, within)
+                ),
             )
         client.send_presence()
         rooms = [await _probe_muc(client, room, settings.nick, within) for room in settings.rooms]
@@ -103,7 +109,8 @@ async def probe_matrix(
         except TransportError as exc:
             return ProbeReport("matrix", settings.user_id, True, False, error=str(exc))
         except Exception as exc:  # noqa: BLE001 - unreachable server, DNS, TLS...
-            return ProbeReport("matrix", settings.user_id, False, False, error=repr(exc))
+            error = _matrix_unreachable(settings.homeserver, exc, within)
+            return ProbeReport("matrix", settings.user_id, False, False, error=error)
         rooms = []
         for room in settings.rooms:
             resp = await asyncio.wait_for(client.join(room), within)
@@ -127,3 +134,29 @@ async def probe_matrix(
             with contextlib.suppress(Exception):
                 await client.logout()
         await client.close()
+
+
+def _matrix_unreachable(where: str, error: BaseException, within: float) -> str:
+    """Why the homeserver could not be asked, in words that point at the fix."""
+    if isinstance(error, TimeoutError):
+        return f"no answer from {where} within {within:.0f}s: is it running, is the address right?"
+    if isinstance(error, aiohttp.ClientConnectorDNSError):
+        return f"cannot find the host of {where}: check matrix.homeserver"
+    if isinstance(error, aiohttp.ClientConnectorCertificateError | aiohttp.ClientSSLError):
+        return f"TLS to {where} failed ({error.__class__.__name__}): check its certificate"
+    if isinstance(error, aiohttp.ClientConnectorError):
+        return f"cannot reach {where}: connection refused: is it running, is the port right?"
+    return f"cannot reach {where}: {type(error).__name__}: {error}"
+
+
+def _xmpp_unreachable(where: str, result: str, within: float) -> str:
+    kind, _, detail = result.partition(":")
+    if "timed out" in detail:
+        return f"no answer from {where} within {within:.0f}s: is it running, is the address right?"
+    if "DNS" in detail or "Name or service not known" in detail:
+        return f"cannot find the host of {where}: check xmpp.host or the JID's domain"
+    if "111" in detail or "refused" in detail.lower():
+        return f"cannot reach {where}: connection refused: is it running, is the port right?"
+    if kind == "disconnected":
+        return f"{where} closed the connection before the login ({detail or 'no reason given'})"
+    return f"cannot reach {where}: {detail or result}"

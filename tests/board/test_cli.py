@@ -45,6 +45,7 @@ def config(tmp_path: Path) -> Path:
     (intents / "alpha.md").write_text("# Alpha\n")
     (intents / "beta.md").write_text("# Beta\n")
     (intents / "Not A Slug.md").write_text("# x\n")
+    subprocess.run(["git", "init", "-q", str(tmp_path / "repo")], check=True)
     path = tmp_path / "bot.toml"
     path.write_text(CONFIG.format(fake_codex=FAKE_CODEX))
     return path
@@ -55,9 +56,9 @@ def test_check_prints_the_effective_config(config: Path) -> None:
     assert result.returncode == 0, result.stderr
     assert "configuration OK" in result.stdout
     assert str(config.parent / "var" / "board.sqlite3") in result.stdout
-    # The test repo has two importable files, one bad name, and no .git.
+    # The test repo has two importable files and one bad name.
     assert "2 intent files, 1 not importable" in result.stdout
-    assert "NOT a git repository" in result.stdout
+    assert "NOT a git repository" not in result.stdout
     assert f"runtime codex: {FAKE_CODEX} found, version " in result.stdout
 
 
@@ -67,8 +68,9 @@ def test_check_names_a_missing_agent_cli_and_fails(config: Path) -> None:
     assert result.returncode == 1
     assert "runtime codex: no-such-codex-cli NOT found" in result.stdout
     assert "set runtimes.codex.binary" in result.stdout
-    # Validation alone still passes: the CLI may live on another machine.
-    assert chatbot("check", "--no-connect", "--config", str(config)).returncode == 0
+    # Without connecting too: no run could start without it.
+    local = chatbot("check", "--no-connect", "--config", str(config))
+    assert local.returncode == 1 and "no-such-codex-cli NOT found" in local.stdout
 
 
 def test_check_says_when_a_cli_is_older_than_the_tested_version(
