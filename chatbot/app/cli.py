@@ -190,6 +190,9 @@ def _check(config: Config, connect: bool) -> int:
     print(json.dumps(config.redacted(), indent=2, ensure_ascii=False))
     print(_repository_line(config))
     from chatbot.app.check import check_runtimes, check_transports
+    from chatbot.web import describe as describe_web
+
+    print(describe_web(config))
 
     # The agent CLIs are local: always looked at; a missing one fails the full check.
     runtimes_ok = asyncio.run(check_runtimes(config))
