@@ -7,10 +7,10 @@ never wait for a writer.
 from __future__ import annotations
 
 import json
-import sqlite3
 import time
 from dataclasses import asdict, astuple, dataclass, field, fields
 from pathlib import Path
+from typing import NamedTuple
 
 from chatbot.domain.phases import Kind, Phase
 from chatbot.store import Store, telemetry
@@ -64,9 +64,12 @@ FROM cards c WHERE c.slug = ?
 # ten thousand cards costs a fixed number of hops to the database thread.
 
 
-@dataclass(frozen=True)
-class BoardCard:
-    """What a card on the board shows: no history, no runs; one row of one query."""
+class BoardCard(NamedTuple):
+    """What a card on the board shows: no history, no runs; one row of one query.
+
+    A tuple, not a dataclass: a board of ten thousand cards builds ten thousand of
+    them per page, and a tuple is built several times faster.
+    """
 
     slug: str
     kind: Kind
@@ -178,19 +181,24 @@ SELECT (SELECT coalesce(max(id), 0) FROM events),
 """
 
 
-def _board_card(row: sqlite3.Row) -> BoardCard:
+_PHASES = {phase.value: phase for phase in Phase}
+_KINDS = {kind.value: kind for kind in Kind}
+
+
+def _board_card(row: tuple) -> BoardCard:
+    slug, kind, title, phase, lane, updated, moved, job_state, job_since, question, options = row
     return BoardCard(
-        slug=row["slug"],
-        kind=Kind(row["kind"]),
-        title=row["title"],
-        phase=Phase(row["phase"]),
-        lane=row["lane"],
-        updated_at=row["updated_at"],
-        moved_at=row["moved_at"] or row["updated_at"],
-        job_state=row["job_state"],
-        job_since=row["job_since"],
-        question=row["question"],
-        options=tuple(json.loads(row["options"])) if row["options"] else (),
+        slug,
+        _KINDS[kind],
+        title,
+        _PHASES[phase],
+        lane,
+        updated,
+        moved or updated,
+        job_state,
+        job_since,
+        question,
+        tuple(json.loads(options)) if options else (),
     )
 
 

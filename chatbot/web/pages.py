@@ -12,9 +12,10 @@ import time
 from collections.abc import Sequence
 
 from chatbot.board.reads import BoardCard, DayRuns, JobLine
+from chatbot.domain.phases import Kind, Phase
 from chatbot.web.chart import runs_chart
 from chatbot.web.groups import GROUP_OF, Group
-from chatbot.web.markup import Safe, esc, join, since, tag
+from chatbot.web.markup import Safe, age, esc, join, since, tag
 from chatbot.web.texts import Texts
 
 # Longest question text on a board card; the card page shows all of it.
@@ -63,58 +64,71 @@ def frame(
     )
 
 
-def card_item(card: BoardCard, t: Texts, now: float | None = None) -> Safe:
-    """One card on the board; also what the event stream sends when it changes."""
-    now = time.time() if now is None else now
-    meta = [esc(card.phase.label(t.locale))]
-    if card.lane:
-        meta.append(esc(t("lane", lane=card.lane)))
-    if card.job_state and card.job_since:
-        key = "job_running" if card.job_state == "running" else "job_queued"
-        meta.append(_with_age(t(key, age="\0"), since(card.job_since, t.units, now)))
-    else:
-        meta.append(_with_age(t("moved_since", age="\0"), since(card.moved_at, t.units, now)))
-    question = Safe("")
-    if card.question:
-        text = card.question
-        if len(text) > QUESTION_ON_CARD:
-            text = text[: QUESTION_ON_CARD - 1] + "…"
-        options = Safe("")
-        if card.options:
-            options = tag(
-                '<ol class="options">{items}</ol>',
-                items=join(tag("<li>{o}</li>", o=option) for option in card.options),
+class CardItems:
+    """Renders cards for the board, and for the event stream when they change.
+
+    A board may hold ten thousand cards: what many cards share (phase labels, lanes,
+    the sentences around an age) is escaped once here, and each card costs one
+    string. Values from the card itself are escaped as they go in.
+    """
+
+    def __init__(self, t: Texts):
+        self.t = t
+        self._units = {unit: esc(text) for unit, text in t.units.items()}
+        self._labels = {phase: esc(phase.label(t.locale)) for phase in Phase}
+        self._lanes: dict[str, Safe] = {}
+        self._ages = {
+            key: tuple(esc(part) for part in t(key, age="\0").split("\0", 1))
+            for key in ("job_running", "job_queued", "moved_since")
+        }
+        self._question = esc(t("question"))
+
+    def _lane(self, lane: str) -> Safe:
+        found = self._lanes.get(lane)
+        if found is None:
+            found = self._lanes[lane] = esc(self.t("lane", lane=lane))
+        return found
+
+    def __call__(self, card: BoardCard, now: float | None = None) -> Safe:
+        now = time.time() if now is None else now
+        if card.job_state and card.job_since:
+            key = "job_running" if card.job_state == "running" else "job_queued"
+            at = card.job_since
+        else:
+            key, at = "moved_since", card.moved_at
+        before, after = self._ages[key]
+        meta = self._labels[card.phase]
+        if card.lane:
+            meta += " · " + self._lane(card.lane)
+        meta += f' · {before}<time data-since="{at:.0f}">{age(now - at, self._units)}</time>{after}'
+        question = ""
+        if card.question:
+            text = card.question
+            if len(text) > QUESTION_ON_CARD:
+                text = text[: QUESTION_ON_CARD - 1] + "…"
+            options = ""
+            if card.options:
+                items = "".join(f"<li>{esc(option)}</li>" for option in card.options)
+                options = f'<ol class="options">{items}</ol>'
+            question = (
+                f'<div class="question"><span class="qlabel">{self._question}</span> '
+                f"{esc(text)}{options}</div>"
             )
-        question = tag(
-            '<div class="question"><span class="qlabel">{label}</span> {text}{options}</div>',
-            label=t("question"),
-            text=text,
-            options=options,
+        slug = esc(card.slug)
+        kind = " kind-research" if card.kind is Kind.RESEARCH else ""
+        return Safe(
+            f'<li class="card{kind}" id="card-{slug}"><a class="slug" href="/card/{slug}">'
+            f'{slug}</a><span class="title">{esc(card.title)}</span>'
+            f'<span class="meta">{meta}</span>{question}</li>'
         )
-    return tag(
-        '<li class="card kind-{kind}" id="card-{slug}" data-phase="{phase}">'
-        '<a class="slug" href="/card/{slug}">{slug}</a>'
-        '<span class="title">{title}</span><span class="meta">{meta}</span>{question}</li>',
-        kind=card.kind.value,
-        slug=card.slug,
-        phase=card.phase.value,
-        title=card.title,
-        meta=join(meta, " · "),
-        question=question,
-    )
 
 
-def _with_age(text: str, age: Safe) -> Safe:
-    """A translated sentence with an age in it: the sentence is escaped, the age is markup."""
-    before, _, after = text.partition("\0")
-    return Safe(esc(before) + age + esc(after))
-
-
-def board_main(cards: Sequence[BoardCard], t: Texts, now: float | None = None) -> Safe:
+def board_main(cards: Sequence[BoardCard], items: CardItems, now: float | None = None) -> Safe:
     now = time.time() if now is None else now
+    t = items.t
     columns: dict[Group, list[Safe]] = {group: [] for group in Group}
     for card in cards:
-        columns[GROUP_OF[card.phase]].append(card_item(card, t, now))
+        columns[GROUP_OF[card.phase]].append(items(card, now))
     sections = [
         tag(
             '<section class="column" id="group-{group}" aria-labelledby="h-{group}">'

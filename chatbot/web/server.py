@@ -73,7 +73,8 @@ class WebBoard:
         self.settings = settings
         self.texts = Texts(settings.locale)
         self.transports_up = transports_up
-        self.live = live.Live(reads, lambda card: pages.card_item(card, self.texts))
+        self.items = pages.CardItems(self.texts)
+        self.live = live.Live(reads, self.items)
         self.static = _static()
         digest = hashlib.sha256(b"".join(self.static.values())).hexdigest()
         self.static_version = digest[:12]
@@ -183,7 +184,7 @@ class WebBoard:
     async def board(self, request: web.Request) -> web.Response:
         mark = await self.reads.change_mark()  # before the cards: a change between is re-sent
         cards = await self.reads.board_cards()
-        main = pages.board_main(cards, self.texts)
+        main = pages.board_main(cards, self.items)
         return self._page(self.texts("title"), main, "board", mark=mark.token())
 
     async def card(self, request: web.Request) -> web.Response:

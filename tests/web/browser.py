@@ -105,6 +105,7 @@ class Browser:
         self.driver.execute_cdp_cmd("Network.clearBrowserCookies", {})
         self.driver.execute_cdp_cmd("Emulation.clearDeviceMetricsOverride", {})
         self.driver.get("about:blank")
+        self.driver.get_log("browser")  # reading empties it: this visitor starts clean
 
     # --- blocking calls, run in a thread ---------------------------------------------
 
