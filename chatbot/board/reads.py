@@ -7,6 +7,7 @@ never wait for a writer.
 from __future__ import annotations
 
 import json
+import math
 import time
 from dataclasses import asdict, astuple, dataclass, field, fields
 from pathlib import Path
@@ -119,6 +120,8 @@ class ChangeMark:
             ]
         except ValueError:
             return None
+        if not all(math.isfinite(value) for value in values):
+            return None  # nan compares false with everything: nothing would ever be new
         return cls(*values)
 
     def jobs_differ(self, other: ChangeMark) -> bool:

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 
 from chatbot.board import CardView
 from chatbot.board.reads import RunRecord
+from chatbot.domain.phases import Kind
 from chatbot.web.markup import Safe, clock, iso, join, markdown, tag
 from chatbot.web.texts import Texts
 
@@ -128,6 +129,20 @@ def _history(view: CardView, t: Texts) -> Safe:
     )
 
 
+def _conversation(turns: list, t: Texts) -> Safe:
+    """A draft has no intent file yet: its intake dialogue is what there is to read."""
+    items = [
+        tag("<dt>{who}</dt><dd>{text}</dd>", who=turn[0], text=turn[1])
+        for turn in turns
+        if isinstance(turn, list | tuple) and len(turn) == 2
+    ]
+    return tag(
+        '<section id="conversation"><h2>{h}</h2><dl class="conversation">{items}</dl></section>',
+        h=t("conversation"),
+        items=join(items),
+    )
+
+
 def _question(view: CardView, t: Texts) -> Safe:
     question = view.open_question
     if question is None:
@@ -193,13 +208,17 @@ def card_main(page: CardPage, t: Texts, now: float | None = None) -> Safe:
                 ),
             )
         )
-    parts.append(
-        tag(
-            '<section id="intent"><h2>{h}</h2>{body}</section>',
-            h=t("intent"),
-            body=_rendered(page.intent, t, "intent_missing"),
+    conversation = card.data.get("conversation")
+    if card.kind is Kind.DRAFT and isinstance(conversation, list):
+        parts.append(_conversation(conversation, t))
+    else:
+        parts.append(
+            tag(
+                '<section id="intent"><h2>{h}</h2>{body}</section>',
+                h=t("intent"),
+                body=_rendered(page.intent, t, "intent_missing"),
+            )
         )
-    )
     if page.reviews:
         reviews = [
             tag(

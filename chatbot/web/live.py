@@ -65,7 +65,6 @@ class Live:
         self._render = render
         self._wake = asyncio.Event()
         self._clients: set[Client] = set()
-        self.published = 0  # events sent, for tests and the bench
 
     def wake(self) -> None:
         """The store's commit hook: cheap, synchronous, called after every commit."""
@@ -130,7 +129,6 @@ class Live:
                     log.info("live board: a page fell behind; it reconnects and catches up")
                     self.leave(client)
                     client.close()
-            self.published += 1
 
     def _messages(
         self, mark: ChangeMark, since: ChangeMark, cards: list[BoardCard]

@@ -7,8 +7,11 @@ Content-Security-Policy violation is one), screenshots.
 
 from __future__ import annotations
 
+import asyncio
 import time
 from pathlib import Path
+
+from selenium.webdriver.support.wait import WebDriverWait
 
 from chatbot.domain.transitions import Action
 from tests.web.boards import HOSTILE_SCRIPT, HOSTILE_TITLE, OWNER, system
@@ -214,3 +217,29 @@ async def test_without_javascript_the_board_still_shows(site, tmp_path: Path) ->
         assert "Findings" in await browser.text("#reviews")
     finally:
         browser.close()
+
+
+async def test_a_link_from_another_site_opens_the_board_with_the_strict_cookie(
+    browser: Browser, site
+) -> None:
+    """A SameSite=Strict cookie is not sent on a click from another site (a chat app's
+    page); the 401 page opens the address again from the board's own site, where the
+    browser sends it, and the card shows."""
+    await login(browser, site)
+    refused = []
+    unauthorized = site.web.guard._unauthorized
+
+    def counted(request):
+        refused.append(request.headers.get("Sec-Fetch-Site"))
+        return unauthorized(request)
+
+    site.web.guard._unauthorized = counted
+    target = f"{site.url}card/reviewed"
+    await browser.open(f"data:text/html,<a id=go href='{target}'>the card</a>")
+    await browser.js("document.getElementById('go').click()")
+
+    def arrived(driver) -> bool:
+        return driver.current_url == target and "Findings" in driver.page_source
+
+    await asyncio.to_thread(WebDriverWait(browser.driver, 10).until, arrived)
+    assert refused == ["cross-site"]  # refused once without its cookie, then let in

@@ -287,3 +287,10 @@ async def test_stopping_ends_open_streams_at_once(http, site) -> None:
     async with asyncio.timeout(5):
         rest = await stream.response.content.read()
     assert b"event:" not in rest
+
+
+async def test_a_draft_shows_its_intake_dialogue_escaped(site) -> None:
+    draft = await site.board.start_draft(f"greet people {HOSTILE_SCRIPT}", actor=OWNER)
+    status, _, body = await fetch(site, f"card/{draft.slug}", headers=site.headers())
+    assert status == 200 and 'id="conversation"' in body and 'id="intent"' not in body
+    assert "<dt>owner</dt><dd>greet people &lt;script&gt;window.pwned=1&lt;/script&gt;</dd>" in body

@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import secrets
 import socket
+import time
 from contextlib import asynccontextmanager
 from pathlib import Path
 
@@ -83,8 +84,10 @@ async def test_an_open_page_follows_the_pipeline_and_reconnects_after_a_restart(
     assert "reconnecting" in await browser.text("#live")
 
     async with bot_serving(config) as console:
+        back = time.time()
         await browser.js(WATCH_LIVE)
-        await browser.wait_js(SEEN)  # back without a reload
+        reconnected = await browser.wait_js(SEEN) / 1000  # back without a reload
+        print(f"page live again {max(0.0, reconnected - back) * 1000:.0f} ms after the restart")
         await browser.console_errors()  # the refused connections while it was away
         await browser.js(WATCH_CARD, "readme-badges", "done")
         await console.push("/archive readme-badges")

@@ -73,7 +73,15 @@ def test_ages_read_at_a_glance() -> None:
 def test_a_change_mark_survives_its_trip_through_the_browser() -> None:
     mark = ChangeMark(7, 1796101656.2153788, 3, 0.0, 12, 1796101660.8958287, 1.5, 4)
     assert ChangeMark.parse(mark.token()) == mark
-    for garbage in ("", "1:2", "a:b:c:d:e:f:g:h", "1:2:3:4:5:6:7:8:9", "<script>"):
+    for garbage in (
+        "",
+        "1:2",
+        "a:b:c:d:e:f:g:h",
+        "1:2:3:4:5:6:7:8:9",
+        "<script>",
+        "1:nan:1:1:1:1:1:1",
+        "1:inf:1:1:1:1:1:1",
+    ):
         assert ChangeMark.parse(garbage) is None
 
 
@@ -177,3 +185,15 @@ def test_the_web_board_calls_only_the_boards_reads() -> None:
                 called.add(node.attr)
     assert called and called <= reads, called - reads
     assert {"board_cards", "change_mark", "view", "card_runs"} <= called
+
+
+def test_chatbot_check_reports_the_web_listener(tmp_path: Path, capsys) -> None:
+    from chatbot.app.cli import main
+
+    (tmp_path / "web-token").write_text("a-long-enough-token-1234\n")
+    file = tmp_path / "bot.toml"
+    file.write_text(CONFIG + '\n[web]\nlisten = "127.0.0.1:8099"\ntoken_file = "web-token"\n')
+    assert main(["check", "--config", str(file), "--no-connect"]) == 0
+    out = capsys.readouterr().out
+    assert f"web board: http://127.0.0.1:8099/ (token from {tmp_path / 'web-token'};" in out
+    assert "a-long-enough-token-1234" not in out
