@@ -55,6 +55,10 @@ HOMESERVER_PATTERN = describe_pattern(
 ENV_NAME = describe_pattern(
     r"^[A-Z_][A-Z0-9_]{0,63}$", "an environment variable name (A-Z, digits and _)"
 )
+LISTEN_PATTERN = describe_pattern(
+    r"^(\d{1,3}(\.\d{1,3}){3}|\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9.-]+):\d{1,5}$",
+    "an address and port such as 127.0.0.1:8080 or [::1]:8080",
+)
 
 # "" means "the CLI's default model".
 ModelName = Annotated[str, StringConstraints(pattern=f"^$|{MODEL_PATTERN}")]
@@ -198,6 +202,12 @@ class DeploySection(_Section):
     timeout_s: int = Field(default=600, ge=1, le=24 * 3600)
 
 
+class WebSection(_Section):
+    # The live board (chatbot/web): where it listens, and the file holding its token.
+    listen: str = Field(default="127.0.0.1:8080", pattern=LISTEN_PATTERN)
+    token_file: Path
+
+
 class Config(_Section):
     bot: BotSection
     xmpp: XmppSection | None = None
@@ -210,6 +220,7 @@ class Config(_Section):
     roles: dict[Literal[ROLE_NAMES], RoleSection] = {}  # type: ignore[valid-type]
     escalation: EscalationSection = EscalationSection()
     deploy: DeploySection | None = None
+    web: WebSection | None = None
     # Where the file was read from; relative paths in it are resolved against it.
     source: Path = Field(default=Path("."), exclude=True)
 
@@ -290,6 +301,8 @@ class Config(_Section):
         for name, runtime in self.runtimes.items():
             if runtime.api_key_file is not None:
                 found[f"runtimes.{name}.api_key_file"] = runtime.api_key_file
+        if self.web:
+            found["web.token_file"] = self.web.token_file
         return found
 
     def redacted(self) -> dict[str, Any]:
@@ -324,6 +337,10 @@ def parse_config(text: str, file: Path, *, secrets: bool = True) -> Config:
     return config
 
 
+# Anyone who can reach the web board's port may guess its token: it must be long.
+MIN_SECRET_CHARS = {"web.token_file": 16}
+
+
 def _check_secret_files(config: Config, file: Path) -> None:
     for key, path in config.secret_files().items():
         try:
@@ -336,6 +353,12 @@ def _check_secret_files(config: Config, file: Path) -> None:
             ) from None
         if not value:
             raise ConfigError(f"{file}: {key}: secret file {path} is empty")
+        if len(value) < MIN_SECRET_CHARS.get(key, 1):
+            raise ConfigError(
+                f"{file}: {key}: secret file {path} holds fewer than {MIN_SECRET_CHARS[key]} "
+                "characters; make a long one with: python3 -c 'import secrets; "
+                f"print(secrets.token_urlsafe(32))' > {path}"
+            )
 
 
 def load_config(path: str | Path) -> Config:

@@ -27,6 +27,7 @@ from chatbot.store import chat as chat_store
 from chatbot.store.kv import TransportState
 from chatbot.transports.base import ProbeReport
 from chatbot.transports.probe import probe_matrix, probe_xmpp
+from chatbot.web import describe as describe_web
 from runners import prompts, versions
 from runners.process import Outcome, ProcessLimits, default_base_env, run_process
 
@@ -159,6 +160,7 @@ def run_check(config: Config, connect: bool) -> bool:
     runtimes_ok = asyncio.run(check_runtimes(config))
     templates_line, templates_ok = prompt_templates_line()
     print(templates_line)
+    print(describe_web(config))
     todo = to_fill_in(config)
     if todo:
         print("to fill in:")

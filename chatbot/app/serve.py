@@ -19,6 +19,7 @@ from chatbot.notify.outbox import OutboxSender
 from chatbot.store.kv import TransportState
 from chatbot.transports.base import Transport
 from chatbot.transports.console import ConsoleTransport
+from chatbot.web import WebBoard, web_settings
 
 log = logging.getLogger(__name__)
 
@@ -55,6 +56,35 @@ def attach_chat(bot: Running, transports: dict[str, Transport], sender: OutboxSe
         transport.keep_state_for(chat.counts)
 
 
+async def start_web(bot: Running, transports: dict[str, Transport]) -> WebBoard | None:
+    """The live web board, when `[web]` is configured; its pages wake on every commit.
+
+    A port that is taken is logged and the bot serves on without the board: chat is
+    how the board is steered, the web page only shows it.
+    """
+    settings = web_settings(bot.config)
+    if settings is None:
+        return None
+    board_web = WebBoard(
+        bot.board,
+        settings,
+        transports_up=lambda: {name: t.online for name, t in transports.items()},
+    )
+    try:
+        await board_web.start()
+    except OSError as error:
+        log.error(
+            "web board: cannot listen on %s (%s); serving without it. Free the port or "
+            "change [web] listen, then restart the bot",
+            settings.url,
+            error.strerror or error,
+        )
+        return None
+    bot.store.on_commit.append(board_web.wake)
+    log.info("web board on %s", board_web.url)
+    return board_web
+
+
 async def serve(
     bot: Running,
     stop: asyncio.Event,
@@ -73,6 +103,7 @@ async def serve(
     bot.store.on_commit.append(sender.wake)
     attach_chat(bot, transports, sender)
     await bot.prepare()  # now that the room listens, recovered runs are reported there
+    board_web = await start_web(bot, transports)
 
     console_closed = [
         asyncio.ensure_future(t.closed.wait())
@@ -92,6 +123,8 @@ async def serve(
         await asyncio.gather(bot.worker.run(stop=stop), sender.run(stop))
     finally:
         ready.cancel()
+        if board_web is not None:
+            await board_web.stop()
         for task in console_closed:
             task.cancel()
         for transport in transports.values():

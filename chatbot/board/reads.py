@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 
+from chatbot.board.web_reads import WebReads
 from chatbot.domain.phases import Phase
 from chatbot.store import Store, telemetry
 from chatbot.store import cards as card_store
@@ -58,7 +59,12 @@ FROM cards c WHERE c.slug = ?
 """
 
 
-class BoardReads:
+# --- the web board's reads (chatbot/web) ------------------------------------------
+# Small additive reads: each is one query on the reader connection, so a page of
+# ten thousand cards costs a fixed number of hops to the database thread.
+
+
+class BoardReads(WebReads):
     store: Store
 
     # --- reading --------------------------------------------------------------

@@ -106,6 +106,7 @@ RULES: dict[str, set[str]] = {
         "runners",
     },
     "chatbot.pipeline": {"chatbot.board", "chatbot.domain", "chatbot.config", "runners"},
+    "chatbot.web": {"chatbot.board", "chatbot.domain", "chatbot.config", "runners"},
     "chatbot.app": {"chatbot", "runners"},
     "chatbot.__main__": {"chatbot.app"},
     "chatbot": set(),
@@ -113,7 +114,10 @@ RULES: dict[str, set[str]] = {
 
 
 def room_of(module: str) -> str:
-    return max((room for room in RULES if module == room or module.startswith(room + ".")), key=len)
+    """The room a module is in; `chatbot` itself is only the package's own __init__."""
+    rooms = [r for r in RULES if module == r or (r != "chatbot" and module.startswith(r + "."))]
+    assert rooms, f"{module} is in no room of RULES: add its room"
+    return max(rooms, key=len)
 
 
 def upward(graph: dict[str, set[str]]) -> list[tuple[str, str]]:
@@ -139,7 +143,6 @@ def _without_package_inits(graph: dict[str, set[str]]) -> dict[str, set[str]]:
 def test_every_room_imports_only_the_rooms_below_it() -> None:
     graph = import_graph()
     assert len(graph) > 40
-    assert set(map(room_of, graph)) <= set(RULES)
     assert upward(graph) == []
 
 

@@ -11,7 +11,8 @@ from tests.realcli.harness import write_secrets
 
 
 def test_check_reports_each_real_cli_at_the_tested_version(cli_bins, tmp_path: Path) -> None:
-    (tmp_path / "repo").mkdir()
+    (tmp_path / "repo" / "docs" / "intent").mkdir(parents=True)
+    subprocess.run(["git", "init", "-q", str(tmp_path / "repo")], check=True)
     write_secrets(tmp_path)
     config = tmp_path / "bot.toml"
     config.write_text(

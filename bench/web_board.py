@@ -1,0 +1,178 @@
+"""The web board on a 10,000-card board: page weight, time to first paint, live latency.
+
+Builds a board of --cards cards (most of them done, as on a board that has run for
+a while; some waiting with a question, some running), serves it with the bot's
+own WebBoard on 127.0.0.1, and measures:
+
+- the board page's weight as sent (gzip, which every browser asks for) and raw,
+  and the server's time to answer it;
+- in Debian's headless Chromium: first paint, first contentful paint, DOM ready
+  and load, from the browser's own performance timeline (median of --loads loads);
+- commit -> on screen: a card moved by the board service until the open page
+  shows it in its new column (server-sent events, MutationObserver in the page).
+
+    .venv/bin/python bench/web_board.py [--cards 10000] [--loads 5] [--moves 20]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import gzip
+import secrets
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import aiohttp
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from chatbot.board import BoardService  # noqa: E402
+from chatbot.domain.phases import Kind, Phase  # noqa: E402
+from chatbot.domain.transitions import Action  # noqa: E402
+from chatbot.store import Store  # noqa: E402
+from chatbot.store import cards as card_store  # noqa: E402
+from chatbot.store import questions as question_store  # noqa: E402
+from chatbot.web import WebBoard, WebSettings  # noqa: E402
+from tests.web.browser import SEEN, WATCH_CARD, WATCH_LIVE, Browser  # noqa: E402
+
+# Where the cards of a long-running board sit (the rest is done: deployed or archived).
+SHARES = (
+    (Phase.PLANNED, 0.06),
+    (Phase.NEEDS_HUMAN, 0.01),
+    (Phase.FAILED, 0.01),
+    (Phase.READY_FOR_DEPLOYMENT, 0.02),
+    (Phase.PLANNING_WITH_FEEDBACK, 0.01),
+    (Phase.ARCHIVED, 0.09),
+)
+PAINT = """
+const done = arguments[arguments.length - 1];
+const read = () => {
+  const nav = performance.getEntriesByType('navigation')[0];
+  const paint = Object.fromEntries(performance.getEntriesByType('paint')
+    .map(p => [p.name, p.startTime]));
+  if (!nav || nav.loadEventEnd === 0 || !paint['first-contentful-paint']) {
+    return requestAnimationFrame(read);
+  }
+  done({ttfb: nav.responseStart, response: nav.responseEnd, fp: paint['first-paint'],
+        fcp: paint['first-contentful-paint'], dom: nav.domContentLoadedEventEnd,
+        load: nav.loadEventEnd, bytes: nav.transferSize, body: nav.decodedBodySize,
+        cards: document.querySelectorAll('li.card').length});
+};
+read();
+"""
+
+
+async def build(store: Store, count: int) -> None:
+    """`count` cards with three events each; the ones waiting for an owner ask something."""
+    phases: list[Phase] = []
+    for phase, share in SHARES:
+        phases += [phase] * int(count * share)
+    phases += [Phase.DEPLOYED] * (count - len(phases))
+    async with store.transaction() as db:
+        for number, phase in enumerate(phases):
+            slug = f"card-{number:05d}"
+            card = await card_store.create(
+                db,
+                slug,
+                Kind.INTENT,
+                phase,
+                actor="bench",
+                reason="imported",
+                title=f"Card {number}: make the {number % 97}th thing a little better",
+                lane="light" if number % 3 else "heavy",
+                source_path=f"docs/intent/{slug}.md",
+            )
+            await db.execute("UPDATE cards SET version = 3 WHERE id = ?", (card.id,))
+            for seq in (2, 3):
+                await db.execute(
+                    "INSERT INTO events (card_id, seq, from_phase, to_phase, action, actor, "
+                    "reason, at) VALUES (?, ?, ?, ?, 'bench', 'bench', 'history', ?)",
+                    (card.id, seq, phase.value, phase.value, time.time() - 86400 * (number % 40)),
+                )
+            if phase is Phase.NEEDS_HUMAN:
+                await question_store.ask(
+                    db, card.id, "needs_human", "Light or heavy lane?", ["light", "heavy"]
+                )
+
+
+def ms(values: list[float]) -> str:
+    return f"median {statistics.median(values):7.1f} ms, max {max(values):7.1f} ms"
+
+
+async def main(args: argparse.Namespace) -> None:
+    folder = Path(tempfile.mkdtemp(prefix="bench-web-"))
+    store = await Store.open(folder / "board.sqlite3")
+    board = BoardService(store, folder / "repo")
+    started = time.perf_counter()
+    await build(store, args.cards)
+    print(f"board: {args.cards:,} cards built in {time.perf_counter() - started:.1f} s")
+    token = secrets.token_urlsafe(24)
+    web = WebBoard(board, WebSettings("127.0.0.1", 0, token))
+    await web.start()
+    store.on_commit.append(web.wake)
+    browser = Browser()
+    try:
+        auth = {"Authorization": f"Bearer {token}"}
+        served = []
+        async with aiohttp.ClientSession(auto_decompress=False) as session:
+            for _ in range(args.loads):
+                begin = time.perf_counter()
+                async with session.get(web.url, headers={**auth, "Accept-Encoding": "gzip"}) as r:
+                    sent = await r.read()
+                    encoding = r.headers.get("Content-Encoding")
+                served.append((time.perf_counter() - begin) * 1000)
+        raw = gzip.decompress(sent) if encoding == "gzip" else sent
+        print(
+            f"page weight: {len(sent):,} bytes sent ({encoding or 'identity'}), "
+            f"{len(raw):,} bytes of HTML ({len(raw) / args.cards:.0f} per card)"
+        )
+        statics = sum(len(body) for body in web.static.values())
+        print(f"  plus {statics:,} bytes of script, stylesheet and icon (cached by version)")
+        print(f"server: board page answered in {ms(served)}")
+
+        await browser.open(f"{web.url}?token={token}")  # the cookie
+        timings = []
+        for _ in range(args.loads):
+            await browser.open(web.url)
+            timings.append(await browser.wait_js(PAINT))
+        assert all(t["cards"] == args.cards for t in timings), "not every card on the page"
+        for name, key in (
+            ("first byte", "ttfb"),
+            ("response end", "response"),
+            ("first paint", "fp"),
+            ("first contentful paint", "fcp"),
+            ("DOM ready", "dom"),
+            ("load", "load"),
+        ):
+            print(f"chromium: {name:<23} {ms([t[key] for t in timings])}")
+
+        await browser.js(WATCH_LIVE)
+        await browser.wait_js(SEEN)
+        latencies = []
+        for number in range(args.moves):
+            slug = f"card-{number:05d}"  # planned cards: /start moves them to "working"
+            await browser.js(WATCH_CARD, slug, "working")
+            await board.act(slug, Action.START, actor="bench")
+            committed = time.time()
+            latencies.append((await browser.wait_js(SEEN) / 1000 - committed) * 1000)
+        print(
+            f"live: commit -> on screen over {args.moves} moves: {ms(latencies)} "
+            f"(p90 {statistics.quantiles(latencies, n=10)[-1]:.1f} ms)"
+        )
+    finally:
+        browser.close()
+        await web.stop()
+        await store.close()
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--cards", type=int, default=10_000)
+    parser.add_argument("--loads", type=int, default=5)
+    parser.add_argument("--moves", type=int, default=20)
+    asyncio.run(main(parser.parse_args()))

@@ -1,0 +1,273 @@
+"""One card: intent and reports rendered from markdown, the open question, runs, history.
+
+The texts come from the repository and from models: markdown is rendered with raw
+HTML off (markup.markdown), everything else is escaped. Long files are cut and
+say so, so a runaway report cannot make the page unusable on a phone.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from chatbot.board import CardView, RunRecord
+from chatbot.domain.phases import Kind
+from chatbot.web.markup import Safe, clock, iso, join, markdown, tag
+from chatbot.web.texts import Texts
+
+# Characters of an intent or report rendered on the page.
+MAX_TEXT = 200_000
+
+
+@dataclass(frozen=True)
+class RepoText:
+    """A file of the repository as the page shows it: its path, and its text if present."""
+
+    path: str
+    text: str | None
+    cut: bool = False
+
+
+@dataclass(frozen=True)
+class CardPage:
+    view: CardView
+    runs: Sequence[RunRecord]
+    intent: RepoText
+    research: RepoText | None = None
+    # (commit, decision, report) of each review, newest first.
+    reviews: Sequence[tuple[str, str, str]] = field(default_factory=list)
+
+
+def _rendered(text: RepoText, t: Texts, missing_key: str) -> Safe:
+    if text.text is None:
+        return tag('<p class="none">{m}</p>', m=t(missing_key, path=text.path))
+    note = Safe("")
+    if text.cut:
+        note = tag('<p class="cut">{m}</p>', m=t("cut", n=f"{MAX_TEXT:,}", path=text.path))
+    return tag('<div class="md">{body}</div>{note}', body=markdown(text.text), note=note)
+
+
+def _links(slugs: Sequence[str]) -> Safe:
+    return join((tag('<a href="/card/{s}">{s}</a>', s=slug) for slug in slugs), ", ")
+
+
+def _number(value: int | None) -> str:
+    return "-" if value is None else f"{value:,}"
+
+
+def _duration(seconds: float) -> str:
+    if seconds < 60:
+        return f"{seconds:.1f} s"
+    minutes, rest = divmod(int(seconds), 60)
+    return f"{minutes} min {rest:02d} s"
+
+
+def _cost(value: float | None) -> str:
+    return "-" if value is None else f"${value:.4f}"
+
+
+def _runs(runs: Sequence[RunRecord], t: Texts) -> Safe:
+    if not runs:
+        return tag('<p class="none">{m}</p>', m=t("no_runs"))
+    keys = ("col_when", "col_role", "col_runtime", "col_model", "col_duration", "col_tokens")
+    rows = []
+    for run in runs:
+        model = run.actual_model or run.configured_model or "-"
+        if run.reasoning_effort:
+            model += f" ({run.reasoning_effort})"
+        tokens = " / ".join(
+            _number(v) for v in (run.input_tokens, run.cached_tokens, run.output_tokens)
+        )
+        rows.append(
+            tag(
+                '<tr><td><time datetime="{iso}">{when}</time></td><td>{role}</td>'
+                "<td>{runtime}</td><td>{model}</td><td>{duration}</td><td>{tokens}</td>"
+                "<td>{cost}</td><td>{outcome}</td></tr>",
+                iso=iso(run.created_at),
+                when=clock(run.created_at),
+                role=run.role,
+                runtime=run.runtime,
+                model=model,
+                duration=_duration(run.duration_s),
+                tokens=tokens,
+                cost=_cost(run.cost_usd),
+                outcome=run.outcome,
+            )
+        )
+    return tag(
+        '<div class="scroll"><table class="runs"><thead><tr>{heads}</tr></thead>'
+        "<tbody>{rows}</tbody></table></div>",
+        heads=join(tag("<th>{h}</th>", h=t(k)) for k in (*keys, "col_cost", "col_outcome")),
+        rows=join(rows),
+    )
+
+
+def _history(view: CardView, t: Texts) -> Safe:
+    rows = [
+        tag(
+            '<tr><td>{seq}</td><td><time datetime="{iso}">{when}</time></td><td>{move}</td>'
+            "<td>{action}</td><td>{actor}</td><td>{reason}</td></tr>",
+            seq=event.seq,
+            iso=iso(event.at),
+            when=clock(event.at),
+            move=(f"{event.from_phase.label(t.locale)} → " if event.from_phase else "→ ")
+            + event.to_phase.label(t.locale),
+            action=event.action,
+            actor=event.actor,
+            reason=event.reason,
+        )
+        for event in reversed(view.events)
+    ]
+    keys = ("col_step", "col_when", "col_move", "col_action", "col_actor", "col_reason")
+    return tag(
+        '<div class="scroll"><table class="history"><thead><tr>{heads}</tr></thead>'
+        "<tbody>{rows}</tbody></table></div>",
+        heads=join(tag("<th>{h}</th>", h=t(k)) for k in keys),
+        rows=join(rows),
+    )
+
+
+def _conversation(turns: list, t: Texts) -> Safe:
+    """A draft has no intent file yet: its intake dialogue is what there is to read."""
+    items = [
+        tag("<dt>{who}</dt><dd>{text}</dd>", who=turn[0], text=turn[1])
+        for turn in turns
+        if isinstance(turn, list | tuple) and len(turn) == 2
+    ]
+    return tag(
+        '<section id="conversation"><h2>{h}</h2><dl class="conversation">{items}</dl></section>',
+        h=t("conversation"),
+        items=join(items),
+    )
+
+
+def _question(view: CardView, t: Texts) -> Safe:
+    question = view.open_question
+    if question is None:
+        return Safe("")
+    options = Safe("")
+    if question.options:
+        options = tag(
+            '<ol class="options">{items}</ol>',
+            items=join(tag("<li>{o}</li>", o=option) for option in question.options),
+        )
+    return tag(
+        '<section class="question" id="question"><h2>{label}</h2><p class="qtext">{text}</p>'
+        "{options}</section>",
+        label=t("question"),
+        text=question.text,
+        options=options,
+    )
+
+
+def card_main(page: CardPage, t: Texts, now: float | None = None) -> Safe:
+    now = time.time() if now is None else now
+    view, card = page.view, page.view.card
+    facts = [t("kind_phase", kind=card.kind.value, phase=card.phase.label(t.locale))]
+    if card.lane:
+        facts.append(t("lane", lane=card.lane))
+    if card.model:
+        facts.append(f"{card.runtime or '-'} {card.model}")
+    if card.commit_hash:
+        facts.append(card.commit_hash[:12])
+    parts: list[Safe] = [
+        tag(
+            '<h1><span class="title">{title}</span> <small class="slug">{slug}</small></h1>'
+            '<p class="facts" id="facts">{facts}</p>',
+            title=card.title,
+            slug=card.slug,
+            facts=" · ".join(facts),
+        )
+    ]
+    if card.failure_stage:
+        parts.append(
+            tag(
+                '<p class="failure">{m}</p>',
+                m=t("failure", stage=card.failure_stage, detail=card.failure_detail or "-"),
+            )
+        )
+    parts.append(_question(view, t))
+    relations = [
+        (key, slugs)
+        for key, slugs in (
+            ("parent", [view.parent] if view.parent else []),
+            ("children", view.children),
+            ("blocked_by", view.blocked_by),
+        )
+        if slugs
+    ]
+    if relations:
+        parts.append(
+            tag(
+                '<dl class="relations">{items}</dl>',
+                items=join(
+                    tag("<dt>{k}</dt><dd>{v}</dd>", k=t(key), v=_links(slugs))
+                    for key, slugs in relations
+                ),
+            )
+        )
+    conversation = card.data.get("conversation")
+    if card.kind is Kind.DRAFT and isinstance(conversation, list):
+        parts.append(_conversation(conversation, t))
+    else:
+        parts.append(
+            tag(
+                '<section id="intent"><h2>{h}</h2>{body}</section>',
+                h=t("intent"),
+                body=_rendered(page.intent, t, "intent_missing"),
+            )
+        )
+    if page.reviews:
+        reviews = [
+            tag(
+                '<article class="review"><h3>{head}</h3><div class="md">{body}</div></article>',
+                head=t("review_of", decision=decision, commit=commit[:12]),
+                body=markdown(report[:MAX_TEXT]),
+            )
+            for commit, decision, report in page.reviews
+        ]
+        parts.append(
+            tag(
+                '<section id="reviews"><h2>{h}</h2>{items}</section>',
+                h=t("reviews"),
+                items=join(reviews),
+            )
+        )
+    if page.research is not None:
+        parts.append(
+            tag(
+                '<section id="research"><h2>{h}</h2>{body}</section>',
+                h=t("research"),
+                body=_rendered(page.research, t, "research_missing"),
+            )
+        )
+    parts.append(
+        tag('<section id="runs"><h2>{h}</h2>{b}</section>', h=t("runs"), b=_runs(page.runs, t))
+    )
+    parts.append(
+        tag(
+            '<section id="history"><h2>{h}</h2>{b}</section>',
+            h=t("history"),
+            b=_history(view, t),
+        )
+    )
+    return join(parts)
+
+
+def reviews_of(data: dict, report_file: RepoText | None) -> list[tuple[str, str, str]]:
+    """Reviews kept in the card's data (each with its report), newest first; or the report
+    file alone for a card reviewed before the board kept them."""
+    found = []
+    for entry in reversed(data.get("reviews") or []):
+        if isinstance(entry, dict) and isinstance(entry.get("report"), str):
+            found.append(
+                (
+                    str(entry.get("commit") or "-"),
+                    str(entry.get("decision") or "-"),
+                    entry["report"],
+                )
+            )
+    if not found and report_file is not None and report_file.text is not None:
+        found.append(("-", "-", report_file.text))
+    return found

@@ -1,0 +1,79 @@
+"""HTML built so that escaping is the default: every value is escaped unless it is `Safe`.
+
+Card titles, intents, reports, questions, model names and failure texts come from
+people and models; none of them may become markup. Templates here are our own
+constant strings; values go in through `tag`, which escapes them. Markdown is
+rendered with raw HTML off and images off (nothing may load from outside the bot).
+"""
+
+from __future__ import annotations
+
+import html
+import time
+from collections.abc import Iterable
+from datetime import datetime
+
+from markdown_it import MarkdownIt
+
+
+class Safe(str):
+    """Markup we built ourselves (or escaped); `tag` inserts it as it is."""
+
+
+def esc(value: object) -> Safe:
+    if isinstance(value, Safe):
+        return value
+    return Safe(html.escape("" if value is None else str(value), quote=True))
+
+
+def tag(template: str, /, **values: object) -> Safe:
+    """Fill a template of ours; every value is escaped unless it is `Safe`."""
+    return Safe(template.format(**{name: esc(value) for name, value in values.items()}))
+
+
+def join(parts: Iterable[object], separator: str = "") -> Safe:
+    return Safe(separator.join(esc(part) for part in parts))
+
+
+# commonmark with raw HTML off: a `<script>` in an intent is shown as text. Images
+# are off too: `![x](https://elsewhere/x.png)` would make the page load from outside.
+_MARKDOWN = (
+    MarkdownIt("commonmark", {"html": False, "linkify": False, "typographer": False})
+    .enable(["table", "strikethrough"])
+    .disable("image")
+)
+
+
+def markdown(text: str) -> Safe:
+    # markdown-it escapes all text and refuses javascript:, vbscript:, file: and
+    # data: link targets (validateLink), so its output is markup we can trust.
+    return Safe(_MARKDOWN.render(text))
+
+
+def iso(at: float) -> str:
+    return datetime.fromtimestamp(at).astimezone().isoformat(timespec="seconds")
+
+
+def clock(at: float) -> str:
+    return datetime.fromtimestamp(at).strftime("%Y-%m-%d %H:%M")
+
+
+def age(seconds: float, units: dict[str, str]) -> str:
+    """3 s, 12 min, 5 h, 2 d: the coarse age people read at a glance."""
+    seconds = max(0, int(seconds))
+    for unit, size in (("d", 86400), ("h", 3600), ("min", 60)):
+        if seconds >= size:
+            return units[unit].format(n=seconds // size)
+    return units["s"].format(n=seconds)
+
+
+def since(at: float, units: dict[str, str], now: float | None = None) -> Safe:
+    """An age that the page's script keeps current (data-since), and that reads right
+    without the script too."""
+    now = time.time() if now is None else now
+    return tag(
+        '<time datetime="{iso}" data-since="{at}">{text}</time>',
+        iso=iso(at),
+        at=f"{at:.0f}",
+        text=age(now - at, units),
+    )

@@ -1,0 +1,200 @@
+"""The board and runs pages, the page frame and the short error pages.
+
+Every page is whole HTML that reads without JavaScript; the script only keeps it
+current. Pages carry the board's change mark (`data-mark`), so the script's
+event stream starts exactly where the page was read and misses nothing.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Sequence
+
+from chatbot.board.web_reads import BoardCard, DayRuns, JobLine
+from chatbot.domain.phases import Kind, Phase
+from chatbot.web.chart import runs_chart
+from chatbot.web.groups import GROUP_OF, Group
+from chatbot.web.markup import Safe, age, esc, join, since, tag
+from chatbot.web.texts import Texts
+
+# Longest question text on a board card; the card page shows all of it.
+QUESTION_ON_CARD = 160
+CHART_DAYS = 14
+
+
+def frame(
+    t: Texts,
+    *,
+    title: str,
+    main: Safe,
+    view: str,
+    mark: str = "",
+    slug: str = "",
+    static_version: str = "",
+) -> Safe:
+    """The page around `main`: one stylesheet, one deferred script, nothing inline."""
+    return tag(
+        "<!doctype html>\n"
+        '<html lang="{lang}"><head><meta charset="utf-8">'
+        '<meta name="viewport" content="width=device-width, initial-scale=1">'
+        '<meta name="referrer" content="no-referrer">'
+        "<title>{title}</title>"
+        '<link rel="icon" href="/static/icon.svg?v={v}" type="image/svg+xml">'
+        '<link rel="stylesheet" href="/static/board.css?v={v}">'
+        '<script src="/static/board.js?v={v}" defer></script>'
+        "</head>"
+        '<body data-view="{view}" data-mark="{mark}" data-slug="{slug}" data-units="{units}"'
+        ' data-live-on="{live_on}" data-live-off="{live_off}">'
+        '<header class="top"><nav><a href="/">{nav_board}</a><a href="/runs">{nav_runs}</a>'
+        '</nav><span id="live" class="live" hidden></span></header>'
+        '<main id="main">{main}</main></body></html>\n',
+        lang=t.locale,
+        title=title,
+        v=static_version,
+        view=view,
+        mark=mark,
+        slug=slug,
+        units=json.dumps(t.units, ensure_ascii=False),
+        live_on=t("live_on"),
+        live_off=t("live_off"),
+        nav_board=t("nav_board"),
+        nav_runs=t("nav_runs"),
+        main=main,
+    )
+
+
+class CardItems:
+    """Renders cards for the board, and for the event stream when they change.
+
+    A board may hold ten thousand cards: what many cards share (phase labels, lanes,
+    the sentences around an age) is escaped once here, and each card costs one
+    string. Values from the card itself are escaped as they go in.
+    """
+
+    def __init__(self, t: Texts):
+        self.t = t
+        self._units = {unit: esc(text) for unit, text in t.units.items()}
+        self._labels = {phase: esc(phase.label(t.locale)) for phase in Phase}
+        self._lanes: dict[str, Safe] = {}
+        self._ages = {
+            key: tuple(esc(part) for part in t(key, age="\0").split("\0", 1))
+            for key in ("job_running", "job_queued", "moved_since")
+        }
+        self._question = esc(t("question"))
+
+    def _lane(self, lane: str) -> Safe:
+        found = self._lanes.get(lane)
+        if found is None:
+            found = self._lanes[lane] = esc(self.t("lane", lane=lane))
+        return found
+
+    def __call__(self, card: BoardCard, now: float | None = None) -> Safe:
+        now = time.time() if now is None else now
+        if card.job_state and card.job_since:
+            key = "job_running" if card.job_state == "running" else "job_queued"
+            at = card.job_since
+        else:
+            key, at = "moved_since", card.moved_at
+        before, after = self._ages[key]
+        meta = self._labels[card.phase]
+        if card.lane:
+            meta += " · " + self._lane(card.lane)
+        meta += f' · {before}<time data-since="{at:.0f}">{age(now - at, self._units)}</time>{after}'
+        question = ""
+        if card.question:
+            text = card.question
+            if len(text) > QUESTION_ON_CARD:
+                text = text[: QUESTION_ON_CARD - 1] + "…"
+            options = ""
+            if card.options:
+                items = "".join(f"<li>{esc(option)}</li>" for option in card.options)
+                options = f'<ol class="options">{items}</ol>'
+            question = (
+                f'<div class="question"><span class="qlabel">{self._question}</span> '
+                f"{esc(text)}{options}</div>"
+            )
+        slug = esc(card.slug)
+        kind = " kind-research" if card.kind is Kind.RESEARCH else ""
+        return Safe(
+            f'<li class="card{kind}" id="card-{slug}"><a class="slug" href="/card/{slug}">'
+            f'{slug}</a><span class="title">{esc(card.title)}</span>'
+            f'<span class="meta">{meta}</span>{question}</li>'
+        )
+
+
+def board_main(cards: Sequence[BoardCard], items: CardItems, now: float | None = None) -> Safe:
+    now = time.time() if now is None else now
+    t = items.t
+    columns: dict[Group, list[Safe]] = {group: [] for group in Group}
+    for card in cards:
+        columns[GROUP_OF[card.phase]].append(items(card, now))
+    sections = [
+        tag(
+            '<section class="column" id="group-{group}" aria-labelledby="h-{group}">'
+            '<h2 id="h-{group}">{name} <span class="count" id="count-{group}">{count}</span></h2>'
+            '<ul class="cards" id="col-{group}" data-empty="{empty}">{items}</ul></section>',
+            group=group.value,
+            name=t(f"group_{group.value}"),
+            count=len(items),
+            empty=t("column_empty"),
+            items=join(items),
+        )
+        for group, items in columns.items()
+    ]
+    return tag(
+        '<h1>{title} <small id="total">{total}</small></h1><div class="board">{columns}</div>',
+        title=t("title"),
+        total=t("cards_total", n=len(cards)),
+        columns=join(sections),
+    )
+
+
+def runs_main(
+    jobs: Sequence[JobLine], days: Sequence[DayRuns], t: Texts, now: float | None = None
+) -> Safe:
+    now = time.time() if now is None else now
+    if jobs:
+        rows = []
+        for line in jobs:
+            job = line.job
+            started = job.started_at if job.state.value == "running" else None
+            card = tag('<a href="/card/{s}">{s}</a>', s=line.slug) if line.slug else esc("-")
+            rows.append(
+                tag(
+                    "<tr><td>#{id}</td><td>{card}</td><td>{kind}</td><td>{lane}</td>"
+                    '<td class="state-{state}">{state}</td><td>{age}</td><td>{attempts}</td></tr>',
+                    id=job.id,
+                    card=card,
+                    kind=job.kind,
+                    lane=job.lane,
+                    state=job.state.value,
+                    age=since(started or job.created_at, t.units, now),
+                    attempts=job.attempts,
+                )
+            )
+        heads = ("col_job", "col_card", "col_kind", "col_lane", "col_state", "col_for")
+        table = tag(
+            '<div class="scroll"><table class="jobs"><thead><tr>{heads}</tr></thead>'
+            "<tbody>{rows}</tbody></table></div>",
+            heads=join(tag("<th>{h}</th>", h=t(key)) for key in (*heads, "col_attempts")),
+            rows=join(rows),
+        )
+    else:
+        table = tag('<p class="none">{text}</p>', text=t("no_jobs"))
+    return tag(
+        "<h1>{title}</h1>{table}<h2>{chart_title}</h2>{chart}",
+        title=t("jobs"),
+        table=table,
+        chart_title=t("chart", days=CHART_DAYS),
+        chart=runs_chart(days, CHART_DAYS, t, now),
+    )
+
+
+def message_main(text: str, t: Texts) -> Safe:
+    return tag(
+        '<h1>{title}</h1><p>{text}</p><p><a href="/">{back}</a></p>',
+        title=t("title"),
+        text=text,
+        back=t("back"),
+    )

@@ -1,0 +1,275 @@
+"""The web board: a read-only aiohttp server inside the bot.
+
+Every page and the event stream need the token (auth.Guard); `/healthz` does not
+and tells monitoring only the bot's state, no card data. Nothing here writes: the
+routes are GET (and HEAD) only, and the board is reached through its read API.
+A strict Content-Security-Policy allows our own stylesheet and script and nothing
+else: no inline script or style, nothing from another host.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import logging
+import time
+from collections.abc import Callable
+from importlib import resources
+
+from aiohttp import web
+
+from chatbot.board import UnknownCard
+from chatbot.board.reads import BoardReads
+from chatbot.web import card_page, live, pages
+from chatbot.web.auth import Guard
+from chatbot.web.card_page import MAX_TEXT, CardPage, RepoText
+from chatbot.web.markup import Safe, tag
+from chatbot.web.settings import WebSettings
+from chatbot.web.texts import Texts
+
+log = logging.getLogger(__name__)
+
+CSP = (
+    "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; "
+    "connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
+)
+HEADERS = {
+    "Content-Security-Policy": CSP,
+    "X-Content-Type-Options": "nosniff",
+    "Referrer-Policy": "no-referrer",
+    "X-Frame-Options": "DENY",
+    "Cross-Origin-Opener-Policy": "same-origin",
+    "Cross-Origin-Resource-Policy": "same-origin",
+    "Permissions-Policy": "camera=(), microphone=(), geolocation=()",
+}
+SLUG = r"{slug:[a-z0-9][a-z0-9-]{0,60}}"
+KEEPALIVE_S = 20.0
+# How long stopping waits for open requests; the event streams end at once.
+SHUTDOWN_S = 2.0
+STATIC_TYPES = {
+    "board.js": "text/javascript",
+    "board.css": "text/css",
+    "icon.svg": "image/svg+xml",
+}
+
+TransportsUp = Callable[[], dict[str, bool]]
+
+
+def _static() -> dict[str, bytes]:
+    folder = resources.files("chatbot.web") / "static"
+    return {name: (folder / name).read_bytes() for name in STATIC_TYPES}
+
+
+class WebBoard:
+    def __init__(
+        self,
+        reads: BoardReads,
+        settings: WebSettings,
+        *,
+        transports_up: TransportsUp = dict,
+    ):
+        self.reads = reads
+        self.settings = settings
+        self.texts = Texts(settings.locale)
+        self.transports_up = transports_up
+        self.items = pages.CardItems(self.texts)
+        self.live = live.Live(reads, self.items)
+        self.static = _static()
+        digest = hashlib.sha256(b"".join(self.static.values())).hexdigest()
+        self.static_version = digest[:12]
+        self.guard = Guard(settings.token, self._unauthorized)
+        self.app = web.Application(middlewares=[self.guard.middleware])
+        self.app.on_response_prepare.append(self._headers)
+        self.app.add_routes(
+            [
+                web.get("/", self.board),
+                web.get(f"/card/{SLUG}", self.card),
+                web.get("/runs", self.runs),
+                web.get("/events", self.events),
+                web.get("/healthz", self.health),
+                web.get("/static/{name}", self.static_file),
+            ]
+        )
+        self._runner: web.AppRunner | None = None
+        self._stop = asyncio.Event()
+        self._live_task: asyncio.Task | None = None
+        self.port = settings.port
+
+    # --- running ------------------------------------------------------------------
+
+    def wake(self) -> None:
+        """For `Store.on_commit`: something was committed; open pages may need it."""
+        self.live.wake()
+
+    async def start(self) -> None:
+        # No access log: a first visit's address carries the token.
+        self._runner = web.AppRunner(self.app, access_log=None, shutdown_timeout=SHUTDOWN_S)
+        await self._runner.setup()
+        site = web.TCPSite(self._runner, self.settings.host, self.settings.port)
+        try:
+            await site.start()
+        except BaseException:
+            await self._runner.cleanup()
+            self._runner = None
+            raise
+        self.port = self._runner.addresses[0][1]
+        self._stop.clear()
+        self._live_task = asyncio.create_task(self.live.run(self._stop))
+
+    @property
+    def url(self) -> str:
+        return WebSettings(self.settings.host, self.port, "").url
+
+    async def stop(self) -> None:
+        self._stop.set()
+        if self._live_task is not None:
+            await self._live_task
+            self._live_task = None
+        self.live.close()  # event streams end now, so shutdown does not wait on them
+        if self._runner is not None:
+            await self._runner.cleanup()
+            self._runner = None
+
+    # --- responses ----------------------------------------------------------------
+
+    async def _headers(self, request: web.Request, response: web.StreamResponse) -> None:
+        for name, value in HEADERS.items():
+            response.headers.setdefault(name, value)
+        response.headers.setdefault("Cache-Control", "no-store")
+
+    def _html(self, body: str, *, status: int = 200) -> web.Response:
+        response = web.Response(text=body, status=status, content_type="text/html")
+        response.enable_compression()
+        return response
+
+    def _page(
+        self, title: str, main: str, view: str, *, mark: str = "", slug: str = "", status: int = 200
+    ) -> web.Response:
+        html = pages.frame(
+            self.texts,
+            title=title,
+            main=main,  # type: ignore[arg-type]
+            view=view,
+            mark=mark,
+            slug=slug,
+            static_version=self.static_version,
+        )
+        return self._html(html, status=status)
+
+    def _unauthorized(self, request: web.Request) -> web.Response:
+        text = self.texts("unauthorized")
+        refresh = ""
+        if (
+            request.headers.get("Sec-Fetch-Site") == "cross-site"
+            and request.headers.get("Sec-Fetch-Mode") == "navigate"
+        ):
+            # A SameSite=Strict cookie stays home on a link from a chat app; the same
+            # address opened again from here is same-site and carries it.
+            refresh = '<meta http-equiv="refresh" content="0">'
+        body = tag(
+            '<!doctype html>\n<html lang="{lang}"><head><meta charset="utf-8">{refresh}'
+            '<meta name="viewport" content="width=device-width, initial-scale=1">'
+            "<title>401</title></head><body><h1>401</h1><p>{text}</p></body></html>\n",
+            lang=self.texts.locale,
+            refresh=Safe(refresh),
+            text=text,
+        )
+        response = web.Response(text=body, status=401, content_type="text/html")
+        response.headers["WWW-Authenticate"] = 'Bearer realm="intent-board"'
+        return response
+
+    # --- routes -------------------------------------------------------------------
+
+    async def board(self, request: web.Request) -> web.Response:
+        mark = await self.reads.change_mark()  # before the cards: a change between is re-sent
+        cards = await self.reads.board_cards()
+        main = pages.board_main(cards, self.items)
+        return self._page(self.texts("title"), main, "board", mark=mark.token())
+
+    async def card(self, request: web.Request) -> web.Response:
+        slug = request.match_info["slug"]
+        mark = await self.reads.change_mark()
+        try:
+            view = await self.reads.view(slug)
+        except UnknownCard:
+            main = pages.message_main(self.texts("unknown_card", slug=slug), self.texts)
+            return self._page(slug, main, "card", status=404)
+        card = view.card
+        runs = await self.reads.card_runs(card.id)
+        intent = await self._repo_text(card.source_path or f"docs/intent/{slug}.md")
+        report_file = None
+        if card.review_report_path and not card.data.get("reviews"):
+            report_file = await self._repo_text(card.review_report_path)
+        research = None
+        research_path = card.data.get("research_report")
+        if isinstance(research_path, str) and research_path:
+            research = await self._repo_text(research_path)
+        page = CardPage(
+            view=view,
+            runs=runs,
+            intent=intent,
+            research=research,
+            reviews=card_page.reviews_of(card.data, report_file),
+        )
+        main = card_page.card_main(page, self.texts)
+        return self._page(f"{card.slug}: {card.title}", main, "card", mark=mark.token(), slug=slug)
+
+    async def _repo_text(self, path: str) -> RepoText:
+        found = await asyncio.to_thread(self.reads.repo_text, path, MAX_TEXT)
+        if found is None:
+            return RepoText(path, None)
+        return RepoText(path, found[0], found[1])
+
+    async def runs(self, request: web.Request) -> web.Response:
+        mark = await self.reads.change_mark()
+        jobs = await self.reads.job_lines()
+        days = await self.reads.runs_per_day(pages.CHART_DAYS)
+        main = pages.runs_main(jobs, days, self.texts)
+        return self._page(self.texts("jobs"), main, "runs", mark=mark.token())
+
+    async def events(self, request: web.Request) -> web.StreamResponse:
+        since = request.headers.get("Last-Event-ID") or request.query.get("since")
+        client = self.live.join(request.query.get("view", "board"), since)
+        response = web.StreamResponse(
+            headers={"Content-Type": "text/event-stream", "X-Accel-Buffering": "no"}
+        )
+        try:
+            await response.prepare(request)
+            await live.stream(self.live, client, response.write, KEEPALIVE_S)
+        finally:
+            self.live.leave(client)
+        return response
+
+    async def health(self, request: web.Request) -> web.Response:
+        up = self.transports_up()
+        queue = await self.reads.queue_health()
+        oldest = queue.oldest_queued_at
+        body = {
+            "ok": all(up.values()),
+            "transports": up,
+            "queue": {
+                "queued": queue.queued,
+                "running": queue.running,
+                "oldest_queued_age_s": None if oldest is None else round(time.time() - oldest, 1),
+            },
+            "live_pages": self.live.clients,
+        }
+        # 503 while a chat server is away, so a plain HTTP check notices.
+        return web.Response(
+            text=json.dumps(body),
+            status=200 if body["ok"] else 503,
+            content_type="application/json",
+        )
+
+    async def static_file(self, request: web.Request) -> web.Response:
+        name = request.match_info["name"]
+        if name not in self.static:
+            main = pages.message_main(self.texts("not_found"), self.texts)
+            return self._page("404", main, "board", status=404)
+        response = web.Response(body=self.static[name], content_type=STATIC_TYPES[name])
+        if request.query.get("v") == self.static_version:
+            # The address changes with the content, so the browser may keep it.
+            response.headers["Cache-Control"] = "private, max-age=31536000, immutable"
+        response.enable_compression()
+        return response

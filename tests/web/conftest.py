@@ -1,0 +1,70 @@
+from __future__ import annotations
+
+import secrets
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from chatbot.board import BoardService
+from chatbot.store import Store
+from chatbot.web import WebBoard, WebSettings
+from tests.web.boards import Seeded, seed
+from tests.web.browser import Browser
+
+
+@pytest.fixture(scope="session")
+def chromium():
+    """One browser for the session; each test starts as a fresh visitor (`browser`)."""
+    browser = Browser()
+    yield browser
+    browser.close()
+
+
+@pytest.fixture
+def browser(chromium: Browser) -> Browser:
+    chromium.reset()
+    return chromium
+
+
+@dataclass
+class Site:
+    board: BoardService
+    store: Store
+    web: WebBoard
+    repo: Path
+    token: str
+    seeded: Seeded
+
+    @property
+    def url(self) -> str:
+        return self.web.url
+
+    def login_url(self, path: str = "") -> str:
+        return f"{self.web.url}{path}?token={self.token}"
+
+    def headers(self) -> dict[str, str]:
+        return {"Authorization": f"Bearer {self.token}"}
+
+
+async def open_site(tmp_path: Path, *, locale: str = "en", planned: int = 3):
+    repo = tmp_path / "repo"
+    (repo / "docs" / "intent").mkdir(parents=True)
+    store = await Store.open(tmp_path / "board.sqlite3")
+    board = BoardService(store, repo)
+    seeded = await seed(board, repo, planned=planned)
+    token = secrets.token_urlsafe(24)
+    web = WebBoard(board, WebSettings("127.0.0.1", 0, token, locale))
+    await web.start()
+    store.on_commit.append(web.wake)  # as serve() wires it
+    return Site(board, store, web, repo, token, seeded)
+
+
+@pytest.fixture
+async def site(tmp_path: Path):
+    opened = await open_site(tmp_path)
+    try:
+        yield opened
+    finally:
+        await opened.web.stop()
+        await opened.store.close()
