@@ -98,3 +98,11 @@ async def test_the_installed_wheel_runs_the_console_demo(tmp_path: Path) -> None
         work / "var" / "console" / "demo-repo" / "docs" / "intent" / "greeting-demo.md"
     ).is_file()
     assert not any("Traceback" in line or "PromptError" in line for line in seen), "".join(seen)
+
+
+def test_the_license_is_an_spdx_expression() -> None:
+    # A table (`license = { text = ... }`) is deprecated and made every build warn.
+    import tomllib
+
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    assert project["license"] == "MIT"
