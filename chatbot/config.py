@@ -21,7 +21,7 @@ from pydantic import (
     model_validator,
 )
 
-from chatbot.config_file import describe, describe_pattern, resolve_paths
+from chatbot.config_file import PATTERN_WORDS, describe, describe_pattern, resolve_paths
 from chatbot.domain.roles import ROLES
 from runners.profiles import (
     ITERATION_LIMIT_MAX,
@@ -55,6 +55,16 @@ HOMESERVER_PATTERN = describe_pattern(
 ENV_NAME = describe_pattern(
     r"^[A-Z_][A-Z0-9_]{0,63}$", "an environment variable name (A-Z, digits and _)"
 )
+DATABASE_URL_PATTERN = describe_pattern(
+    r"^postgres(ql)?://[^\s:@/]+@[^\s/@]+(:\d{1,5})?/[^\s/?]+(\?[^\s]*)?$",
+    "a file path, or a PostgreSQL address such as postgresql://board@db.example.org:5432/board "
+    "(the password goes in database_password_file, not in the address)",
+)
+GIT_URL_PATTERN = describe_pattern(
+    r"^((ssh|https?|git|file)://[^\s]+|[A-Za-z0-9._-]+@[A-Za-z0-9.-]+:[^\s]+)$",
+    "a folder, or a git address such as git@git.example.org:team/app.git, "
+    "https://git.example.org/team/app.git or file:///srv/git/app.git",
+)
 LISTEN_PATTERN = describe_pattern(
     r"^(\d{1,3}(\.\d{1,3}){3}|\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9.-]+):\d{1,5}$",
     "an address and port such as 127.0.0.1:8080 or [::1]:8080",
@@ -84,8 +94,11 @@ def _identity_problem(value: str) -> str | None:
 class BotSection(_Section):
     owners: list[str] = Field(min_length=1)
     requesters: list[str] = []
-    database: Path = Path("var/board.sqlite3")
-    repo: Path
+    # A SQLite file (one host), or a PostgreSQL address shared by the bot and workers.
+    database: Path | str = Path("var/board.sqlite3")
+    database_password_file: Path | None = None
+    # A folder (one host), or a git address: then each process keeps its own clone.
+    repo: Path | str
     locale: Literal["en", "de"] = "en"
     keep_transcripts: bool = False
     workspaces: Path = Path("var/workspaces")
@@ -96,6 +109,40 @@ class BotSection(_Section):
     run_output_cap_mb: int = Field(default=64, ge=1, le=4096)
     # Commands sent while the bot was away run when it is back, unless older than this.
     catch_up_max_age_s: int = Field(default=3600, ge=0, le=30 * 86400)
+
+    @property
+    def remote(self) -> str | None:
+        """The git address every worker clones and pushes to; None for a local folder."""
+        return self.repo if isinstance(self.repo, str) else None
+
+    @property
+    def checkout(self) -> Path:
+        """This process's checkout: the folder itself, or its own clone of the remote."""
+        return self.workspaces / "clone" if isinstance(self.repo, str) else self.repo
+
+    @property
+    def sqlite_file(self) -> Path | None:
+        return self.database if isinstance(self.database, Path) else None
+
+    @field_validator("database", "repo")
+    @classmethod
+    def _addresses(cls, value: Path | str, info: Any) -> Path | str:
+        # A string here is an address (the file reader turned file paths into Paths).
+        pattern = DATABASE_URL_PATTERN if info.field_name == "database" else GIT_URL_PATTERN
+        if isinstance(value, str) and not re.fullmatch(pattern, value):
+            shown = value if len(value) <= 60 else value[:57] + "..."
+            raise _KeyProblem(
+                f"bot.{info.field_name}", f"{shown!r} is not {PATTERN_WORDS[pattern]}"
+            )
+        return value
+
+    @model_validator(mode="after")
+    def _password_for_postgres(self) -> BotSection:
+        if self.database_password_file is not None and self.sqlite_file is not None:
+            raise _KeyProblem(
+                "bot.database_password_file", "only a postgresql:// database takes a password"
+            )
+        return self
 
     @field_validator("owners", "requesters")
     @classmethod
@@ -202,6 +249,20 @@ class DeploySection(_Section):
     timeout_s: int = Field(default=600, ge=1, le=24 * 3600)
 
 
+class WorkersSection(_Section):
+    # A running job's lease: a worker that stops renewing it (killed, host gone) loses
+    # its jobs to the others after this long.
+    lease_s: float = Field(default=60.0, ge=1.0, le=3600.0)
+    # How often a worker renews its leases and looks for orphans.
+    heartbeat_s: float = Field(default=15.0, ge=0.1, le=600.0)
+
+    @model_validator(mode="after")
+    def _beat_within_lease(self) -> WorkersSection:
+        if self.heartbeat_s * 2 > self.lease_s:
+            raise _KeyProblem("workers.heartbeat_s", "must be at most half of workers.lease_s")
+        return self
+
+
 class WebSection(_Section):
     # The live board (chatbot/web): where it listens, and the file holding its token.
     listen: str = Field(default="127.0.0.1:8080", pattern=LISTEN_PATTERN)
@@ -221,6 +282,7 @@ class Config(_Section):
     escalation: EscalationSection = EscalationSection()
     deploy: DeploySection | None = None
     web: WebSection | None = None
+    workers: WorkersSection = WorkersSection()
     # Where the file was read from; relative paths in it are resolved against it.
     source: Path = Field(default=Path("."), exclude=True)
 
@@ -291,6 +353,8 @@ class Config(_Section):
     def secret_files(self) -> dict[str, Path]:
         """Every secret file the configuration names, by the key that names it."""
         found: dict[str, Path] = {}
+        if self.bot.database_password_file is not None:
+            found["bot.database_password_file"] = self.bot.database_password_file
         if self.xmpp:
             found["xmpp.password_file"] = self.xmpp.password_file
         if self.matrix:

@@ -42,6 +42,12 @@ describe_pattern(
 
 # Values of keys that name a file: a URL there is a mistake, not a strange file name.
 URL_RE = re.compile(r"^[a-zA-Z][a-zA-Z0-9+.-]*://")
+# ... except where an address is one of the choices: the shared database, a git remote.
+ADDRESS_KEYS = {
+    ("bot", "database"): ("postgresql", "postgres"),
+    ("bot", "repo"): ("ssh", "https", "http", "git", "file"),
+}
+SCP_LIKE_RE = re.compile(r"^[A-Za-z0-9._-]+@[A-Za-z0-9.-]+:")
 
 
 def _path_keys(model: type[BaseModel]) -> set[str]:
@@ -92,6 +98,9 @@ def resolve_paths(data: dict[str, Any], base: Path, model: type[BaseModel]) -> s
             value = table.get(key)
             if not isinstance(value, str):
                 continue
+            schemes = ADDRESS_KEYS.get((where, key))
+            if schemes and (URL_RE.match(value) or SCP_LIKE_RE.match(value)):
+                continue  # an address: the model checks its form
             if URL_RE.match(value):
                 scheme = value.split("://")[0]
                 return (

@@ -6,9 +6,9 @@ checkout is only ever touched by `merge_card`. The workspace root must lie
 outside the main checkout: worktrees inside it would show up there as
 untracked files.
 
-Git runs with a minimal environment (no `GIT_*` variables, no service
-secrets): a `GIT_DIR` inherited from a hook or a shell cannot redirect it to
-another repository, and the target repository's hooks see no tokens.
+With a git remote (workers on several hosts, `runners/remote.py`), a worktree is
+made from what the remote has of the card's branch, a commit is pushed at once,
+and a merge is pushed only over the `main` it was made on.
 """
 
 from __future__ import annotations
@@ -20,25 +20,22 @@ import weakref
 from dataclasses import dataclass
 from pathlib import Path
 
-from runners import profiles
-from runners.process import Outcome, ProcessLimits, default_base_env, run_process
-from runners.runtimes.base import RunnerError, clean_detail
+from runners import profiles, remote
+from runners.gitcmd import WorkspaceError
+from runners.gitcmd import resolve as _rev
+from runners.gitcmd import run_git as _git
+from runners.runtimes.base import clean_detail
 
 log = logging.getLogger(__name__)
 
 COMMIT_RE = re.compile(r"^[0-9a-f]{7,40}$")
 BRANCH_PREFIX = "card/"
-_GIT_LIMITS = ProcessLimits(timeout=300.0, idle_timeout=None, output_cap=16 * 1024 * 1024)
 # Worktree bookkeeping and merges change shared refs and `.git/worktrees`; one at a
 # time per repository. Commits inside a worktree only touch that worktree's branch.
 # Locks belong to an event loop, so they are kept per loop.
 _repo_locks: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[Path, asyncio.Lock]] = (
     weakref.WeakKeyDictionary()
 )
-
-
-class WorkspaceError(RunnerError):
-    """A git step of a builder workspace or a merge failed."""
 
 
 class NoChangesError(WorkspaceError):
@@ -60,6 +57,8 @@ class Worktree:
     slug: str
     path: Path
     branch: str
+    # Commits are pushed to the remote at once (workers on several hosts).
+    remote: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,39 +80,6 @@ def _check_slug(slug: str) -> None:
 def _lock(repo: Path) -> asyncio.Lock:
     locks = _repo_locks.setdefault(asyncio.get_running_loop(), {})
     return locks.setdefault(repo, asyncio.Lock())
-
-
-def _git_env() -> dict[str, str]:
-    # Hooks of the target repository run with this environment: give them no secrets.
-    env = default_base_env()
-    env["LC_ALL"] = "C"
-    env["GIT_TERMINAL_PROMPT"] = "0"
-    return env
-
-
-@dataclass(frozen=True, slots=True)
-class _Git:
-    code: int | None
-    out: str
-    err: str
-
-
-async def _git(cwd: Path, *args: str, stdin: str = "", check: bool = True) -> _Git:
-    result = await run_process(
-        ("git", *args), cwd=cwd, stdin=stdin, base_env=_git_env(), limits=_GIT_LIMITS
-    )
-    if result.outcome is Outcome.NOT_FOUND:
-        raise WorkspaceError("git is not installed (binary not found: git)")
-    git = _Git(result.exit_code, result.stdout, result.stderr_tail)
-    if check and result.outcome is not Outcome.OK:
-        detail = git.err.strip() or result.error
-        raise WorkspaceError(clean_detail(f"git {args[0]} failed: {detail}"))
-    return git
-
-
-async def _rev(cwd: Path, revision: str) -> str | None:
-    git = await _git(cwd, "rev-parse", "--verify", "--quiet", f"{revision}^{{commit}}", check=False)
-    return git.out.strip() if git.code == 0 else None
 
 
 async def _registered_worktrees(repo: Path) -> dict[Path, str | None]:
@@ -150,24 +116,32 @@ def _prepare_path(root: Path, path: Path) -> None:
     root.mkdir(parents=True, exist_ok=True)
 
 
-async def create_worktree(repo: Path, root: Path, slug: str, target_branch: str) -> Worktree:
+async def create_worktree(
+    repo: Path, root: Path, slug: str, target_branch: str, *, shared: bool = False
+) -> Worktree:
     """Create, or reuse, the worktree of a card.
 
     A new branch starts at `target_branch` as it is now. An existing branch
     `card/<slug>` is reused with its commits (a later iteration or a fixer
     continues where the last run stopped); an existing worktree of that branch
-    is returned as it is.
+    is returned as it is. With `shared` (a git remote), the remote's `card/<slug>`
+    wins over what this clone has: another host may have built on it since.
     """
     repo, path, branch = _layout(repo, root, slug)
     async with _lock(repo):
+        pushed = await remote.fetch_card_branch(repo, branch) if shared else None
         # Forget worktrees whose directory was deleted by hand, so they are recreated.
         await _git(repo, "worktree", "prune")
         registered = await _registered_worktrees(repo)
         if path in registered:
             if registered[path] != branch:
                 raise WorkspaceError(f"{path} is a worktree of another branch")
-            return Worktree(slug, path, branch)
+            if pushed is not None and await _rev(path, "HEAD") != pushed:
+                await _git(path, "reset", "--quiet", "--hard", pushed)
+            return Worktree(slug, path, branch, shared)
         _prepare_path(path.parent, path)
+        if pushed is not None:
+            await _git(repo, "branch", "--force", branch, pushed)
         if await _rev(repo, f"refs/heads/{branch}") is not None:
             await _git(repo, "worktree", "add", str(path), branch)
         else:
@@ -175,7 +149,11 @@ async def create_worktree(repo: Path, root: Path, slug: str, target_branch: str)
                 raise WorkspaceError(f"target branch {target_branch!r} does not exist")
             await _git(repo, "worktree", "add", "-b", branch, str(path), target_branch)
     log.info("worktree for %s at %s on %s", slug, path, branch)
-    return Worktree(slug, path, branch)
+    return Worktree(slug, path, branch, shared)
+
+
+async def head(worktree: Worktree) -> str | None:
+    return await _rev(worktree.path, "HEAD")
 
 
 async def commit_all(
@@ -200,6 +178,9 @@ async def commit_all(
     commit = await _rev(worktree.path, "HEAD")
     if commit is None:
         raise WorkspaceError("commit did not produce a HEAD")
+    if worktree.remote:
+        # The next job of this card may run on another host: it starts from the remote.
+        await remote.push_branch(worktree.path, worktree.branch)
     return commit
 
 
@@ -229,6 +210,7 @@ async def merge_card(
     slug: str | None = None,
     commit: str | None = None,
     message: str | None = None,
+    shared: bool = False,
 ) -> MergeResult:
     """Merge `card/<slug>` or an exact commit into `target_branch` in the main checkout.
 
@@ -253,6 +235,12 @@ async def merge_card(
         dirty = await _git(repo, "status", "--porcelain", "--untracked-files=no")
         if dirty.out.strip():
             raise WorkspaceError("the main checkout has uncommitted changes; not merging")
+        if shared:
+            await remote.sync_branch(repo, target_branch)
+            if slug is not None:
+                await remote.fetch_card_branch(repo, revision)
+            else:
+                await remote.fetch_commit(repo, f"{BRANCH_PREFIX}*", str(commit))
         wanted = await _rev(repo, revision)
         if wanted is None:
             raise WorkspaceError(f"nothing to merge: {revision} does not exist")
@@ -279,6 +267,8 @@ async def merge_card(
                 clean_detail(f"merging {revision} failed: {merge.err.strip() or merge.out}")
             )
         head = await _rev(repo, "HEAD")
+        if shared and head is not None and before is not None and head != before:
+            await remote.push_merge(repo, target_branch, before)
     if head is None:
         raise WorkspaceError("merge left no HEAD")
     log.info("merged %s into %s at %s", revision, target_branch, head)

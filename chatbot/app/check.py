@@ -173,7 +173,7 @@ def run_check(config: Config, connect: bool) -> bool:
 
 def repository_line(config: Config) -> tuple[str, bool]:
     """Where the cards come from, and whether builds can work there."""
-    repo = config.bot.repo
+    repo = config.bot.checkout
     if not repo.is_dir():
         if config.bot.seed_repo is not None:
             return f"repository: {repo} (created from {config.bot.seed_repo} at first start)", True
@@ -217,7 +217,7 @@ def to_fill_in(config: Config) -> list[str]:
             todo.append(f"{key}: {value} is an example; put your own")
     deploy = config.deploy.command if config.deploy else []
     if deploy and deploy[0].startswith(("./", "../")):
-        if not (config.bot.repo / deploy[0]).is_file():
+        if not (config.bot.checkout / deploy[0]).is_file():
             todo.append(f"deploy.command: {deploy[0]} is not in the repository (it runs there)")
     for name, runtime in config.runtimes.items():
         if Path(runtime.binary).name.startswith("intent-board-scripted-"):

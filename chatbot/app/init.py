@@ -47,7 +47,7 @@ def init(folder: Path) -> list[str]:
         path.write_text(f"{PLACEHOLDER}: replace this line with the secret for {key}\n")
         path.chmod(0o600)
         written.append(str(path))
-    repo = config.bot.repo
+    repo = config.bot.checkout
     if not repo.exists():
         (repo / "docs" / "intent").mkdir(parents=True)
         (repo / "docs" / "intent" / ".keep").write_text("")

@@ -49,10 +49,11 @@ class RunFailures:
                 return None
             return await self._fail_card(db, job.card_id, detail, details)
 
-    async def recover(self, instance_id: str) -> list[job_store.Recovered]:
-        """At start: orphaned runs go back to the queue or fail their card clearly."""
+    async def recover(self, dead_owners: tuple[str, ...] = ()) -> list[job_store.Recovered]:
+        """Orphaned runs (lease expired, owner gone) go back to the queue or fail their
+        card clearly; at start, and now and then by every worker."""
         async with self.store.transaction() as db:
-            recovered = await job_store.recover(db, orphaned_owner_not=instance_id)
+            recovered = await job_store.recover(db, dead_owners=dead_owners)
             for item in recovered:
                 if item.requeued or item.job.card_id is None:
                     continue

@@ -12,9 +12,17 @@ from collections.abc import Iterable
 from chatbot.store import Store, telemetry
 from chatbot.store import cards as card_store
 from chatbot.store import jobs as job_store
+from chatbot.store import workers as worker_store
 from chatbot.store.cards import Card
 from chatbot.store.jobs import Job
 from chatbot.store.telemetry import RunRecord
+from runners.process import process_identity
+
+
+def _alive(identity: str) -> bool:
+    """Whether the process `pid:start-time` still runs (on this host)."""
+    pid = identity.split(":", 1)[0]
+    return pid.isdigit() and process_identity(int(pid)) == identity
 
 
 class BoardQueue:
@@ -24,14 +32,43 @@ class BoardQueue:
         """Which of `lanes` have a job waiting: one read, before any claim."""
         return await job_store.queued_lanes(self.store.reader, tuple(lanes))
 
-    async def claim(self, lane: str, owner: str, lease_s: float) -> Job | None:
-        async with self.store.transaction() as db:
-            return await job_store.claim(db, lane, owner, lease_s)
+    async def claim(
+        self,
+        lane: str,
+        owner: str,
+        lease_s: float,
+        *,
+        limit: int | None = None,
+        host: str | None = None,
+    ) -> Job | None:
+        """A job of `lane`, unless the lane runs `limit` jobs on all hosts together."""
+        async with self.store.transaction(exclusive=False) as db:
+            return await job_store.claim(db, lane, owner, lease_s, limit=limit, host=host)
 
     async def heartbeat(self, job: Job, owner: str, lease_s: float) -> None:
         """Extend the lease; LeaseLost when the job is not ours any more (cancelled)."""
-        async with self.store.transaction() as db:
+        async with self.store.transaction(exclusive=False) as db:
             await job_store.heartbeat(db, job.id, owner, lease_s)
+
+    async def worker_alive(
+        self, worker: str, *, host: str, process: str | None, lanes: list[str], lease_s: float
+    ) -> tuple[str, ...]:
+        """Renew this worker's registration; returns the workers of this host found dead
+        (their process is gone), so their jobs can be recovered at once."""
+        async with self.store.transaction(exclusive=False) as db:
+            await worker_store.beat(
+                db, worker, host=host, process=process, lanes=lanes, lease_s=lease_s
+            )
+            dead = await worker_store.dead_on_host(db, host, _alive)
+            await worker_store.stopped(db, dead)
+        return tuple(dead)
+
+    async def worker_stopped(self, worker: str) -> None:
+        async with self.store.transaction(exclusive=False) as db:
+            await worker_store.stopped(db, [worker])
+
+    async def workers_seen(self, since: float) -> list[worker_store.WorkerRow]:
+        return await worker_store.seen_since(self.store.reader, since)
 
     async def stopped(self, job_ids: Iterable[int]) -> list[int]:
         """Of these jobs, those no longer running (cancelled from here or elsewhere)."""

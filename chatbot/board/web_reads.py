@@ -187,13 +187,19 @@ class WebReads:
         """Runs and their cost per local day, for the last `days` days (days without runs
         are left out; the caller lays out the axis)."""
         since = (time.time() if now is None else now) - days * 86400
+        # Grouped here, not in SQL: "local day" is the bot's time zone, which SQLite
+        # and PostgreSQL would each spell (and know) differently.
         rows = await self.store.reader.fetchall(
-            "SELECT date(created_at, 'unixepoch', 'localtime') AS day, count(*), "
-            "coalesce(sum(cost_usd), 0.0) FROM telemetry WHERE created_at >= ? "
-            "GROUP BY day ORDER BY day",
+            "SELECT created_at, cost_usd FROM telemetry WHERE created_at >= ? ORDER BY id",
             (since,),
         )
-        return [DayRuns(row[0], row[1], row[2]) for row in rows]
+        days: dict[str, list[float]] = {}
+        for created_at, cost in rows:
+            day = time.strftime("%Y-%m-%d", time.localtime(created_at))
+            runs = days.setdefault(day, [0, 0.0])
+            runs[0] += 1
+            runs[1] += cost or 0.0
+        return [DayRuns(day, int(n), cost) for day, (n, cost) in sorted(days.items())]
 
     async def job_lines(self) -> list[JobLine]:
         """Queued and running jobs with their card's slug."""
@@ -208,7 +214,8 @@ class WebReads:
 
     async def queue_health(self) -> QueueHealth:
         row = await self.store.reader.fetchone(
-            "SELECT sum(state = 'queued'), sum(state = 'running'), "
+            "SELECT sum(CASE WHEN state = 'queued' THEN 1 ELSE 0 END), "
+            "sum(CASE WHEN state = 'running' THEN 1 ELSE 0 END), "
             "min(CASE WHEN state = 'queued' THEN created_at END) "
             "FROM jobs WHERE state IN ('queued', 'running')"
         )

@@ -28,7 +28,11 @@ async def card_worktree(ctx: JobContext) -> Worktree:
         raise RunFailed(f"{ctx.repo} is not a git repository with a branch to build on")
     try:
         return await create_worktree(
-            ctx.repo, ctx.config.bot.workspaces, ctx.card.slug, ctx.target_branch
+            ctx.repo,
+            ctx.config.bot.workspaces,
+            ctx.card.slug,
+            ctx.target_branch,
+            shared=ctx.config.bot.remote is not None,
         )
     except WorkspaceError as error:
         raise RunFailed(f"cannot prepare the worktree: {error}") from None

@@ -16,6 +16,7 @@ from runners.contracts import (
     parse_routing,
     routing_actions,
 )
+from runners.workspace import head
 
 
 async def run_reviewer(ctx: JobContext) -> None:
@@ -24,6 +25,9 @@ async def run_reviewer(ctx: JobContext) -> None:
     if not commit:
         raise RunFailed("the card has no commit to review")
     worktree = await card_worktree(ctx)
+    if worktree.remote and await head(worktree) != commit:
+        # The remote's card branch is not the commit the builder reported: review nothing else.
+        raise RunFailed(f"the remote's {worktree.branch} is not at {commit[:12]}")
     intent_path, body = ctx.intent()
     prompt = prompts.reviewer_prompt(
         slug=card.slug,

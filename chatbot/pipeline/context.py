@@ -66,7 +66,7 @@ class JobContext:
 
     @property
     def repo(self) -> Path:
-        return self.config.bot.repo
+        return self.config.bot.checkout
 
     @property
     def payload(self) -> dict[str, Any]:

@@ -25,6 +25,7 @@ async def run_deploy(ctx: JobContext) -> None:
             ctx.target_branch,
             commit=commit,
             message=f"Merge card {card.slug} ({commit[:12]})",
+            shared=ctx.config.bot.remote is not None,
         )
     except MergeConflictError as conflict:
         raise RunFailed(

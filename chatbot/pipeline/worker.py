@@ -1,8 +1,11 @@
 """The worker: claims jobs per lane within each lane's concurrency and runs their role.
 
 One dispatcher loop (claim, start, wait for a wake-up) in the spirit of arq.
-It wakes when the board queues work or a run ends, and otherwise every few
-seconds to notice jobs queued by another process (the CLI beside a running bot).
+It wakes when the board queues work or a run ends (on PostgreSQL also when another
+host committed), and otherwise every few seconds to notice jobs queued by another
+process. Beside it, a keep-alive loop renews the worker's registration and recovers
+the jobs of workers that stopped renewing theirs (on any host), so any number of
+workers on one database share the queue and each lane's concurrency.
 """
 
 from __future__ import annotations
@@ -10,6 +13,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import os
+import socket
 from collections.abc import Awaitable, Callable
 
 from chatbot.board import BoardService, Change, Job, LeaseLost, UnknownCard
@@ -24,6 +29,7 @@ from chatbot.pipeline.context import JobContext, RunFailed, RunObserver
 from chatbot.pipeline.deploying import run_deploy
 from chatbot.pipeline.planning import run_draft, run_operator, run_split
 from runners.contracts import ContractError
+from runners.process import kill_orphan, process_identity
 from runners.runtimes import RunnerError
 from runners.workspace import WorkspaceError, remove_worktree
 
@@ -79,8 +85,10 @@ class Worker:
         poll_s: float = 5.0,
         role_concurrency: int = 2,
         observers: list[RunObserver] | None = None,
+        host: str | None = None,
     ):
         self.board = board
+        self.host = host or socket.gethostname()
         self.config = config
         self.instance_id = instance_id
         self.lease_s = lease_s
@@ -103,6 +111,36 @@ class Worker:
         self._finished_cards: set[str] = set()
         # Any commit may have queued work (here or by the CLI beside a running bot).
 
+    async def register(self) -> tuple[str, ...]:
+        """Announce this worker (alive, its lanes); returns the workers of this host whose
+        process is gone, whose jobs are orphans now."""
+        return await self.board.worker_alive(
+            self.instance_id,
+            host=self.host,
+            process=process_identity(os.getpid()),
+            lanes=sorted(self.lanes),
+            lease_s=self.lease_s,
+        )
+
+    async def recover(self, dead: tuple[str, ...] = ()) -> int:
+        """Queue again or fail the jobs nobody looks after; stop what a dead worker of
+        this host left running (its agent would otherwise keep editing the worktree)."""
+        recovered = await self.board.recover(dead)
+        for item in recovered:
+            job = item.job
+            if job.process and job.host in (None, self.host) and kill_orphan(job.process):
+                log.warning("stopped the orphaned run of job %s", job.id)
+        return len(recovered)
+
+    async def _keep_alive(self) -> None:
+        while True:
+            await asyncio.sleep(self.heartbeat_s)
+            try:
+                if await self.recover(await self.register()):
+                    self._wake.set()
+            except Exception:  # noqa: BLE001 - a database hiccup must not stop the worker
+                log.exception("worker keep-alive failed; trying again")
+
     def wake(self) -> None:
         """Look for work now (wired to every commit: a move may have queued some)."""
         self._wake.set()
@@ -110,14 +148,16 @@ class Worker:
     async def run(self, *, until_idle: bool = False, stop: asyncio.Event | None = None) -> None:
         deploy = self.config.deploy
         self.target_branch = (deploy.branch if deploy and deploy.branch else None) or (
-            await current_branch(self.config.bot.repo)
+            await current_branch(self.config.bot.checkout)
         )
         if self.target_branch is None:
             log.warning(
                 "%s is not a git repository on a branch: builds and deploys will fail",
-                self.config.bot.repo,
+                self.config.bot.checkout,
             )
         stopper = asyncio.ensure_future(stop.wait()) if stop else None
+        await self.recover(await self.register())
+        keep_alive = asyncio.create_task(self._keep_alive(), name="worker-keep-alive")
         try:
             while stop is None or not stop.is_set():
                 self._wake.clear()
@@ -137,9 +177,12 @@ class Worker:
                 for waiter in waiters - {stopper}:
                     waiter.cancel()
         finally:
+            keep_alive.cancel()
             if stopper:
                 stopper.cancel()
             await self._stop_running()
+            with contextlib.suppress(Exception):
+                await self.board.worker_stopped(self.instance_id)
 
     async def note_finished(self, _db: object, change: Change) -> None:
         """A board listener: a card that reached an end gives up its worktree."""
@@ -157,7 +200,7 @@ class Worker:
             if card.phase not in WORKTREE_DONE_PHASES:
                 continue  # the change that finished it was rolled back
             try:
-                await remove_worktree(self.config.bot.repo, self.config.bot.workspaces, slug)
+                await remove_worktree(self.config.bot.checkout, self.config.bot.workspaces, slug)
             except (WorkspaceError, OSError) as error:
                 log.warning("could not remove the worktree of %s: %s", slug, error)
 
@@ -172,7 +215,9 @@ class Worker:
             if lane not in waiting:
                 continue
             while sum(1 for job_lane in self._lane_of.values() if job_lane == lane) < limit:
-                job = await self.board.claim(lane, self.instance_id, self.lease_s)
+                job = await self.board.claim(
+                    lane, self.instance_id, self.lease_s, limit=limit, host=self.host
+                )
                 if job is None:
                     break
                 task = asyncio.create_task(self._execute(job), name=f"job-{job.id}-{job.kind}")

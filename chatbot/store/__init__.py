@@ -1,5 +1,6 @@
-"""SQLite persistence: every card, transition, job, question and notification."""
+"""Persistence: every card, transition, job, question and notification, in SQLite (the
+embedded default) or PostgreSQL (shared by a bot and workers on several hosts)."""
 
-from chatbot.store.db import Db, Store, StoreError
+from chatbot.store.db import Db, IntegrityError, Store, StoreError, is_postgres
 
-__all__ = ["Db", "Store", "StoreError"]
+__all__ = ["Db", "IntegrityError", "Store", "StoreError", "is_postgres"]

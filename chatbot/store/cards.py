@@ -9,14 +9,13 @@ from __future__ import annotations
 
 import json
 import re
-import sqlite3
 import time
 from dataclasses import dataclass, field
 from typing import Any
 
 from chatbot.domain.phases import DETOUR_PHASES, Kind, Phase
 from chatbot.domain.transitions import Action, By, Target, find, resolve
-from chatbot.store.db import Db
+from chatbot.store.db import Db, IntegrityError, Row
 
 MAX_FAILURE_DETAIL = 240
 _CONTROL_CHARS = re.compile(r"[\x00-\x1f\x7f-\x9f]+")
@@ -98,7 +97,7 @@ class Card:
     resume_failure_detail: str | None = None
 
     @classmethod
-    def from_row(cls, row: sqlite3.Row) -> Card:
+    def from_row(cls, row: Row) -> Card:
         values = dict(row)
         for column in _JSON_COLUMNS:
             values[column] = json.loads(values[column])
@@ -121,7 +120,7 @@ class Event:
     at: float
 
     @classmethod
-    def from_row(cls, row: sqlite3.Row) -> Event:
+    def from_row(cls, row: Row) -> Event:
         return cls(
             card_id=row["card_id"],
             seq=row["seq"],
@@ -248,8 +247,8 @@ async def create(
         card_id = await db.insert(
             f"INSERT INTO cards ({', '.join(columns)}) VALUES ({placeholders})", values
         )
-    except sqlite3.IntegrityError as error:
-        if "cards.slug" in str(error):
+    except IntegrityError as error:
+        if error.about("cards.slug", "cards_slug_key"):
             raise SlugTaken(slug) from None
         raise
     for dependency in blocked_by_ids:

@@ -9,12 +9,11 @@ subject.
 
 from __future__ import annotations
 
-import sqlite3
 import time
 import uuid
 from dataclasses import dataclass
 
-from chatbot.store.db import Db, Store
+from chatbot.store.db import Db, Row, Store
 
 
 @dataclass(frozen=True)
@@ -54,7 +53,7 @@ class OutboxRow:
     send_started_at: float | None = None
 
     @classmethod
-    def from_row(cls, row: sqlite3.Row) -> OutboxRow:
+    def from_row(cls, row: Row) -> OutboxRow:
         return cls(**{name: row[name] for name in cls.__dataclass_fields__})
 
 
@@ -120,8 +119,8 @@ async def mark_sent(db: Db, row: OutboxRow, message_id: str) -> None:
         (message_id, time.time(), row.id),
     )
     await db.execute(
-        "INSERT OR IGNORE INTO chat_messages (transport, room, message_id, card_id, question_id, "
-        "request_id, purpose, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+        "INSERT INTO chat_messages (transport, room, message_id, card_id, question_id, "
+        "request_id, purpose, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
         (
             row.transport,
             row.room,
@@ -173,8 +172,8 @@ async def posted(db: Db, transport: str, message_id: str) -> Posted | None:
 async def remember(db: Db, transport: str, room: str, message_id: str, **links: object) -> None:
     """Remember a message that did not go through the outbox (e.g. sent directly)."""
     await db.execute(
-        "INSERT OR IGNORE INTO chat_messages (transport, room, message_id, card_id, question_id, "
-        "request_id, purpose, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+        "INSERT INTO chat_messages (transport, room, message_id, card_id, question_id, "
+        "request_id, purpose, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
         (
             transport,
             room,

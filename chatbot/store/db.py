@@ -1,148 +1,161 @@
-"""The SQLite store: one writer connection, one reader, explicit transactions.
+"""The store's interface: one engine-neutral `Store` and `Db`, two engines behind them.
 
-Writers are serialised by an asyncio lock because tasks sharing one aiosqlite
-connection would otherwise be folded into each other's commits; `BEGIN IMMEDIATE`
-additionally keeps other processes (the CLI next to a running bot) out while a
-transaction runs. Reads use their own connection and so see only committed data.
+SQLite (`chatbot/store/sqlite.py`) is the embedded default: a file beside the bot.
+PostgreSQL (`chatbot/store/postgres.py`) is the shared engine for a bot and workers
+on several hosts. The query modules see only `Db` (execute, insert, fetch, lock)
+and `Store` (a reader, `transaction()`, `write_one()`, `on_commit`); their SQL is
+written once and made an engine's own in `chatbot/store/dialect.py`.
+
+Both engines give the same guarantees: a transaction commits as a whole; write
+transactions are serialised (SQLite: one writer; PostgreSQL: a transaction-scoped
+advisory lock), so a check and the write that depends on it cannot be split by
+another writer, on this host or another; `on_commit` hooks run after every commit
+of this process, and (PostgreSQL) after every commit of any other process on the
+same database, through LISTEN/NOTIFY.
 """
 
 from __future__ import annotations
 
-import asyncio
 import fcntl
-import logging
 import os
-import sqlite3
-from collections.abc import AsyncIterator, Callable, Iterable, Sequence
-from contextlib import asynccontextmanager
+from collections.abc import Callable, Iterable, Sequence
+from contextlib import AbstractAsyncContextManager
 from pathlib import Path
 from typing import Any
 
-import aiosqlite
+Params = Sequence[Any] | dict[str, Any]
 
-from chatbot.store.migrations import LATEST, MIGRATIONS
-
-log = logging.getLogger(__name__)
-
-BUSY_TIMEOUT_MS = 10_000
+POSTGRES_SCHEMES = ("postgresql://", "postgres://")
 
 
 class StoreError(Exception):
-    """The database cannot be used as it is (too new, damaged, not writable)."""
+    """The database cannot be used as it is (too new, damaged, not writable, unreachable)."""
+
+
+class IntegrityError(StoreError):
+    """A constraint refused a write; `where` names it in both engines' words."""
+
+    def __init__(self, message: str, where: str):
+        super().__init__(message)
+        self.where = where
+
+    def about(self, *names: str) -> bool:
+        """True when the refused constraint is one of `names` (SQLite's `table.column`
+        or PostgreSQL's constraint name: give both)."""
+        return any(name in self.where for name in names)
+
+
+class Row(tuple):
+    """A result row: by position, by column name, and `dict(row)`, like sqlite3.Row."""
+
+    _index: dict[str, int] = {}
+
+    def __getitem__(self, key: Any) -> Any:  # type: ignore[override]
+        if isinstance(key, str):
+            return tuple.__getitem__(self, self._index[key])
+        return tuple.__getitem__(self, key)
+
+    def keys(self) -> list[str]:
+        return list(self._index)
+
+
+_ROW_CLASSES: dict[tuple[str, ...], type[Row]] = {}
+
+
+def row_class(names: tuple[str, ...]) -> type[Row]:
+    """One Row class per column list, so a row costs one tuple."""
+    found = _ROW_CLASSES.get(names)
+    if found is None:
+        found = type("Row", (Row,), {"_index": {n: i for i, n in enumerate(names)}})
+        if len(_ROW_CLASSES) < 4096:
+            _ROW_CLASSES[names] = found
+    return found
 
 
 class Db:
     """One connection's worth of queries; handed to the query modules."""
 
-    def __init__(self, conn: aiosqlite.Connection):
-        self._conn = conn
+    engine: str = ""
 
-    async def execute(self, sql: str, params: Sequence[Any] | dict[str, Any] = ()) -> int:
+    async def execute(self, sql: str, params: Params = ()) -> int:
         """Run one statement; returns the number of rows it changed."""
-        cursor = await self._conn.execute(sql, params)
-        try:
-            return cursor.rowcount
-        finally:
-            await cursor.close()
+        raise NotImplementedError
 
-    async def insert(self, sql: str, params: Sequence[Any] | dict[str, Any] = ()) -> int:
-        """Run one INSERT into a rowid table; returns the new row's id."""
-        cursor = await self._conn.execute(sql, params)
-        try:
-            return cursor.lastrowid or 0
-        finally:
-            await cursor.close()
+    async def insert(self, sql: str, params: Params = ()) -> int:
+        """Run one INSERT into a table with an `id` column; returns the new row's id."""
+        raise NotImplementedError
 
     async def executemany(self, sql: str, rows: Iterable[Sequence[Any]]) -> None:
-        await self._conn.executemany(sql, rows)
+        raise NotImplementedError
 
-    async def fetchall(
-        self, sql: str, params: Sequence[Any] | dict[str, Any] = ()
-    ) -> list[sqlite3.Row]:
-        return list(await self._conn.execute_fetchall(sql, params))
+    async def fetchall(self, sql: str, params: Params = ()) -> list[Row]:
+        raise NotImplementedError
 
-    async def fetchone(
-        self, sql: str, params: Sequence[Any] | dict[str, Any] = ()
-    ) -> sqlite3.Row | None:
-        rows = await self._conn.execute_fetchall(sql, params)
+    async def fetchone(self, sql: str, params: Params = ()) -> Row | None:
+        rows = await self.fetchall(sql, params)
         return rows[0] if rows else None
 
-
-async def _connect(path: Path, *, readonly: bool) -> aiosqlite.Connection:
-    conn = await aiosqlite.connect(path, isolation_level=None)
-    conn.row_factory = sqlite3.Row
-    await conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
-    await conn.execute("PRAGMA foreign_keys = ON")
-    # NORMAL in WAL mode survives a process crash (the tests kill with SIGKILL);
-    # only a power cut can lose the last commits, which is the usual trade.
-    await conn.execute("PRAGMA synchronous = NORMAL")
-    if readonly:
-        await conn.execute("PRAGMA query_only = ON")
-    return conn
+    async def lock(self, key: str) -> None:
+        """Hold `key` until this transaction ends, against every other process on the
+        database (a lane's claims count its running jobs under it)."""
+        raise NotImplementedError
 
 
 class Store:
-    def __init__(self, path: Path, writer: aiosqlite.Connection, reader: aiosqlite.Connection):
-        self.path = path
-        self._writer = writer
-        self._reader = reader
-        self._write_lock = asyncio.Lock()
-        self.reader = Db(reader)
+    """An open database: `reader` for committed reads, `transaction()` for writes."""
+
+    engine: str = ""
+    # What to call the database in messages (a path, or a URL without its password).
+    name: str = ""
+    reader: Db
+
+    def __init__(self) -> None:
         # Called after every commit: the outbox sender and the worker wake on new rows
-        # instead of polling, whichever module wrote them.
+        # instead of polling, whichever module (or, on PostgreSQL, process) wrote them.
         self.on_commit: list[Callable[[], None]] = []
 
-    @classmethod
-    async def open(cls, path: str | Path) -> Store:
-        path = Path(path)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        writer = await _connect(path, readonly=False)
-        try:
-            mode = await writer.execute_fetchall("PRAGMA journal_mode = WAL")
-            if not mode or str(mode[0][0]).lower() != "wal":
-                raise StoreError(f"{path}: cannot switch the database to WAL mode")
-            await _migrate(writer, path)
-            reader = await _connect(path, readonly=True)
-        except BaseException as error:
-            # An unclosed aiosqlite connection keeps its thread, and the process, alive.
-            await writer.close()
-            if isinstance(error, sqlite3.DatabaseError):
-                raise StoreError(f"{path}: {error}") from None
-            raise
-        return cls(path, writer, reader)
+    @staticmethod
+    async def open(database: str | Path, *, password_file: Path | None = None) -> Store:
+        """Open (and migrate) a SQLite file or a `postgresql://` database."""
+        if is_postgres(database):
+            from chatbot.store.postgres import PostgresStore
 
-    async def close(self) -> None:
-        await self._reader.close()
-        await self._writer.close()
+            return await PostgresStore.open(str(database), password_file=password_file)
+        from chatbot.store.sqlite import SqliteStore
 
-    @asynccontextmanager
-    async def transaction(self) -> AsyncIterator[Db]:
-        """All statements inside commit together or not at all."""
-        async with self._write_lock:
-            await self._writer.execute("BEGIN IMMEDIATE")
-            try:
-                yield Db(self._writer)
-            except BaseException:
-                await self._writer.execute("ROLLBACK")
-                raise
-            else:
-                await self._writer.execute("COMMIT")
-                for wake in self.on_commit:
-                    wake()
+        return await SqliteStore.open(Path(database))
 
-    async def write_one(self, sql: str, params: Sequence[Any] | dict[str, Any] = ()) -> int:
+    def transaction(self, *, exclusive: bool = True) -> AbstractAsyncContextManager[Db]:
+        """All statements inside commit together or not at all.
+
+        `exclusive=False` is for a claim or a heartbeat, which touch only their own
+        rows (row locks and the lane's `Db.lock` keep them right): on PostgreSQL they
+        do not wait for board moves. SQLite serialises every writer anyway.
+        """
+        raise NotImplementedError
+
+    async def write_one(self, sql: str, params: Params = ()) -> int:
         """One statement on its own: atomic by itself, so no BEGIN/COMMIT round trips.
 
         Hot paths (marking an event processed, queueing a reply) pay one hop to the
-        database thread instead of three. Returns the changed row count.
+        database instead of three. Returns the changed row count. It wakes this
+        process's hooks only: such rows (replies, marks) concern this process.
         """
-        async with self._write_lock:
-            cursor = await self._writer.execute(sql, params)
-            changed = cursor.rowcount
-            await cursor.close()
+        raise NotImplementedError
+
+    async def schema_version(self) -> int:
+        raise NotImplementedError
+
+    async def lock_instance(self) -> None:
+        """One bot (chat and outbox) per database; StoreError when another holds it."""
+        raise NotImplementedError
+
+    async def close(self) -> None:
+        raise NotImplementedError
+
+    def _committed(self) -> None:
         for wake in self.on_commit:
             wake()
-        return changed
 
     async def __aenter__(self) -> Store:
         return self
@@ -151,49 +164,12 @@ class Store:
         await self.close()
 
 
-async def _migrate(conn: aiosqlite.Connection, path: Path) -> None:
-    rows = await conn.execute_fetchall("PRAGMA user_version")
-    current = int(rows[0][0])
-    if current > LATEST:
-        raise StoreError(
-            f"{path}: database schema version {current} is newer than this bot knows "
-            f"({LATEST}); upgrade the bot instead of opening it with an old one"
-        )
-    for step in MIGRATIONS.steps:
-        version, sql = step.version, step.sql
-        if version <= current:
-            continue
-        log.info("database %s: schema step %d: %s", path, version, step.description)
-        await conn.execute("BEGIN IMMEDIATE")
-        try:
-            # executescript would commit on its own; run the statements one by one
-            # so that the step and its version number land in one transaction.
-            for statement in _statements(sql):
-                await conn.execute(statement)
-            await conn.execute(f"PRAGMA user_version = {version}")
-        except BaseException:
-            await conn.execute("ROLLBACK")
-            raise
-        await conn.execute("COMMIT")
-
-
-def _statements(script: str) -> list[str]:
-    statements: list[str] = []
-    buffer = ""
-    for line in script.splitlines(keepends=True):
-        if line.strip().startswith("--"):
-            continue
-        buffer += line
-        if sqlite3.complete_statement(buffer):
-            statements.append(buffer.strip())
-            buffer = ""
-    if buffer.strip():
-        statements.append(buffer.strip())
-    return statements
+def is_postgres(database: object) -> bool:
+    return isinstance(database, str) and database.startswith(POSTGRES_SCHEMES)
 
 
 class InstanceLock:
-    """One running bot per database, so that at start every running job is an orphan.
+    """One running bot per SQLite file, so that at start every running job is an orphan.
 
     An advisory lock on a file beside the database; the kernel drops it when the
     process dies, even by SIGKILL, so a crash never leaves a stale lock behind.
@@ -219,3 +195,14 @@ class InstanceLock:
         if self._fd is not None:
             os.close(self._fd)
             self._fd = None
+
+
+__all__ = [
+    "Db",
+    "InstanceLock",
+    "IntegrityError",
+    "Row",
+    "Store",
+    "StoreError",
+    "is_postgres",
+]

@@ -9,14 +9,13 @@ from __future__ import annotations
 
 import json
 import re
-import sqlite3
 import time
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
 from chatbot.domain.roles import is_repeatable
-from chatbot.store.db import Db
+from chatbot.store.db import Db, IntegrityError, Row
 
 
 class JobState(StrEnum):
@@ -53,9 +52,11 @@ class Job:
     result: str | None
     # pid:start-time of the agent process a running job started (see runners.process).
     process: str | None = None
+    # The host of the worker that claimed it.
+    host: str | None = None
 
     @classmethod
-    def from_row(cls, row: sqlite3.Row) -> Job:
+    def from_row(cls, row: Row) -> Job:
         values = dict(row)
         values["state"] = JobState(values["state"])
         values["payload"] = json.loads(values["payload"])
@@ -96,8 +97,8 @@ async def enqueue(
             "VALUES (?, ?, ?, 'queued', ?, ?, ?)",
             (card_id, kind, lane, idempotency_key, json.dumps(payload or {}), time.time()),
         )
-    except sqlite3.IntegrityError as error:
-        if "jobs.card_id" in str(error) and card_id is not None:
+    except IntegrityError as error:
+        if error.about("jobs.card_id", "jobs_one_active_per_card") and card_id is not None:
             raise ActiveJobExists(card_id) from None
         raise
     job = await get(db, job_id)
@@ -117,15 +118,32 @@ async def active_for_card(db: Db, card_id: int) -> Job | None:
     return Job.from_row(row) if row else None
 
 
-async def claim(db: Db, lane: str, owner: str, lease_s: float) -> Job | None:
-    """Take the oldest queued job of a lane, atomically, and lease it to `owner`."""
+async def claim(
+    db: Db,
+    lane: str,
+    owner: str,
+    lease_s: float,
+    *,
+    limit: int | None = None,
+    host: str | None = None,
+) -> Job | None:
+    """Take the oldest queued job of a lane and lease it to `owner`, unless the lane
+    already runs `limit` jobs, counted over every worker on the database.
+
+    The lane's lock makes the count and the claim one step against claimers on other
+    hosts; SKIP LOCKED passes over a row another transaction holds (a cancel, another
+    claim) instead of waiting for it.
+    """
+    await db.lock(f"lane:{lane}")
     now = time.time()
     row = await db.fetchone(
-        "UPDATE jobs SET state = 'running', lease_owner = ?, lease_expires_at = ?, "
+        "UPDATE jobs SET state = 'running', lease_owner = ?, host = ?, lease_expires_at = ?, "
         "heartbeat_at = ?, started_at = ?, attempts = attempts + 1 "
-        "WHERE id = (SELECT id FROM jobs WHERE lane = ? AND state = 'queued' ORDER BY id LIMIT 1) "
+        "WHERE id = (SELECT id FROM jobs WHERE lane = ? AND state = 'queued' "
+        "ORDER BY id LIMIT 1 FOR UPDATE SKIP LOCKED) "
+        "AND (SELECT count(*) FROM jobs WHERE lane = ? AND state = 'running') < ? "
         "RETURNING *",
-        (owner, now + lease_s, now, now, lane),
+        (owner, host, now + lease_s, now, now, lane, lane, 1 << 30 if limit is None else limit),
     )
     return Job.from_row(row) if row else None
 
@@ -209,25 +227,25 @@ class Recovered:
 
 
 async def recover(
-    db: Db, *, now: float | None = None, orphaned_owner_not: str | None = None
+    db: Db, *, now: float | None = None, dead_owners: tuple[str, ...] = ()
 ) -> list[Recovered]:
     """Deal with running jobs nobody looks after any more.
 
-    A job is orphaned when its lease expired, or (at start-up, when this process
-    holds the database's instance lock) when any other owner leased it. Read-only
-    kinds go back to the queue; the others fail with a reason a person can act on.
+    A job is orphaned when its lease expired, when its owner's registration expired
+    (see `workers.py`: a worker that stopped, or stopped heartbeating), or when its
+    owner is in `dead_owners` (a worker of this host whose process is gone: no need
+    to wait for its lease). Read-only kinds go back to the queue; the others fail with a reason a
+    person can act on.
     """
     now = time.time() if now is None else now
-    if orphaned_owner_not is None:
-        rows = await db.fetchall(
-            "SELECT * FROM jobs WHERE state = 'running' AND lease_expires_at < ?", (now,)
-        )
-    else:
-        rows = await db.fetchall(
-            "SELECT * FROM jobs WHERE state = 'running' "
-            "AND (lease_expires_at < ? OR lease_owner IS NOT ?)",
-            (now, orphaned_owner_not),
-        )
+    marks = ", ".join("?" * len(dead_owners)) or "NULL"
+    rows = await db.fetchall(
+        "SELECT * FROM jobs WHERE state = 'running' AND (lease_expires_at < ? "
+        "OR lease_owner IS NULL "
+        "OR lease_owner IN (SELECT id FROM workers WHERE expires_at < ?) "
+        f"OR lease_owner IN ({marks})) ORDER BY id FOR UPDATE SKIP LOCKED",
+        (now, now, *dead_owners),
+    )
     recovered = []
     for job in map(Job.from_row, rows):
         if is_repeatable(job.kind) and job.attempts < MAX_AUTOMATIC_ATTEMPTS:

@@ -20,7 +20,9 @@ _SET_VALUE = (
     "INSERT INTO kv (key, value, updated_at) VALUES (?, ?, ?) "
     "ON CONFLICT (key) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at"
 )
-_MARK = "INSERT OR IGNORE INTO processed_events (transport, event_id, at) VALUES (?, ?, ?)"
+_MARK = (
+    "INSERT INTO processed_events (transport, event_id, at) VALUES (?, ?, ?) ON CONFLICT DO NOTHING"
+)
 
 
 async def set_value(db: Db, key: str, value: str) -> None:

@@ -1,12 +1,15 @@
 """Numbered, forward-only schema migrations, registered in order.
 
-The database's `user_version` is the number of the last applied step. Each step
+SQLite keeps the number of the last applied step in `user_version`, PostgreSQL in
+the one-row table `chatbot_schema`; both run the same steps, written once (the
+dialect module makes PostgreSQL's DDL of them). Each step
 says in a line what it changes; opening the database logs the lines of the steps
 it runs. A database newer than this code refuses to open instead of being guessed at.
 """
 
 from __future__ import annotations
 
+import sqlite3
 from dataclasses import dataclass
 
 
@@ -31,6 +34,22 @@ class Migrations:
     @property
     def latest(self) -> int:
         return len(self.steps)
+
+    @staticmethod
+    def statements(step: Step) -> list[str]:
+        """The step's statements one by one, so a step and its version land together."""
+        statements: list[str] = []
+        buffer = ""
+        for line in step.sql.splitlines(keepends=True):
+            if line.strip().startswith("--"):
+                continue
+            buffer += line
+            if sqlite3.complete_statement(buffer):
+                statements.append(buffer.strip())
+                buffer = ""
+        if buffer.strip():
+            statements.append(buffer.strip())
+        return statements
 
 
 MIGRATIONS = Migrations()
@@ -209,12 +228,8 @@ MIGRATIONS.register(
     2,
     "outbox targets people as well as rooms; requests from requesters",
     """
-        ALTER TABLE outbox ADD COLUMN target_kind TEXT NOT NULL DEFAULT 'room'
-            CHECK (target_kind IN ('room', 'person'));
-        ALTER TABLE outbox ADD COLUMN request_id INTEGER REFERENCES requests(id);
-        ALTER TABLE chat_messages ADD COLUMN request_id INTEGER REFERENCES requests(id);
-
         -- A requester's /start, /draft or /research waits here for an owner's decision.
+        -- (Created before the columns that refer to it: PostgreSQL checks references.)
         CREATE TABLE requests (
             id INTEGER PRIMARY KEY,
             requester TEXT NOT NULL,
@@ -227,6 +242,11 @@ MIGRATIONS.register(
             created_at REAL NOT NULL,
             decided_at REAL
         );
+
+        ALTER TABLE outbox ADD COLUMN target_kind TEXT NOT NULL DEFAULT 'room'
+            CHECK (target_kind IN ('room', 'person'));
+        ALTER TABLE outbox ADD COLUMN request_id INTEGER REFERENCES requests(id);
+        ALTER TABLE chat_messages ADD COLUMN request_id INTEGER REFERENCES requests(id);
         """,
 )
 
@@ -260,6 +280,24 @@ MIGRATIONS.register(
     "cards lose the never-written attempts column",
     """
     ALTER TABLE cards DROP COLUMN attempts;
+    """,
+)
+
+MIGRATIONS.register(
+    7,
+    "workers on several hosts: who is alive, with which lanes; the host running each job",
+    """
+    CREATE TABLE workers (
+        id TEXT PRIMARY KEY,
+        host TEXT NOT NULL,
+        process TEXT,
+        lanes TEXT NOT NULL DEFAULT '[]',
+        started_at REAL NOT NULL,
+        heartbeat_at REAL NOT NULL,
+        expires_at REAL NOT NULL
+    );
+    ALTER TABLE jobs ADD COLUMN host TEXT;
+    CREATE INDEX jobs_running ON jobs(state, lane);
     """,
 )
 

@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import json
-import sqlite3
 import time
 from dataclasses import dataclass
 
-from chatbot.store.db import Db
+from chatbot.store.db import Db, Row
 
 MAX_OPTIONS = 4
 
@@ -26,7 +25,7 @@ class QuestionRow:
     answered_at: float | None
 
     @classmethod
-    def from_row(cls, row: sqlite3.Row) -> QuestionRow:
+    def from_row(cls, row: Row) -> QuestionRow:
         values = dict(row)
         values["options"] = json.loads(values["options"])
         return cls(**values)

@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import sqlite3
 import time
 from dataclasses import dataclass
 
-from chatbot.store.db import Db
+from chatbot.store.db import Db, Row
 
 
 @dataclass(frozen=True)
@@ -31,7 +30,7 @@ class RunRecord:
     created_at: float = 0.0
 
     @classmethod
-    def from_row(cls, row: sqlite3.Row) -> RunRecord:
+    def from_row(cls, row: Row) -> RunRecord:
         values = dict(row)
         values.pop("id")
         return cls(**values)

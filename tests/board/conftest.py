@@ -9,8 +9,9 @@ from chatbot.store import Store
 
 
 @pytest.fixture
-async def store(tmp_path: Path):
-    opened = await Store.open(tmp_path / "board.sqlite3")
+async def store(database):
+    """The store on each engine (tests/conftest.py): SQLite, then PostgreSQL."""
+    opened = await Store.open(database.value, password_file=database.password_file)
     yield opened
     await opened.close()
 

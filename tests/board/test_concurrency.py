@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import asyncio
-import sqlite3
 from pathlib import Path
 
 from chatbot.board import BoardService
 from chatbot.domain.phases import Kind, Phase
 from chatbot.domain.transitions import Action, By, TransitionRefused
-from chatbot.store import Store
+from chatbot.store import IntegrityError, Store
 from chatbot.store import cards as card_store
 from chatbot.store import jobs as job_store
 
@@ -117,8 +116,8 @@ async def test_schema_refuses_a_second_active_job_even_without_the_code_path(sto
                 "VALUES (?, 'b', 'x', 'queued', 0)",
                 (card.id,),
             )
-    except sqlite3.IntegrityError as error:
-        assert "jobs.card_id" in str(error)
+    except IntegrityError as error:
+        assert error.about("jobs.card_id", "jobs_one_active_per_card")
     else:
         raise AssertionError("the partial unique index did not hold")
 

@@ -221,9 +221,41 @@ def test_a_misspelt_key_comes_first_with_the_key_it_meant(tmp_path: Path) -> Non
 
 
 def test_a_url_where_a_file_is_expected_is_refused(tmp_path: Path) -> None:
-    text = MINIMAL.replace('repo = "repo"', 'repo = "repo"\ndatabase = "postgresql://u@h/db"')
+    text = MINIMAL.replace('repo = "repo"', 'repo = "repo"\nworkspaces = "https://h/x"')
     message = _error(text, tmp_path)
-    assert "bot.database: postgresql:// is an address, not a file" in message
+    assert "bot.workspaces: https:// is an address, not a file" in message
+
+
+def test_the_database_is_a_file_or_a_postgresql_address(tmp_path: Path) -> None:
+    (tmp_path / "db-password").write_text("secret\n")
+    text = MINIMAL.replace(
+        'repo = "repo"',
+        'repo = "repo"\ndatabase = "postgresql://board@db.example.org:5432/board"\n'
+        'database_password_file = "db-password"',
+    )
+    config = parse_config(text, tmp_path / "bot.toml")
+    assert config.bot.database == "postgresql://board@db.example.org:5432/board"
+    assert config.bot.sqlite_file is None
+    assert config.bot.database_password_file == tmp_path / "db-password"
+    # A password in the address would end up in logs and process lists.
+    leaked = text.replace("board@db", "board:secret@db")
+    assert "bot.database: 'postgresql://board:secret@db" in _error(leaked, tmp_path)
+    other = MINIMAL.replace('repo = "repo"', 'repo = "repo"\ndatabase = "mysql://u@h/db"')
+    assert "PostgreSQL address" in _error(other, tmp_path)
+    sqlite = MINIMAL.replace(
+        'repo = "repo"', 'repo = "repo"\ndatabase_password_file = "db-password"'
+    )
+    assert "only a postgresql:// database takes a password" in _error(sqlite, tmp_path)
+
+
+def test_the_repository_is_a_folder_or_a_git_address(tmp_path: Path) -> None:
+    for remote in ("git@git.example.org:team/app.git", "file:///srv/git/app.git"):
+        text = MINIMAL.replace('repo = "repo"', f'repo = "{remote}"\nworkspaces = "ws"')
+        config = parse_config(text, tmp_path / "bot.toml")
+        assert config.bot.remote == remote
+        assert config.bot.checkout == tmp_path / "ws" / "clone"
+    local = parse_config(MINIMAL, tmp_path / "bot.toml")
+    assert local.bot.remote is None and local.bot.checkout == tmp_path / "repo"
 
 
 def test_xmpp_ca_certs_is_a_path_next_to_the_file(tmp_path: Path) -> None:

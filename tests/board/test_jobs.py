@@ -14,6 +14,7 @@ from chatbot.domain.transitions import Action
 from chatbot.store import Store
 from chatbot.store import cards as card_store
 from chatbot.store import jobs as job_store
+from chatbot.store import workers as worker_store
 from chatbot.store.jobs import JobState, LeaseLost
 
 
@@ -110,7 +111,7 @@ async def test_expired_leases_are_recovered_on_start(board: BoardService) -> Non
         await job_store.enqueue(db, kind="reviewer", lane="role:reviewer", card_id=running_ok)
         kept = await job_store.claim(db, "role:reviewer", "this-process", 60)
 
-    recovered = await board.recover("this-process")
+    recovered = await board.recover()
 
     by_kind = {r.job.kind: r for r in recovered}
     assert set(by_kind) == {"reviewer", "builder"}
@@ -124,13 +125,56 @@ async def test_expired_leases_are_recovered_on_start(board: BoardService) -> Non
     assert (await job_store.get(store.reader, kept.id)).state is JobState.RUNNING
 
 
-async def test_running_jobs_of_a_previous_process_are_orphans_at_start(board: BoardService) -> None:
+async def test_running_jobs_of_a_dead_worker_are_orphans_at_once(board: BoardService) -> None:
     card_id = await _card(board.store, "op", Phase.OPERATOR_RUNNING)
     async with board.store.transaction() as db:
         await job_store.enqueue(db, kind="operator", lane="role:operator", card_id=card_id)
         await job_store.claim(db, "role:operator", "crashed-process", 3600)
-    recovered = await board.recover("new-process")
+    # The crashed worker of this host is found dead (its process is gone): no waiting
+    # for its hour-long lease.
+    recovered = await board.recover(("crashed-process",))
     assert [r.requeued for r in recovered] == [True]
+
+
+async def test_a_worker_found_dead_on_this_host_loses_its_jobs(board: BoardService) -> None:
+    card_id = await _card(board.store, "op", Phase.OPERATOR_RUNNING)
+    async with board.store.transaction() as db:
+        await job_store.enqueue(db, kind="operator", lane="role:operator", card_id=card_id)
+        await job_store.claim(db, "role:operator", "gone", 3600, host="h1")
+    # Registered with a process identity that names no living process.
+    async with board.store.transaction() as db:
+        await worker_store.beat(
+            db, "gone", host="h1", process="999999999:1", lanes=["x"], lease_s=3600
+        )
+    dead = await board.worker_alive("me", host="h1", process=None, lanes=["x"], lease_s=60)
+    assert "gone" in dead
+    recovered = await board.recover(dead)
+    assert [r.job.host for r in recovered] == ["h1"]
+    seen = {w.id: w for w in await board.workers_seen(0)}
+    assert not seen["gone"].alive and seen["me"].alive
+
+
+async def test_a_stopped_worker_s_jobs_are_orphans_for_the_others(board: BoardService) -> None:
+    card_id = await _card(board.store, "op", Phase.OPERATOR_RUNNING)
+    await board.worker_alive("w1", host="elsewhere", process=None, lanes=["l"], lease_s=600)
+    async with board.store.transaction() as db:
+        await job_store.enqueue(db, kind="operator", lane="role:operator", card_id=card_id)
+        await job_store.claim(db, "role:operator", "w1", 600)
+    assert await board.recover() == []
+    await board.worker_stopped("w1")
+    assert [r.requeued for r in await board.recover()] == [True]
+
+
+async def test_a_lane_s_limit_counts_every_worker_s_jobs(store: Store) -> None:
+    async with store.transaction() as db:
+        for _ in range(3):
+            await job_store.enqueue(db, kind="operator", lane="l")
+    async with store.transaction(exclusive=False) as db:
+        assert await job_store.claim(db, "l", "host-a", 60, limit=2, host="a")
+    async with store.transaction(exclusive=False) as db:
+        assert await job_store.claim(db, "l", "host-b", 60, limit=2, host="b")
+    async with store.transaction(exclusive=False) as db:
+        assert await job_store.claim(db, "l", "host-c", 60, limit=2, host="c") is None
 
 
 async def test_repeatable_jobs_stop_being_retried_after_three_attempts(store: Store) -> None:
@@ -140,7 +184,7 @@ async def test_repeatable_jobs_stop_being_retried_after_three_attempts(store: St
         async with store.transaction() as db:
             claimed = await job_store.claim(db, "l", f"p{attempt}", 60)
             assert claimed.attempts == attempt
-            recovered = await job_store.recover(db, orphaned_owner_not="next")
+            recovered = await job_store.recover(db, dead_owners=(f"p{attempt}",))
         assert recovered[0].requeued is (attempt < 3)
 
 

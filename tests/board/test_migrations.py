@@ -43,7 +43,7 @@ async def test_a_second_bot_on_the_same_database_is_refused(tmp_path: Path) -> N
 
 
 async def test_each_step_that_runs_is_logged_with_what_it_changes(tmp_path: Path, caplog) -> None:
-    caplog.set_level(logging.INFO, logger="chatbot.store.db")
+    caplog.set_level(logging.INFO, logger="chatbot.store")
     store = await Store.open(tmp_path / "fresh.sqlite3")
     await store.close()
     lines = [r.getMessage() for r in caplog.records if "schema step" in r.getMessage()]

@@ -1,0 +1,319 @@
+"""PostgreSQL through psycopg 3: a pool of autocommit connections and a listener.
+
+Reads take a pooled connection for one statement, so they see committed data and
+hold nothing. A write transaction opens with one round trip that takes the
+database-wide advisory lock (write transactions run one at a time, as on SQLite,
+whichever host they come from) and queues a NOTIFY: PostgreSQL delivers it only if
+the transaction commits, to every process listening on the database, whose
+`on_commit` hooks then run as if the commit had been local. Claims and heartbeats
+skip the database-wide lock (`exclusive=False`): they touch their own rows only.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import secrets
+from collections.abc import AsyncIterator, Iterable, Sequence
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit, urlunsplit
+
+import psycopg
+import psycopg_pool
+from psycopg.types.numeric import FloatLoader
+from psycopg.types.string import TextLoader
+
+from chatbot.store.db import Db, IntegrityError, Params, Row, Store, StoreError, row_class
+from chatbot.store.dialect import PRELUDE, ddl_for_postgres, for_postgres
+from chatbot.store.migrations import LATEST, MIGRATIONS
+
+log = logging.getLogger(__name__)
+
+CHANNEL = "chatbot_commits"
+# Advisory lock keys (class, object): writers, the one bot, migrations, lanes.
+_LOCK_CLASS = 0x6362  # "cb"
+_WRITERS, _INSTANCE, _MIGRATE = 1, 2, 3
+_KEYED_CLASS = 0x6363
+POOL_MAX = 10
+CONNECT_TIMEOUT_S = 10
+
+
+def redacted(url: str) -> str:
+    """The URL without a password, for messages and logs."""
+    parts = urlsplit(url)
+    if parts.password is None:
+        return url
+    host = parts.hostname or ""
+    if parts.port:
+        host += f":{parts.port}"
+    user = f"{parts.username}@" if parts.username else ""
+    return urlunsplit((parts.scheme, user + host, parts.path, parts.query, parts.fragment))
+
+
+def _row_factory(cursor: psycopg.AsyncCursor[Any]) -> Any:
+    description = cursor.description
+    if description is None:
+        return tuple
+    make = row_class(tuple(column.name for column in description))
+    return lambda values: make(values)
+
+
+async def _configure(conn: psycopg.AsyncConnection[Any]) -> None:
+    # JSON aggregates come back as text (the query modules parse JSON themselves, as
+    # with SQLite) and sums as floats, not Decimals.
+    for name in ("json", "jsonb"):
+        conn.adapters.register_loader(name, TextLoader)
+    conn.adapters.register_loader("numeric", FloatLoader)
+    conn.row_factory = _row_factory  # type: ignore[assignment]
+
+
+def _params(params: Params) -> Params | None:
+    # psycopg reads `%` as a placeholder only when parameters are given; the dialect
+    # doubles every literal `%`, so always give them.
+    return params if isinstance(params, dict) else tuple(params)
+
+
+def _integrity(error: psycopg.errors.IntegrityError) -> IntegrityError:
+    diag = error.diag
+    where = f"{diag.table_name or ''}.{diag.column_name or ''} {diag.constraint_name or ''}"
+    return IntegrityError(str(error).strip(), where)
+
+
+def _read_password(path: Path) -> str:
+    try:
+        return path.read_text(encoding="utf-8").strip()
+    except OSError as error:
+        raise StoreError(f"database password file {path}: {error.strerror or error}") from None
+
+
+class PostgresDb(Db):
+    """Statements on one connection (inside a transaction)."""
+
+    engine = "postgresql"
+
+    def __init__(self, conn: psycopg.AsyncConnection[Any]):
+        self._conn = conn
+
+    async def _run(self, sql: str, params: Params) -> psycopg.AsyncCursor[Any]:
+        try:
+            return await self._conn.execute(for_postgres(sql), _params(params))
+        except psycopg.errors.IntegrityError as error:
+            raise _integrity(error) from None
+
+    async def execute(self, sql: str, params: Params = ()) -> int:
+        cursor = await self._run(sql, params)
+        return cursor.rowcount
+
+    async def insert(self, sql: str, params: Params = ()) -> int:
+        cursor = await self._run(sql + " RETURNING id", params)
+        row = await cursor.fetchone()
+        return int(row[0]) if row else 0
+
+    async def executemany(self, sql: str, rows: Iterable[Sequence[Any]]) -> None:
+        async with self._conn.cursor() as cursor:
+            try:
+                await cursor.executemany(for_postgres(sql), list(rows))
+            except psycopg.errors.IntegrityError as error:
+                raise _integrity(error) from None
+
+    async def fetchall(self, sql: str, params: Params = ()) -> list[Row]:
+        cursor = await self._run(sql, params)
+        return await cursor.fetchall()
+
+    async def lock(self, key: str) -> None:
+        await self._conn.execute(
+            "SELECT pg_advisory_xact_lock(%s, hashtext(%s))", (_KEYED_CLASS, key)
+        )
+
+
+class PooledReader(Db):
+    """Committed reads: each statement on a pooled connection of its own."""
+
+    engine = "postgresql"
+
+    def __init__(self, pool: psycopg_pool.AsyncConnectionPool):
+        self._pool = pool
+
+    async def fetchall(self, sql: str, params: Params = ()) -> list[Row]:
+        async with self._pool.connection() as conn:
+            cursor = await conn.execute(for_postgres(sql), _params(params))
+            return await cursor.fetchall()
+
+    async def execute(self, sql: str, params: Params = ()) -> int:
+        raise StoreError("the reader does not write; use a transaction")
+
+    async def insert(self, sql: str, params: Params = ()) -> int:
+        raise StoreError("the reader does not write; use a transaction")
+
+    async def executemany(self, sql: str, rows: Iterable[Sequence[Any]]) -> None:
+        raise StoreError("the reader does not write; use a transaction")
+
+    async def lock(self, key: str) -> None:
+        raise StoreError("locks live in transactions")
+
+
+class PostgresStore(Store):
+    engine = "postgresql"
+
+    def __init__(self, url: str, pool: psycopg_pool.AsyncConnectionPool, connect: dict[str, Any]):
+        super().__init__()
+        self.url = url
+        self.name = redacted(url)
+        self._pool = pool
+        self._connect = connect
+        self.reader = PooledReader(pool)
+        # Our own NOTIFYs carry this token: the local hooks ran already at commit.
+        self._token = secrets.token_hex(8)
+        self._begin = (
+            f"BEGIN; SELECT pg_advisory_xact_lock({_LOCK_CLASS}, {_WRITERS}), "
+            f"pg_notify('{CHANNEL}', '{self._token}')"
+        )
+        self._begin_shared = f"BEGIN; SELECT pg_notify('{CHANNEL}', '{self._token}')"
+        self._listener: asyncio.Task[None] | None = None
+        self._listening = asyncio.Event()
+        self._instance: psycopg.AsyncConnection[Any] | None = None
+
+    @classmethod
+    async def open(cls, url: str, *, password_file: Path | None = None) -> PostgresStore:  # type: ignore[override]
+        connect: dict[str, Any] = {"autocommit": True, "connect_timeout": CONNECT_TIMEOUT_S}
+        if password_file is not None:
+            connect["password"] = _read_password(password_file)
+        pool = psycopg_pool.AsyncConnectionPool(
+            url,
+            min_size=1,
+            max_size=POOL_MAX,
+            kwargs=connect,
+            configure=_configure,
+            open=False,
+            name="chatbot",
+        )
+        try:
+            # Fail fast with the server's own reason (a wrong password, no such database).
+            probe = await psycopg.AsyncConnection.connect(url, **connect)
+            await probe.close()
+            await pool.open(wait=True, timeout=CONNECT_TIMEOUT_S)
+        except (psycopg.Error, psycopg_pool.PoolTimeout, OSError) as error:
+            await pool.close()
+            reason = str(error).strip().splitlines()[0] if str(error).strip() else repr(error)
+            raise StoreError(f"cannot use the database {redacted(url)}: {reason}") from None
+        store = cls(url, pool, connect)
+        try:
+            await store._migrate()
+        except BaseException:
+            await pool.close()
+            raise
+        store._listener = asyncio.create_task(store._listen(), name="store-listen")
+        return store
+
+    async def close(self) -> None:
+        if self._listener is not None:
+            self._listener.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await self._listener
+        if self._instance is not None:
+            with contextlib.suppress(psycopg.Error):
+                await self._instance.close()
+        await self._pool.close()
+
+    @asynccontextmanager
+    async def transaction(self, *, exclusive: bool = True) -> AsyncIterator[Db]:
+        async with self._pool.connection() as conn:
+            await conn.execute(self._begin if exclusive else self._begin_shared)
+            try:
+                yield PostgresDb(conn)
+            except BaseException:
+                with contextlib.suppress(psycopg.Error):
+                    await conn.execute("ROLLBACK")
+                raise
+            else:
+                await conn.execute("COMMIT")
+        self._committed()
+
+    async def write_one(self, sql: str, params: Params = ()) -> int:
+        async with self._pool.connection() as conn:
+            try:
+                cursor = await conn.execute(for_postgres(sql), _params(params))
+            except psycopg.errors.IntegrityError as error:
+                raise _integrity(error) from None
+            changed = cursor.rowcount
+        self._committed()
+        return changed
+
+    async def schema_version(self) -> int:
+        row = await self.reader.fetchone("SELECT version FROM chatbot_schema")
+        return int(row[0]) if row else 0
+
+    async def lock_instance(self) -> None:
+        """A session advisory lock on a connection of its own: the server drops it when
+        the bot's connection goes, even when the bot was killed."""
+        conn = await psycopg.AsyncConnection.connect(self.url, **self._connect)
+        cursor = await conn.execute("SELECT pg_try_advisory_lock(%s, %s)", (_LOCK_CLASS, _INSTANCE))
+        row = await cursor.fetchone()
+        if not row or not row[0]:
+            await conn.close()
+            raise StoreError(f"{self.name}: another bot is already running on this database")
+        self._instance = conn
+
+    async def wait_listening(self) -> None:
+        """Until commits of other processes wake this one (tests and benchmarks)."""
+        await self._listening.wait()
+
+    async def _listen(self) -> None:
+        """Run the hooks for other processes' commits; reconnect with back-off."""
+        delay = 0.5
+        while True:
+            try:
+                conn = await psycopg.AsyncConnection.connect(self.url, **self._connect)
+                async with conn:
+                    await conn.execute(f"LISTEN {CHANNEL}")
+                    self._listening.set()
+                    delay = 0.5
+                    # Something may have been committed while we were not listening.
+                    self._committed()
+                    async for notice in conn.notifies():
+                        if notice.payload != self._token:
+                            self._committed()
+            except asyncio.CancelledError:
+                raise
+            except (psycopg.Error, OSError) as error:
+                self._listening.clear()
+                log.warning("database listener lost (%s); again in %.1f s", error, delay)
+                await asyncio.sleep(delay)
+                delay = min(delay * 2, 30.0)
+
+    async def _migrate(self) -> None:
+        async with self._pool.connection() as conn:
+            await conn.execute("BEGIN")
+            try:
+                await conn.execute("SELECT pg_advisory_xact_lock(%s, %s)", (_LOCK_CLASS, _MIGRATE))
+                await conn.execute("CREATE TABLE IF NOT EXISTS chatbot_schema (version integer)")
+                cursor = await conn.execute("SELECT version FROM chatbot_schema")
+                row = await cursor.fetchone()
+                if row is None:
+                    await conn.execute("INSERT INTO chatbot_schema (version) VALUES (0)")
+                current = int(row[0]) if row else 0
+                if current > LATEST:
+                    raise StoreError(
+                        f"{self.name}: database schema version {current} is newer than this "
+                        f"bot knows ({LATEST}); upgrade the bot instead of opening it with an "
+                        "old one"
+                    )
+                if current < LATEST:
+                    for statement in PRELUDE:
+                        await conn.execute(statement)
+                for step in MIGRATIONS.steps:
+                    if step.version <= current:
+                        continue
+                    log.info("database %s: schema step %d: %s", self.name, step.version,
+                             step.description)  # fmt: skip
+                    for statement in MIGRATIONS.statements(step):
+                        await conn.execute(ddl_for_postgres(statement), ())
+                    await conn.execute("UPDATE chatbot_schema SET version = %s", (step.version,))
+            except BaseException:
+                with contextlib.suppress(psycopg.Error):
+                    await conn.execute("ROLLBACK")
+                raise
+            await conn.execute("COMMIT")

@@ -1,0 +1,178 @@
+"""A throw-away PostgreSQL (Debian's `postgresql` package) on 127.0.0.1.
+
+The server runs as our child in the foreground (`postgres -D DIR`), in a temporary
+data folder, with password authentication over TCP only (no socket outside the
+folder), so the bot's `password_file` path is exercised like in production.
+PostgreSQL refuses to run as root: as root it runs as the `postgres` user the
+package creates. Durability settings are off (fsync, full-page writes): the data is
+thrown away after the run, and the tests measure behaviour, not disks.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import glob
+import os
+import pwd
+import secrets
+import shutil
+import subprocess
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from . import proc
+
+USER = "chatbot"
+DATABASE = "chatbot"
+
+
+def _bindir() -> Path | None:
+    found = sorted(
+        glob.glob("/usr/lib/postgresql/*/bin/initdb"),
+        key=lambda path: int(Path(path).parts[-3]) if Path(path).parts[-3].isdigit() else 0,
+    )
+    if found:
+        return Path(found[-1]).parent
+    initdb = shutil.which("initdb")
+    return Path(initdb).resolve().parent if initdb else None
+
+
+def ensure_installed() -> Path:
+    """The folder with initdb and postgres; installs Debian's package when missing (root)."""
+    bindir = _bindir()
+    if bindir is not None:
+        return bindir
+    if os.geteuid() != 0:
+        raise RuntimeError(
+            "PostgreSQL is not installed and this is not root: run "
+            "`sudo apt-get update && sudo apt-get install -y postgresql` first"
+        )
+    env = dict(os.environ, DEBIAN_FRONTEND="noninteractive")
+    subprocess.run(["apt-get", "update"], check=True, env=env)
+    subprocess.run(
+        ["apt-get", "install", "-y", "--no-install-recommends", "postgresql"], check=True, env=env
+    )
+    bindir = _bindir()
+    if bindir is None:
+        raise RuntimeError("apt-get install postgresql finished but initdb is still missing")
+    return bindir
+
+
+def _as_user() -> tuple[list[str], int | None, int | None]:
+    """(argv prefix, uid, gid) to run the server as someone it accepts."""
+    if os.geteuid() != 0:
+        return [], None, None
+    try:
+        account = pwd.getpwnam("postgres")
+    except KeyError:
+        raise RuntimeError("running as root, and the `postgres` user is missing") from None
+    return ["runuser", "-u", "postgres", "--"], account.pw_uid, account.pw_gid
+
+
+@dataclass
+class Postgres:
+    """One server: `start()`, `url(schema)` for a fresh schema per test, `stop()`."""
+
+    durable: bool = False
+    base: Path = field(default_factory=lambda: Path(tempfile.mkdtemp(prefix="chatbot-pg-")))
+    port: int = 0
+    password: str = field(default_factory=lambda: secrets.token_urlsafe(16))
+    pid: int | None = None
+
+    @property
+    def data(self) -> Path:
+        return self.base / "data"
+
+    @property
+    def password_file(self) -> Path:
+        return self.base / "password"
+
+    def start(self) -> Postgres:
+        bindir = ensure_installed()
+        prefix, uid, gid = _as_user()
+        self.base.mkdir(parents=True, exist_ok=True)
+        self.password_file.write_text(self.password + "\n")
+        self.password_file.chmod(0o644 if uid is not None else 0o600)
+        if uid is not None:
+            # The server's user must reach its folder (mkdtemp makes it 0700 for root).
+            os.chown(self.base, uid, gid or -1)
+        subprocess.run(
+            [
+                *prefix,
+                str(bindir / "initdb"),
+                "-D",
+                str(self.data),
+                "-U",
+                USER,
+                f"--pwfile={self.password_file}",
+                "--auth=scram-sha-256",
+                "-E",
+                "UTF8",
+                "--locale=C",
+                "--no-sync",
+            ],
+            check=True,
+            capture_output=True,
+        )
+        self.port = proc.free_port()
+        settings = {
+            "listen_addresses": "127.0.0.1",
+            "port": str(self.port),
+            "unix_socket_directories": str(self.base),
+            "max_connections": "300",
+            "shared_buffers": "128MB",
+            "fsync": "on" if self.durable else "off",
+            "synchronous_commit": "on" if self.durable else "off",
+            "full_page_writes": "on" if self.durable else "off",
+            "log_min_messages": "warning",
+        }
+        options = [f"-c{key}={value}" for key, value in settings.items()]
+        server = proc.spawn(
+            [*prefix, str(bindir / "postgres"), "-D", str(self.data), *options],
+            log=self.base / "postgres.log",
+            detach=False,
+        )
+        self.pid = server.pid
+        try:
+            proc.wait_for_port("127.0.0.1", self.port, server, timeout=30)
+            self._psql(f"CREATE DATABASE {DATABASE}")
+        except Exception:
+            self.stop()
+            raise RuntimeError(
+                "postgres did not start; log tail:\n" + proc.tail(self.base / "postgres.log")
+            ) from None
+        return self
+
+    def _psql(self, sql: str, database: str = "postgres") -> str:
+        env = dict(os.environ, PGPASSWORD=self.password)
+        done = subprocess.run(
+            ["psql", "-h", "127.0.0.1", "-p", str(self.port), "-U", USER, "-d", database]
+            + ["-v", "ON_ERROR_STOP=1", "-Atqc", sql],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        if done.returncode != 0:
+            raise RuntimeError(f"psql {sql!r}: {done.stderr.strip()}")
+        return done.stdout
+
+    def fresh_schema(self) -> str:
+        """A new, empty schema in the test database; what a test's store lives in."""
+        name = "t_" + secrets.token_hex(6)
+        self._psql(f"CREATE SCHEMA {name}", DATABASE)
+        return name
+
+    def url(self, schema: str | None = None) -> str:
+        """The bot's `database` value (no password: that comes from password_file)."""
+        url = f"postgresql://{USER}@127.0.0.1:{self.port}/{DATABASE}"
+        if schema:
+            url += f"?options=-csearch_path%3D{schema}"
+        return url
+
+    def stop(self) -> None:
+        proc.terminate(self.pid)
+        self.pid = None
+        with contextlib.suppress(OSError):
+            shutil.rmtree(self.base)
