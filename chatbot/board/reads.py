@@ -47,12 +47,12 @@ _VIEW_SQL = """
 SELECT c.*,
   (SELECT p.slug FROM cards p WHERE p.id = c.parent_id) AS _parent,
   (SELECT json_group_array(slug) FROM
-     (SELECT slug FROM cards WHERE parent_id = c.id ORDER BY id)) AS _children,
+     (SELECT slug FROM cards WHERE parent_id = c.id ORDER BY id) AS k) AS _children,
   (SELECT json_group_array(slug) FROM
      (SELECT b.slug FROM card_dependencies d JOIN cards b ON b.id = d.blocked_by_id
-      WHERE d.card_id = c.id ORDER BY b.slug)) AS _blocked,
+      WHERE d.card_id = c.id ORDER BY b.slug) AS b) AS _blocked,
   (SELECT json_group_array(json_array(seq, from_phase, to_phase, action, actor, reason, at)) FROM
-     (SELECT * FROM events WHERE card_id = c.id ORDER BY seq)) AS _events,
+     (SELECT * FROM events WHERE card_id = c.id ORDER BY seq) AS e) AS _events,
   (SELECT id FROM jobs WHERE card_id = c.id AND state IN ('queued', 'running')) AS _job,
   (SELECT id FROM questions WHERE card_id = c.id AND state = 'open') AS _question
 FROM cards c WHERE c.slug = ?

@@ -17,6 +17,8 @@ from chatbot.pipeline.worker import Worker
 from chatbot.store import Store
 
 BIN = Path(__file__).resolve().parents[1] / "bin"
+# The engine a test runs on (tests/pipeline/conftest.py sets it per test).
+DATABASE: Any = None
 
 CONFIG = """
 [bot]
@@ -203,9 +205,13 @@ async def start(
 async def open_harness(root: Path, repo: Path, text: str, log: Path) -> Harness:
     """The store, board and worker for configuration `text`, written to root/bot.toml."""
     config_path = root / "bot.toml"
+    if DATABASE is not None:
+        text = text.replace('database = "board.sqlite3"\n', DATABASE.toml(), 1)
     config_path.write_text(text)
     config = parse_config(text, config_path)
-    store = await Store.open(config.bot.database)
+    store = await Store.open(
+        config.bot.database, password_file=config.bot.database_password_file
+    )
     board = BoardService(
         store,
         config.bot.repo,

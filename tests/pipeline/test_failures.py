@@ -482,6 +482,7 @@ async def test_a_missing_binary_names_itself_and_its_key(
     assert h.calls() == []
 
 
+@pytest.mark.sqlite_only  # reads the database file's raw bytes
 async def test_the_openrouter_key_reaches_only_its_child(
     tmp_path: Path, monkeypatch, harnesses, caplog
 ) -> None:
