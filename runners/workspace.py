@@ -152,6 +152,13 @@ async def create_worktree(
     return Worktree(slug, path, branch, shared)
 
 
+async def sync_checkout(repo: Path, branch: str) -> None:
+    """The main checkout at the remote's `branch` (intents and merges other hosts pushed)."""
+    repo = _resolved(repo)
+    async with _lock(repo):
+        await remote.sync_branch(repo, branch)
+
+
 async def head(worktree: Worktree) -> str | None:
     return await _rev(worktree.path, "HEAD")
 

@@ -18,6 +18,7 @@ import shutil
 import time
 from pathlib import Path
 
+from chatbot.app.check_db import check_database, remote_line
 from chatbot.app.wiring import matrix_settings, xmpp_settings
 from chatbot.board.importer import SOURCES, scan
 from chatbot.config import Config, RuntimeSection
@@ -59,7 +60,12 @@ def describe(report: ProbeReport) -> list[str]:
 
 async def check_transports(config: Config) -> bool:
     reports: list[ProbeReport] = []
-    store = await Store.open(config.bot.database) if config.bot.database.exists() else None
+    sqlite = config.bot.sqlite_file
+    store = None
+    if sqlite is None or sqlite.exists():
+        store = await Store.open(
+            config.bot.database, password_file=config.bot.database_password_file
+        )
     try:
         if (settings := xmpp_settings(config)) is not None:
             reports.append(await probe_xmpp(settings))
@@ -155,8 +161,12 @@ def run_check(config: Config, connect: bool) -> bool:
     print(f"configuration OK: {config.source}")
     print(f"transports: {', '.join(config.transports) or 'none'}")
     print(json.dumps(config.redacted(), indent=2, ensure_ascii=False))
-    line, repo_ok = repository_line(config)
+    if config.bot.remote is not None:
+        line, repo_ok = asyncio.run(remote_line(config, connect))
+    else:
+        line, repo_ok = repository_line(config)
     print(line)
+    repo_ok = asyncio.run(check_database(config, connect)) and repo_ok
     runtimes_ok = asyncio.run(check_runtimes(config))
     templates_line, templates_ok = prompt_templates_line()
     print(templates_line)

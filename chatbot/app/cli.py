@@ -98,6 +98,19 @@ def _parser() -> argparse.ArgumentParser:
         action="store_true",
         help="run the worker without chat until no job is queued or running, then exit",
     )
+    run.add_argument(
+        "--no-worker",
+        action="store_true",
+        help="chat, board and notifications only: `chatbot worker` processes run the jobs",
+    )
+    worker = command(
+        "worker", "run only a worker (no chat, no notifications sent): one of many on any host"
+    )
+    worker.add_argument(
+        "--until-idle",
+        action="store_true",
+        help="exit once no job is queued or running",
+    )
     return parser
 
 
@@ -243,22 +256,44 @@ async def _card(board: BoardService, slug: str, as_json: bool, locale: str) -> i
     return EXIT_OK
 
 
-async def _run(config: Config, until_idle: bool) -> int:
-    async with running_bot(config) as bot:
+async def _run(config: Config, until_idle: bool, no_worker: bool = False) -> int:
+    if until_idle and no_worker:
+        print(
+            "chatbot: --until-idle runs the worker; it cannot go with --no-worker", file=sys.stderr
+        )
+        return EXIT_USAGE
+    async with running_bot(config, worker=not no_worker) as bot:
         if until_idle:
+            assert bot.worker is not None
             await bot.prepare()
             await bot.worker.run(until_idle=True)
-            print(await _board_text(bot.board, config.bot.locale))
-            failed = bot.worker.failed_jobs
-            if failed:
-                print(f"{failed} job(s) failed; `chatbot card SLUG` shows why", file=sys.stderr)
-                return EXIT_FAILURE
-            return EXIT_OK
+            return await _idle_report(bot.board, bot.worker.failed_jobs, config.bot.locale)
         from chatbot.app.serve import serve
 
         stop = asyncio.Event()
         stop_on_signals(stop)
         await serve(bot, stop)
+        return EXIT_OK
+
+
+async def _idle_report(board: BoardService, failed: int, locale: str) -> int:
+    print(await _board_text(board, locale))
+    if failed:
+        print(f"{failed} job(s) failed; `chatbot card SLUG` shows why", file=sys.stderr)
+        return EXIT_FAILURE
+    return EXIT_OK
+
+
+async def _work(config: Config, until_idle: bool) -> int:
+    from chatbot.app.serve import work
+
+    async with running_bot(config, chat=False) as bot:
+        assert bot.worker is not None
+        stop = asyncio.Event()
+        stop_on_signals(stop)
+        await work(bot, stop, until_idle=until_idle)
+        if until_idle:
+            return await _idle_report(bot.board, bot.worker.failed_jobs, config.bot.locale)
         return EXIT_OK
 
 
@@ -316,7 +351,7 @@ def main(argv: list[str] | None = None) -> int:
         return EXIT_USAGE
     if command_is_console_session(args, config):
         # The terminal is the chat: keep the log out of the conversation.
-        log_file = config.bot.database.parent / "bot.log"
+        log_file = (config.bot.sqlite_file or config.bot.checkout).parent / "bot.log"
         _log_to_file(log_file)
         print(f"intent board console; log in {log_file}; Ctrl-D or Ctrl-C to quit. Try /help.")
     locale = config.bot.locale
@@ -344,7 +379,9 @@ def main(argv: list[str] | None = None) -> int:
             logging.getLogger("nio").setLevel(logging.ERROR)
             return EXIT_OK if run_check(config, not args.no_connect) else EXIT_FAILURE
         if command == "run":
-            return asyncio.run(_run(config, args.until_idle))
+            return asyncio.run(_run(config, args.until_idle, args.no_worker))
+        if command == "worker":
+            return asyncio.run(_work(config, args.until_idle))
         return asyncio.run(_with_board(config, board_command))
     except StoreError as error:
         print(f"chatbot: {error}", file=sys.stderr)

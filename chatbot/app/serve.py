@@ -45,6 +45,25 @@ async def _tell_ready(transports: dict[str, Transport], within: float) -> None:
     readiness.notify(f"READY=1\nSTATUS={status}")
 
 
+def attach_notifier(bot: Running) -> None:
+    """Moves and runs become posts in the outbox, in their own transaction; the bot's
+    outbox sender delivers them, also those a worker on another host wrote."""
+    notifier = Notifier(bot.store, destinations(bot.config), bot.config.bot.locale)
+    bot.board.listeners.append(notifier)
+    if bot.worker is not None:
+        bot.worker.observers.append(notifier)
+
+
+async def work(bot: Running, stop: asyncio.Event, *, until_idle: bool) -> None:
+    """`chatbot worker`: only the worker (no chat, no outbox sender); its notices go
+    into the outbox for the bot to send."""
+    assert bot.worker is not None
+    attach_notifier(bot)
+    await bot.prepare(import_cards=False)
+    readiness.notify(f"READY=1\nSTATUS=worker on {bot.store.name}")
+    await bot.worker.run(until_idle=until_idle, stop=stop)
+
+
 def attach_chat(bot: Running, transports: dict[str, Transport], sender: OutboxSender) -> None:
     from chatbot.chat.intake import ChatIntake
 
@@ -96,9 +115,7 @@ async def serve(
     # Every listener of the running bot besides the worker's own (startup.make_worker):
     # the notifier hears each move (in its transaction) and each run; the outbox wakes
     # on each commit; each transport hands every event to the chat intake.
-    notifier = Notifier(bot.store, destinations(bot.config), bot.config.bot.locale)
-    bot.board.listeners.append(notifier)
-    bot.worker.observers.append(notifier)
+    attach_notifier(bot)
     sender = OutboxSender(bot.store, transports)
     bot.store.on_commit.append(sender.wake)
     attach_chat(bot, transports, sender)
@@ -120,7 +137,9 @@ async def serve(
     log.info("serving on %s; stop with Ctrl-C", ", ".join(transports) or "no chat transport")
     ready = asyncio.ensure_future(_tell_ready(transports, READY_WITHIN_S))
     try:
-        await asyncio.gather(bot.worker.run(stop=stop), sender.run(stop))
+        # Without a worker (`run --no-worker`), `chatbot worker` processes run the jobs.
+        work = bot.worker.run(stop=stop) if bot.worker else stop.wait()
+        await asyncio.gather(work, sender.run(stop))
     finally:
         ready.cancel()
         if board_web is not None:

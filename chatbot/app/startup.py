@@ -1,7 +1,10 @@
 """Wiring: configuration -> store, board, worker (and, when configured, the chat side).
 
 Start-up order matters: take the instance lock, recover what a previous process
-left running, import intent files, then start serving.
+left running, import intent files, then start serving. The same pieces make the
+three kinds of process: the bot with its worker (`chatbot run`), the bot alone
+(`run --no-worker`: chat, board, outbox) and a worker alone (`chatbot worker`,
+any number of them, on any host that reaches the database and the repository).
 """
 
 from __future__ import annotations
@@ -21,24 +24,39 @@ from chatbot.board import BoardService
 from chatbot.config import Config
 from chatbot.pipeline.worker import Worker
 from chatbot.store import Store, StoreError, upkeep
-from chatbot.store.db import InstanceLock
-from runners.process import kill_orphan
+from chatbot.store import workers as worker_store
+from runners import remote
 
 log = logging.getLogger(__name__)
+
+
+async def open_store(config: Config) -> Store:
+    return await Store.open(config.bot.database, password_file=config.bot.database_password_file)
 
 
 def make_board(config: Config, store: Store) -> BoardService:
     return BoardService(
         store,
-        config.bot.repo,
+        config.bot.checkout,
         default_lane=next(iter(config.lanes)),
         deploy_configured=bool(config.deploy and config.deploy.command),
     )
 
 
-def ensure_repo(config: Config) -> None:
-    """Create the demo repository from its seed folder on first use (`[bot] seed_repo`)."""
-    repo, seed = config.bot.repo, config.bot.seed_repo
+async def ensure_repo(config: Config) -> None:
+    """This process's checkout: a clone of the remote (made once, fetched at each start),
+    or the demo repository made from its seed folder on first use (`[bot] seed_repo`)."""
+    if config.bot.remote is not None:
+        try:
+            await remote.ensure_clone(config.bot.remote, config.bot.checkout)
+        except remote.WorkspaceError as error:
+            raise StoreError(f"repository {config.bot.remote}: {error}") from None
+        return
+    await asyncio.to_thread(_seed_repo, config)
+
+
+def _seed_repo(config: Config) -> None:
+    repo, seed = config.bot.checkout, config.bot.seed_repo
     if seed is None or repo.exists():
         return
     shutil.copytree(seed, repo)
@@ -58,6 +76,8 @@ def make_worker(config: Config, board: BoardService, **options: Any) -> Worker:
     It wakes on every commit, since a move may have queued work (here, or by the CLI
     beside a running bot), and hears every move, so a finished card's worktree goes.
     """
+    options.setdefault("lease_s", config.workers.lease_s)
+    options.setdefault("heartbeat_s", config.workers.heartbeat_s)
     worker = Worker(board, config, **options)
     board.store.on_commit.append(worker.wake)
     board.listeners.append(worker.note_finished)
@@ -71,7 +91,7 @@ async def open_board(config: Config) -> AsyncIterator[BoardService]:
     The repository's intent files are imported first, as the bot does at start, so
     a card whose file exists can be seen and moved before the bot ever ran.
     """
-    store = await Store.open(config.bot.database)
+    store = await open_store(config)
     try:
         board = make_board(config, store)
         await board.import_cards()
@@ -85,22 +105,20 @@ class Running:
     config: Config
     store: Store
     board: BoardService
-    worker: Worker
+    # None for the bot alone (`run --no-worker`): workers run elsewhere.
+    worker: Worker | None
     instance_id: str
 
-    async def prepare(self) -> None:
+    async def prepare(self, *, import_cards: bool = True) -> None:
         """Recover what a previous process left running, then import the intent files.
 
         Call it after attaching listeners (notifier, chat), so the room hears about
-        runs that a crash cut off.
+        runs that a crash cut off. A worker alone imports nothing: the bot does.
         """
-        recovered = await self.board.recover(self.instance_id)
-        for item in recovered:
-            if item.job.process and kill_orphan(item.job.process):
-                # A crashed bot's agent would otherwise keep editing the worktree.
-                log.warning("stopped the orphaned run of job %s", item.job.id)
+        recovered = await self.worker.recover(await self.worker.register()) if self.worker else 0
         async with self.store.transaction() as db:
             pruned = await upkeep.prune(db)
+            await worker_store.prune(db)
         if pruned.processed_events or pruned.sent_posts:
             log.info(
                 "pruned %d processed event ids and %d sent posts older than %d days",
@@ -108,6 +126,9 @@ class Running:
                 pruned.sent_posts,
                 upkeep.KEEP_DAYS,
             )
+        if not import_cards:
+            log.info("worker ready on %s: %d runs recovered", self.store.name, recovered)
+            return
         report = await self.board.import_cards()
         log.info(
             "board ready: %d imported, %d updated, %d unchanged, %d rejected, %d runs recovered",
@@ -115,27 +136,30 @@ class Running:
             len(report.updated),
             report.unchanged,
             len(report.rejected),
-            len(recovered),
+            recovered,
         )
 
 
 @contextlib.asynccontextmanager
-async def running_bot(config: Config) -> AsyncIterator[Running]:
-    """Lock the database for this process and build the board and its worker."""
-    lock = InstanceLock(config.bot.database)
-    lock.acquire()
-    store = None
+async def running_bot(
+    config: Config, *, chat: bool = True, worker: bool = True
+) -> AsyncIterator[Running]:
+    """The board and, as asked, its worker; with `chat`, the database's one bot.
+
+    `chat=False` is a worker alone: any number of them share the database, so it
+    takes no instance lock.
+    """
+    store = await open_store(config)
     try:
-        ensure_repo(config)
-        store = await Store.open(config.bot.database)
+        if chat:
+            await store.lock_instance()
+        await ensure_repo(config)
         board = make_board(config, store)
         instance_id = uuid.uuid4().hex
-        worker = make_worker(config, board, instance_id=instance_id)
-        yield Running(config, store, board, worker, instance_id)
+        made = make_worker(config, board, instance_id=instance_id) if worker else None
+        yield Running(config, store, board, made, instance_id)
     finally:
-        if store is not None:
-            await store.close()
-        lock.release()
+        await store.close()
 
 
 def stop_on_signals(stop: asyncio.Event) -> None:

@@ -144,7 +144,7 @@ def runs(jobs: list[Job], job_slugs: dict[int, str], locale: str, now: float | N
 
 def _job_line(job: Job, job_slugs: dict[int, str], locale: str, now: float) -> str:
     since = job.started_at or job.created_at
-    return say(
+    line = say(
         locale,
         "job_line",
         id=job.id,
@@ -154,6 +154,10 @@ def _job_line(job: Job, job_slugs: dict[int, str], locale: str, now: float) -> s
         lane=job.lane,
         age=duration(now - since),
     )
+    if job.host and job.state.value == "running":
+        # Workers on several hosts: where to look for the agent process.
+        return say(locale, "job_on_host", line=line, host=job.host)
+    return line
 
 
 def card(view: CardView, runs: list[RunRecord], locale: str) -> str:

@@ -31,7 +31,7 @@ from chatbot.pipeline.planning import run_draft, run_operator, run_split
 from runners.contracts import ContractError
 from runners.process import kill_orphan, process_identity
 from runners.runtimes import RunnerError
-from runners.workspace import WorkspaceError, remove_worktree
+from runners.workspace import WorkspaceError, remove_worktree, sync_checkout
 
 log = logging.getLogger(__name__)
 
@@ -283,11 +283,16 @@ class Worker:
         )
         role = job.kind
         try:
+            if self.config.bot.remote is not None and self.target_branch is not None:
+                # Another host may have pushed intents or merges since the last job.
+                await sync_checkout(self.config.bot.checkout, self.target_branch)
             await handler(ctx)
         except RunFailed as failed:
             await self._fail(job, failed.detail)
         except ContractError as error:
             await self._fail(job, f"the {role}'s answer was rejected: {error}", rejected=ctx)
+        except WorkspaceError as error:
+            await self._fail(job, f"the repository could not be brought up to date: {error}")
         except RunnerError as error:
             await self._fail(job, f"{role} run could not start: {error}")
         except FileExistsRefusal as refusal:

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import fcntl
 import os
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Sequence
 from contextlib import AbstractAsyncContextManager
 from pathlib import Path
 from typing import Any
@@ -118,12 +118,8 @@ class Store:
     async def open(database: str | Path, *, password_file: Path | None = None) -> Store:
         """Open (and migrate) a SQLite file or a `postgresql://` database."""
         if is_postgres(database):
-            from chatbot.store.postgres import PostgresStore
-
-            return await PostgresStore.open(str(database), password_file=password_file)
-        from chatbot.store.sqlite import SqliteStore
-
-        return await SqliteStore.open(Path(database))
+            return await ENGINES["postgresql"](str(database), password_file=password_file)
+        return await ENGINES["sqlite"](Path(database))
 
     def transaction(self, *, exclusive: bool = True) -> AbstractAsyncContextManager[Db]:
         """All statements inside commit together or not at all.
@@ -162,6 +158,11 @@ class Store:
 
     async def __aexit__(self, *exc: object) -> None:
         await self.close()
+
+
+# Each engine's module registers its opener here (the package imports both), so this
+# interface does not import its implementations.
+ENGINES: dict[str, Callable[..., Awaitable[Store]]] = {}
 
 
 def is_postgres(database: object) -> bool:

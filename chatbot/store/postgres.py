@@ -26,7 +26,7 @@ import psycopg_pool
 from psycopg.types.numeric import FloatLoader
 from psycopg.types.string import TextLoader
 
-from chatbot.store.db import Db, IntegrityError, Params, Row, Store, StoreError, row_class
+from chatbot.store.db import ENGINES, Db, IntegrityError, Params, Row, Store, StoreError, row_class
 from chatbot.store.dialect import PRELUDE, ddl_for_postgres, for_postgres
 from chatbot.store.migrations import LATEST, MIGRATIONS
 
@@ -317,3 +317,6 @@ class PostgresStore(Store):
                     await conn.execute("ROLLBACK")
                 raise
             await conn.execute("COMMIT")
+
+
+ENGINES["postgresql"] = PostgresStore.open

@@ -19,7 +19,16 @@ from typing import Any
 
 import aiosqlite
 
-from chatbot.store.db import Db, InstanceLock, IntegrityError, Params, Row, Store, StoreError
+from chatbot.store.db import (
+    ENGINES,
+    Db,
+    InstanceLock,
+    IntegrityError,
+    Params,
+    Row,
+    Store,
+    StoreError,
+)
 from chatbot.store.dialect import for_sqlite
 from chatbot.store.migrations import LATEST, MIGRATIONS
 
@@ -172,3 +181,6 @@ async def _migrate(conn: aiosqlite.Connection, path: Path) -> None:
             await conn.execute("ROLLBACK")
             raise
         await conn.execute("COMMIT")
+
+
+ENGINES["sqlite"] = SqliteStore.open

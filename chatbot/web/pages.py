@@ -163,7 +163,8 @@ def runs_main(
             rows.append(
                 tag(
                     "<tr><td>#{id}</td><td>{card}</td><td>{kind}</td><td>{lane}</td>"
-                    '<td class="state-{state}">{state}</td><td>{age}</td><td>{attempts}</td></tr>',
+                    '<td class="state-{state}">{state}</td><td>{age}</td><td>{attempts}</td>'
+                    "<td>{host}</td></tr>",
                     id=job.id,
                     card=card,
                     kind=job.kind,
@@ -171,13 +172,16 @@ def runs_main(
                     state=job.state.value,
                     age=since(started or job.created_at, t.units, now),
                     attempts=job.attempts,
+                    host=(job.host or "-") if started else "-",
                 )
             )
         heads = ("col_job", "col_card", "col_kind", "col_lane", "col_state", "col_for")
         table = tag(
             '<div class="scroll"><table class="jobs"><thead><tr>{heads}</tr></thead>'
             "<tbody>{rows}</tbody></table></div>",
-            heads=join(tag("<th>{h}</th>", h=t(key)) for key in (*heads, "col_attempts")),
+            heads=join(
+                tag("<th>{h}</th>", h=t(key)) for key in (*heads, "col_attempts", "col_host")
+            ),
             rows=join(rows),
         )
     else:

@@ -1,0 +1,74 @@
+"""`chatbot check`: the database (reachable, schema version) and the workers it has seen.
+
+With several hosts the questions are "can this host reach the board?" and "which
+workers are alive, where, on which lanes?": both are answered from the database
+itself, since the workers register there (chatbot/store/workers.py).
+"""
+
+from __future__ import annotations
+
+import time
+
+from chatbot.config import Config
+from chatbot.notify.format import duration
+from chatbot.store import Store, StoreError
+from chatbot.store import workers as worker_store
+from chatbot.store.migrations import LATEST
+from runners.gitcmd import WorkspaceError, run_git
+
+# Workers whose last heartbeat is older than this are not listed.
+SEEN_WITHIN_S = 24 * 3600
+
+
+async def check_database(config: Config, connect: bool) -> bool:
+    """Print the database line and the workers seen recently; False when unusable."""
+    sqlite = config.bot.sqlite_file
+    if sqlite is not None and not sqlite.exists():
+        print(f"database: {sqlite} (SQLite; made at the first start)")
+        return True
+    if sqlite is None and not connect:
+        print(f"database: {config.bot.database} (PostgreSQL; not contacted: --no-connect)")
+        return True
+    try:
+        store = await Store.open(
+            config.bot.database, password_file=config.bot.database_password_file
+        )
+    except StoreError as error:
+        print(f"database: NOT usable: {error}")
+        return False
+    try:
+        version = await store.schema_version()
+        engine = "SQLite" if sqlite is not None else "PostgreSQL, reachable"
+        print(f"database: {store.name} ({engine}), schema version {version} of {LATEST}")
+        now = time.time()
+        seen = await worker_store.seen_since(store.reader, now - SEEN_WITHIN_S)
+        if not seen:
+            print("workers: none seen in the last 24 h")
+        for worker in seen:
+            state = "alive" if worker.alive else "stopped"
+            print(
+                f"worker on {worker.host} ({worker.id[:8]}): {state}, lanes "
+                f"{', '.join(worker.lanes) or '-'}, last heartbeat "
+                f"{duration(max(0.0, now - worker.heartbeat_at))} ago"
+            )
+        return True
+    finally:
+        await store.close()
+
+
+async def remote_line(config: Config, connect: bool) -> tuple[str, bool]:
+    """The git remote workers clone and push to: reachable, with which branches."""
+    remote, checkout = config.bot.remote, config.bot.checkout
+    assert remote is not None
+    where = f"repository: git remote {remote}, this host's clone {checkout}"
+    if not (checkout / ".git").exists():
+        where += " (cloned at the first start)"
+    if not connect:
+        return where, True
+    folder = checkout if checkout.is_dir() else config.source.parent
+    try:
+        heads = await run_git(folder, "ls-remote", "--heads", remote)
+    except WorkspaceError as error:
+        return f"{where}; NOT reachable: {error}", False
+    count = len([line for line in heads.out.splitlines() if line.strip()])
+    return f"{where}; reachable, {count} branches", True
