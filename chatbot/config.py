@@ -255,6 +255,8 @@ class WorkersSection(_Section):
     lease_s: float = Field(default=60.0, ge=1.0, le=3600.0)
     # How often a worker renews its leases and looks for orphans.
     heartbeat_s: float = Field(default=15.0, ge=0.1, le=600.0)
+    # The name this host's workers give (/runs, check); default: the machine's name.
+    host: str | None = Field(default=None, pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$")
 
     @model_validator(mode="after")
     def _beat_within_lease(self) -> WorkersSection:

@@ -78,6 +78,7 @@ def make_worker(config: Config, board: BoardService, **options: Any) -> Worker:
     """
     options.setdefault("lease_s", config.workers.lease_s)
     options.setdefault("heartbeat_s", config.workers.heartbeat_s)
+    options.setdefault("host", config.workers.host)
     worker = Worker(board, config, **options)
     board.store.on_commit.append(worker.wake)
     board.listeners.append(worker.note_finished)
