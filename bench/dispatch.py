@@ -19,7 +19,15 @@ job row is inserted, inside the owner's /start transaction):
 Then the worker's resident memory (RSS of this process, where the worker runs)
 with the board loaded: after the runs and after reading every card's view.
 
+On PostgreSQL (`--engine postgresql`, or `both`, the default, for the two side by
+side) the board lives in a real server started here (Debian's package, as the tests
+start it, with fsync on and synchronous_commit off: the same trade as SQLite's WAL
+with synchronous=NORMAL), and the worker is woken through LISTEN/NOTIFY like a
+worker on another host would be: the /start is committed by a second store, not
+the worker's own.
+
     .venv/bin/python bench/dispatch.py [--runs 200] [--cards 10000] [--warmup 5]
+        [--engine both|sqlite|postgresql]
 """
 
 from __future__ import annotations
@@ -30,6 +38,7 @@ import json
 import math
 import os
 import subprocess
+import sys
 import tempfile
 import time
 import uuid
@@ -37,12 +46,16 @@ from pathlib import Path
 
 import psutil
 
-from chatbot.app.startup import make_worker
-from chatbot.board import BoardService, Change
-from chatbot.config import parse_config
-from chatbot.domain.phases import Phase
-from chatbot.domain.transitions import Action
-from chatbot.store import Db, Store
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from chatbot.app.startup import make_worker  # noqa: E402
+from chatbot.board import BoardService, Change  # noqa: E402
+from chatbot.config import parse_config  # noqa: E402
+from chatbot.domain.phases import Phase  # noqa: E402
+from chatbot.domain.transitions import Action  # noqa: E402
+from chatbot.store import Db, Store  # noqa: E402
+from tests.realservers.postgres import Postgres  # noqa: E402
 
 TARGET_P99_MS = 50.0
 TARGET_RSS_MB = 100.0
@@ -162,6 +175,7 @@ def rss_mb() -> float:
 
 
 async def run_jobs(
+    owner_board: BoardService,
     board: BoardService,
     store: Store,
     slugs: list[str],
@@ -177,7 +191,7 @@ async def run_jobs(
     for index, slug in enumerate(slugs):
         finished[slug] = asyncio.Event()
         before_spawns = len(spawned)
-        card = await board.act(slug, Action.START, actor=OWNER)
+        card = await owner_board.act(slug, Action.START, actor=OWNER)
         await asyncio.wait_for(finished[slug].wait(), timeout=30)
         async with store.transaction():
             pass  # the listener ran inside the result's transaction: let it commit
@@ -202,7 +216,9 @@ async def run_jobs(
     return samples, elapsed
 
 
-async def bench(root: Path, runs: int, warmup: int, cards: int) -> dict:
+async def bench(
+    root: Path, runs: int, warmup: int, cards: int, database: str | None = None, password=None
+) -> dict:
     slugs = [f"run-{i:04d}" for i in range(runs + warmup)]
     repo = make_repo(root, slugs)
     cli = root / "instant-codex"
@@ -215,9 +231,14 @@ async def bench(root: Path, runs: int, warmup: int, cards: int) -> dict:
     os.environ["BENCH_DISPATCH_ANSWER"] = str(answer_file)
     config_path = root / "bot.toml"
     text = CONFIG.format(owner=OWNER, cli=cli)
+    if database is not None:
+        text = text.replace(
+            'database = "board.sqlite3"',
+            f'database = "{database}"\ndatabase_password_file = "{password}"',
+        )
     config_path.write_text(text)
     config = parse_config(text, config_path)
-    assert repo == config.bot.repo
+    assert repo == config.bot.checkout
 
     # Every process the worker execs, and when the exec returned.
     # Hooked at the event loop, where every asyncio subprocess (the runner's included)
@@ -234,9 +255,17 @@ async def bench(root: Path, runs: int, warmup: int, cards: int) -> dict:
     loop.subprocess_exec = timed_exec  # type: ignore[method-assign]
 
     rss_empty = rss_mb()
-    store = await Store.open(config.bot.database)
+    store = await Store.open(config.bot.database, password_file=config.bot.database_password_file)
+    # The owner's moves come through a store of their own: on PostgreSQL the worker
+    # then hears of them as from another host (NOTIFY), not from its own commit hook.
+    owner_store = (
+        await Store.open(config.bot.database, password_file=config.bot.database_password_file)
+        if database is not None
+        else store
+    )
     try:
         board = BoardService(store, repo, default_lane="light")
+        owner_board = BoardService(owner_store, repo, default_lane="light")
         await board.import_cards()
         await fill_board(store, cards - len(slugs), first=0)
         total = (await board.summary()).total
@@ -252,8 +281,10 @@ async def bench(root: Path, runs: int, warmup: int, cards: int) -> dict:
         stop = asyncio.Event()
         worker_task = asyncio.create_task(worker.run(stop=stop))
         try:
+            if database is not None:
+                await store.wait_listening()
             samples, elapsed = await run_jobs(
-                board, store, slugs, warmup, finished, spawned, str(cli), starts_file
+                owner_board, board, store, slugs, warmup, finished, spawned, str(cli), starts_file
             )
         finally:
             stop.set()
@@ -264,6 +295,8 @@ async def bench(root: Path, runs: int, warmup: int, cards: int) -> dict:
         rss_after_views = rss_mb()
     finally:
         loop.subprocess_exec = real_exec  # type: ignore[method-assign]
+        if owner_store is not store:
+            await owner_store.close()
         await store.close()
     return {
         "samples": samples,
@@ -276,18 +309,11 @@ async def bench(root: Path, runs: int, warmup: int, cards: int) -> dict:
     }
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--runs", type=int, default=200)
-    parser.add_argument("--warmup", type=int, default=5)
-    parser.add_argument("--cards", type=int, default=10_000)
-    args = parser.parse_args()
-    with tempfile.TemporaryDirectory(prefix="bench-dispatch-") as tmp:
-        result = asyncio.run(bench(Path(tmp), args.runs, args.warmup, args.cards))
+def report(engine: str, result: dict, warmup: int) -> None:
     samples = result["samples"]
     print(
-        f"dispatch: {len(samples)} operator jobs one at a time on a board of "
-        f"{result['total']} cards ({args.warmup} warm-up runs not counted), "
+        f"dispatch on {engine}: {len(samples)} operator jobs one at a time on a board of "
+        f"{result['total']} cards ({warmup} warm-up runs not counted), "
         f"{result['elapsed']:.1f} s in all"
     )
     print(f"{'from the job being queued to':34} {'p50':>9} {'p99':>9} {'max':>9}")
@@ -308,6 +334,37 @@ def main() -> None:
         f"{result['rss_after_views']:.1f} MB after reading all {result['views']} card views"
         f"   target: < {TARGET_RSS_MB:g} MB"
     )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=200)
+    parser.add_argument("--warmup", type=int, default=5)
+    parser.add_argument("--cards", type=int, default=10_000)
+    parser.add_argument("--engine", choices=("both", "sqlite", "postgresql"), default="both")
+    args = parser.parse_args()
+    engines = ("sqlite", "postgresql") if args.engine == "both" else (args.engine,)
+    for engine in engines:
+        with tempfile.TemporaryDirectory(prefix="bench-dispatch-") as tmp:
+            if engine == "sqlite":
+                result = asyncio.run(bench(Path(tmp), args.runs, args.warmup, args.cards))
+            else:
+                server = Postgres(durable=True).start()
+                try:
+                    url = server.url(server.fresh_schema())
+                    result = asyncio.run(
+                        bench(
+                            Path(tmp),
+                            args.runs,
+                            args.warmup,
+                            args.cards,
+                            url,
+                            server.password_file,
+                        )
+                    )
+                finally:
+                    server.stop()
+        report(engine, result, args.warmup)
 
 
 if __name__ == "__main__":

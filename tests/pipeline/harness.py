@@ -209,9 +209,7 @@ async def open_harness(root: Path, repo: Path, text: str, log: Path) -> Harness:
         text = text.replace('database = "board.sqlite3"\n', DATABASE.toml(), 1)
     config_path.write_text(text)
     config = parse_config(text, config_path)
-    store = await Store.open(
-        config.bot.database, password_file=config.bot.database_password_file
-    )
+    store = await Store.open(config.bot.database, password_file=config.bot.database_password_file)
     board = BoardService(
         store,
         config.bot.repo,

@@ -8,7 +8,7 @@ import shlex
 import sys
 from pathlib import Path
 
-from . import Servers, ensure_installed
+from . import Servers, ensure_installed, postgres
 
 DEFAULT_DIR = Path(__file__).resolve().parents[2] / "var" / "servers"
 
@@ -19,7 +19,9 @@ def main(argv: list[str] | None = None) -> int:
         "--dir", type=Path, default=DEFAULT_DIR, help=f"data folder (default {DEFAULT_DIR})"
     )
     sub = parser.add_subparsers(dest="cmd", required=True)
-    sub.add_parser("install", help="only make sure the prosody Debian package is present")
+    sub.add_parser(
+        "install", help="only make sure the prosody and postgresql Debian packages are present"
+    )
     sub.add_parser("start", help="start both servers, create accounts and rooms (idempotent)")
     sub.add_parser("stop", help="TERM both servers and wait for them to exit")
     sub.add_parser("status", help="print whether each server runs; exit 1 if one does not")
@@ -28,6 +30,8 @@ def main(argv: list[str] | None = None) -> int:
 
     if args.cmd == "install":
         ensure_installed()
+        # The store's and pipeline's tests run on a real PostgreSQL too (tests/conftest.py).
+        postgres.ensure_installed()
         return 0
     servers = Servers(args.dir)
     if args.cmd == "start":
