@@ -29,6 +29,8 @@ import time
 import uuid
 from pathlib import Path
 
+import psutil
+
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
@@ -142,12 +144,14 @@ async def measure(root: Path, server: Postgres, workers: int, jobs: int, slots: 
             while await count("SELECT count(*) FROM workers WHERE expires_at > 0") < workers:
                 await changed.wait()
                 changed.clear()
+        cpu_before = _cpu(processes, server)
         started = await queue_all(store, jobs)
         async with asyncio.timeout(600):
             while await count("SELECT count(*) FROM jobs WHERE state = 'done'") < jobs:
                 await changed.wait()
                 changed.clear()
         elapsed = time.perf_counter() - started
+        cpu_after = _cpu(processes, server)
         hosts = await store.reader.fetchall(
             "SELECT host, count(*) FROM jobs GROUP BY host ORDER BY host"
         )
@@ -159,9 +163,30 @@ async def measure(root: Path, server: Postgres, workers: int, jobs: int, slots: 
             process.wait(60)
         await store.close()
     return {
+        "cpu": {k: cpu_after[k] - cpu_before[k] for k in cpu_before},
         "elapsed": elapsed,
         "per_host": {row[0]: row[1] for row in hosts},
         "failed": failed,
+    }
+
+
+def _cpu(processes: list[subprocess.Popen], server: Postgres) -> dict[str, float]:
+    """CPU seconds so far: the workers with their agents, and the database server."""
+
+    def tree(pid: int) -> float:
+        try:
+            root = psutil.Process(pid)
+            total = 0.0
+            for proc in [root, *root.children(recursive=True)]:
+                times = proc.cpu_times()
+                total += times.user + times.system + times.children_user + times.children_system
+            return total
+        except psutil.NoSuchProcess:
+            return 0.0
+
+    return {
+        "workers": sum(tree(p.pid) for p in processes),
+        "postgres": tree(server.pid or 0),
     }
 
 
@@ -187,7 +212,9 @@ def main() -> None:
             share = ", ".join(f"{h} {n}" for h, n in result["per_host"].items())
             print(
                 f"{workers} worker(s): {args.jobs / result['elapsed']:7.1f} jobs/s "
-                f"({result['elapsed']:.2f} s; not done: {result['failed']}; per host: {share})"
+                f"({result['elapsed']:.2f} s; not done: {result['failed']}; per host: {share}; "
+                f"CPU s: workers and agents {result['cpu']['workers']:.1f}, "
+                f"PostgreSQL {result['cpu']['postgres']:.1f})"
             )
     finally:
         server.stop()

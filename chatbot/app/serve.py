@@ -118,6 +118,7 @@ async def serve(
     attach_notifier(bot)
     sender = OutboxSender(bot.store, transports)
     bot.store.on_commit.append(sender.wake)
+    bot.store.on_write.append(sender.wake)  # chat's replies are single statements
     attach_chat(bot, transports, sender)
     await bot.prepare()  # now that the room listens, recovered runs are reported there
     board_web = await start_web(bot, transports)

@@ -32,6 +32,11 @@ class BoardQueue:
         """Which of `lanes` have a job waiting: one read, before any claim."""
         return await job_store.queued_lanes(self.store.reader, tuple(lanes))
 
+    async def claimable_lanes(self, limits: dict[str, int]) -> set[str]:
+        """Which lanes have a job waiting and a free slot on all hosts together: one read,
+        so a worker does not try (and fail) to claim in a lane that is full elsewhere."""
+        return await job_store.claimable_lanes(self.store.reader, limits)
+
     async def claim(
         self,
         lane: str,
@@ -80,14 +85,18 @@ class BoardQueue:
     async def slug_taken(self, slug: str) -> bool:
         return await card_store.get(self.store.reader, slug) is not None
 
+    # A run's own rows (its telemetry, its process) depend on nothing else on the board:
+    # they need not wait for other hosts' moves, and the move that follows wakes whoever
+    # shows them.
+
     async def record_run(self, record: RunRecord) -> int:
-        async with self.store.transaction() as db:
+        async with self.store.transaction(exclusive=False) as db:
             return await telemetry.record(db, record)
 
     async def run_rejected(self, run_id: int, detail: str) -> None:
-        async with self.store.transaction() as db:
+        async with self.store.transaction(exclusive=False) as db:
             await telemetry.mark_rejected(db, run_id, detail)
 
     async def record_process(self, job: Job, identity: str | None) -> None:
-        async with self.store.transaction() as db:
+        async with self.store.transaction(exclusive=False) as db:
             await job_store.record_process(db, job.id, identity)

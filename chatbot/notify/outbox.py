@@ -173,7 +173,9 @@ class OutboxSender:
         except Exception as error:  # noqa: BLE001 - this message failed; it alone waits
             await self._failed_try(row, error)
             return True
-        async with self.store.transaction() as db:
+        # Its own rows only (the outbox row, the record of what was posted): no other
+        # writer to wait for, nobody to wake (the next command may already be here).
+        async with self.store.transaction(exclusive=False) as db:
             await chat_store.mark_sent(db, row, message_id)
         self._held.pop((row.transport, row.room), None)
         self._retry.pop(row.id, None)

@@ -209,8 +209,8 @@ class Worker:
 
     async def _claim_all(self) -> None:
         # One read first: most wake-ups (a chat reply, an outbox mark) queued nothing,
-        # and a claim is a write transaction per lane.
-        waiting = await self.board.queued_lanes(self.lanes)
+        # a lane may be full on other hosts, and a claim is a write transaction.
+        waiting = await self.board.claimable_lanes(self.lanes)
         for lane, limit in self.lanes.items():
             if lane not in waiting:
                 continue

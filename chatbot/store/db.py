@@ -113,6 +113,9 @@ class Store:
         # Called after every commit: the outbox sender and the worker wake on new rows
         # instead of polling, whichever module (or, on PostgreSQL, process) wrote them.
         self.on_commit: list[Callable[[], None]] = []
+        # Called after a `write_one` of this process (a reply queued, an event marked):
+        # only the outbox sender cares, and the worker need not look for jobs then.
+        self.on_write: list[Callable[[], None]] = []
 
     @staticmethod
     async def open(database: str | Path, *, password_file: Path | None = None) -> Store:
@@ -124,9 +127,12 @@ class Store:
     def transaction(self, *, exclusive: bool = True) -> AbstractAsyncContextManager[Db]:
         """All statements inside commit together or not at all.
 
-        `exclusive=False` is for a claim or a heartbeat, which touch only their own
-        rows (row locks and the lane's `Db.lock` keep them right): on PostgreSQL they
-        do not wait for board moves. SQLite serialises every writer anyway.
+        `exclusive=False` is for a claim, a heartbeat or a worker's registration,
+        which touch only their own rows (row locks and the lane's `Db.lock` keep them
+        right): on PostgreSQL they do not wait for board moves (SQLite serialises
+        every writer anyway), and they wake nobody. A claim that found the lane
+        full would otherwise wake every other worker into trying the same, and
+        each of those failed claims would wake all the others again.
         """
         raise NotImplementedError
 
@@ -134,8 +140,10 @@ class Store:
         """One statement on its own: atomic by itself, so no BEGIN/COMMIT round trips.
 
         Hot paths (marking an event processed, queueing a reply) pay one hop to the
-        database instead of three. Returns the changed row count. It wakes this
-        process's hooks only: such rows (replies, marks) concern this process.
+        database instead of three. Returns the changed row count. It wakes the
+        `on_write` hooks of this process only: such rows (replies, marks) queue no
+        job and show on no board, and the /status round trip is shorter for every
+        reader that does not wake.
         """
         raise NotImplementedError
 
@@ -151,6 +159,10 @@ class Store:
 
     def _committed(self) -> None:
         for wake in self.on_commit:
+            wake()
+
+    def _written(self) -> None:
+        for wake in self.on_write:
             wake()
 
     async def __aenter__(self) -> Store:

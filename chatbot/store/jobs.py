@@ -158,6 +158,22 @@ async def queued_lanes(db: Db, lanes: tuple[str, ...]) -> set[str]:
     return {row[0] for row in rows}
 
 
+async def claimable_lanes(db: Db, limits: dict[str, int]) -> set[str]:
+    """Lanes with a job queued and, over every worker on the database, a free slot."""
+    if not limits:
+        return set()
+    lanes = tuple(limits)
+    marks = ", ".join("?" * len(lanes))
+    rows = await db.fetchall(
+        "SELECT lane, state, count(*) FROM jobs "
+        f"WHERE state IN ('queued', 'running') AND lane IN ({marks}) GROUP BY lane, state",
+        lanes,
+    )
+    queued = {row[0] for row in rows if row[1] == "queued"}
+    running = {row[0]: row[2] for row in rows if row[1] == "running"}
+    return {lane for lane in queued if running.get(lane, 0) < limits[lane]}
+
+
 async def not_running(db: Db, job_ids: tuple[int, ...]) -> list[int]:
     if not job_ids:
         return []

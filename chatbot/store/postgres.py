@@ -6,7 +6,8 @@ database-wide advisory lock (write transactions run one at a time, as on SQLite,
 whichever host they come from) and queues a NOTIFY: PostgreSQL delivers it only if
 the transaction commits, to every process listening on the database, whose
 `on_commit` hooks then run as if the commit had been local. Claims and heartbeats
-skip the database-wide lock (`exclusive=False`): they touch their own rows only.
+skip the database-wide lock and the NOTIFY (`exclusive=False`): they touch their
+own rows only, and nobody needs waking for them.
 """
 
 from __future__ import annotations
@@ -171,7 +172,6 @@ class PostgresStore(Store):
             f"BEGIN; SELECT pg_advisory_xact_lock({_LOCK_CLASS}, {_WRITERS}), "
             f"pg_notify('{CHANNEL}', '{self._token}')"
         )
-        self._begin_shared = f"BEGIN; SELECT pg_notify('{CHANNEL}', '{self._token}')"
         self._listener: asyncio.Task[None] | None = None
         self._listening = asyncio.Event()
         self._instance: psycopg.AsyncConnection[Any] | None = None
@@ -221,7 +221,7 @@ class PostgresStore(Store):
     @asynccontextmanager
     async def transaction(self, *, exclusive: bool = True) -> AsyncIterator[Db]:
         async with self._pool.connection() as conn:
-            await conn.execute(self._begin if exclusive else self._begin_shared)
+            await conn.execute(self._begin if exclusive else "BEGIN")
             try:
                 yield PostgresDb(conn)
             except BaseException:
@@ -230,7 +230,8 @@ class PostgresStore(Store):
                 raise
             else:
                 await conn.execute("COMMIT")
-        self._committed()
+        if exclusive:
+            self._committed()
 
     async def write_one(self, sql: str, params: Params = ()) -> int:
         async with self._pool.connection() as conn:
@@ -239,7 +240,7 @@ class PostgresStore(Store):
             except psycopg.errors.IntegrityError as error:
                 raise _integrity(error) from None
             changed = cursor.rowcount
-        self._committed()
+        self._written()
         return changed
 
     async def schema_version(self) -> int:

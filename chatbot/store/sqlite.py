@@ -1,10 +1,16 @@
-"""SQLite through aiosqlite: one writer connection, one reader, explicit transactions.
+"""SQLite: a writer through aiosqlite, readers of their own, explicit transactions.
 
 Writers are serialised by an asyncio lock because tasks sharing one aiosqlite
 connection would otherwise be folded into each other's commits; `BEGIN IMMEDIATE`
 additionally keeps other processes (the CLI, or `chatbot worker` processes beside
-a running bot) out while a transaction runs. Reads use their own connection and so
-see only committed data.
+a running bot) out while a transaction runs. Reads use their own connections and
+so see only committed data.
+
+A read whose last run was quick (a card by its slug: tens of microseconds) runs on
+the event loop's own thread: a hop to a database thread and back costs more than
+the query, and `/status` makes several. A read whose last run took longer (a
+board of 100,000 cards for the web page) runs on the reader thread, so the loop
+does not stall on it.
 """
 
 from __future__ import annotations
@@ -12,7 +18,9 @@ from __future__ import annotations
 import asyncio
 import logging
 import sqlite3
+import time
 from collections.abc import AsyncIterator, Iterable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
@@ -76,7 +84,75 @@ class SqliteDb(Db):
         """Nothing to do: `BEGIN IMMEDIATE` already holds the whole database."""
 
 
-async def _connect(path: Path, *, readonly: bool) -> aiosqlite.Connection:
+# Reads whose last run took less than this run on the loop's thread (see above).
+INLINE_BELOW_S = 0.0005
+_KNOWN_QUERIES = 2048
+
+
+class SqliteReader(Db):
+    """Committed reads: inline when known to be quick, else on the reader thread.
+
+    Two connections, one per thread, so an inline read never waits for a slow one.
+    """
+
+    engine = "sqlite"
+
+    def __init__(self, path: Path):
+        self._inline = _plain_reader(path)
+        self._threaded = _plain_reader(path)
+        self._thread = ThreadPoolExecutor(1, thread_name_prefix="sqlite-reader")
+        # How long each statement's last run took: a statement runs inline while its
+        # last run was quick, so one that grows slow goes back to the thread after one run.
+        self._last: dict[str, float] = {}
+
+    async def fetchall(self, sql: str, params: Params = ()) -> list[Row]:
+        sql = for_sqlite(sql)
+        last = self._last.get(sql)
+        if last is not None and last < INLINE_BELOW_S:
+            rows, took = _timed(self._inline, sql, params)
+        else:
+            loop = asyncio.get_running_loop()
+            rows, took = await loop.run_in_executor(
+                self._thread, _timed, self._threaded, sql, params
+            )
+        if last is not None or len(self._last) < _KNOWN_QUERIES:
+            self._last[sql] = took
+        return rows
+
+    async def execute(self, sql: str, params: Params = ()) -> int:
+        raise StoreError("the reader does not write; use a transaction")
+
+    async def insert(self, sql: str, params: Params = ()) -> int:
+        raise StoreError("the reader does not write; use a transaction")
+
+    async def executemany(self, sql: str, rows: Iterable[Sequence[Any]]) -> None:
+        raise StoreError("the reader does not write; use a transaction")
+
+    async def lock(self, key: str) -> None:
+        raise StoreError("locks live in transactions")
+
+    async def close(self) -> None:
+        await asyncio.get_running_loop().run_in_executor(self._thread, self._threaded.close)
+        self._thread.shutdown(wait=True)
+        self._inline.close()
+
+
+def _timed(conn: sqlite3.Connection, sql: str, params: Params) -> tuple[list[Row], float]:
+    start = time.perf_counter()
+    rows = conn.execute(sql, params).fetchall()
+    return rows, time.perf_counter() - start  # type: ignore[return-value]
+
+
+def _plain_reader(path: Path) -> sqlite3.Connection:
+    conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+    conn.row_factory = sqlite3.Row
+    conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+    conn.execute("PRAGMA foreign_keys = ON")
+    conn.execute("PRAGMA query_only = ON")
+    return conn
+
+
+async def _connect(path: Path) -> aiosqlite.Connection:
     conn = await aiosqlite.connect(path, isolation_level=None)
     conn.row_factory = sqlite3.Row
     await conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
@@ -84,34 +160,32 @@ async def _connect(path: Path, *, readonly: bool) -> aiosqlite.Connection:
     # NORMAL in WAL mode survives a process crash (the tests kill with SIGKILL);
     # only a power cut can lose the last commits, which is the usual trade.
     await conn.execute("PRAGMA synchronous = NORMAL")
-    if readonly:
-        await conn.execute("PRAGMA query_only = ON")
     return conn
 
 
 class SqliteStore(Store):
     engine = "sqlite"
 
-    def __init__(self, path: Path, writer: aiosqlite.Connection, reader: aiosqlite.Connection):
+    def __init__(self, path: Path, writer: aiosqlite.Connection, reader: SqliteReader):
         super().__init__()
         self.path = path
         self.name = str(path)
         self._writer = writer
         self._reader = reader
         self._write_lock = asyncio.Lock()
-        self.reader = SqliteDb(reader)
+        self.reader = reader
         self._instance: InstanceLock | None = None
 
     @classmethod
     async def open(cls, path: Path) -> SqliteStore:  # type: ignore[override]
         path.parent.mkdir(parents=True, exist_ok=True)
-        writer = await _connect(path, readonly=False)
+        writer = await _connect(path)
         try:
             mode = await writer.execute_fetchall("PRAGMA journal_mode = WAL")
             if not mode or str(mode[0][0]).lower() != "wal":
                 raise StoreError(f"{path}: cannot switch the database to WAL mode")
             await _migrate(writer, path)
-            reader = await _connect(path, readonly=True)
+            reader = await asyncio.to_thread(SqliteReader, path)
         except BaseException as error:
             # An unclosed aiosqlite connection keeps its thread, and the process, alive.
             await writer.close()
@@ -138,19 +212,20 @@ class SqliteStore(Store):
                 raise
             else:
                 await self._writer.execute("COMMIT")
-                self._committed()
+                if exclusive:
+                    self._committed()
 
     async def write_one(self, sql: str, params: Params = ()) -> int:
         async with self._write_lock:
             cursor = await self._writer.execute(for_sqlite(sql), params)
             changed = cursor.rowcount
             await cursor.close()
-        self._committed()
+        self._written()
         return changed
 
     async def schema_version(self) -> int:
-        rows = await self._reader.execute_fetchall("PRAGMA user_version")
-        return int(next(iter(rows))[0])
+        row = await self._reader.fetchone("PRAGMA user_version")
+        return int(row[0]) if row else 0
 
     async def lock_instance(self) -> None:
         lock = InstanceLock(self.path)
