@@ -186,6 +186,7 @@ async def _runs(board: BoardService, config: Config, as_json: bool) -> int:
                 "card": card.slug if card else None,
                 "lane": job.lane,
                 "runtime": runtime,
+                "host": job.host if job.state.value == "running" else None,
                 "age_s": round(now - since, 1),
             }
         )
@@ -198,6 +199,7 @@ async def _runs(board: BoardService, config: Config, as_json: bool) -> int:
         print(
             f"#{row['id']:<5} {row['state']:<8} {row['kind']:<10} {row['card'] or '-':<24} "
             f"lane {row['lane']:<16} {row['runtime']:<10} {row['age_s']:7.0f}s"
+            + (f"  on {row['host']}" if row["host"] else "")
         )
     return EXIT_OK
 

@@ -186,6 +186,7 @@ def test_card_commands_come_from_the_chat_command_table(config: Path) -> None:
         "queued",
         "codex",
     )
-    assert set(job) == {"id", "state", "kind", "card", "lane", "runtime", "age_s"}
+    assert set(job) == {"id", "state", "kind", "card", "lane", "runtime", "host", "age_s"}
+    assert job["host"] is None  # queued: no host runs it yet
     refused = chatbot("deploy", "alpha", "--config", str(config))
     assert refused.returncode == 1 and "phase inspector_running" in refused.stderr

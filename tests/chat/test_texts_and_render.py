@@ -114,3 +114,21 @@ def test_cut_never_splits_what_people_see_as_one_character() -> None:
         # The notices' cutter is the same one: it never splits them either.
         shortened = cut(line, limit, "…")
         assert len(shortened.removesuffix("…")) in bounds
+
+
+def test_runs_names_the_host_of_a_running_job() -> None:
+    from chatbot.chat import render
+    from chatbot.store.jobs import Job, JobState
+
+    def job(job_id: int, state: JobState, host: str | None) -> Job:
+        return Job(
+            job_id, job_id, "builder", "light", state, None, {}, 1, "w", None, None,
+            100.0, 100.0 if state is JobState.RUNNING else None, None, None, None, host=host,
+        )  # fmt: skip
+
+    jobs = [job(1, JobState.RUNNING, "build-2"), job(2, JobState.QUEUED, None)]
+    text = render.runs(jobs, {1: "alpha", 2: "beta"}, "en", now=160.0)
+    running, queued = text.splitlines()[1:]
+    assert "alpha" in running and running.endswith(", on build-2")
+    assert "beta" in queued and " on " not in queued
+    assert render.runs(jobs, {1: "alpha"}, "de", now=160.0).splitlines()[1].endswith("auf build-2")

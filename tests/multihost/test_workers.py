@@ -7,6 +7,8 @@ import asyncio
 import contextlib
 import os
 import signal
+import subprocess
+import sys
 from pathlib import Path
 
 from chatbot.domain.phases import Phase
@@ -80,6 +82,21 @@ async def test_three_workers_build_review_and_deploy_ten_cards_exactly_once(
         await store.close()
     assert set(codes.values()) == {0}, (codes, fleet.logs())
     assert not [w for w in await _workers_alive(fleet)], "stopped workers still count as alive"
+    # `chatbot check` on any host: the database and the workers it has seen.
+    checked = subprocess.run(
+        [sys.executable, "-m", "chatbot", "check", "--config", str(fleet.config_for("host-a"))],
+        capture_output=True,
+        text=True,
+        env=fleet.env,
+        timeout=120,
+    )
+    assert checked.returncode == 0, checked.stdout + checked.stderr
+    assert f"database: {fleet.database} (PostgreSQL, reachable), schema version" in checked.stdout
+    for host in HOSTS:
+        assert f"worker on {host} (" in checked.stdout
+    assert "stopped, lanes deploy, light, role:fixer" in checked.stdout
+    assert f"repository: git remote file://{fleet.remote}" in checked.stdout
+    assert "reachable," in checked.stdout
 
 
 async def _workers_alive(fleet: Fleet) -> list[str]:

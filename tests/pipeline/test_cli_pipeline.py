@@ -9,6 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+from tests.pipeline import harness
 from tests.pipeline.harness import (
     BIN,
     CONFIG,
@@ -25,7 +26,10 @@ def _setup(tmp_path: Path, turns: list[dict]) -> tuple[Path, dict[str, str]]:
     scenario = tmp_path / "scenario.json"
     scenario.write_text(json.dumps({"turns": turns}))
     config = tmp_path / "bot.toml"
-    config.write_text(CONFIG.format(bin=BIN))
+    text = CONFIG.format(bin=BIN)
+    if harness.DATABASE is not None:  # the PostgreSQL run (tests/pipeline/conftest.py)
+        text = text.replace('database = "board.sqlite3"\n', harness.DATABASE.toml(), 1)
+    config.write_text(text)
     env = {
         **os.environ,
         "FAKE_CLI_SCENARIO": str(scenario),
@@ -89,3 +93,27 @@ def test_cli_start_on_a_card_whose_file_exists_before_the_bot_ran(tmp_path: Path
     started = cli(config, env, "start", "greeting")
     assert started.returncode == 0, started.stderr
     assert "operator running" in started.stdout
+
+
+def test_cli_a_worker_alone_runs_the_jobs_the_bot_alone_does_not(tmp_path: Path) -> None:
+    turns = [
+        {"match": "OPERATOR-DECISION", "answer": direct("light")},
+        {
+            "match": "COMMIT-MESSAGE",
+            "cli": "codex",
+            "answer": builder_answer("Add hello"),
+            "files": {"hello.txt": "hello\n"},
+        },
+        {"match": "REVIEW-RESULT", "answer": review_answer("approve")},
+    ]
+    config, env = _setup(tmp_path, turns)
+    assert cli(config, env, "start", "greeting").returncode == 0
+    refused = cli(config, env, "run", "--until-idle", "--no-worker")
+    assert refused.returncode == 2 and "--no-worker" in refused.stderr
+    # Only a worker: no chat, no outbox sender; it ran operator, builder and reviewer.
+    done = cli(config, env, "worker", "--until-idle")
+    assert done.returncode == 0, done.stderr
+    card = json.loads(cli(config, env, "card", "greeting", "--json").stdout)
+    assert card["phase"] == "ready_for_deployment"
+    runs = json.loads(cli(config, env, "runs", "--json").stdout)
+    assert runs["jobs"] == []
