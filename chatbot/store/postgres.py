@@ -38,7 +38,8 @@ CHANNEL = "chatbot_commits"
 _LOCK_CLASS = 0x6362  # "cb"
 _WRITERS, _INSTANCE, _MIGRATE = 1, 2, 3
 _KEYED_CLASS = 0x6363
-POOL_MAX = 10
+# Connections per process: the pool, plus one listening and (the bot) one for its lock.
+POOL_MAX = 6
 CONNECT_TIMEOUT_S = 10
 
 
