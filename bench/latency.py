@@ -14,8 +14,9 @@ board of --cards cards, and the owner sends `/status <slug>` in the bot's
 XMPP room, a different card each time, until the bot's answer arrives: a
 room message from the bot whose XEP-0461 reply id is the room's stanza-id of
 the command. Next to it, interleaved, a bare echo in another room of the same
-Prosody (room against room, so both pay the MUC fan-out). Target: p99 within
-2x the bare echo. The board is filled by bulk INSERT into `cards`, `events`
+Prosody (room against room, so both pay the MUC fan-out). Target (issue 18): p99
+within 1.5x the bare echo, and at --cards 100000 within 1.2x of the same run at
+10,000 cards (run it twice; the board's size must not be felt). The board is filled by bulk INSERT into `cards`, `events`
 and `telemetry` (10,000 cards in well under a second; writing 10,000 intent
 files and importing them took about 6.6 s on the 2-core dev box).
 
@@ -324,7 +325,7 @@ async def bench_matrix(m: dict[str, Any], count: int, store_factory: Callable) -
 # bare echo, just as the transport layer above does: whatever the bot costs
 # delays the next echo too, which the interleaving spreads over both sides.
 
-FULL_TARGET = 2.0
+FULL_TARGET = 1.5
 STATUS_SEED = 6  # the same cards are asked for in every run
 
 # What a card has been through, by phase: the events that led there and the

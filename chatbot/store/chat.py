@@ -100,7 +100,7 @@ async def enqueue(db: Db, post: Post) -> int:
 
 async def enqueue_alone(store: Store, post: Post) -> None:
     """A post that reports no change (an answer to /status, a refusal): one statement."""
-    await store.write_one(_ENQUEUE, _row(post))
+    await store.write_one(_ENQUEUE, _row(post), wake=True)
 
 
 async def pending(db: Db, transport: str, limit: int = 100) -> list[OutboxRow]:

@@ -113,7 +113,7 @@ class Store:
         # Called after every commit: the outbox sender and the worker wake on new rows
         # instead of polling, whichever module (or, on PostgreSQL, process) wrote them.
         self.on_commit: list[Callable[[], None]] = []
-        # Called after a `write_one` of this process (a reply queued, an event marked):
+        # Called after a `write_one(..., wake=True)` of this process (a reply queued):
         # only the outbox sender cares, and the worker need not look for jobs then.
         self.on_write: list[Callable[[], None]] = []
 
@@ -136,14 +136,14 @@ class Store:
         """
         raise NotImplementedError
 
-    async def write_one(self, sql: str, params: Params = ()) -> int:
+    async def write_one(self, sql: str, params: Params = (), *, wake: bool = False) -> int:
         """One statement on its own: atomic by itself, so no BEGIN/COMMIT round trips.
 
         Hot paths (marking an event processed, queueing a reply) pay one hop to the
-        database instead of three. Returns the changed row count. It wakes the
-        `on_write` hooks of this process only: such rows (replies, marks) queue no
-        job and show on no board, and the /status round trip is shorter for every
-        reader that does not wake.
+        database instead of three. Returns the changed row count. Such rows queue no
+        job and show on no board: with `wake` (a reply queued) it wakes the
+        `on_write` hooks of this process (the outbox sender), else nobody; every
+        reader that does not wake makes the /status round trip shorter.
         """
         raise NotImplementedError
 

@@ -234,14 +234,15 @@ class PostgresStore(Store):
         if exclusive:
             self._committed()
 
-    async def write_one(self, sql: str, params: Params = ()) -> int:
+    async def write_one(self, sql: str, params: Params = (), *, wake: bool = False) -> int:
         async with self._pool.connection() as conn:
             try:
                 cursor = await conn.execute(for_postgres(sql), _params(params))
             except psycopg.errors.IntegrityError as error:
                 raise _integrity(error) from None
             changed = cursor.rowcount
-        self._written()
+        if wake:
+            self._written()
         return changed
 
     async def schema_version(self) -> int:
