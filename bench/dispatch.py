@@ -343,8 +343,14 @@ def main() -> None:
     parser.add_argument("--cards", type=int, default=10_000)
     parser.add_argument("--engine", choices=("both", "sqlite", "postgresql"), default="both")
     args = parser.parse_args()
-    engines = ("sqlite", "postgresql") if args.engine == "both" else (args.engine,)
-    for engine in engines:
+    if args.engine == "both":
+        # One process per engine: the memory figures are each engine's own.
+        for engine in ("sqlite", "postgresql"):
+            argv = [sys.executable, __file__, "--engine", engine, "--runs", str(args.runs)]
+            argv += ["--warmup", str(args.warmup), "--cards", str(args.cards)]
+            subprocess.run(argv, check=True)
+        return
+    for engine in (args.engine,):
         with tempfile.TemporaryDirectory(prefix="bench-dispatch-") as tmp:
             if engine == "sqlite":
                 result = asyncio.run(bench(Path(tmp), args.runs, args.warmup, args.cards))

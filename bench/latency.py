@@ -16,9 +16,10 @@ room message from the bot whose XEP-0461 reply id is the room's stanza-id of
 the command. Next to it, interleaved, a bare echo in another room of the same
 Prosody (room against room, so both pay the MUC fan-out). Target (issue 18): p99
 within 1.5x the bare echo, and at --cards 100000 within 1.2x of the same run at
-10,000 cards (run it twice; the board's size must not be felt). The board is filled by bulk INSERT into `cards`, `events`
-and `telemetry` (10,000 cards in well under a second; writing 10,000 intent
-files and importing them took about 6.6 s on the 2-core dev box).
+10,000 cards (run it twice; the board's size must not be felt). The board is
+filled by bulk INSERT into `cards`, `events` and `telemetry` (10,000 cards in
+well under a second; writing 10,000 intent files and importing them took about
+6.6 s on the 2-core dev box).
 
     .venv/bin/python bench/latency.py [--count 500] [--only xmpp|matrix|full]
         [--cards 10000]

@@ -160,6 +160,7 @@ def _quick_writer(path: Path) -> sqlite3.Connection:
     conn.execute("PRAGMA foreign_keys = ON")
     conn.execute("PRAGMA synchronous = NORMAL")
     conn.execute("PRAGMA wal_autocheckpoint = 0")
+    conn.execute("PRAGMA cache_size = -512")  # KiB: it only inserts and updates by key
     return conn
 
 
