@@ -152,6 +152,9 @@ async def running_bot(
     """
     store = await open_store(config)
     try:
+        # Moves and notices of other processes (workers, the CLI) wake this one's
+        # worker, outbox and web pages: PostgreSQL says so itself, SQLite is watched.
+        store.follow_other_processes()
         if chat:
             await store.lock_instance()
         await ensure_repo(config)

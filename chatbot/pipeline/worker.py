@@ -17,7 +17,7 @@ import os
 import socket
 from collections.abc import Awaitable, Callable
 
-from chatbot.board import BoardService, Change, Job, LeaseLost, UnknownCard
+from chatbot.board import BoardService, Change, Job, LeaseLost, StoreError, UnknownCard
 from chatbot.board.files import FileExistsRefusal
 from chatbot.config import Config
 from chatbot.domain.phases import WORKTREE_DONE_PHASES, Phase
@@ -161,11 +161,16 @@ class Worker:
         try:
             while stop is None or not stop.is_set():
                 self._wake.clear()
-                await self._tidy_worktrees()
-                await self._notice_cancelled()
-                await self._claim_all()
-                if until_idle and not self._running and not await self._queued():
-                    return
+                try:
+                    await self._tidy_worktrees()
+                    await self._notice_cancelled()
+                    await self._claim_all()
+                    if until_idle and not self._running and not await self._queued():
+                        return
+                except StoreError as error:
+                    # The database is away (a restart, the network between hosts): the
+                    # runs go on, and the next round (at the latest after poll_s) retries.
+                    log.warning("worker: the database is not reachable (%s); retrying", error)
                 waiters = {asyncio.ensure_future(self._wake.wait())}
                 if stopper:
                     waiters.add(stopper)

@@ -150,6 +150,10 @@ class Store:
     async def schema_version(self) -> int:
         raise NotImplementedError
 
+    def follow_other_processes(self) -> None:
+        """Run the `on_commit` hooks for commits of other processes too (a long-running
+        process: the bot beside `chatbot worker` processes, or the CLI)."""
+
     async def lock_instance(self) -> None:
         """One bot (chat and outbox) per database; StoreError when another holds it."""
         raise NotImplementedError

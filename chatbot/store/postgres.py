@@ -16,7 +16,7 @@ import asyncio
 import contextlib
 import logging
 import secrets
-from collections.abc import AsyncIterator, Iterable, Sequence
+from collections.abc import AsyncIterator, Iterable, Iterator, Sequence
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
@@ -78,6 +78,17 @@ def _params(params: Params) -> Params | None:
     return params if isinstance(params, dict) else tuple(params)
 
 
+@contextlib.contextmanager
+def _reachable(name: str) -> Iterator[None]:
+    """A lost or refused connection as the store's own error, in words: the worker
+    goes on and tries again; nothing else needs to know psycopg."""
+    try:
+        yield
+    except (psycopg.OperationalError, psycopg_pool.PoolTimeout) as error:
+        reason = str(error).strip().splitlines()[0] if str(error).strip() else repr(error)
+        raise StoreError(f"database {name}: {reason}") from error
+
+
 def _integrity(error: psycopg.errors.IntegrityError) -> IntegrityError:
     diag = error.diag
     where = f"{diag.table_name or ''}.{diag.column_name or ''} {diag.constraint_name or ''}"
@@ -136,13 +147,15 @@ class PooledReader(Db):
 
     engine = "postgresql"
 
-    def __init__(self, pool: psycopg_pool.AsyncConnectionPool):
+    def __init__(self, pool: psycopg_pool.AsyncConnectionPool, name: str):
         self._pool = pool
+        self.name = name
 
     async def fetchall(self, sql: str, params: Params = ()) -> list[Row]:
-        async with self._pool.connection() as conn:
-            cursor = await conn.execute(for_postgres(sql), _params(params))
-            return await cursor.fetchall()
+        with _reachable(self.name):
+            async with self._pool.connection() as conn:
+                cursor = await conn.execute(for_postgres(sql), _params(params))
+                return await cursor.fetchall()
 
     async def execute(self, sql: str, params: Params = ()) -> int:
         raise StoreError("the reader does not write; use a transaction")
@@ -166,7 +179,7 @@ class PostgresStore(Store):
         self.name = redacted(url)
         self._pool = pool
         self._connect = connect
-        self.reader = PooledReader(pool)
+        self.reader = PooledReader(pool, self.name)
         # Our own NOTIFYs carry this token: the local hooks ran already at commit.
         self._token = secrets.token_hex(8)
         self._begin = (
@@ -221,26 +234,28 @@ class PostgresStore(Store):
 
     @asynccontextmanager
     async def transaction(self, *, exclusive: bool = True) -> AsyncIterator[Db]:
-        async with self._pool.connection() as conn:
-            await conn.execute(self._begin if exclusive else "BEGIN")
-            try:
-                yield PostgresDb(conn)
-            except BaseException:
-                with contextlib.suppress(psycopg.Error):
-                    await conn.execute("ROLLBACK")
-                raise
-            else:
-                await conn.execute("COMMIT")
+        with _reachable(self.name):
+            async with self._pool.connection() as conn:
+                await conn.execute(self._begin if exclusive else "BEGIN")
+                try:
+                    yield PostgresDb(conn)
+                except BaseException:
+                    with contextlib.suppress(psycopg.Error):
+                        await conn.execute("ROLLBACK")
+                    raise
+                else:
+                    await conn.execute("COMMIT")
         if exclusive:
             self._committed()
 
     async def write_one(self, sql: str, params: Params = (), *, wake: bool = False) -> int:
-        async with self._pool.connection() as conn:
-            try:
-                cursor = await conn.execute(for_postgres(sql), _params(params))
-            except psycopg.errors.IntegrityError as error:
-                raise _integrity(error) from None
-            changed = cursor.rowcount
+        with _reachable(self.name):
+            async with self._pool.connection() as conn:
+                try:
+                    cursor = await conn.execute(for_postgres(sql), _params(params))
+                except psycopg.errors.IntegrityError as error:
+                    raise _integrity(error) from None
+                changed = cursor.rowcount
         if wake:
             self._written()
         return changed

@@ -84,6 +84,8 @@ class SqliteDb(Db):
         """Nothing to do: `BEGIN IMMEDIATE` already holds the whole database."""
 
 
+# How often a long-running process looks for other processes' commits.
+FOLLOW_S = 1.0
 # Reads whose last run took less than this run on the loop's thread (see above).
 INLINE_BELOW_S = 0.0005
 _KNOWN_QUERIES = 2048
@@ -130,6 +132,9 @@ class SqliteReader(Db):
 
     async def lock(self, key: str) -> None:
         raise StoreError("locks live in transactions")
+
+    def data_version(self) -> int:
+        return int(self._inline.execute("PRAGMA data_version").fetchone()[0])
 
     async def close(self) -> None:
         await asyncio.get_running_loop().run_in_executor(self._thread, self._threaded.close)
@@ -188,6 +193,7 @@ class SqliteStore(Store):
         self.reader = reader
         self._instance: InstanceLock | None = None
         self._quick_writer = _quick_writer(path)
+        self._follower: asyncio.Task[None] | None = None
 
     @classmethod
     async def open(cls, path: Path) -> SqliteStore:  # type: ignore[override]
@@ -208,6 +214,8 @@ class SqliteStore(Store):
         return cls(path, writer, reader)
 
     async def close(self) -> None:
+        if self._follower is not None:
+            self._follower.cancel()
         if self._instance is not None:
             self._instance.release()
             self._instance = None
@@ -248,6 +256,22 @@ class SqliteStore(Store):
         if wake:
             self._written()
         return changed
+
+    def follow_other_processes(self) -> None:
+        if self._follower is None:
+            self._follower = asyncio.create_task(self._follow(), name="sqlite-follow")
+
+    async def _follow(self) -> None:
+        """SQLite tells no one of a commit: look at the file's change counter now and
+        then (every commit, ours included, moves it; ours woke the hooks already, so
+        the hooks run at most once a second more)."""
+        seen = self._reader.data_version()
+        while True:
+            await asyncio.sleep(FOLLOW_S)
+            version = self._reader.data_version()
+            if version != seen:
+                seen = version
+                self._committed()
 
     async def schema_version(self) -> int:
         row = await self._reader.fetchone("PRAGMA user_version")
