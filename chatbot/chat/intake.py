@@ -36,6 +36,7 @@ from chatbot.chat.authority import (
     Verdict,
     normal,
     permits,
+    untrusted_device,
 )
 from chatbot.chat.commands import Access, Invocation, UsageProblem
 from chatbot.chat.decisions import Decisions
@@ -54,6 +55,8 @@ from chatbot.transports.base import (
     IncomingEvent,
     IncomingMessage,
     IncomingReaction,
+    IncomingUnreadable,
+    IncomingVerification,
 )
 
 log = logging.getLogger(__name__)
@@ -167,6 +170,9 @@ class ChatService:
         if isinstance(event, IncomingEdit):
             await self._edit(event)
             return
+        if isinstance(event, IncomingUnreadable | IncomingVerification):
+            await self._transport_notice(event)
+            return
         act = await self._classify(event)
         if act is None:
             return
@@ -189,6 +195,18 @@ class ChatService:
         if taken != "ok":
             if taken == "tell":
                 await self.handlers.say(event, "rate_limited", purpose="refusal")
+            return
+        # --- step 3b: the sending device must count (Matrix E2EE trust mode) ---
+        if (device := untrusted_device(event)) is not None:
+            log.info(
+                "refused %s: device %r of %s: %s",
+                event.message_id,
+                device.id,
+                event.sender,
+                device.reason,
+            )
+            key = f"device_{device.reason}"
+            await self.handlers.say(event, key, purpose="refusal", device=device.id or "?")
             return
         origin = Origin(event, normal(event.sender), role)
         if verdict is Verdict.DENY:
@@ -314,6 +332,21 @@ class ChatService:
         )
         if self.notices.should_tell(("stranger", key)):
             await self.handlers.say(event, "not_allowed", purpose="refusal")
+
+    async def _transport_notice(self, event: IncomingUnreadable | IncomingVerification) -> None:
+        """What a transport needs said to a person: a message it cannot read yet, a
+        device verification's emoji. Owners and requesters only; never an act."""
+        if self.authority.role(event.sender) is Role.STRANGER:
+            return
+        if isinstance(event, IncomingUnreadable):
+            await self.handlers.say(event, "unreadable", purpose="refusal")
+        elif event.state == "compare":
+            emoji = ", ".join(event.emoji)
+            await self.handlers.say(event, "verify_compare", device=event.device_id, emoji=emoji)
+        elif event.state == "done":
+            await self.handlers.say(event, "verify_done", device=event.device_id)
+        else:
+            await self.handlers.say(event, "verify_cancelled", detail=event.detail or "-")
 
     async def _edit(self, event: IncomingEdit) -> None:
         """Edits are never executed: a corrected command could silently redo an action.
