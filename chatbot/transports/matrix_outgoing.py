@@ -78,6 +78,16 @@ class MatrixOutgoing:
         if isinstance(resp, RoomCreateError):
             raise TargetUnavailable(f"could not open a direct chat with {target.id}: {resp}")
         await self._mark_direct(resp.room_id, target.id)
+        if self.crypto is not None and self.crypto.active:
+            # The room key goes to the members our sync knows of; the invite may come a
+            # sync after the room itself, and a message sent before would be unreadable.
+            client = self.client
+            room_id = resp.room_id
+            await wait_for(
+                self._sync_done,
+                lambda: room_id in client.rooms and target.id in client.rooms[room_id].users,
+                self.settings.send_timeout,
+            )
         return resp.room_id
 
     async def _room_send(
