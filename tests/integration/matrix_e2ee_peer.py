@@ -10,11 +10,13 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import uuid
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import vodozemac
 from nio import (
     AsyncClient,
     AsyncClientConfig,
@@ -33,6 +35,8 @@ from nio import (
 )
 from nio.api import Api
 from nio.exceptions import EncryptionError
+
+from tests.matrix_signing import cross_signing_key, public, sign
 
 TIMEOUT = 10
 MEGOLM = "m.megolm.v1.aes-sha2"
@@ -245,6 +249,55 @@ class E2eePeer:
         content = olm._olm_encrypt(session, device, "m.room_key", key)
         message = ToDeviceMessage("m.room.encrypted", device.user_id, device.id, content)
         await self.client.to_device(message)
+
+    # -- cross-signing ----------------------------------------------------------------
+
+    async def _api(self, method: str, path: str, body: dict[str, Any]) -> tuple[int, dict]:
+        resp = await self.client.send(
+            method,
+            path,
+            json.dumps(body),
+            headers={
+                "Authorization": f"Bearer {self.client.access_token}",
+                "Content-Type": "application/json",
+            },
+        )
+        try:
+            return resp.status, await resp.json()
+        finally:
+            resp.release()
+
+    async def cross_sign_own_device(self) -> str:
+        """Set up cross-signing keys (as Element does) and sign this device; the master key."""
+        uid = self.user_id
+        master, ssk = vodozemac.Account(), vodozemac.Account()
+        body = {
+            "master_key": cross_signing_key(uid, "master", master),
+            "self_signing_key": sign(cross_signing_key(uid, "self_signing", ssk), uid, master),
+        }
+        path = "/_matrix/client/v3/keys/device_signing/upload"
+        status, answer = await self._api("POST", path, body)
+        if status == 401:  # user-interactive auth: the password again
+            body["auth"] = {
+                "type": "m.login.password",
+                "identifier": {"type": "m.id.user", "user": uid},
+                "password": self.password,
+                "session": answer.get("session"),
+            }
+            status, answer = await self._api("POST", path, body)
+        assert status == 200, answer
+        status, keys = await self._api(
+            "POST", "/_matrix/client/v3/keys/query", {"device_keys": {uid: [self.device_id]}}
+        )
+        assert status == 200, keys
+        device = keys["device_keys"][uid][self.device_id]
+        device.pop("unsigned", None)
+        sign(device, uid, ssk)
+        status, answer = await self._api(
+            "POST", "/_matrix/client/v3/keys/signatures/upload", {uid: {self.device_id: device}}
+        )
+        assert status == 200 and not answer.get("failures"), answer
+        return public(master)
 
     # -- SAS -----------------------------------------------------------------------
 

@@ -272,6 +272,30 @@ async def test_e2ee_verified_mode_refuses_until_the_owner_verifies_by_sas(
         await process.stop()
 
 
+async def test_e2ee_verified_mode_takes_a_device_cross_signed_by_the_owner(
+    tmp_path: Path, servers, e2ee_peer
+) -> None:
+    owner = await e2ee_peer("owner")
+    bot = bot_id(servers)
+    process, room = await start_encrypted(
+        tmp_path, servers, owner, [], {"report": INTENT}, trust="verified"
+    )
+    try:
+        first = await owner.say(room, "/status")
+        await bot_says(owner, room, bot, r"not verified")
+        master = await owner.cross_sign_own_device()
+        second = await owner.say(room, "/status")
+        answer = await bot_says(owner, room, bot, r"report")
+        assert answer["_decrypted"] and replied_to(answer) == second != first
+        # The owner's identity is pinned now: another master key would not count.
+        pinned = process.query(
+            "SELECT value FROM kv WHERE key = ?", (f"matrix:{bot}:master_key:{owner.user_id}",)
+        )
+        assert pinned[0]["value"] == master
+    finally:
+        await process.stop()
+
+
 async def test_e2ee_missing_room_key_is_requested_said_once_and_handled_when_it_comes(
     tmp_path: Path, servers, e2ee_peer
 ) -> None:
