@@ -18,6 +18,9 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field, fields
 from typing import ClassVar, Protocol, runtime_checkable
 
+# Part of the interface; kept in their own module for size.
+from .reports import ProbeReport, RoomReport  # noqa: F401
+
 log = logging.getLogger(__name__)
 
 
@@ -219,39 +222,6 @@ class MemoryStateStore:
     def _trim(self, table: OrderedDict) -> None:
         while self.limit is not None and len(table) > self.limit:
             table.popitem(last=False)
-
-
-@dataclass(frozen=True, slots=True)
-class RoomReport:
-    """What `probe` found out about one configured room."""
-
-    room: str
-    joined: bool
-    can_post: bool | None = None
-    #: XMPP: the room shows occupants' real JIDs to us. Matrix: always True.
-    sees_real_ids: bool | None = None
-    detail: str = ""
-    #: Matrix: the room is end-to-end encrypted (None: unknown, or not Matrix).
-    encrypted: bool | None = None
-    #: Matrix, encrypted rooms: the bot has working keys there (see `detail`).
-    can_decrypt: bool | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class ProbeReport:
-    transport: str
-    account: str
-    connected: bool
-    logged_in: bool
-    rooms: tuple[RoomReport, ...] = ()
-    error: str | None = None
-
-    @property
-    def ok(self) -> bool:
-        # An encrypted room the bot cannot read is as broken as one it cannot post to.
-        return self.logged_in and all(
-            r.joined and r.can_post and r.can_decrypt is not False for r in self.rooms
-        )
 
 
 class TransportError(Exception):
