@@ -1,6 +1,7 @@
 """`/status` round trip in an encrypted Matrix room against the same in an unencrypted one.
 
-The whole bot as a process (`chatbot run`, crypto store on) on the real
+The whole bot as `chatbot run` assembles it (in this process, crypto store on,
+the owner's command bucket unthrottled as in bench/latency.py) on the real
 Synapse (started here unless --servers names a running `scripts/servers`
 description); the owner is an E2EE matrix-nio client. It sends `/status`
 alternately in a room it created encrypted and in the configured unencrypted
@@ -14,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import math
 import statistics
 import sys
@@ -24,7 +26,16 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from tests.integration.bot_process import BotProcess, bot_config, prepare  # noqa: E402
+sys.path.insert(0, str(ROOT / "bench"))
+
+from latency import stop_serving, unthrottled_chat  # noqa: E402
+
+from chatbot.app import serve as service  # noqa: E402
+from chatbot.app.startup import running_bot  # noqa: E402
+from chatbot.app.wiring import build_transports  # noqa: E402
+from chatbot.config import parse_config  # noqa: E402
+from chatbot.store.kv import TransportState  # noqa: E402
+from tests.integration.bot_process import bot_config, prepare  # noqa: E402
 from tests.integration.matrix_e2ee_peer import E2eePeer  # noqa: E402
 from tests.realservers import Servers, load_info  # noqa: E402
 
@@ -57,18 +68,23 @@ async def run(info: dict, count: int, work: Path) -> None:
     bot = m["accounts"]["bot"]["user_id"]
     work.mkdir(parents=True, exist_ok=True)
     owner = await E2eePeer(m["homeserver"], acc["user_id"], acc["password"], work / "peer").start()
-    process = None
+    stack = contextlib.AsyncExitStack()
     try:
         encrypted = await owner.create_encrypted_room(invite=(bot,))
         plain = m["rooms"]["public"]["room_id"]
         await owner.join(plain)
         prepare(work, {"report": "# Report\n\nBuild it.\n"})
         path = bot_config(work, info, xmpp=False, matrix=True, matrix_rooms=(encrypted, plain))
-        process = await BotProcess(work, path).start()
-        await process.logged(r"matrix transport online", within=60)
+        config = parse_config(path.read_text(), path)
+        stack.enter_context(unthrottled_chat())
+        running = await stack.enter_async_context(running_bot(config))
+        transports = build_transports(config, TransportState(running.store))
+        stop = asyncio.Event()
+        serving = asyncio.create_task(service.serve(running, stop, transports=transports))
+        stack.push_async_callback(stop_serving, stop, serving)
+        await asyncio.wait_for(transports["matrix"].wait_online(), 60)
         await owner.until(lambda: bot in owner.client.rooms[encrypted].users, within=30)
-        rows = process.query("SELECT value FROM kv WHERE key = ?", (f"matrix:{bot}:device_id",))
-        await owner.devices_of(bot, rows[0]["value"], within=30)
+        await owner.devices_of(bot, transports["matrix"].client.device_id, within=30)
         for room in (encrypted, plain):  # warm-up: Olm/Megolm sessions, caches
             await round_trip(owner, room, bot)
         times: dict[str, list[float]] = {"encrypted": [], "unencrypted": []}
@@ -86,8 +102,7 @@ async def run(info: dict, count: int, work: Path) -> None:
         ratio = statistics.median(times["encrypted"]) / statistics.median(times["unencrypted"])
         print(f"encrypted / unencrypted median: {ratio:.2f}x")
     finally:
-        if process is not None:
-            await process.stop()
+        await stack.aclose()
         await owner.stop()
 
 
