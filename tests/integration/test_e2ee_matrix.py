@@ -7,6 +7,7 @@ client's own: the event reached it as m.room.encrypted and it decrypted it.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import re
 import subprocess
@@ -134,7 +135,7 @@ async def test_encrypted_status_answered_encrypted_tofu_and_stranger_refused(
         refusal = await bot_says(stranger, room, bot, r"may not use this bot")
         assert refusal["_decrypted"] and replied_to(refusal) == poke
         assert process.phase("report") == "planned"
-        assert "unreadable" not in process.log_text()
+        assert "cannot read" not in process.log_text()
     finally:
         await process.stop()
 
@@ -178,7 +179,7 @@ async def test_e2ee_start_question_reply_across_a_restart(
         card = process.card("report")
         assert [a["answer"] for a in json.loads(card["data"])["answers"]] == ["S3 please"]
         assert answer
-        assert "unreadable" not in process.log_text(), "a message after the restart was unreadable"
+        assert "cannot read" not in process.log_text(), "a message after the restart was unreadable"
     finally:
         await process.stop()
 
@@ -256,7 +257,7 @@ async def test_e2ee_verified_mode_refuses_until_the_owner_verifies_by_sas(
         await owner.verification_event(KeyVerificationKey, within=WITHIN)
         sas = next(iter(owner.client.key_verifications.values()))
         mine = ", ".join(f"{symbol} {name}" for symbol, name in sas.get_emoji())
-        dm = await owner.invites.get()
+        dm = await asyncio.wait_for(owner.invites.get(), WITHIN)
         await owner.join(dm)
         shown = await bot_says(owner, dm, bot, r"Verifying your device")
         assert mine in shown["content"]["body"], (mine, shown["content"]["body"])
@@ -312,31 +313,17 @@ async def test_e2ee_missing_room_key_is_requested_said_once_and_handled_when_it_
         second = await owner.say(room, "/runs")
         said = await bot_says(owner, room, bot, r"could not read")
         assert said["_decrypted"] and replied_to(said) == first
-        request = await owner.key_requests.get()
+        request = await asyncio.wait_for(owner.key_requests.get(), WITHIN)
         assert request.session_id == key["session_id"] and request.sender == bot
 
         await owner.hand_over(key, device)
         status = await bot_says(owner, room, bot, r"report")
         runs = await bot_says(owner, room, bot, r"No run is queued or running")
         assert replied_to(status) == first and replied_to(runs) == second
-        _, extra = await _told_again(owner, room, bot)
+        _, extra = await _told(owner, room, bot, "could not read")
         assert extra is None, "the bot said twice that it could not read"
     finally:
         await process.stop()
-
-
-async def _told_again(peer: E2eePeer, room: str, bot: str) -> tuple[str, dict | None]:
-    seen = []
-    while not peer.inbox.empty():
-        seen.append(peer.inbox.get_nowait())
-    again = [
-        ev
-        for r, ev in seen
-        if r == room
-        and ev.get("sender") == bot
-        and "could not read" in (ev.get("content") or {}).get("body", "")
-    ]
-    return room, again[0] if again else None
 
 
 async def test_check_says_per_room_whether_it_is_encrypted_and_readable(
@@ -365,3 +352,48 @@ async def test_check_says_per_room_whether_it_is_encrypted_and_readable(
         rf"room {re.escape(room)}: joined yes, can post yes, encrypted yes, can decrypt yes", out
     ), out
     assert re.search(rf"room {re.escape(public)}: joined yes, can post yes, encrypted no", out), out
+
+
+async def test_encrypted_resend_after_a_crash_posts_once_and_reactions_are_encrypted(
+    tmp_path: Path, servers, e2ee_peer, matrix_bot
+) -> None:
+    """The outbox sends a row again with its transaction id when it cannot know whether
+    the first try arrived; encrypted anew, the server still posts it once."""
+    from chatbot.transports.base import Room
+
+    owner = await e2ee_peer("owner")
+    bot = bot_id(servers)
+    room = await owner.create_encrypted_room(invite=(bot,))
+    transport, _ = await matrix_bot(rooms=(room,), crypto_store=str(tmp_path / "crypto"))
+    await owner.until(lambda: bot in owner.client.rooms[room].users, within=WITHIN)
+    target = Room("matrix", room)
+    first = await transport.send(target, "exactly once", txn_id="outbox-row-7")
+    again = await transport.send(target, "exactly once", txn_id="outbox-row-7")
+    assert again == first
+    posted = await bot_says(owner, room, bot, r"exactly once")
+    assert posted["_decrypted"] and posted["event_id"] == first
+    await transport.react(target, first, "👍")
+    _, reaction = await owner.expect(
+        lambda r, ev: r == room and ev.get("sender") == bot and ev.get("type") == "m.reaction",
+        within=WITHIN,
+    )
+    assert reaction["_decrypted"]
+    assert reaction["content"]["m.relates_to"]["event_id"] == first
+    await transport.send(target, "the next one")
+    await bot_says(owner, room, bot, r"the next one")
+    _, twice = await _told(owner, room, bot, "exactly once")
+    assert twice is None, "the re-sent message was posted twice"
+
+
+async def _told(peer: E2eePeer, room: str, bot: str, text: str) -> tuple[str, dict | None]:
+    seen = []
+    while not peer.inbox.empty():
+        seen.append(peer.inbox.get_nowait())
+    again = [
+        ev
+        for r, ev in seen
+        if r == room
+        and ev.get("sender") == bot
+        and text in (ev.get("content") or {}).get("body", "")
+    ]
+    return room, again[0] if again else None
