@@ -205,7 +205,8 @@ class MatrixCrypto:
             return etype, content
         if not room.members_synced:
             await client.joined_members(room_id)
-            await self._query_keys()
+        # Someone who just joined: their devices must be known before the key is shared.
+        await self._query_keys()
         assert client.olm is not None
         if client.olm.should_share_group_session(room_id):
             sharing = client.sharing_session.get(room_id)
