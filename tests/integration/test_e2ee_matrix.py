@@ -326,6 +326,29 @@ async def test_e2ee_missing_room_key_is_requested_said_once_and_handled_when_it_
         await process.stop()
 
 
+async def test_e2ee_unreadable_message_waits_across_a_restart_for_its_key(
+    tmp_path: Path, servers, e2ee_peer
+) -> None:
+    owner = await e2ee_peer("owner")
+    bot = bot_id(servers)
+    process, room = await start_encrypted(tmp_path, servers, owner, [], {"report": INTENT})
+    try:
+        await owner.say(room, "/help")
+        await bot_says(owner, room, bot, r"Commands:")
+        (device,) = await owner.devices_of(bot, bot_device(process, bot))
+        key = await owner.withhold_from(room, device)
+        command = await owner.say(room, "/status report")
+        await bot_says(owner, room, bot, r"could not read")
+        await process.stop()
+        # The key comes while the bot is away; the message waited in its database.
+        await owner.hand_over(key, device)
+        await process.start()
+        status = await bot_says(owner, room, bot, r"report")
+        assert status["_decrypted"] and replied_to(status) == command
+    finally:
+        await process.stop()
+
+
 async def test_check_says_per_room_whether_it_is_encrypted_and_readable(
     tmp_path: Path, servers, e2ee_peer
 ) -> None:
