@@ -136,6 +136,11 @@ class MatrixSection(_Section):
     access_token_file: Path | None = None
     device_name: str = "intent-board"
     rooms: list[str] = []
+    # End-to-end encryption keys (nio's crypto store); default: beside bot.database.
+    crypto_store: Path | None = None
+    # "tofu": an owner's devices count as first seen; "verified": only devices
+    # verified by SAS emoji verification or the owner's cross-signing.
+    trust: Literal["tofu", "verified"] = "tofu"
 
     @field_validator("rooms")
     @classmethod

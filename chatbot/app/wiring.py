@@ -6,6 +6,8 @@ file; this module is the one place that maps one onto the other.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from chatbot.config import Config, read_secret
 from chatbot.notify.notifier import Destination
 from chatbot.transports.base import StateStore, Transport
@@ -44,7 +46,15 @@ def matrix_settings(config: Config) -> MatrixSettings | None:
         rooms=tuple(section.rooms),
         owners=tuple(owner for owner in config.bot.owners if owner.startswith("@")),
         device_name=section.device_name,
+        crypto_store=str(crypto_store(config)),
+        trust=section.trust,
     )
+
+
+def crypto_store(config: Config) -> Path:
+    """The Matrix crypto store: as configured, else a folder beside the board's database."""
+    assert config.matrix is not None
+    return config.matrix.crypto_store or config.bot.database.parent / "matrix-crypto"
 
 
 def build_transports(

@@ -36,6 +36,7 @@ from chatbot.chat.authority import (
     Verdict,
     normal,
     permits,
+    untrusted_device,
 )
 from chatbot.chat.commands import Access, Invocation, UsageProblem
 from chatbot.chat.handlers import ChatHandlers
@@ -49,6 +50,8 @@ from chatbot.transports.base import (
     IncomingEvent,
     IncomingMessage,
     IncomingReaction,
+    IncomingUnreadable,
+    IncomingVerification,
 )
 
 log = logging.getLogger(__name__)
@@ -160,6 +163,9 @@ class ChatIntake:
         if isinstance(event, IncomingEdit):
             await self._edit(event)
             return
+        if isinstance(event, IncomingUnreadable | IncomingVerification):
+            await self._transport_notice(event)
+            return
         act = await self._classify(event)
         if act is None:
             return
@@ -182,6 +188,18 @@ class ChatIntake:
         if taken != "ok":
             if taken == "tell":
                 await self.replies.say(event, "rate_limited", purpose="refusal")
+            return
+        # --- step 3b: the sending device must count (Matrix E2EE trust mode) ---
+        if (device := untrusted_device(event)) is not None:
+            log.info(
+                "refused %s: device %r of %s: %s",
+                event.message_id,
+                device.id,
+                event.sender,
+                device.reason,
+            )
+            key = f"device_{device.reason}"
+            await self.replies.say(event, key, purpose="refusal", device=device.id or "?")
             return
         origin = Origin(event, normal(event.sender), role)
         if verdict is Verdict.DENY:
@@ -280,6 +298,21 @@ class ChatIntake:
         )
         if self.notices.should_tell(("stranger", key)):
             await self.replies.say(event, "not_allowed", purpose="refusal")
+
+    async def _transport_notice(self, event: IncomingUnreadable | IncomingVerification) -> None:
+        """What a transport needs said to a person: a message it cannot read yet, a
+        device verification's emoji. Owners and requesters only; never an act."""
+        if self.authority.role(event.sender) is Role.STRANGER:
+            return
+        if isinstance(event, IncomingUnreadable):
+            await self.replies.say(event, "unreadable", purpose="refusal")
+        elif event.state == "compare":
+            emoji = ", ".join(event.emoji)
+            await self.replies.say(event, "verify_compare", device=event.device_id, emoji=emoji)
+        elif event.state == "done":
+            await self.replies.say(event, "verify_done", device=event.device_id)
+        else:
+            await self.replies.say(event, "verify_cancelled", detail=event.detail or "-")
 
     async def _edit(self, event: IncomingEdit) -> None:
         """Edits are never executed: a corrected command could silently redo an action.

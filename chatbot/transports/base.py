@@ -18,6 +18,9 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field, fields
 from typing import ClassVar, Protocol, runtime_checkable
 
+# Part of the interface; kept in their own module for size.
+from .reports import ProbeReport, RoomReport  # noqa: F401
+
 log = logging.getLogger(__name__)
 
 
@@ -51,6 +54,21 @@ class Room:
 Target = Room | Identity
 
 
+@dataclass(frozen=True, slots=True)
+class SenderDevice:
+    """What an end-to-end encrypted transport knows of the device an event came from.
+
+    Authority still comes from `sender`; this only says whether the device may
+    speak for that sender under the configured trust mode, and if not, why.
+    """
+
+    #: The device id ("" when the event named none, e.g. it came unencrypted).
+    id: str
+    trusted: bool
+    #: Why not, when not: unverified, unknown, blocked, key_mismatch, forwarded, unencrypted.
+    reason: str = ""
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class IncomingMessage:
     """A new text message (possibly a reply) that may carry a command."""
@@ -70,6 +88,8 @@ class IncomingMessage:
     #: When the server took it (Unix time), set only for an event that reaches us
     #: late: caught up from an archive, held while we were away, a sync after a gap.
     at: float | None = None
+    #: The sending device and whether it counts (Matrix E2EE); None where nothing says.
+    device: SenderDevice | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -88,6 +108,7 @@ class IncomingReaction:
     is_direct: bool = False
     sender_name: str = ""
     at: float | None = None
+    device: SenderDevice | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -103,9 +124,54 @@ class IncomingEdit:
     is_direct: bool = False
     sender_name: str = ""
     at: float | None = None
+    device: SenderDevice | None = None
 
 
-IncomingEvent = IncomingMessage | IncomingReaction | IncomingEdit
+@dataclass(frozen=True, slots=True, kw_only=True)
+class IncomingUnreadable:
+    """A message the transport could not read: encrypted, and its key has not come.
+
+    Emitted once per missing key; the message itself is kept and delivered as an
+    ordinary (late) event when the key arrives.
+    """
+
+    transport: str
+    chat: Target
+    sender: Identity | None
+    #: The unreadable message (answers point at it).
+    target_id: str
+    message_id: str
+    is_direct: bool = False
+    sender_name: str = ""
+    at: float | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class IncomingVerification:
+    """A device verification (Matrix SAS) the sender runs with the bot.
+
+    `state` is "compare" (emoji to compare with the sender's client), "done"
+    (the device is verified) or "cancelled".
+    """
+
+    transport: str
+    chat: Target
+    sender: Identity
+    device_id: str
+    state: str
+    emoji: tuple[str, ...] = ()
+    #: Why a verification was cancelled (the protocol's reason), for "cancelled".
+    detail: str = ""
+    message_id: str = ""
+    target_id: str = ""
+    is_direct: bool = True
+    sender_name: str = ""
+    at: float | None = None
+
+
+IncomingEvent = (
+    IncomingMessage | IncomingReaction | IncomingEdit | IncomingUnreadable | IncomingVerification
+)
 EventHandler = Callable[[IncomingEvent], Awaitable[None]]
 StatusHandler = Callable[[str, bool], Awaitable[None] | None]
 #: Whether a sender's events are worth remembering in the store (see `Transport.keep_state_for`).
@@ -156,32 +222,6 @@ class MemoryStateStore:
     def _trim(self, table: OrderedDict) -> None:
         while self.limit is not None and len(table) > self.limit:
             table.popitem(last=False)
-
-
-@dataclass(frozen=True, slots=True)
-class RoomReport:
-    """What `probe` found out about one configured room."""
-
-    room: str
-    joined: bool
-    can_post: bool | None = None
-    #: XMPP: the room shows occupants' real JIDs to us. Matrix: always True.
-    sees_real_ids: bool | None = None
-    detail: str = ""
-
-
-@dataclass(frozen=True, slots=True)
-class ProbeReport:
-    transport: str
-    account: str
-    connected: bool
-    logged_in: bool
-    rooms: tuple[RoomReport, ...] = ()
-    error: str | None = None
-
-    @property
-    def ok(self) -> bool:
-        return self.logged_in and all(r.joined and r.can_post for r in self.rooms)
 
 
 class TransportError(Exception):

@@ -233,3 +233,22 @@ def test_xmpp_ca_certs_is_a_path_next_to_the_file(tmp_path: Path) -> None:
     )
     config = parse_config(text, tmp_path / "bot.toml")
     assert config.xmpp is not None and config.xmpp.ca_certs == tmp_path / "certs" / "ca.pem"
+
+
+def test_matrix_encryption_keys(tmp_path: Path) -> None:
+    from chatbot.app.wiring import matrix_settings
+
+    (tmp_path / "pw").write_text("secret\n")
+    base = MINIMAL + (
+        '[matrix]\nhomeserver = "http://127.0.0.1:8008"\nuser_id = "@b:localhost"\n'
+        'password_file = "pw"\n'
+    )
+    # Default: tofu, the crypto store beside the board's database.
+    settings = matrix_settings(parse_config(base, tmp_path / "bot.toml"))
+    assert settings is not None and settings.trust == "tofu"
+    assert settings.crypto_store == str(tmp_path / "var" / "matrix-crypto")
+    text = base + 'crypto_store = "keys/e2ee"\ntrust = "verified"\n'
+    settings = matrix_settings(parse_config(text, tmp_path / "bot.toml"))
+    assert settings is not None and settings.trust == "verified"
+    assert settings.crypto_store == str(tmp_path / "keys" / "e2ee")
+    assert "matrix.trust" in _error(base + 'trust = "always"\n', tmp_path)
