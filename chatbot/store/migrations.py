@@ -263,4 +263,13 @@ MIGRATIONS.register(
     """,
 )
 
+MIGRATIONS.register(
+    7,
+    "an outbox row may be a new text for an earlier one (a run's status message, edited)",
+    """
+    ALTER TABLE outbox ADD COLUMN replaces_id INTEGER REFERENCES outbox(id) ON DELETE CASCADE;
+    CREATE INDEX outbox_replaces ON outbox(replaces_id) WHERE replaces_id IS NOT NULL;
+    """,
+)
+
 LATEST = MIGRATIONS.latest

@@ -172,6 +172,16 @@ def notice_content(
     return content
 
 
+def edit_content(original_event_id: str, text: str, html: str | None = None) -> dict[str, Any]:
+    """An m.replace edit of our notice `original_event_id`: clients that know edits show
+    `m.new_content` in its place, others the starred fallback body."""
+    new = notice_content(text, html)
+    content = {**notice_content(f"* {text}", f"* {html}" if html is not None else None)}
+    content["m.new_content"] = new
+    content["m.relates_to"] = {"rel_type": "m.replace", "event_id": original_event_id}
+    return content
+
+
 def content_bytes(content: dict[str, Any]) -> int:
     return len(json.dumps(content, ensure_ascii=False).encode())
 

@@ -26,7 +26,15 @@ from nio import (
 from nio.api import Api
 
 from . import matrix_events as wire
-from .base import NotConnected, Room, StateStore, Target, TargetUnavailable, TransportError
+from .base import (
+    NotConnected,
+    Original,
+    Room,
+    StateStore,
+    Target,
+    TargetUnavailable,
+    TransportError,
+)
 from .matrix_crypto import MatrixCrypto, wait_for
 from .matrix_session import MatrixSettings
 
@@ -140,10 +148,15 @@ class MatrixOutgoing:
         reply_to: str | None = None,
         html: str | None = None,
         txn_id: str | None = None,
+        replaces: Original | None = None,
     ) -> str:
-        """Post an m.notice; the same txn_id again (after a crash) posts it once."""
+        """Post an m.notice, or an edit of one; the same txn_id again (after a crash)
+        posts it once. Encrypted rooms get it encrypted, edits too."""
         room_id = await self._room_for(target)
-        content = wire.notice_content(text, html, reply_to=reply_to)
+        if replaces is not None:
+            content = wire.edit_content(replaces.message_id, text, html)
+        else:
+            content = wire.notice_content(text, html, reply_to=reply_to)
         if wire.fit_content(content):
             log.warning("message to %s cut to %d bytes", room_id, wire.MAX_CONTENT_BYTES)
         return await self._room_send(room_id, "m.room.message", content, txn_id or uuid.uuid4().hex)

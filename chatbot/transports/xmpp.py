@@ -35,6 +35,7 @@ from .base import (
     EventHandler,
     IncomingReaction,
     NotConnected,
+    Original,
     Room,
     StateStore,
     Target,
@@ -276,8 +277,10 @@ class XmppTransport(Transport):
         reply_to: str | None = None,
         html: str | None = None,
         txn_id: str | None = None,
+        replaces: Original | None = None,
     ) -> str:
-        """Send text; in a room, return the stanza-id the room gave it.
+        """Send text (or a correction of an earlier message of ours); in a room, return
+        the stanza-id the room gave it.
 
         html is ignored: XHTML-IM is obsolete and clients render plain text.
         Text is cut to the stanza limit: a stanza over the server's limit makes
@@ -286,7 +289,10 @@ class XmppTransport(Transport):
         message_id = txn_id or uuid.uuid4().hex
         msg, in_room = self._new_message(target, message_id)
         msg["body"] = out.xml_safe(text)
-        if reply_to:
+        if replaces is not None:
+            # A correction points at the original's own id, which we set to its txn_id.
+            out.set_correction(msg, replaces.txn_id)
+        elif reply_to:
             author, nick, quote = self._recent.get(reply_to, (None, None, None))
             out.add_reply(
                 msg, reply_to, author=author, quote=quote, quoted_nick=nick if in_room else None

@@ -14,7 +14,7 @@ from xml.etree import ElementTree as ET
 from slixmpp.stanza import Message
 
 from .base import TargetUnavailable, TransportError
-from .xmpp_stanzas import NS_FALLBACK, NS_REACTIONS, NS_REPLY, NS_SID
+from .xmpp_stanzas import NS_CORRECT, NS_FALLBACK, NS_REACTIONS, NS_REPLY, NS_SID
 
 # A bounce with one of these says the room (or person) takes nothing now; any
 # other condition is about the message itself.
@@ -44,6 +44,13 @@ def set_ids(msg: Message, message_id: str) -> None:
     msg["id"] = message_id
     el = ET.SubElement(msg.xml, f"{{{NS_SID}}}origin-id")
     el.set("id", message_id)
+
+
+def set_correction(msg: Message, original_id: str) -> None:
+    """XEP-0308: this message is the new text of our earlier one with that id; clients
+    without corrections show it as a new message."""
+    el = ET.SubElement(msg.xml, f"{{{NS_CORRECT}}}replace")
+    el.set("id", original_id)
 
 
 def add_reply(

@@ -41,7 +41,7 @@ class ScriptedTransport(Transport):
         await self._set_online(False)
 
     async def send(
-        self, target: Target, text: str, *, reply_to=None, html=None, txn_id=None
+        self, target: Target, text: str, *, reply_to=None, html=None, txn_id=None, replaces=None
     ) -> str:
         if self.disconnect_next:
             self.disconnect_next = False
