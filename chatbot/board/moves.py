@@ -22,7 +22,7 @@ from chatbot.board.files import StagedFiles
 from chatbot.board.queue import BoardQueue
 from chatbot.board.reads import BoardReads
 from chatbot.board.tx import BoardTx
-from chatbot.domain.phases import QUESTION_PHASES, Kind, Phase
+from chatbot.domain.phases import QUESTION_KIND, QUESTION_PHASES, Kind, Phase
 from chatbot.domain.roles import DEPLOY_JOB, FOR_PHASE
 from chatbot.domain.transitions import Action, By
 from chatbot.store import Db, Store
@@ -32,20 +32,10 @@ from chatbot.store import jobs as job_store
 from chatbot.store import questions as question_store
 from chatbot.store.cards import Card
 from chatbot.store.chat import Post
-from chatbot.store.jobs import Job
+from chatbot.store.jobs import ActiveJobExists, Job, JobState
 from chatbot.store.questions import QuestionRow
 
 log = logging.getLogger(__name__)
-
-# What an answer in a question phase answers when no question row is open there
-# (one may have been cancelled): the kind its run reads answers of.
-_QUESTION_KIND = {
-    Phase.NEEDS_HUMAN: "needs_human",
-    Phase.DRAFT_QUESTION: "draft",
-    Phase.INSPECTOR_QUESTION: "inspector",
-    Phase.FIXER_QUESTION: "fixer",
-}
-assert set(_QUESTION_KIND) == QUESTION_PHASES
 
 
 class BoardError(Exception):
@@ -135,11 +125,13 @@ class BoardService(BoardReads, BoardQueue, RunFailures):
                 active = await job_store.active_for_card(db, card.id)
                 if active is not None:
                     await job_store.cancel(db, active.id, f"cancelled by {actor}")
+            elif action is Action.ARCHIVE:
+                await self._drop_queued(db, card, actor)
             elif action is Action.DEPLOY or (
                 card.phase is Phase.READY_FOR_DEPLOYMENT and action is Action.RETRY
             ):
                 await self.queue_deploy(db, card, retry=action is Action.RETRY)
-            elif action is not Action.ARCHIVE:
+            else:
                 await self._queue_run(db, card, payload)
             change = await self.announce(db, before, card, action, actor, reason)
             if along is not None:
@@ -175,7 +167,7 @@ class BoardService(BoardReads, BoardQueue, RunFailures):
             if question is not None:
                 answered = await question_store.resolve(db, question.id, text, actor)
             log_entry = {
-                "kind": question.kind if question else _QUESTION_KIND[before.phase],
+                "kind": question.kind if question else QUESTION_KIND[before.phase],
                 "question": question.text if question else "",
                 "answer": text,
                 "by": actor,
@@ -313,6 +305,16 @@ class BoardService(BoardReads, BoardQueue, RunFailures):
         if not created:
             log.info("deploy of %s at %s was requested before", card.slug, card.commit_hash)
         return job
+
+    async def _drop_queued(self, db: Db, card: Card, actor: str) -> None:
+        """An archived card is done with: a deployment still queued for it never runs. One
+        that runs already is not cut off half-way; the archive waits for it."""
+        active = await job_store.active_for_card(db, card.id)
+        if active is None:
+            return
+        if active.state is JobState.RUNNING:
+            raise ActiveJobExists(card.id)
+        await job_store.cancel(db, active.id, f"card archived by {actor}")
 
     async def _queue_run(self, db: Db, card: Card, payload: dict[str, Any] | None) -> Job | None:
         role = FOR_PHASE.get(card.phase)

@@ -75,15 +75,15 @@ DETOUR_PHASES: frozenset[Phase] = frozenset(
     }
 )
 
-# Phases whose card waits for an owner's answer to a question.
-QUESTION_PHASES: frozenset[Phase] = frozenset(
-    {
-        Phase.NEEDS_HUMAN,
-        Phase.DRAFT_QUESTION,
-        Phase.INSPECTOR_QUESTION,
-        Phase.FIXER_QUESTION,
-    }
-)
+# Phases whose card waits for an owner's answer, and the kind of answer its next
+# run reads (what an answer there answers even when no question row is open).
+QUESTION_KIND: dict[Phase, str] = {
+    Phase.NEEDS_HUMAN: "needs_human",
+    Phase.DRAFT_QUESTION: "draft",
+    Phase.INSPECTOR_QUESTION: "inspector",
+    Phase.FIXER_QUESTION: "fixer",
+}
+QUESTION_PHASES: frozenset[Phase] = frozenset(QUESTION_KIND)
 
 # Nothing more is to be done with a card here (archive and inspect aside).
 END_PHASES: frozenset[Phase] = frozenset({Phase.DEPLOYED, Phase.DONE, Phase.ARCHIVED})
