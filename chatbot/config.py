@@ -94,6 +94,8 @@ class BotSection(_Section):
     seed_repo: Path | None = None
     # A model run printing more than this is stopped (its whole process group).
     run_output_cap_mb: int = Field(default=64, ge=1, le=4096)
+    # How often a run's status message is edited with its elapsed time and latest step.
+    progress_interval_s: float = Field(default=30.0, ge=0.2, le=3600)
     # Commands sent while the bot was away run when it is back, unless older than this.
     catch_up_max_age_s: int = Field(default=3600, ge=0, le=30 * 86400)
 

@@ -13,7 +13,8 @@ from typing import Any
 
 from chatbot.board import Change
 from chatbot.domain.transitions import Action
-from chatbot.notify.format import as_html, cut, duration
+from chatbot.notify.format import as_html, cut
+from chatbot.notify.runs import RunStatus
 from chatbot.notify.texts import text
 from chatbot.store import Db, Store
 from chatbot.store import chat as chat_store
@@ -69,10 +70,11 @@ class Notifier:
         self.store = store
         self.destinations = list(destinations)
         self.locale = locale
+        self.runs = RunStatus(self)
 
     # --- posting ----------------------------------------------------------------
 
-    async def _post(
+    async def post(
         self,
         db: Db,
         body: str,
@@ -80,7 +82,8 @@ class Notifier:
         card: Card | None,
         purpose: str,
         question_id: int | None = None,
-    ) -> None:
+    ) -> list[tuple[int, chat_store.Post]]:
+        """One post per room (and the draft's own direct chat); the rows and what they hold."""
         body = cut(body, MAX_POST_CHARS, " …")
         targets = [(d.transport, d.kind, d.room) for d in self.destinations]
         origin = card.data.get("origin") if card else None
@@ -88,20 +91,20 @@ class Notifier:
             mine = (origin["transport"], "person", origin["target"])
             if mine not in targets:
                 targets.append(mine)
+        posted = []
         for transport, kind, target in targets:
-            await chat_store.enqueue(
-                db,
-                chat_store.Post(
-                    transport=transport,
-                    target=target,
-                    target_kind=kind,
-                    text=body,
-                    html=as_html(body) if transport == "matrix" else None,
-                    card_id=card.id if card else None,
-                    question_id=question_id,
-                    purpose=purpose,
-                ),
+            post = chat_store.Post(
+                transport=transport,
+                target=target,
+                target_kind=kind,
+                text=body,
+                html=as_html(body) if transport == "matrix" else None,
+                card_id=card.id if card else None,
+                question_id=question_id,
+                purpose=purpose,
             )
+            posted.append((await chat_store.enqueue(db, post), post))
+        return posted
 
     def t(self, key: str, **values: object) -> str:
         return text(self.locale, key, **values)
@@ -112,14 +115,14 @@ class Notifier:
         body = self._render(change)
         card = change.card
         if body:
-            await self._post(db, body, card=card, purpose=f"card:{change.action}")
+            await self.post(db, body, card=card, purpose=f"card:{change.action}")
         if change.question is not None:
             question = change.question
             key = QUESTION_NOTICES.get(change.action, "question")  # type: ignore[call-overload]
             lines = [self.t(key, slug=card.slug, text=question.text)]
             lines += [f"{NUMBER_KEYS[i]} {option}" for i, option in enumerate(question.options)]
             lines.append(self.t("question_hint", slug=card.slug))
-            await self._post(
+            await self.post(
                 db, "\n".join(lines), card=card, purpose="question", question_id=question.id
             )
 
@@ -221,43 +224,17 @@ class Notifier:
             flag=flag,
         )
 
-    # --- model runs (from the worker) -----------------------------------------------
+    # --- model runs (from the worker): one status message per job, edited ---------------
 
-    async def run_started(self, card: Card, role: str, runtime: str, model: str) -> None:
-        async with self.store.transaction() as db:
-            await self._post(
-                db,
-                self.t(
-                    "run_started",
-                    slug=card.slug,
-                    role=role,
-                    runtime=runtime,
-                    model=model or "default",
-                ),
-                card=card,
-                purpose="run",
-            )
+    async def run_started(
+        self, card: Card, role: str, runtime: str, model: str, job_id: int
+    ) -> None:
+        await self.runs.started(card, role, runtime, model, job_id)
+
+    async def run_progress(
+        self, card: Card, job_id: int, role: str, elapsed: float, step: str | None
+    ) -> None:
+        await self.runs.progress(card, job_id, role, elapsed, step)
 
     async def run_finished(self, card: Card, record: RunRecord) -> None:
-        tokens = (
-            f"{record.input_tokens or 0} in / {record.output_tokens or 0} out tokens"
-            if record.input_tokens is not None
-            else "tokens unknown"
-        )
-        cost = f", ${record.cost_usd:.4f}" if record.cost_usd is not None else ""
-        key = "run_finished" if record.outcome == "ok" else "run_failed"
-        async with self.store.transaction() as db:
-            await self._post(
-                db,
-                self.t(
-                    key,
-                    slug=card.slug,
-                    role=record.role,
-                    failure=cut(record.outcome, 160, " …"),
-                    duration=duration(record.duration_s),
-                    tokens=tokens,
-                    cost=cost,
-                ),
-                card=card,
-                purpose="run",
-            )
+        await self.runs.finished(card, record)

@@ -8,6 +8,7 @@ stage comes from the phase the card is in (the domain's RUN_FAILURE table).
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import os
 import time
@@ -36,7 +37,13 @@ class RunFailed(Exception):
 
 
 class RunObserver(Protocol):
-    async def run_started(self, card: Card, role: str, runtime: str, model: str) -> None: ...
+    async def run_started(
+        self, card: Card, role: str, runtime: str, model: str, job_id: int
+    ) -> None: ...
+
+    async def run_progress(
+        self, card: Card, job_id: int, role: str, elapsed: float, step: str | None
+    ) -> None: ...
 
     async def run_finished(self, card: Card, record: RunRecord) -> None: ...
 
@@ -158,16 +165,24 @@ class JobContext:
             idle_timeout=profile.idle_timeout_s,
             output_cap=self.config.bot.run_output_cap_mb * 1024 * 1024,
         )
-        await self._tell("run_started", self.card, role, profile.runtime, profile.model)
-        started = time.time()
-        result = await run_model(
-            profile.runtime,
-            request,
-            limits=limits,
-            base_env=base_env,
-            previous_usage=previous_usage,
-            on_spawn=self._remember_process,
+        await self._tell(
+            "run_started", self.card, role, profile.runtime, profile.model, self.job.id
         )
+        started = time.time()
+        latest: list[str] = []
+        ticker = asyncio.create_task(self._progress(role, started, latest))
+        try:
+            result = await run_model(
+                profile.runtime,
+                request,
+                limits=limits,
+                base_env=base_env,
+                previous_usage=previous_usage,
+                on_spawn=self._remember_process,
+                on_step=latest.append,
+            )
+        finally:
+            ticker.cancel()
         if result.failure and "binary not found" in result.failure:
             detail = f"{result.failure} (set runtimes.{profile.runtime}.binary)"
             result = _with_failure(result, detail)
@@ -198,6 +213,16 @@ class JobContext:
         if not result.ok and not (accept_turn_limit and output.turn_limit_reached):
             raise RunFailed(result.failure or "the run failed")
         return result
+
+    async def _progress(self, role: str, started: float, steps: list[str]) -> None:
+        """Every `progress_interval_s` while the run goes on: how long, the latest step."""
+        interval = self.config.bot.progress_interval_s
+        while True:
+            await asyncio.sleep(interval)
+            elapsed = time.time() - started
+            step = steps[-1] if steps else None
+            del steps[:-1]  # only the latest is ever shown
+            await self._tell("run_progress", self.card, self.job.id, role, elapsed, step)
 
     async def answer_rejected(self, detail: str) -> None:
         """The last run's answer broke its contract: its telemetry must not say "ok"."""
