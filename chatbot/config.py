@@ -49,6 +49,9 @@ NAME_RE = describe_pattern(
     r"^[a-z][a-z0-9_-]{0,31}$",
     "a lane name: lowercase letters, digits, - and _, starting with a letter",
 )
+PREFIX_PATTERN = describe_pattern(
+    r"^[^\sA-Za-z0-9]{1,2}$", "a command prefix of one or two signs, such as / or !"
+)
 HOMESERVER_PATTERN = describe_pattern(
     r"^https?://[^\s/]+(/[^\s]*)?$", "an http(s) address such as https://matrix.example.org"
 )
@@ -94,6 +97,11 @@ class BotSection(_Section):
     seed_repo: Path | None = None
     # A model run printing more than this is stopped (its whole process group).
     run_output_cap_mb: int = Field(default=64, ge=1, le=4096)
+    # What starts a command in chat; texts show the first. "/" alone clashes with
+    # clients that run their own slash commands (Element, Profanity).
+    command_prefixes: list[Annotated[str, StringConstraints(pattern=PREFIX_PATTERN)]] = Field(
+        default=["/", "!"], min_length=1, max_length=4
+    )
     # How often a run's status message is edited with its elapsed time and latest step.
     progress_interval_s: float = Field(default=30.0, ge=0.2, le=3600)
     # Commands sent while the bot was away run when it is back, unless older than this.

@@ -14,6 +14,7 @@ import logging
 from chatbot.app import readiness
 from chatbot.app.startup import Running
 from chatbot.app.wiring import build_transports, destinations
+from chatbot.chat.commands import NAMES
 from chatbot.notify.notifier import Notifier
 from chatbot.notify.outbox import OutboxSender
 from chatbot.store.kv import TransportState
@@ -96,7 +97,13 @@ async def serve(
     # Every listener of the running bot besides the worker's own (startup.make_worker):
     # the notifier hears each move (in its transaction) and each run; the outbox wakes
     # on each commit; each transport hands every event to the chat intake.
-    notifier = Notifier(bot.store, destinations(bot.config), bot.config.bot.locale)
+    notifier = Notifier(
+        bot.store,
+        destinations(bot.config),
+        bot.config.bot.locale,
+        prefix=bot.config.bot.command_prefixes[0],
+        command_names=NAMES,
+    )
     bot.board.listeners.append(notifier)
     bot.worker.observers.append(notifier)
     sender = OutboxSender(bot.store, transports)

@@ -56,6 +56,8 @@ from chatbot.transports.base import (
 
 log = logging.getLogger(__name__)
 
+# What a direct chat may say without a command prefix.
+BARE_WORDS = frozenset({"help", "status"})
 # Replies to a request message that decide it; the first word counts ("yes please").
 YES = frozenset({"yes", "y", "ok", "okay", "accept", "ja", "j", "👍"})
 NO = frozenset({"no", "n", "decline", "nein", "👎"})
@@ -122,6 +124,7 @@ class ChatIntake:
         max_chars: int = render.MAX_CHARS,
         clock: Clock = time.monotonic,
         catch_up_max_age_s: float = 3600.0,
+        prefixes: tuple[str, ...] = commands.DEFAULT_PREFIXES,
     ):
         self.board = board
         # Awaits the outbox's in-flight sends (wired by the service); None in unit tests.
@@ -130,7 +133,8 @@ class ChatIntake:
         self.authority = authority or Authority.of(owners, requesters)
         self.limiter = RateLimiter(rate_capacity, rate_refill_s, clock)
         self.notices = NoticeMemory(notice_window_s, clock)
-        self.replies = Replies(board, locale, max_chars)
+        self.prefixes = prefixes
+        self.replies = Replies(board, locale, max_chars, prefix=prefixes[0])
         self.handlers = ChatHandlers(board, self.replies)
         self.catch_up_max_age_s = catch_up_max_age_s
 
@@ -141,6 +145,7 @@ class ChatIntake:
             locale=config.bot.locale,
             authority=Authority.from_config(config),
             catch_up_max_age_s=config.bot.catch_up_max_age_s,
+            prefixes=tuple(config.bot.command_prefixes),
             **options,  # type: ignore[arg-type]
         )
 
@@ -217,8 +222,12 @@ class ChatIntake:
     async def _classify(self, event: IncomingMessage | IncomingReaction) -> Act | None:
         if isinstance(event, IncomingReaction):
             return await self._classify_reaction(event)
-        if commands.is_command(event.text):
-            return CommandAct(commands.parse(event.text))
+        if commands.is_command(event.text, self.prefixes):
+            return CommandAct(commands.parse(event.text, self.prefixes))
+        bare = event.text.strip().lower()
+        if event.is_direct and bare in BARE_WORDS:
+            # In a direct chat nobody else is addressed: "help" and "status" need no prefix.
+            return CommandAct(commands.parse(commands.PREFIX + bare, (commands.PREFIX,)))
         if event.reply_to:
             posted = await self._posted(event.transport, event.reply_to)
             if posted is not None and posted.question_id is not None:
@@ -320,7 +329,7 @@ class ChatIntake:
         A known sender whose edit looks like a command is told so, once an hour;
         other edits (typo fixes in conversation) and strangers' edits are ignored.
         """
-        if not commands.is_command(event.text) or event.sender is None:
+        if not commands.is_command(event.text, self.prefixes) or event.sender is None:
             return
         if self.authority.role(event.sender) is Role.STRANGER:
             return

@@ -7,8 +7,10 @@ indicators), at a line or word boundary where there is one nearby.
 
 from __future__ import annotations
 
-import html
+import re
 import unicodedata
+
+from markdown_it import MarkdownIt
 
 # Code points that attach to the one before: ZWJ, variation selectors, keycap, skin tones.
 _EXTENDERS = {"\u200d", "\ufe0e", "\ufe0f", "\u20e3", *map(chr, range(0x1F3FB, 0x1F400))}
@@ -55,12 +57,28 @@ def duration(seconds: float) -> str:
     return f"{seconds // 3600}h {seconds % 3600 // 60:02d}m"
 
 
-def as_html(body: str) -> str:
-    """Plain text as HTML for Matrix's formatted body: escaped, first line bold."""
-    lines = html.escape(body).split("\n")
-    if lines:
-        lines[0] = f"<b>{lines[0]}</b>"
-    return "<br>".join(lines)
+def commands_with(text: str, prefix: str, names: tuple[str, ...]) -> str:
+    """`text` with the commands `names` written with `prefix` instead of "/" (texts say
+    /start; a bot whose first configured prefix is "!" says !start)."""
+    if prefix == "/" or not names:
+        return text
+    written = re.compile(r"(?<![\w/:.])/(" + "|".join(map(re.escape, names)) + r")\b")
+    return written.sub(lambda m: prefix + m.group(1), text)
+
+
+# commonmark with raw HTML off (a `<script>` in a report is shown as text) and images
+# off (`![x](https://elsewhere/x.png)` would make a client load from outside).
+_MARKDOWN = (
+    MarkdownIt("commonmark", {"html": False, "linkify": False, "typographer": False})
+    .enable(["table", "strikethrough"])
+    .disable("image")
+)
+
+
+def markdown_html(text: str) -> str:
+    """Markdown as HTML that can be trusted: markdown-it escapes all text and refuses
+    javascript:, vbscript:, file: and data: link targets (its validateLink)."""
+    return _MARKDOWN.render(text)
 
 
 def _joined(line: str, at: int) -> bool:

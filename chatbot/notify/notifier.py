@@ -13,7 +13,7 @@ from typing import Any
 
 from chatbot.board import Change
 from chatbot.domain.transitions import Action
-from chatbot.notify.format import as_html, cut
+from chatbot.notify.format import commands_with, cut, markdown_html
 from chatbot.notify.runs import RunStatus
 from chatbot.notify.texts import text
 from chatbot.store import Db, Store
@@ -66,10 +66,21 @@ class Destination:
 
 
 class Notifier:
-    def __init__(self, store: Store, destinations: Sequence[Destination], locale: str = "en"):
+    def __init__(
+        self,
+        store: Store,
+        destinations: Sequence[Destination],
+        locale: str = "en",
+        *,
+        prefix: str = "/",
+        command_names: tuple[str, ...] = (),
+    ):
         self.store = store
         self.destinations = list(destinations)
         self.locale = locale
+        # Commands the notices suggest are shown with the first configured prefix.
+        self.prefix = prefix
+        self.command_names = command_names
         self.runs = RunStatus(self)
 
     # --- posting ----------------------------------------------------------------
@@ -84,7 +95,7 @@ class Notifier:
         question_id: int | None = None,
     ) -> list[tuple[int, chat_store.Post]]:
         """One post per room (and the draft's own direct chat); the rows and what they hold."""
-        body = cut(body, MAX_POST_CHARS, " …")
+        body = cut(commands_with(body, self.prefix, self.command_names), MAX_POST_CHARS, " …")
         targets = [(d.transport, d.kind, d.room) for d in self.destinations]
         origin = card.data.get("origin") if card else None
         if isinstance(origin, dict) and origin.get("target_kind") == "person":
@@ -98,7 +109,7 @@ class Notifier:
                 target=target,
                 target_kind=kind,
                 text=body,
-                html=as_html(body) if transport == "matrix" else None,
+                html=markdown_html(body) if transport == "matrix" else None,
                 card_id=card.id if card else None,
                 question_id=question_id,
                 purpose=purpose,

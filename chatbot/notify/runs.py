@@ -13,15 +13,25 @@ from __future__ import annotations
 
 from collections import OrderedDict
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from chatbot.board import Card, RunRecord
-from chatbot.notify.format import as_html, cut, duration
-from chatbot.store import Db
+from chatbot.notify.format import cut, duration, markdown_html
+from chatbot.store import Db, Store
 from chatbot.store import chat as chat_store
 
-if TYPE_CHECKING:
-    from chatbot.notify.notifier import Notifier
+
+class Poster(Protocol):
+    """What the status messages need of the notifier (which owns them)."""
+
+    store: Store
+    locale: str
+
+    def t(self, key: str, **values: object) -> str: ...
+
+    async def post(
+        self, db: Db, body: str, *, card: Card | None, purpose: str
+    ) -> list[tuple[int, chat_store.Post]]: ...
 
 
 @dataclass
@@ -41,7 +51,7 @@ KEPT_JOBS = 200
 
 
 class RunStatus:
-    def __init__(self, notifier: Notifier):
+    def __init__(self, notifier: Poster):
         self.notifier = notifier
         self._jobs: OrderedDict[int, _Status] = OrderedDict()
 
@@ -125,7 +135,7 @@ class RunStatus:
                     target=original.target,
                     target_kind=original.target_kind,
                     text=text,
-                    html=as_html(text) if original.transport == "matrix" else None,
+                    html=markdown_html(text) if original.transport == "matrix" else None,
                     card_id=card.id,
                     purpose="run",
                     replaces_id=row_id,

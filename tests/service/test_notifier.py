@@ -63,7 +63,9 @@ async def test_a_review_goes_to_every_room_decision_first_and_cut_with_the_path(
     assert text.startswith("🔎 c: review reject for aaaaaaaaaaaa.")
     assert len(text) <= MAX_POST_CHARS and "docs/review/c.md" in text
     assert "/fix c" in text
-    assert rows[0].html is None and rows[1].html.startswith("<b>")
+    # Matrix gets the report's markdown rendered; XMPP plain text.
+    assert rows[0].html is None and rows[1].html.startswith("<p>🔎 c: review reject")
+    assert "<h1>Review</h1>" in rows[1].html
 
 
 async def test_a_question_is_posted_with_numbered_options_and_linked(board) -> None:
