@@ -78,10 +78,12 @@ def build_transports(
 def destinations(config: Config) -> list[Destination]:
     """Every room the bot posts its notifications into."""
     found = []
+    matrix_owners = tuple(o for o in config.bot.owners if o.startswith("@"))
+    xmpp_owners = tuple(o for o in config.bot.owners if not o.startswith("@"))
     if config.xmpp:
-        found += [Destination("xmpp", room) for room in config.xmpp.rooms]
+        found += [Destination("xmpp", room, owners=xmpp_owners) for room in config.xmpp.rooms]
     if config.matrix:
-        found += [Destination("matrix", room) for room in config.matrix.rooms]
+        found += [Destination("matrix", room, owners=matrix_owners) for room in config.matrix.rooms]
     if (owner := config.console_owner) is not None:
         found.append(Destination(CONSOLE, owner, kind="person"))
     return found

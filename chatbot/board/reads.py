@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from chatbot.board.web_reads import WebReads
 from chatbot.domain.phases import Phase
@@ -21,6 +22,8 @@ from chatbot.store.chat import Posted, Request, RequestMessage
 from chatbot.store.jobs import Job
 from chatbot.store.questions import QuestionRow
 from chatbot.store.telemetry import RunRecord
+from runners import commit_view
+from runners.commit_view import CommitDiff
 
 
 @dataclass(frozen=True)
@@ -66,11 +69,16 @@ FROM cards c WHERE c.slug = ?
 
 class BoardReads(WebReads):
     store: Store
+    repo: Path
 
     # --- reading --------------------------------------------------------------
 
     async def card(self, slug: str) -> Card:
         return await card_store.require(self.store.reader, slug)
+
+    async def commit_diff(self, commit: str) -> CommitDiff:
+        """A commit of the target repository as /diff shows it (git, read-only)."""
+        return await commit_view.commit_diff(self.repo, commit)
 
     async def view(self, slug: str) -> CardView:
         """One card with its relations and history in one query: each query is a hop to

@@ -103,6 +103,7 @@ COMMANDS: tuple[Command, ...] = (
     Command("archive", (SLUG,), Access.OWNER, "move", Action.ARCHIVE),
     Command("deploy", (SLUG,), Access.OWNER, "move", Action.DEPLOY),
     Command("log", (SLUG,), Access.READ, "log"),
+    Command("diff", (SLUG,), Access.READ, "diff"),
     Command("runs", (), Access.READ, "runs"),
     Command("accept", (Arg("request", ArgKind.NUMBER),), Access.OWNER, "decide"),
     Command("decline", (Arg("request", ArgKind.NUMBER),), Access.OWNER, "decide"),

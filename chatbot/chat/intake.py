@@ -178,7 +178,10 @@ class ChatIntake:
         role = self.authority.role(event.sender)
         verdict = permits(role, act.access)
         if role is Role.STRANGER or event.sender is None:
-            await self._tell_stranger(event)
+            if _is_help(act):
+                await self._help_stranger(event)
+            else:
+                await self._tell_stranger(event)
             return
         if event.at is not None:
             age = time.time() - event.at
@@ -291,12 +294,16 @@ class ChatIntake:
 
     # --- refusals -----------------------------------------------------------------
 
+    async def _help_stranger(self, event: IncomingEvent) -> None:
+        """/help is the one command anyone may use: it says how to be let in. Once an
+        hour per person (or hidden room), like every answer to a stranger."""
+        if self.notices.should_tell(("stranger_help", _stranger_key(event))):
+            who = normal(event.sender).id if event.sender is not None else None
+            text = render.help_text(self.locale, role=Role.STRANGER, identity=who)
+            await self.replies.send(event, text, purpose="refusal")
+
     async def _tell_stranger(self, event: IncomingEvent) -> None:
-        # Keyed by the real identity, or by the chat when the identity is hidden,
-        # so a room that hides JIDs is told once an hour, not once per nick.
-        key: object = (
-            normal(event.sender) if event.sender is not None else (event.transport, event.chat)
-        )
+        key = _stranger_key(event)
         # Logged every time (the chat is told once an hour): the owner may need to see
         # who tried, e.g. to add a requester, or that a room hides real JIDs.
         log.info(
@@ -335,6 +342,20 @@ class ChatIntake:
             return
         if self.notices.should_tell(("edit", normal(event.sender))):
             await self.replies.say(event, "edit_ignored", purpose="refusal")
+
+
+def _stranger_key(event: IncomingEvent) -> object:
+    # The real identity, or the chat when the identity is hidden, so a room that
+    # hides JIDs is told once an hour, not once per nick.
+    return normal(event.sender) if event.sender is not None else (event.transport, event.chat)
+
+
+def _is_help(act: Act) -> bool:
+    return (
+        isinstance(act, CommandAct)
+        and isinstance(act.parsed, Invocation)
+        and act.parsed.command.name == "help"
+    )
 
 
 def yes_or_no(text: str) -> bool | None:

@@ -9,11 +9,13 @@ how many lines were left out.
 
 from __future__ import annotations
 
+import re
 import time
 from datetime import UTC, datetime
 
 from chatbot.board import BoardSummary, Card, CardView, Job, QuestionRow, Request, RunRecord
 from chatbot.chat import reactions
+from chatbot.chat.authority import Role, Verdict, permits
 from chatbot.chat.commands import (
     BY_NAME,
     COMMANDS,
@@ -26,7 +28,8 @@ from chatbot.chat.commands import (
 from chatbot.chat.texts import say
 from chatbot.domain.phases import Phase
 from chatbot.domain.transitions import Action
-from chatbot.notify.format import duration, one_line, prefix
+from chatbot.notify.format import cut, duration, one_line, prefix
+from runners.commit_view import CommitDiff
 
 SLUGS_PER_PHASE = 8
 
@@ -255,24 +258,42 @@ def inspect_mode(choice: str | None) -> str:
 # --- help and usage, generated from the command and reaction tables ---------------
 
 
-def _command_line(command: Command, locale: str) -> str:
-    return say(
-        locale,
-        "help_line",
-        usage=command.usage,
-        text=say(locale, command.help_key),
-        access=say(locale, f"access_{command.access.value}"),
-    )
+def _command_line(command: Command, locale: str, access: str | None = None) -> str:
+    """One command for /help; `access` is the key of who may use it ("" leaves it out)."""
+    text = say(locale, command.help_key)
+    if access == "":
+        return say(locale, "help_line_bare", usage=command.usage, text=text)
+    access = access or f"access_{command.access.value}"
+    return say(locale, "help_line", usage=command.usage, text=text, access=say(locale, access))
 
 
-def help_text(locale: str, name: str | None = None) -> str:
-    """/help: every command and every reaction; /help <command>: that command."""
+def help_text(
+    locale: str, name: str | None = None, role: Role = Role.OWNER, identity: str | None = None
+) -> str:
+    """/help for the asker: owners every command and reaction, requesters what they may
+    look at or ask for, anyone else only /help and how to get in (`identity` is
+    theirs, None when the room hides it). /help <command>: that command."""
+    if role is Role.STRANGER:
+        lines = [_command_line(BY_NAME["help"], locale)]
+        if identity is None:
+            lines.append(say(locale, "help_stranger_hidden"))
+        else:
+            lines.append(say(locale, "help_stranger", identity=identity))
+        return "\n".join(lines)
     if name is not None:
         command = BY_NAME.get(name)
         if command is None:
             return usage_problem(UsageProblem(Problem.UNKNOWN_COMMAND, None, name), locale)
         return _command_line(command, locale)
     lines = [say(locale, "help_commands")]
+    if role is Role.REQUESTER:
+        for command in COMMANDS:
+            verdict = permits(role, command.access)
+            if verdict is not Verdict.DENY:
+                yours = "access_request_yours" if verdict is Verdict.AS_REQUEST else None
+                lines.append(_command_line(command, locale, yours or ""))
+        lines += [say(locale, "help_requester"), say(locale, "help_edits")]
+        return "\n".join(lines)
     lines += [_command_line(c, locale) for c in COMMANDS]
     lines.append(say(locale, "help_reactions"))
     lines += [
@@ -281,6 +302,35 @@ def help_text(locale: str, name: str | None = None) -> str:
     ]
     lines += [say(locale, "help_answers"), say(locale, "help_edits")]
     return "\n".join(lines)
+
+
+# A diff is cut to stay readable on a phone and inside one message (MAX_CHARS).
+DIFF_STAT_CHARS = 900
+DIFF_PATCH_CHARS = 2200
+
+
+def diff(slug: str, shown: CommitDiff, locale: str) -> str:
+    """/diff: the commit's stat and the first lines of its patch, each in a code block
+    that is closed however the text was cut."""
+    lines = [say(locale, "diff_head", slug=slug, commit=shown.commit[:12])]
+    lines.append(_code(cut(shown.stat, DIFF_STAT_CHARS, "\n…"), ""))
+    if shown.patch:
+        patch = cut(shown.patch, DIFF_PATCH_CHARS)
+        lines.append(_code(patch, "diff"))
+        cut_here = shown.patch.count("\n") - patch.count("\n")  # lines the char cap took
+        left = None if shown.lines_left is None else shown.lines_left + cut_here
+        if left is None:
+            lines.append(say(locale, "diff_more_unknown", commit=shown.commit[:12]))
+        elif left > 0:
+            lines.append(say(locale, "diff_more", count=left, commit=shown.commit[:12]))
+    return "\n".join(lines)
+
+
+def _code(text: str, language: str) -> str:
+    # A fence longer than any run of backticks inside, so the diff cannot close it.
+    longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
+    fence = "`" * max(3, longest + 1)
+    return f"{fence}{language}\n{text}\n{fence}"
 
 
 def usage_problem(problem: UsageProblem, locale: str) -> str:

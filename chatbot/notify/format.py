@@ -64,7 +64,23 @@ def commands_with(text: str, prefix: str, names: tuple[str, ...]) -> str:
     if prefix == "/" or not names:
         return text
     written = re.compile(r"(?<![\w/:.])/(" + "|".join(map(re.escape, names)) + r")\b")
-    return written.sub(lambda m: prefix + m.group(1), text)
+    # What is quoted in a fenced code block (a diff, a report's example) stays as it is.
+    parts = []
+    fence = ""
+    for line in text.split("\n"):
+        opening = _FENCE.match(line)
+        if fence:
+            if opening and opening.group(1).startswith(fence) and not line.strip(" `"):
+                fence = ""
+        elif opening:
+            fence = opening.group(1)
+        else:
+            line = written.sub(lambda m: prefix + m.group(1), line)
+        parts.append(line)
+    return "\n".join(parts)
+
+
+_FENCE = re.compile(r" {0,3}(`{3,}|~{3,})")
 
 
 # commonmark with raw HTML off (a `<script>` in a report is shown as text) and images

@@ -63,6 +63,8 @@ class Destination:
     transport: str
     room: str
     kind: str = "room"  # or "person": the console is one person's screen
+    #: The owners a question here mentions (their ids on this transport).
+    owners: tuple[str, ...] = ()
 
 
 class Notifier:
@@ -93,17 +95,21 @@ class Notifier:
         card: Card | None,
         purpose: str,
         question_id: int | None = None,
+        mention_owners: bool = False,
     ) -> list[tuple[int, chat_store.Post]]:
-        """One post per room (and the draft's own direct chat); the rows and what they hold."""
+        """One post per room (and the draft's own direct chat); the rows and what they hold.
+
+        Only a question mentions anyone: the owners of each room, so their phones ring.
+        """
         body = cut(commands_with(body, self.prefix, self.command_names), MAX_POST_CHARS, " …")
-        targets = [(d.transport, d.kind, d.room) for d in self.destinations]
+        targets = [(d.transport, d.kind, d.room, d.owners) for d in self.destinations]
         origin = card.data.get("origin") if card else None
         if isinstance(origin, dict) and origin.get("target_kind") == "person":
             mine = (origin["transport"], "person", origin["target"])
-            if mine not in targets:
-                targets.append(mine)
+            if mine not in [target[:3] for target in targets]:
+                targets.append((*mine, ()))
         posted = []
-        for transport, kind, target in targets:
+        for transport, kind, target, owners in targets:
             post = chat_store.Post(
                 transport=transport,
                 target=target,
@@ -113,6 +119,7 @@ class Notifier:
                 card_id=card.id if card else None,
                 question_id=question_id,
                 purpose=purpose,
+                mentions=owners if mention_owners and kind == "room" else (),
             )
             posted.append((await chat_store.enqueue(db, post), post))
         return posted
@@ -134,7 +141,12 @@ class Notifier:
             lines += [f"{NUMBER_KEYS[i]} {option}" for i, option in enumerate(question.options)]
             lines.append(self.t("question_hint", slug=card.slug))
             await self.post(
-                db, "\n".join(lines), card=card, purpose="question", question_id=question.id
+                db,
+                "\n".join(lines),
+                card=card,
+                purpose="question",
+                question_id=question.id,
+                mention_owners=True,
             )
 
     def _render(self, change: Change) -> str | None:

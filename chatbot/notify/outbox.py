@@ -177,6 +177,7 @@ class OutboxSender:
                     html=row.html,
                     txn_id=row.txn_id,
                     replaces=replaces,
+                    mentions=row.mentions,
                 )
         except NotConnected:
             return False  # the status callback wakes us when it is back

@@ -9,6 +9,7 @@ subject.
 
 from __future__ import annotations
 
+import json
 import sqlite3
 import time
 import uuid
@@ -31,6 +32,8 @@ class Post:
     purpose: str = "notice"
     #: The outbox row (of the same place) whose message this one's text replaces.
     replaces_id: int | None = None
+    #: Identities on this transport whose phones the message should ring.
+    mentions: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -55,10 +58,13 @@ class OutboxRow:
     sent_at: float | None
     send_started_at: float | None = None
     replaces_id: int | None = None
+    mentions: tuple[str, ...] = ()
 
     @classmethod
     def from_row(cls, row: sqlite3.Row) -> OutboxRow:
-        return cls(**{name: row[name] for name in cls.__dataclass_fields__})
+        values = {name: row[name] for name in cls.__dataclass_fields__}
+        values["mentions"] = tuple(json.loads(values["mentions"] or "[]"))
+        return cls(**values)
 
 
 @dataclass(frozen=True)
@@ -74,8 +80,8 @@ class Posted:
 
 _ENQUEUE = (
     "INSERT INTO outbox (transport, room, target_kind, text, html, reply_to, card_id, "
-    "question_id, request_id, purpose, txn_id, created_at, replaces_id) "
-    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+    "question_id, request_id, purpose, txn_id, created_at, replaces_id, mentions) "
+    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
 )
 
 
@@ -96,6 +102,7 @@ def _row(post: Post) -> tuple[object, ...]:
         f"board-{uuid.uuid4().hex}",
         time.time(),
         post.replaces_id,
+        json.dumps(list(post.mentions)) if post.mentions else None,
     )
 
 

@@ -272,4 +272,12 @@ MIGRATIONS.register(
     """,
 )
 
+MIGRATIONS.register(
+    8,
+    "an outbox row names who it mentions (a question rings the owners' phones)",
+    """
+    ALTER TABLE outbox ADD COLUMN mentions TEXT;
+    """,
+)
+
 LATEST = MIGRATIONS.latest

@@ -14,7 +14,7 @@ import logging
 import random
 from abc import ABC, abstractmethod
 from collections import OrderedDict
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field, fields
 from typing import ClassVar, Protocol, runtime_checkable
 
@@ -250,6 +250,7 @@ class Transport(ABC):
         html: str | None = None,
         txn_id: str | None = None,
         replaces: Original | None = None,
+        mentions: Sequence[str] = (),
     ) -> str:
         """Send text and return the id the server knows the message by.
 
@@ -259,6 +260,9 @@ class Transport(ABC):
         replaces: send this as the new text of an earlier message of ours (XMPP
         message correction, Matrix m.replace); clients without edits show it as
         a new message.
+        mentions: identities on this transport (a bare JID, a Matrix user id)
+        whose phones should ring: each transport writes a mention its own way
+        (the room nick, a user pill with m.mentions). Nothing else mentions anyone.
         """
 
     @abstractmethod

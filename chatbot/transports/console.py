@@ -23,7 +23,7 @@ import re
 import sys
 import threading
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TextIO
 
@@ -210,7 +210,9 @@ class ConsoleTransport(Transport):
         html: str | None = None,
         txn_id: str | None = None,
         replaces: Original | None = None,
+        mentions: Sequence[str] = (),
     ) -> str:
+        # `mentions` go unwritten: the terminal is the one person's own screen.
         number = self._next_number()
         if replaces is not None:
             # A terminal cannot change a printed line: it prints the new text, saying which.

@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import uuid
+from collections.abc import Sequence
 from typing import Any
 
 from nio import (
@@ -149,14 +150,16 @@ class MatrixOutgoing:
         html: str | None = None,
         txn_id: str | None = None,
         replaces: Original | None = None,
+        mentions: Sequence[str] = (),
     ) -> str:
-        """Post an m.notice, or an edit of one; the same txn_id again (after a crash)
-        posts it once. Encrypted rooms get it encrypted, edits too."""
+        """Post an m.notice (an m.text that rings the phones of `mentions`), or an edit
+        of one; the same txn_id again (after a crash) posts it once. Encrypted rooms
+        get it encrypted, edits too."""
         room_id = await self._room_for(target)
         if replaces is not None:
             content = wire.edit_content(replaces.message_id, text, html)
         else:
-            content = wire.notice_content(text, html, reply_to=reply_to)
+            content = wire.notice_content(text, html, reply_to=reply_to, mentions=mentions)
         if wire.fit_content(content):
             log.warning("message to %s cut to %d bytes", room_id, wire.MAX_CONTENT_BYTES)
         return await self._room_send(room_id, "m.room.message", content, txn_id or uuid.uuid4().hex)

@@ -20,6 +20,7 @@ import json
 import logging
 import uuid
 from collections import Counter, OrderedDict
+from collections.abc import Sequence
 
 import slixmpp
 from slixmpp import JID
@@ -278,9 +279,11 @@ class XmppTransport(Transport):
         html: str | None = None,
         txn_id: str | None = None,
         replaces: Original | None = None,
+        mentions: Sequence[str] = (),
     ) -> str:
         """Send text (or a correction of an earlier message of ours); in a room, return
-        the stanza-id the room gave it.
+        the stanza-id the room gave it. `mentions` (bare JIDs) are written as their
+        nicks in the room; a direct chat notifies without one.
 
         html is ignored: XHTML-IM is obsolete and clients render plain text.
         Text is cut to the stanza limit: a stanza over the server's limit makes
@@ -297,6 +300,11 @@ class XmppTransport(Transport):
             out.add_reply(
                 msg, reply_to, author=author, quote=quote, quoted_nick=nick if in_room else None
             )
+        if mentions and in_room and replaces is None and not reply_to:
+            # (A reply's quoted fallback counts body offsets too; nothing sends both.)
+            occupants = self.rooms[target.id].occupants
+            nicks = [nick for nick, real in occupants.items() if real in mentions]
+            out.add_mentions(msg, target.id, nicks)
         if out.fit(msg, self.settings.max_stanza_bytes):
             log.warning("message %s cut to %d bytes", message_id, self.settings.max_stanza_bytes)
         server_id = await self._transmit(msg, message_id, in_room)

@@ -40,6 +40,8 @@ GOOD = [
     ("/archive login", "archive", {"slug": "login"}),
     ("/deploy login", "deploy", {"slug": "login"}),
     ("/log login", "log", {"slug": "login"}),
+    ("/diff Login", "diff", {"slug": "login"}),
+    ("!diff login", "diff", {"slug": "login"}),
     ("/runs", "runs", {}),
     ("/accept 12", "accept", {"request": 12}),
     ("/decline #3", "decline", {"request": 3}),
@@ -74,7 +76,7 @@ BAD = [
     ("/log", "log", Problem.MISSING, "slug"),
 ]
 # Every one-slug command: without its slug, with a bad one, with one word too many.
-for _name in ("split", "research", "fix", "retry", "cancel", "archive", "deploy", "log"):
+for _name in ("split", "research", "fix", "retry", "cancel", "archive", "deploy", "log", "diff"):
     BAD += [
         (f"/{_name}", _name, Problem.MISSING, "slug"),
         (f"/{_name} -x", _name, Problem.BAD_SLUG, "-x"),

@@ -90,3 +90,12 @@ def _elements(html: str) -> list[tuple[str, list[tuple[str, str]]]]:
 
     Collect().feed(html)
     return found
+
+
+def test_commands_inside_a_fenced_block_stay_as_written() -> None:
+    text = "Run /status demo.\n```diff\n+/status is a path here\n```\nThen /retry demo."
+    assert commands_with(text, "!", ("status", "retry")) == (
+        "Run !status demo.\n```diff\n+/status is a path here\n```\nThen !retry demo."
+    )
+    longer = "````\n```\n/status\n```\n````\n/status"
+    assert commands_with(longer, "!", ("status",)) == "````\n```\n/status\n```\n````\n!status"

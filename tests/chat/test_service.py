@@ -277,6 +277,10 @@ async def test_stranger_is_told_once_an_hour_and_nothing_changes(env: Env) -> No
     row = await env.one(msg("/start login", STRANGER))
     assert row.purpose == "refusal" and "may not" in row.text
     assert await env.said(msg("/archive login", STRANGER)) == []
+    # /help is the one command a stranger may use: it says how to get in, once an hour.
+    [help_row] = await env.said(msg("/help", STRANGER))
+    assert help_row.text.startswith("/help [<command>]") and "/start" not in help_row.text
+    assert STRANGER.id in help_row.text and "requesters" in help_row.text
     assert await env.said(msg("/help", STRANGER)) == []
     assert await env.phase("login") is Phase.PLANNED and await env.jobs() == []
     env.clock.advance(3601)

@@ -16,6 +16,7 @@ import contextlib
 import json
 import os
 import uuid
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -87,6 +88,7 @@ class RecordingConsole(ConsoleTransport):
         html: str | None = None,
         txn_id: str | None = None,
         replaces: Original | None = None,
+        mentions: Sequence[str] = (),
     ) -> str:
         message_id = await super().send(
             target, text, reply_to=reply_to, html=html, txn_id=txn_id, replaces=replaces

@@ -16,7 +16,10 @@ from chatbot.store import cards as card_store
 from chatbot.store import chat as chat_store
 from chatbot.store.jobs import claim
 
-ROOMS = [Destination("xmpp", "ops@muc"), Destination("matrix", "!room")]
+ROOMS = [
+    Destination("xmpp", "ops@muc", owners=("owner@example.org",)),
+    Destination("matrix", "!room", owners=("@owner:example.org", "@second:example.org")),
+]
 
 
 @pytest.fixture
@@ -81,6 +84,13 @@ async def test_a_question_is_posted_with_numbered_options_and_linked(board) -> N
     assert len(rows) == 2 and rows[0].question_id is not None
     assert "1️⃣ S3\n2️⃣ local disk" in rows[0].text
     assert "/answer c" in rows[0].text
+    # The question alone mentions the owners, each room its own transport's ids.
+    assert [r.mentions for r in rows] == [
+        ("owner@example.org",),
+        ("@owner:example.org", "@second:example.org"),
+    ]
+    others = [r for r in await posts(board) if r.purpose != "question"]
+    assert others and all(r.mentions == () for r in others)
 
 
 async def test_a_rolled_back_change_posts_nothing(board) -> None:
