@@ -111,7 +111,7 @@ def markdown_html(text: str) -> str:
         tags=_TAGS,
         attributes=_ATTRIBUTES,
         url_schemes={"http", "https", "mailto"},
-        link_rel="noopener noreferrer",
+        link_rel=None,
     )
 
 

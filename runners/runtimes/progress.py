@@ -14,6 +14,9 @@ from collections.abc import Callable
 
 #: How much of a step is kept: a line on a phone, not the command's whole script.
 STEP_CHARS = 120
+#: A longer line (a command's whole output in one event) is skipped, not buffered:
+#: a step is read from small events, and the run's output may be tens of MiB.
+MAX_LINE_BYTES = 1024 * 1024
 
 StepOf = Callable[[dict[str, object]], str | None]
 
@@ -22,15 +25,26 @@ class StepReader:
     def __init__(self, step_of: StepOf, on_step: Callable[[str], None]) -> None:
         self._step_of = step_of
         self._on_step = on_step
-        self._pending = b""
+        self._pending = bytearray()
+        self._skipping = False  # inside a line over MAX_LINE_BYTES, until its end
         self.latest: str | None = None
         self.steps = 0
 
     def feed(self, chunk: bytes) -> None:
-        self._pending += chunk
-        *lines, self._pending = self._pending.split(b"\n")
-        for line in lines:
-            self._line(line)
+        # Only the new chunk is searched for line ends, so a flood costs linear time.
+        start = 0
+        while (end := chunk.find(b"\n", start)) != -1:
+            if not self._skipping:
+                self._pending += chunk[start:end]
+                self._line(bytes(self._pending))
+            self._pending.clear()
+            self._skipping = False
+            start = end + 1
+        if not self._skipping:
+            self._pending += chunk[start:]
+            if len(self._pending) > MAX_LINE_BYTES:
+                self._pending.clear()
+                self._skipping = True
 
     def _line(self, raw: bytes) -> None:
         try:

@@ -68,12 +68,12 @@ async def test_a_runs_status_message_is_corrected_in_place_over_xmpp(
                 within=WITHIN,
             )
             corrections.append(message["body"])
-            if "builder run ok" in message["body"]:
-                break
+            if message["body"].startswith("⏹"):
+                break  # the outcome
         # Each is a correction of the one message: its running time, then its latest steps.
         assert any("running for" in body for body in corrections), corrections
         assert any("Latest step: ran: pytest -q" in body for body in corrections), corrections
-        assert "builder run ok after" in corrections[-1]
+        assert "builder run ok after" in corrections[-1], corrections
 
         # /diff of the commit the builder made, in a code block, with the "!" prefix.
         await room.bot_says(r"report: builder committed")
@@ -218,9 +218,10 @@ async def test_a_runs_status_message_is_replaced_in_place_over_matrix(
                 within=WITHIN,
             )
             edits.append(edit["content"])
-            if "builder run ok" in edit["content"]["m.new_content"]["body"]:
-                break
+            if edit["content"]["m.new_content"]["body"].startswith("⏹"):
+                break  # the outcome
         bodies = [content["m.new_content"]["body"] for content in edits]
+        assert "builder run ok after" in bodies[-1], bodies
         assert any("Latest step:" in body for body in bodies), bodies
         assert all(content["body"].startswith("* ") for content in edits)  # the fallback
     finally:
