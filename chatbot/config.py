@@ -22,7 +22,8 @@ from pydantic import (
 )
 
 from chatbot.config_file import describe, describe_pattern, resolve_paths
-from chatbot.domain.roles import ROLES
+from chatbot.domain.budgets import Budgets
+from chatbot.domain.roles import ROLES, ProfileFrom
 from runners.profiles import (
     ITERATION_LIMIT_MAX,
     ITERATION_LIMIT_MIN,
@@ -34,6 +35,9 @@ from runners.profiles import (
 from runners.runtimes.base import BASE_URL_PATTERN
 
 ROLE_NAMES = tuple(role.name for role in ROLES)
+# Roles that run with the card's lane profile ([lanes.*]), not a [roles.*] section of their own.
+LANE_ROLES = tuple(role.name for role in ROLES if role.profile_from is ProfileFrom.LANE)
+USD = Annotated[float, Field(ge=0, le=1_000_000)]
 
 XMPP_BARE_JID_RE = re.compile(
     describe_pattern(r"^[^@/\s]+@[^@/\s]+$", "a bare JID such as board@example.org")
@@ -96,6 +100,8 @@ class BotSection(_Section):
     run_output_cap_mb: int = Field(default=64, ge=1, le=4096)
     # Commands sent while the bot was away run when it is back, unless older than this.
     catch_up_max_age_s: int = Field(default=3600, ge=0, le=30 * 86400)
+    # What the model runs of one (local) day may cost; reached, no new run starts that day.
+    budget_usd_per_day: USD | None = None
 
     @field_validator("owners", "requesters")
     @classmethod
@@ -172,6 +178,17 @@ class RuntimeSection(_Section):
     # Plain, non-secret variables for the CLI; a value starting with ./ or ../ is a
     # path relative to this file. Secrets never go here: use api_key_file.
     env: dict[EnvName, str] = {}
+    # For a CLI that reports no cost (codex): a run costs its tokens at these prices.
+    usd_per_million_input_tokens: USD | None = None
+    usd_per_million_output_tokens: USD | None = None
+
+    def estimated_cost(self, input_tokens: int, output_tokens: int) -> float | None:
+        """Tokens at the configured prices; None when no price is configured."""
+        prices = (self.usd_per_million_input_tokens, self.usd_per_million_output_tokens)
+        if prices == (None, None):
+            return None
+        per_in, per_out = (price or 0.0 for price in prices)
+        return (input_tokens * per_in + output_tokens * per_out) / 1_000_000
 
 
 class LaneSection(_Section):
@@ -182,6 +199,8 @@ class LaneSection(_Section):
     concurrency: int = Field(default=1, ge=1, le=16)
     timeout_s: int = Field(default=3600, ge=1, le=24 * 3600)  # per agent turn
     idle_timeout_s: int = Field(default=900, ge=1, le=24 * 3600)
+    # What all runs of one card in this lane may cost; reached, no new run starts for it.
+    budget_usd_per_card: USD | None = None
 
 
 class RoleSection(_Section):
@@ -232,7 +251,15 @@ class Config(_Section):
                     f"lanes.{name}.runtime",
                     f"runtime {lane.runtime!r} has no [runtimes.{lane.runtime}] section",
                 )
+        for name in self.roles:
+            if name in LANE_ROLES:
+                raise _KeyProblem(
+                    f"roles.{name}",
+                    f"the {name} runs with the card's lane ([lanes.*]); remove this section",
+                )
         for name in ROLE_NAMES:
+            if name in LANE_ROLES:
+                continue
             runtime = self.role(name).runtime
             if runtime not in self.runtimes:
                 raise _KeyProblem(
@@ -257,6 +284,16 @@ class Config(_Section):
 
     def role(self, name: str) -> RoleSection:
         return self.roles.get(name) or RoleSection()  # type: ignore[call-overload]
+
+    def budgets(self) -> Budgets:
+        return Budgets(
+            per_day_usd=self.bot.budget_usd_per_day,
+            per_card_usd={
+                name: lane.budget_usd_per_card
+                for name, lane in self.lanes.items()
+                if lane.budget_usd_per_card is not None
+            },
+        )
 
     def allowed_profiles(self) -> AllowedProfiles:
         return AllowedProfiles(

@@ -16,9 +16,9 @@ from pathlib import Path
 
 from chatbot.app import demo
 from chatbot.app.startup import StoreError, open_board, running_bot, stop_on_signals
-from chatbot.app.views import JSON_SCHEMA_VERSION, view_json
+from chatbot.app.views import JSON_SCHEMA_VERSION, run_json, view_json
 from chatbot.board import AlreadyAnswered, BoardError, BoardService, UnknownCard, closest_slugs
-from chatbot.chat import render
+from chatbot.chat import render, render_spend
 from chatbot.chat.commands import BY_NAME, INSPECT_MODES
 from chatbot.chat.texts import say
 from chatbot.config import Config, ConfigError, load_config
@@ -86,8 +86,13 @@ def _parser() -> argparse.ArgumentParser:
     answer = command("answer", say("en", BY_NAME["answer"].help_key))
     answer.add_argument("slug")
     answer.add_argument("text")
-    runs = command("runs", "queued and running jobs")
+    runs = command("runs", "queued and running jobs, or the runs of one pipeline")
     runs.add_argument("--json", action="store_true", help="machine-readable output")
+    runs.add_argument(
+        "--pipeline",
+        metavar="ID",
+        help="the runs of this pipeline (its id, or a card slug for that card's pipeline)",
+    )
     init = command(
         "init", "write DIR/bot.toml with every key and placeholder secrets, ready to fill in"
     )
@@ -149,6 +154,21 @@ async def _move(
 async def _answer(board: BoardService, slug: str, text: str, locale: str) -> str:
     card, _ = await board.answer(slug, text, actor=_actor())
     return f"{card.slug}: answered; now {card.phase.label(locale)}"
+
+
+async def _pipeline_runs(board: BoardService, wanted: str, as_json: bool, locale: str) -> int:
+    pipeline, found = await board.pipeline_runs(wanted)
+    if as_json:
+        runs = [run_json(slug, run) for slug, run in found]
+        document = {
+            "schema_version": JSON_SCHEMA_VERSION,
+            "pipeline_run_id": pipeline,
+            "runs": runs,
+        }
+        print(json.dumps(document, indent=2))
+    else:
+        print(render_spend.pipeline_runs(pipeline, found, locale))
+    return EXIT_OK if found else EXIT_FAILURE
 
 
 async def _runs(board: BoardService, config: Config, as_json: bool) -> int:
@@ -327,6 +347,8 @@ def main(argv: list[str] | None = None) -> int:
             return _cards(board, args.json, locale)
         if command == "card":
             return _card(board, args.slug, args.json, locale)
+        if command == "runs" and args.pipeline:
+            return _pipeline_runs(board, args.pipeline, args.json, locale)
         if command == "runs":
             return _runs(board, config, args.json)
         if command == "answer":

@@ -23,17 +23,19 @@ from chatbot.board import (
     Request,
     UnknownCard,
 )
+from chatbot.board.budget import budget_stopped
 from chatbot.chat import reactions, render
 from chatbot.chat.commands import BY_NAME, FOR_ACTION, Invocation
 from chatbot.chat.reactions import Effect, Reaction
 from chatbot.chat.replies import Decided, Origin, Replies, chat_of
+from chatbot.chat.spending import SpendHandlers
 from chatbot.domain.transitions import Action, TransitionRefused, allowed_actions
 
 # How many runs /status <slug> shows.
 RUNS_SHOWN = 5
 
 
-class ChatHandlers:
+class ChatHandlers(SpendHandlers):
     def __init__(self, board: BoardService, replies: Replies):
         self.board = board
         self.replies = replies
@@ -76,11 +78,6 @@ class ChatHandlers:
         except UnknownCard:
             await self.replies.unknown_card(origin.event, slug)
             return None
-
-    async def runs(self, origin: Origin, invocation: Invocation) -> None:
-        jobs = await self.board.active_jobs()
-        text = render.runs(jobs, await self.board.job_slugs(), self.locale)
-        await self.replies.send(origin.event, text)
 
     # --- commands: moving cards -----------------------------------------------------
 
@@ -381,6 +378,8 @@ class ChatHandlers:
             await self.act(origin, card.slug, action, reason=why, also=applied)
         elif reactions.split_offered(card):
             await self.act(origin, card.slug, Action.SPLIT, reason=f"split offer, {reason}")
+        elif budget_stopped(card):
+            await self.act(origin, card.slug, Action.ALLOW, reason=f"budget, {reason}")
         else:
             await self.replies.say(event, "nothing_to_accept", card_id=card.id)
 

@@ -113,9 +113,20 @@ class JobContext:
     def staged(self) -> StagedFiles:
         return StagedFiles(self.repo)
 
-    async def apply(self, action: Action, **kwargs: Any) -> Card:
+    async def apply(self, action: Action, *, answer_used: bool = True, **kwargs: Any) -> Card:
+        """Apply a result; the last run's answer counts as accepted (with its review
+        decision) unless `answer_used` is False (a builder that ran out of turns)."""
+        accepted = None
+        if answer_used and self._last_run_id is not None and self.runs[-1].outcome == "ok":
+            review = kwargs.get("review_decision") if self.runs[-1].role == "reviewer" else None
+            accepted = (self._last_run_id, review)
         return await self.board.apply(
-            self.card.slug, action, job=self.job, worker=self.worker_id, **kwargs
+            self.card.slug,
+            action,
+            job=self.job,
+            worker=self.worker_id,
+            accepted_run=accepted,
+            **kwargs,
         )
 
     async def run(
@@ -145,6 +156,7 @@ class JobContext:
             reasoning_effort=profile.reasoning_effort,
             resume_session_id=resume_session_id,
             max_turns=max_turns,
+            allowed_tools=roles.BY_NAME[role].tools,
             base_url=runtime_config.base_url or "",
             api_key_file=runtime_config.api_key_file,
         )
@@ -172,6 +184,12 @@ class JobContext:
             detail = f"{result.failure} (set runtimes.{profile.runtime}.binary)"
             result = _with_failure(result, detail)
         output = result.output
+        cost, estimated = output.cost_usd, False
+        if cost is None and output.usage is not None:
+            cost = runtime_config.estimated_cost(
+                output.usage.input_tokens, output.usage.output_tokens
+            )
+            estimated = cost is not None
         record = RunRecord(
             role=role,
             runtime=profile.runtime,
@@ -181,7 +199,8 @@ class JobContext:
             input_tokens=output.usage.input_tokens if output.usage else None,
             cached_tokens=output.usage.cached_input_tokens if output.usage else None,
             output_tokens=output.usage.output_tokens if output.usage else None,
-            cost_usd=output.cost_usd,
+            cost_usd=cost,
+            cost_estimated=estimated,
             duration_s=result.duration,
             turns=output.turns,
             outcome="ok" if result.ok else (result.failure or "failed")[:240],
@@ -191,6 +210,9 @@ class JobContext:
             prompt=prompt if self.config.bot.keep_transcripts else None,
             response=output.answer if self.config.bot.keep_transcripts else None,
             created_at=started,
+            pipeline_run_id=self.card.pipeline_run_id,
+            # As the CLI reports it (codex's session log), else as the run was started.
+            actual_reasoning_effort=output.reasoning_effort or profile.reasoning_effort or None,
         )
         self._last_run_id = await self.board.record_run(record)
         self.runs.append(record)
@@ -199,11 +221,12 @@ class JobContext:
             raise RunFailed(result.failure or "the run failed")
         return result
 
-    async def answer_rejected(self, detail: str) -> None:
-        """The last run's answer broke its contract: its telemetry must not say "ok"."""
-        if self._last_run_id is None:
-            return
-        await self.board.run_rejected(self._last_run_id, detail)
+    def answered_run(self) -> int | None:
+        """The last run, if it ended well: a job that fails after it refused its answer,
+        and its telemetry must not say the answer counted."""
+        if self._last_run_id is None or self.runs[-1].outcome != "ok":
+            return None
+        return self._last_run_id
 
     async def _remember_process(self, pgid: int) -> None:
         """Record the agent's process group, so a restart after a crash can stop it."""

@@ -263,4 +263,26 @@ MIGRATIONS.register(
     """,
 )
 
+MIGRATIONS.register(
+    7,
+    "pipeline run ids, actual effort, review decision, acceptance and estimated cost per run; "
+    "fixer attempts per card",
+    """
+    ALTER TABLE telemetry ADD COLUMN pipeline_run_id TEXT;
+    ALTER TABLE telemetry ADD COLUMN actual_reasoning_effort TEXT;
+    ALTER TABLE telemetry ADD COLUMN review_decision TEXT;
+    -- NULL: not judged (a failed run, an unfinished builder turn); 1 applied; 0 refused.
+    ALTER TABLE telemetry ADD COLUMN accepted INTEGER CHECK (accepted IN (0, 1));
+    ALTER TABLE telemetry ADD COLUMN rejection TEXT;
+    -- cost_usd is the runtime's own figure, or (1 here) tokens times a configured price.
+    ALTER TABLE telemetry ADD COLUMN cost_estimated INTEGER NOT NULL DEFAULT 0;
+    -- Earlier versions wrote a refused answer into the outcome.
+    UPDATE telemetry SET accepted = 0, rejection = substr(outcome, 11), outcome = 'ok'
+        WHERE outcome LIKE 'rejected: %';
+    CREATE INDEX telemetry_pipeline ON telemetry(pipeline_run_id, id);
+    CREATE INDEX telemetry_created ON telemetry(created_at);
+    ALTER TABLE cards ADD COLUMN fixer_attempts INTEGER NOT NULL DEFAULT 0;
+    """,
+)
+
 LATEST = MIGRATIONS.latest

@@ -92,7 +92,7 @@ def _runs(runs: Sequence[RunRecord], t: Texts) -> Safe:
                 duration=_duration(run.duration_s),
                 tokens=tokens,
                 cost=_cost(run.cost_usd),
-                outcome=run.outcome,
+                outcome=run.shown_outcome,
             )
         )
     return tag(
