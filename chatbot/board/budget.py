@@ -16,7 +16,7 @@ from typing import Any
 
 from chatbot.domain.budgets import Budgets, BudgetState
 from chatbot.domain.transitions import RUN_FAILURE, Action, By
-from chatbot.store import Store, kv, spend
+from chatbot.store import Db, Store, kv, spend
 from chatbot.store import cards as card_store
 from chatbot.store import jobs as job_store
 from chatbot.store.cards import Card
@@ -47,6 +47,17 @@ def local_day(now: float | None = None) -> str:
     return time.strftime("%Y-%m-%d", time.localtime(time.time() if now is None else now))
 
 
+def day_bounds(day: str) -> tuple[float, float]:
+    """The first and the after-last second of a local day (23 or 25 hours around DST)."""
+    start = time.mktime(time.strptime(day, "%Y-%m-%d"))
+    end = time.mktime(time.strptime(local_day(start + 26 * 3600), "%Y-%m-%d"))
+    return start, end
+
+
+async def spent_on(db: Db, day: str) -> Spend:
+    return await spend.between(db, day, *day_bounds(day))
+
+
 def _day_key(day: str) -> str:
     return f"budget:allow-day:{day}"
 
@@ -74,7 +85,7 @@ class BoardBudget:
             return None
         day = local_day(now)
         db = self.store.reader
-        spent = await spend.today(db, day)
+        spent = await spent_on(db, day)
         allowances = int(await kv.get_value(db, _day_key(day)) or 0)
         return BudgetState(
             "day", spent.usd, self.budgets.per_day_usd, allowances, "bot.budget_usd_per_day"
@@ -107,7 +118,7 @@ class BoardBudget:
             costly.append((spent, await self.card_budget(card) if card else None))
         return SpendReport(
             day=await self.day_budget(),
-            today=await spend.today(db, today),
+            today=await spent_on(db, today),
             days=await spend.by_day(db, since),
             lanes=await spend.by_lane(db, since),
             cards=costly,

@@ -43,7 +43,7 @@ def budget(report: SpendReport, locale: str, days: int = 7) -> str:
                 "budget_today",
                 spent=usd(day.spent),
                 limit=usd(day.limit),
-                key=day.key,
+                setting=day.key,
                 runs=today.runs,
             )
         ]

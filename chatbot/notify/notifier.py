@@ -158,7 +158,7 @@ class Notifier:
                 slug=slug,
                 detail=card.failure_detail or change.reason,
                 budget=usd(stop.get("budget", 0.0)),
-                key=stop.get("key", "the budget"),
+                setting=stop.get("key", "the budget"),
             )
         return self.t(
             keys[0],
@@ -261,7 +261,7 @@ class Notifier:
                 spent=usd(state.spent),
                 limit=usd(state.limit),
                 budget=usd(state.budget),
-                key=state.key,
+                setting=state.key,
             )
             await self._post(db, body, card=None, purpose="budget")
 

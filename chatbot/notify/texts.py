@@ -41,8 +41,8 @@ TEXTS: dict[str, dict[str, str]] = {
         "synthesis_gaps": "{count} gap(s) against the intent:\n{gaps}",
         "synthesis_no_gaps": "No gap against the intent.",
         "synthesis_failed": "❌ {slug}: the synthesis of its children failed: {detail}. /retry {slug} runs it again; /cancel {slug} marks the card done without it.",
-        "budget_stopped": "💸 {slug}: {detail}. /budget shows the spend. To go on: /allow {slug} (or 👍 here) gives the card another {budget} and repeats the step; or raise {key} in the configuration, restart the bot and /retry {slug}.",
-        "budget_held": "💸 Today's budget is spent: {spent} of {limit} ({key}). Queued runs wait until tomorrow; /budget shows the spend. To go on today: /allow gives today another {budget}, or raise {key} in the configuration and restart the bot.",
+        "budget_stopped": "💸 {slug}: {detail}. /budget shows the spend. To go on: /allow {slug} (or 👍 here) gives the card another {budget} and repeats the step; or raise {setting} in the configuration, restart the bot and /retry {slug}.",
+        "budget_held": "💸 Today's budget is spent: {spent} of {limit} ({setting}). Queued runs wait until tomorrow; /budget shows the spend. To go on today: /allow gives today another {budget}, or raise {setting} in the configuration and restart the bot.",
     },
     "de": {
         "direct": "🧭 {slug}: Der Operator wählt die Lane {lane} ({runtime} {model}). {reason}",
@@ -82,8 +82,8 @@ TEXTS: dict[str, dict[str, str]] = {
         "synthesis_gaps": "{count} Lücke(n) gegenüber dem Intent:\n{gaps}",
         "synthesis_no_gaps": "Keine Lücke gegenüber dem Intent.",
         "synthesis_failed": "❌ {slug}: Die Synthese der Kinder ist fehlgeschlagen: {detail}. /retry {slug} startet sie erneut; /cancel {slug} setzt die Karte ohne sie auf erledigt.",
-        "budget_stopped": "💸 {slug}: {detail}. /budget zeigt die Ausgaben. Weiter geht es mit /allow {slug} (oder 👍 hier): Die Karte bekommt weitere {budget} und der Schritt wird wiederholt; oder {key} in der Konfiguration erhöhen, den Bot neu starten und /retry {slug}.",
-        "budget_held": "💸 Das Tagesbudget ist aufgebraucht: {spent} von {limit} ({key}). Wartende Läufe warten bis morgen; /budget zeigt die Ausgaben. Heute weiter: /allow gibt dem Tag weitere {budget}, oder {key} in der Konfiguration erhöhen und den Bot neu starten.",
+        "budget_stopped": "💸 {slug}: {detail}. /budget zeigt die Ausgaben. Weiter geht es mit /allow {slug} (oder 👍 hier): Die Karte bekommt weitere {budget} und der Schritt wird wiederholt; oder {setting} in der Konfiguration erhöhen, den Bot neu starten und /retry {slug}.",
+        "budget_held": "💸 Das Tagesbudget ist aufgebraucht: {spent} von {limit} ({setting}). Wartende Läufe warten bis morgen; /budget zeigt die Ausgaben. Heute weiter: /allow gibt dem Tag weitere {budget}, oder {setting} in der Konfiguration erhöhen und den Bot neu starten.",
     },
 }
 

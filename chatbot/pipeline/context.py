@@ -48,6 +48,9 @@ class Profile:
     reasoning_effort: str
     timeout_s: float
     idle_timeout_s: float
+    #: The effort the configuration sets ([lanes.*] or [roles.*]), before the operator's
+    #: choice or an escalation step changed it for the card.
+    configured_effort: str = ""
 
 
 @dataclass
@@ -83,6 +86,7 @@ class JobContext:
             section.reasoning_effort,
             section.timeout_s,
             section.idle_timeout_s,
+            section.reasoning_effort,
         )
 
     def lane_profile(self, card: Card) -> Profile:
@@ -97,6 +101,7 @@ class JobContext:
             card.reasoning_effort if card.reasoning_effort is not None else lane.reasoning_effort,
             lane.timeout_s,
             lane.idle_timeout_s,
+            lane.reasoning_effort,
         )
 
     def intent(self, card: Card | None = None) -> tuple[str, str]:
@@ -195,7 +200,7 @@ class JobContext:
             runtime=profile.runtime,
             configured_model=profile.model,
             actual_model=output.model,
-            reasoning_effort=profile.reasoning_effort,
+            reasoning_effort=profile.configured_effort,
             input_tokens=output.usage.input_tokens if output.usage else None,
             cached_tokens=output.usage.cached_input_tokens if output.usage else None,
             output_tokens=output.usage.output_tokens if output.usage else None,
@@ -211,8 +216,9 @@ class JobContext:
             response=output.answer if self.config.bot.keep_transcripts else None,
             created_at=started,
             pipeline_run_id=self.card.pipeline_run_id,
-            # As the CLI reports it (codex's session log), else as the run was started.
-            actual_reasoning_effort=output.reasoning_effort or profile.reasoning_effort or None,
+            # What the CLI was started with; None: its own default. Neither CLI reports
+            # the effort it ran with (codex's session log names it only when one is given).
+            actual_reasoning_effort=profile.reasoning_effort or None,
         )
         self._last_run_id = await self.board.record_run(record)
         self.runs.append(record)

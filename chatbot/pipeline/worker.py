@@ -244,12 +244,12 @@ class Worker:
             observers=self.observers,
         )
         role = job.kind
-        if job.kind != DEPLOY_JOB and await stopped_by_budget(
-            self.board, job, card, self.instance_id
-        ):
-            self.failed_jobs += 1
-            return
         try:
+            if role != DEPLOY_JOB and await stopped_by_budget(
+                self.board, job, card, self.instance_id
+            ):
+                self.failed_jobs += 1
+                return
             await handler(ctx)
         except RunFailed as failed:
             await self._fail(job, failed.detail, ctx)

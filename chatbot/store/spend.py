@@ -34,11 +34,15 @@ def _spend(name: str, row) -> Spend:  # noqa: ANN001 - a database row
     return Spend(name, float(row[0]), int(row[1]), int(row[2]), int(row[3]))
 
 
-async def today(db: Db, day: str) -> Spend:
-    """Every run of the local day `day` (YYYY-MM-DD)."""
-    row = await db.fetchone(f"SELECT {_SUMS} FROM telemetry t WHERE {_DAY} = ?", (day,))
+async def between(db: Db, name: str, start: float, end: float) -> Spend:
+    """Every run from `start` to before `end` (a local day's bounds: the worker asks on
+    every wake-up while runs wait, so this must use the index on the time)."""
+    row = await db.fetchone(
+        f"SELECT {_SUMS} FROM telemetry t WHERE t.created_at >= ? AND t.created_at < ?",
+        (start, end),
+    )
     assert row is not None
-    return _spend(day, row)
+    return _spend(name, row)
 
 
 async def of_card(db: Db, card_id: int) -> Spend:

@@ -35,7 +35,9 @@ class RunRecord:
     response: str | None = None
     created_at: float = 0.0
     pipeline_run_id: str | None = None
-    #: The effort the run really had: as the CLI reports it, else as it was started.
+    #: `reasoning_effort` is the configured one (lane or role); this is the one the run
+    #: was started with, after the operator's choice or an escalation step (None: the
+    #: CLI's own default).
     actual_reasoning_effort: str | None = None
     review_decision: str | None = None
     accepted: bool | None = None

@@ -157,8 +157,6 @@ class RunOutput:
     duration_ms: int | None = None
     failure: str | None = None
     turn_limit_reached: bool = False
-    #: The reasoning effort the CLI says it ran with (None: it does not say).
-    reasoning_effort: str | None = None
 
     @property
     def ok(self) -> bool:

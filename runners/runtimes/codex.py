@@ -25,13 +25,11 @@ read from `api_key_file` into `GATEWAY_API_KEY` of that one child.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from pathlib import Path
 from types import MappingProxyType
 
-from runners import profiles
 from runners.runtimes.base import (
-    SESSION_ID_RE,
     Invocation,
     Mode,
     RunOutput,
@@ -235,39 +233,3 @@ def _lines(stdout: str) -> Iterable[str]:
     for line in stdout.splitlines():
         if line.strip():
             yield line
-
-
-def reported_effort(env: Mapping[str, str], session_id: str) -> str | None:
-    """The reasoning effort codex ran a session with, from its own session log.
-
-    `exec --json` names no effort; the log codex keeps of every session
-    (`$CODEX_HOME/sessions/<y>/<m>/<d>/rollout-<time>-<thread id>.jsonl`, CODEX_HOME
-    defaulting to ~/.codex) records each turn's context, effort included, after
-    codex resolved its own defaults. The last turn's counts. Reads a file: call it
-    off the event loop.
-    """
-    home = env.get("CODEX_HOME") or (f"{env['HOME']}/.codex" if env.get("HOME") else "")
-    if not home or not SESSION_ID_RE.fullmatch(session_id):
-        return None
-    logs = sorted(Path(home).glob(f"sessions/*/*/*/rollout-*-{session_id}.jsonl"))
-    effort: str | None = None
-    for path in logs[-1:]:
-        try:
-            with open(path, encoding="utf-8", errors="replace") as handle:
-                for line in handle:
-                    if '"turn_context"' in line:
-                        effort = _turn_effort(line) or effort
-        except OSError:
-            return None
-    return effort if effort and profiles.is_valid_reasoning_effort(effort) else None
-
-
-def _turn_effort(line: str) -> str | None:
-    try:
-        event = json.loads(line)
-    except ValueError:
-        return None
-    payload = event.get("payload") if isinstance(event, dict) else None
-    if not isinstance(payload, dict) or event.get("type") != "turn_context":
-        return None
-    return as_str(payload.get("effort"))

@@ -13,7 +13,6 @@ own endpoint (a proxy in front of it, or any service speaking the same API).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from types import MappingProxyType
 
 from runners.runtimes import codex
@@ -51,7 +50,3 @@ def build_argv(request: RunRequest) -> Invocation:
 
 def parse_output(stdout: str, previous_usage: Usage | None = None) -> RunOutput:
     return codex.parse_output(stdout, previous_usage)
-
-
-def reported_effort(env: Mapping[str, str], session_id: str) -> str | None:
-    return codex.reported_effort(env, session_id)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import logging
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field, replace
@@ -30,18 +29,10 @@ class Adapter:
     name: str
     build_argv: Callable[[RunRequest], Invocation]
     parse_output: Callable[[str, Usage | None], RunOutput]
-    #: (the child's environment, session id) -> the effort the CLI says it used, where
-    #: it says so somewhere else than in its output.
-    reported_effort: Callable[[Mapping[str, str], str], str | None] | None = None
 
 
 ADAPTERS: Mapping[str, Adapter] = {
-    module.NAME: Adapter(
-        module.NAME,
-        module.build_argv,
-        module.parse_output,
-        getattr(module, "reported_effort", None),
-    )
+    module.NAME: Adapter(module.NAME, module.build_argv, module.parse_output)
     for module in (codex, claude, openrouter)
 }
 
@@ -164,10 +155,6 @@ async def run_model(
         stderr_tail=_redact(process.stderr_tail, secrets),
     )
     output = adapter.parse_output(process.stdout, previous_usage)
-    if adapter.reported_effort is not None and output.session_id:
-        env = {**(base_env or {}), **invocation.env_extras}
-        effort = await asyncio.to_thread(adapter.reported_effort, env, output.session_id)
-        output = replace(output, reasoning_effort=effort)
     failure = _failure(runtime, process, output)
     failure = _redact(failure, secrets) if failure else None
     result = RunResult(
