@@ -101,13 +101,6 @@ class BoardBudget:
         key = f"lanes.{lane}.budget_usd_per_card"
         return BudgetState("card", spent.usd, budget, allowances, key)
 
-    async def budget_stop(self, card: Card) -> BudgetState | None:
-        """The spent budget (the day's first) that keeps a run of `card` from starting."""
-        for state in (await self.day_budget(), await self.card_budget(card)):
-            if state is not None and state.reached:
-                return state
-        return None
-
     async def spend_report(self, days: int = 7, cards: int = 8) -> SpendReport:
         db = self.store.reader
         since = local_day(time.time() - (days - 1) * 86400)
