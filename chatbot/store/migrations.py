@@ -266,7 +266,7 @@ MIGRATIONS.register(
 MIGRATIONS.register(
     7,
     "pipeline run ids, actual effort, review decision, acceptance and estimated cost per run; "
-    "fixer attempts per card",
+    "fixer attempts per card; queued fixer jobs move to their card's lane",
     """
     ALTER TABLE telemetry ADD COLUMN pipeline_run_id TEXT;
     ALTER TABLE telemetry ADD COLUMN actual_reasoning_effort TEXT;
@@ -282,6 +282,10 @@ MIGRATIONS.register(
     CREATE INDEX telemetry_pipeline ON telemetry(pipeline_run_id, id);
     CREATE INDEX telemetry_created ON telemetry(created_at);
     ALTER TABLE cards ADD COLUMN fixer_attempts INTEGER NOT NULL DEFAULT 0;
+    -- The fixer now runs in its card's lane, no longer in a lane of its own.
+    UPDATE jobs SET lane = (SELECT c.lane FROM cards c WHERE c.id = jobs.card_id)
+        WHERE kind = 'fixer' AND state = 'queued'
+        AND (SELECT c.lane FROM cards c WHERE c.id = jobs.card_id) IS NOT NULL;
     """,
 )
 
