@@ -182,14 +182,6 @@ class RuntimeSection(_Section):
     usd_per_million_input_tokens: USD | None = None
     usd_per_million_output_tokens: USD | None = None
 
-    def estimated_cost(self, input_tokens: int, output_tokens: int) -> float | None:
-        """Tokens at the configured prices; None when no price is configured."""
-        prices = (self.usd_per_million_input_tokens, self.usd_per_million_output_tokens)
-        if prices == (None, None):
-            return None
-        per_in, per_out = (price or 0.0 for price in prices)
-        return (input_tokens * per_in + output_tokens * per_out) / 1_000_000
-
 
 class LaneSection(_Section):
     runtime: RuntimeName
@@ -251,13 +243,10 @@ class Config(_Section):
                     f"lanes.{name}.runtime",
                     f"runtime {lane.runtime!r} has no [runtimes.{lane.runtime}] section",
                 )
-        for name in self.roles:
-            if name in LANE_ROLES:
-                raise _KeyProblem(
-                    f"roles.{name}",
-                    f"the {name} runs with the card's lane ([lanes.*]); remove this section",
-                )
         for name in ROLE_NAMES:
+            if name in LANE_ROLES and name in self.roles:
+                problem = f"the {name} runs with the card's lane ([lanes.*]); remove this section"
+                raise _KeyProblem(f"roles.{name}", problem)
             if name in LANE_ROLES:
                 continue
             runtime = self.role(name).runtime
@@ -286,14 +275,9 @@ class Config(_Section):
         return self.roles.get(name) or RoleSection()  # type: ignore[call-overload]
 
     def budgets(self) -> Budgets:
-        return Budgets(
-            per_day_usd=self.bot.budget_usd_per_day,
-            per_card_usd={
-                name: lane.budget_usd_per_card
-                for name, lane in self.lanes.items()
-                if lane.budget_usd_per_card is not None
-            },
-        )
+        budgets = {name: lane.budget_usd_per_card for name, lane in self.lanes.items()}
+        per_card = {name: usd for name, usd in budgets.items() if usd is not None}
+        return Budgets(self.bot.budget_usd_per_day, per_card)
 
     def allowed_profiles(self) -> AllowedProfiles:
         return AllowedProfiles(

@@ -17,7 +17,7 @@ from typing import Any, Protocol
 
 from chatbot.board import BoardService, Card, Job, RunRecord
 from chatbot.board.files import StagedFiles
-from chatbot.config import Config
+from chatbot.config import Config, RuntimeSection
 from chatbot.domain import roles
 from chatbot.domain.transitions import Action
 from runners.process import ProcessLimits, default_base_env, process_identity
@@ -191,9 +191,7 @@ class JobContext:
         output = result.output
         cost, estimated = output.cost_usd, False
         if cost is None and output.usage is not None:
-            cost = runtime_config.estimated_cost(
-                output.usage.input_tokens, output.usage.output_tokens
-            )
+            cost = priced(runtime_config, output.usage)
             estimated = cost is not None
         record = RunRecord(
             role=role,
@@ -244,6 +242,16 @@ class JobContext:
                 await getattr(observer, event)(*args)
             except Exception:  # a notice that cannot be written must not fail the run
                 log.exception("run observer failed on %s", event)
+
+
+def priced(runtime: RuntimeSection, usage: Usage) -> float | None:
+    """A run of a CLI that reports no cost: its tokens at the runtime's configured
+    prices (US dollars per million); None when no price is configured."""
+    prices = (runtime.usd_per_million_input_tokens, runtime.usd_per_million_output_tokens)
+    if prices == (None, None):
+        return None
+    per_in, per_out = (price or 0.0 for price in prices)
+    return (usage.input_tokens * per_in + usage.output_tokens * per_out) / 1_000_000
 
 
 def _with_failure(result: RunResult, failure: str) -> RunResult:

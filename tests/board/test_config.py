@@ -8,6 +8,8 @@ from pathlib import Path
 import pytest
 
 from chatbot.config import ConfigError, load_config, parse_config
+from chatbot.pipeline.context import priced
+from runners.runtimes import Usage
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "config" / "example.toml"
@@ -244,8 +246,8 @@ def test_budgets_and_prices(tmp_path: Path, example: Path) -> None:
     assert (budgets.per_day_usd, budgets.per_card_usd) == (20, {"light": 2.5})
     codex = config.runtimes["codex"]
     # 2 million tokens in at $1.25, output unpriced (0): $2.50.
-    assert codex.estimated_cost(2_000_000, 500) == pytest.approx(2.5)
-    assert parse_config(MINIMAL, tmp_path / "b.toml").runtimes["codex"].estimated_cost(9, 9) is None
+    assert priced(codex, Usage(2_000_000, 0, 500)) == pytest.approx(2.5)
+    assert priced(parse_config(MINIMAL, tmp_path / "b.toml").runtimes["codex"], Usage(9)) is None
     assert parse_config(MINIMAL, tmp_path / "b.toml").budgets().per_day_usd is None
     # The example configures a light-lane budget and a codex price.
     documented = load_config(example)
