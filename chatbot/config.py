@@ -22,7 +22,8 @@ from pydantic import (
 )
 
 from chatbot.config_file import describe, describe_pattern, resolve_paths
-from chatbot.domain.roles import ROLES
+from chatbot.domain.budgets import Budgets
+from chatbot.domain.roles import ROLES, ProfileFrom
 from runners.profiles import (
     ITERATION_LIMIT_MAX,
     ITERATION_LIMIT_MIN,
@@ -34,6 +35,9 @@ from runners.profiles import (
 from runners.runtimes.base import BASE_URL_PATTERN
 
 ROLE_NAMES = tuple(role.name for role in ROLES)
+# Roles that run with the card's lane profile ([lanes.*]), not a [roles.*] section of their own.
+LANE_ROLES = tuple(role.name for role in ROLES if role.profile_from is ProfileFrom.LANE)
+USD = Annotated[float, Field(ge=0, le=1_000_000)]
 
 XMPP_BARE_JID_RE = re.compile(
     describe_pattern(r"^[^@/\s]+@[^@/\s]+$", "a bare JID such as board@example.org")
@@ -106,6 +110,8 @@ class BotSection(_Section):
     progress_interval_s: float = Field(default=30.0, ge=0.2, le=3600)
     # Commands sent while the bot was away run when it is back, unless older than this.
     catch_up_max_age_s: int = Field(default=3600, ge=0, le=30 * 86400)
+    # What the model runs of one (local) day may cost; reached, no new run starts that day.
+    budget_usd_per_day: USD | None = None
 
     @field_validator("owners", "requesters")
     @classmethod
@@ -187,6 +193,9 @@ class RuntimeSection(_Section):
     # Plain, non-secret variables for the CLI; a value starting with ./ or ../ is a
     # path relative to this file. Secrets never go here: use api_key_file.
     env: dict[EnvName, str] = {}
+    # For a CLI that reports no cost (codex): a run costs its tokens at these prices.
+    usd_per_million_input_tokens: USD | None = None
+    usd_per_million_output_tokens: USD | None = None
 
 
 class LaneSection(_Section):
@@ -197,6 +206,8 @@ class LaneSection(_Section):
     concurrency: int = Field(default=1, ge=1, le=16)
     timeout_s: int = Field(default=3600, ge=1, le=24 * 3600)  # per agent turn
     idle_timeout_s: int = Field(default=900, ge=1, le=24 * 3600)
+    # What all runs of one card in this lane may cost; reached, no new run starts for it.
+    budget_usd_per_card: USD | None = None
 
 
 class RoleSection(_Section):
@@ -248,6 +259,11 @@ class Config(_Section):
                     f"runtime {lane.runtime!r} has no [runtimes.{lane.runtime}] section",
                 )
         for name in ROLE_NAMES:
+            if name in LANE_ROLES and name in self.roles:
+                problem = f"the {name} runs with the card's lane ([lanes.*]); remove this section"
+                raise _KeyProblem(f"roles.{name}", problem)
+            if name in LANE_ROLES:
+                continue
             runtime = self.role(name).runtime
             if runtime not in self.runtimes:
                 raise _KeyProblem(
@@ -272,6 +288,11 @@ class Config(_Section):
 
     def role(self, name: str) -> RoleSection:
         return self.roles.get(name) or RoleSection()  # type: ignore[call-overload]
+
+    def budgets(self) -> Budgets:
+        budgets = {name: lane.budget_usd_per_card for name, lane in self.lanes.items()}
+        per_card = {name: usd for name, usd in budgets.items() if usd is not None}
+        return Budgets(self.bot.budget_usd_per_day, per_card)
 
     def allowed_profiles(self) -> AllowedProfiles:
         return AllowedProfiles(

@@ -33,6 +33,7 @@ def make_board(config: Config, store: Store) -> BoardService:
         config.bot.repo,
         default_lane=next(iter(config.lanes)),
         deploy_configured=bool(config.deploy and config.deploy.command),
+        budgets=config.budgets(),
     )
 
 

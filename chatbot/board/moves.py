@@ -17,15 +17,18 @@ from pathlib import Path
 from typing import Any
 
 from chatbot.board import fanout, importer
+from chatbot.board.acting import new_pipeline_id, owner_changes
+from chatbot.board.budget import BoardBudget
 from chatbot.board.failures import SYSTEM_ACTOR, RunFailures
 from chatbot.board.files import StagedFiles
 from chatbot.board.queue import BoardQueue
 from chatbot.board.reads import BoardReads
 from chatbot.board.tx import BoardTx
+from chatbot.domain.budgets import Budgets
 from chatbot.domain.phases import QUESTION_KIND, QUESTION_PHASES, Kind, Phase
 from chatbot.domain.roles import DEPLOY_JOB, FOR_PHASE
 from chatbot.domain.transitions import Action, By
-from chatbot.store import Db, Store
+from chatbot.store import Db, Store, telemetry
 from chatbot.store import cards as card_store
 from chatbot.store import chat as chat_store
 from chatbot.store import jobs as job_store
@@ -69,7 +72,7 @@ class NewChild:
     fields: dict[str, Any] = field(default_factory=dict)
 
 
-class BoardService(BoardReads, BoardQueue, RunFailures):
+class BoardService(BoardReads, BoardQueue, RunFailures, BoardBudget):
     def __init__(
         self,
         store: Store,
@@ -77,11 +80,13 @@ class BoardService(BoardReads, BoardQueue, RunFailures):
         *,
         default_lane: str = "light",
         deploy_configured: bool = False,
+        budgets: Budgets | None = None,
     ):
         self.store = store
         self.repo = repo
         self.default_lane = default_lane
         self.deploy_configured = deploy_configured
+        self.budgets = budgets or Budgets()
         self.listeners: list[Listener] = []
 
     # --- importing ------------------------------------------------------------
@@ -115,9 +120,7 @@ class BoardService(BoardReads, BoardQueue, RunFailures):
         """
         async with self.store.transaction() as db:
             before = await card_store.require(db, slug)
-            if action is Action.INSPECT and payload and payload.get("mode"):
-                # Kept on the card, so a retry inspects in the mode that failed.
-                changes["data"] = {**before.data, "inspect_mode": payload["mode"]}
+            changes = {**owner_changes(before, action, payload), **changes}
             card = await card_store.transition(
                 db, slug, action, actor=actor, by=By.OWNER, reason=reason, **changes
             )
@@ -214,6 +217,7 @@ class BoardService(BoardReads, BoardQueue, RunFailures):
                 action="draft",
                 reason="intake dialogue started",
                 title=text.splitlines()[0][:80] if text.strip() else slug,
+                pipeline_run_id=new_pipeline_id(),
                 data={"conversation": [["owner", text]], **({"origin": origin} if origin else {})},
             )
             await self._queue_run(db, card, None)
@@ -250,15 +254,21 @@ class BoardService(BoardReads, BoardQueue, RunFailures):
         deploy: bool = False,
         details: dict[str, Any] | None = None,
         rename_to: str | None = None,
+        accepted_run: tuple[int, str | None] | None = None,
         **changes: Any,
     ) -> Card:
-        """Apply one validated result: finish the job, move the card, write its files."""
+        """Apply one validated result: finish the job, move the card, write its files.
+
+        `accepted_run`: the telemetry row whose answer this applies (and the review
+        decision it gave), marked accepted in the same transaction."""
         if rename_to is not None:
             changes["slug"] = rename_to
         try:
             async with self.store.transaction() as db:
                 if job is not None:
                     await job_store.complete(db, job.id, worker or "", result=action.value)
+                if accepted_run is not None:
+                    await telemetry.mark_accepted(db, *accepted_run)
                 before = await card_store.require(db, slug)
                 card = await card_store.transition(
                     db, slug, action, actor=SYSTEM_ACTOR, by=By.SYSTEM, reason=reason, **changes
@@ -343,7 +353,8 @@ class BoardService(BoardReads, BoardQueue, RunFailures):
                 parent_id=parent.id,
                 title=child.title,
                 source_path=child.intent_path,
-                **child.fields,
+                # One pipeline: the children's runs are counted with their parent's.
+                **{"pipeline_run_id": parent.pipeline_run_id, **child.fields},
             )
             ids[child.slug] = created.id
         for child in children:

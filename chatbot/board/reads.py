@@ -149,6 +149,9 @@ class BoardReads(WebReads):
             cards_by_phase=by_phase,
         )
 
+    async def children_of(self, card_id: int) -> list[Card]:
+        return await card_store.children(self.store.reader, card_id)
+
     async def slugs(self) -> list[str]:
         return await card_store.slugs(self.store.reader)
 
@@ -175,6 +178,14 @@ class BoardReads(WebReads):
 
     async def runs_of(self, card_id: int, limit: int) -> list[RunRecord]:
         return await telemetry.for_card(self.store.reader, card_id, limit=limit)
+
+    async def pipeline_runs(self, pipeline: str) -> tuple[str, list[tuple[str, RunRecord]]]:
+        """The runs of a pipeline, by its id or by a card slug (that card's pipeline):
+        (the pipeline id, [(card slug, run), ...] oldest first)."""
+        card = await card_store.get(self.store.reader, pipeline)
+        if card is not None and card.pipeline_run_id:
+            pipeline = card.pipeline_run_id
+        return pipeline, await telemetry.for_pipeline(self.store.reader, pipeline)
 
     async def active_jobs(self) -> list[Job]:
         return await job_store.listing(self.store.reader)

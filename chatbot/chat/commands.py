@@ -104,9 +104,13 @@ COMMANDS: tuple[Command, ...] = (
     Command("deploy", (SLUG,), Access.OWNER, "move", Action.DEPLOY),
     Command("log", (SLUG,), Access.READ, "log"),
     Command("diff", (SLUG,), Access.READ, "diff"),
-    Command("runs", (), Access.READ, "runs"),
+    Command("runs", (Arg("pipeline", ArgKind.WORD, optional=True),), Access.READ, "runs"),
     Command("accept", (Arg("request", ArgKind.NUMBER),), Access.OWNER, "decide"),
     Command("decline", (Arg("request", ArgKind.NUMBER),), Access.OWNER, "decide"),
+    Command("budget", (), Access.READ, "budget"),
+    Command(
+        "allow", (Arg("slug", ArgKind.SLUG, optional=True),), Access.OWNER, "allow", Action.ALLOW
+    ),
 )
 
 BY_NAME: dict[str, Command] = {c.name: c for c in COMMANDS}

@@ -21,16 +21,19 @@ from chatbot.board import (
     Request,
     UnknownCard,
 )
+from chatbot.board.budget import budget_stopped
 from chatbot.chat import reactions, render
 from chatbot.chat.commands import BY_NAME, FOR_ACTION, Invocation
 from chatbot.chat.lookups import Lookups
 from chatbot.chat.reactions import Effect, Reaction
 from chatbot.chat.replies import Decided, Origin, chat_of
+from chatbot.chat.spending import SpendHandlers
 from chatbot.domain.transitions import Action, TransitionRefused, allowed_actions
 
 
-class ChatHandlers(Lookups):
-    """Every act that may change the board; the looking commands come from Lookups."""
+class ChatHandlers(Lookups, SpendHandlers):
+    """Every act that may change the board; the looking commands come from Lookups,
+    what runs cost and /allow from SpendHandlers."""
 
     # --- commands: moving cards -----------------------------------------------------
 
@@ -331,6 +334,8 @@ class ChatHandlers(Lookups):
             await self.act(origin, card.slug, action, reason=why, also=applied)
         elif reactions.split_offered(card):
             await self.act(origin, card.slug, Action.SPLIT, reason=f"split offer, {reason}")
+        elif budget_stopped(card):
+            await self.act(origin, card.slug, Action.ALLOW, reason=f"budget, {reason}")
         else:
             await self.replies.say(event, "nothing_to_accept", card_id=card.id)
 

@@ -1,4 +1,4 @@
-"""The commands that only look: /help, /status, /log, /runs, /diff.
+"""The commands that only look: /help, /status, /log, /diff (/runs is in spending.py).
 
 Nothing here changes the board; each answer is one post that reports no change.
 """
@@ -81,8 +81,3 @@ class Lookups:
         except UnknownCard:
             await self.replies.unknown_card(origin.event, slug)
             return None
-
-    async def runs(self, origin: Origin, invocation: Invocation) -> None:
-        jobs = await self.board.active_jobs()
-        text = render.runs(jobs, await self.board.job_slugs(), self.locale)
-        await self.replies.send(origin.event, text)

@@ -14,6 +14,7 @@ import time
 from datetime import UTC, datetime
 
 from chatbot.board import BoardSummary, Card, CardView, Job, QuestionRow, Request, RunRecord
+from chatbot.board.budget import budget_stopped
 from chatbot.chat import reactions
 from chatbot.chat.authority import Role, Verdict, permits
 from chatbot.chat.commands import (
@@ -174,6 +175,11 @@ def card(view: CardView, runs: list[RunRecord], locale: str) -> str:
         lines.append(say(locale, "card_children", slugs=", ".join(view.children)))
     if view.blocked_by:
         lines.append(say(locale, "card_blocked", slugs=", ".join(view.blocked_by)))
+    if c.pipeline_run_id:
+        lines.append(say(locale, "card_pipeline", id=c.pipeline_run_id))
+    if c.acceptance_criteria:
+        lines.append(say(locale, "card_criteria"))
+        lines += [say(locale, "card_criterion", text=short(text)) for text in c.acceptance_criteria]
     if view.active_job:
         job = view.active_job
         lines.append(
@@ -194,6 +200,7 @@ def card(view: CardView, runs: list[RunRecord], locale: str) -> str:
         lines.append(say(locale, "card_research", path=research))
     if c.deployment_status:
         lines.append(say(locale, "card_deploy", status=c.deployment_status))
+    lines += card_extras(c, locale)
     if view.open_question:
         question = view.open_question
         lines.append(say(locale, "card_question", id=question.id, text=question.text))
@@ -214,23 +221,52 @@ def _profile(c: Card) -> str:
 
 
 def _run_line(run: RunRecord, locale: str) -> str:
+    return say(locale, "run_line", **run_fields(run, locale))
+
+
+def run_fields(run: RunRecord, locale: str) -> dict[str, str]:
+    """A run as a line shows it: the model with the effort it really ran with, how its
+    answer was taken (a refused one is not "ok"), the review decision it gave."""
     tokens = [run.input_tokens, run.output_tokens]
     shown_tokens = (
         say(locale, "tokens", input=run.input_tokens or 0, output=run.output_tokens or 0)
         if any(t is not None for t in tokens)
         else say(locale, "tokens_unknown")
     )
-    return say(
-        locale,
-        "run_line",
-        at=when(run.created_at),
-        role=run.role,
-        model=run.actual_model or run.configured_model or run.runtime,
-        outcome=run.outcome,
-        duration=duration(run.duration_s),
-        tokens=shown_tokens,
-        cost=f"${run.cost_usd:.2f}" if run.cost_usd is not None else "-",
-    )
+    model = run.actual_model or run.configured_model or run.runtime
+    if run.actual_reasoning_effort:
+        model += f" {run.actual_reasoning_effort}"
+    outcome = run.shown_outcome
+    if run.review_decision:
+        outcome += f" ({run.review_decision})"
+    cost = "-"
+    if run.cost_usd is not None:
+        cost = ("~" if run.cost_estimated else "") + f"${run.cost_usd:.2f}"
+    return {
+        "at": when(run.created_at),
+        "role": run.role,
+        "model": model,
+        "outcome": outcome,
+        "duration": duration(run.duration_s),
+        "tokens": shown_tokens,
+        "cost": cost,
+    }
+
+
+def card_extras(c: Card, locale: str) -> list[str]:
+    """The repair attempts, the synthesis of a split, a stop by the budget."""
+    lines = []
+    if c.fixer_attempts:
+        lines.append(say(locale, "card_fixer_attempts", count=c.fixer_attempts))
+    synthesis = c.data.get("synthesis")
+    if isinstance(synthesis, dict):
+        gaps = len(synthesis.get("gaps") or [])
+        lines.append(say(locale, "card_synthesis", path=synthesis.get("path", "-"), count=gaps))
+    stop = budget_stopped(c)
+    if stop is not None:
+        spent, limit = f"${stop.get('spent', 0):.2f}", f"${stop.get('limit', 0):.2f}"
+        lines.append(say(locale, "card_budget_stop", slug=c.slug, spent=spent, limit=limit))
+    return lines
 
 
 def history(view: CardView, locale: str) -> str:

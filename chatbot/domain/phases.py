@@ -38,6 +38,8 @@ class Phase(StrEnum):
     FIXER_QUESTION = "fixer_question"
     FIXER_FAILED = "fixer_failed"
     ARCHIVED = "archived"
+    SYNTHESIS_RUNNING = "synthesis_running"
+    SYNTHESIS_FAILED = "synthesis_failed"
 
     @property
     def is_running(self) -> bool:
@@ -61,6 +63,7 @@ RUNNING_PHASES: frozenset[Phase] = frozenset(
         Phase.RESEARCH_RUNNING,
         Phase.INSPECTOR_RUNNING,
         Phase.FIXER_RUNNING,
+        Phase.SYNTHESIS_RUNNING,
     }
 )
 
@@ -129,4 +132,6 @@ GERMAN_LABELS: dict[Phase, str] = {
     Phase.FIXER_QUESTION: "fixer_rueckfrage",
     Phase.FIXER_FAILED: "fixer_fehlgeschlagen",
     Phase.ARCHIVED: "archiviert",
+    Phase.SYNTHESIS_RUNNING: "synthese_laeuft",
+    Phase.SYNTHESIS_FAILED: "synthese_fehlgeschlagen",
 }

@@ -131,3 +131,8 @@ def _joined(line: str, at: int) -> bool:
 
 def _is_regional(char: str) -> bool:
     return "\U0001f1e6" <= char <= "\U0001f1ff"
+
+
+def usd(amount: float) -> str:
+    """Money as people read it in a room: two decimals, a cent's fraction where it matters."""
+    return f"${amount:.2f}" if amount >= 0.1 or amount == 0 else f"${amount:.4f}"

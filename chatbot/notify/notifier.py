@@ -12,8 +12,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from chatbot.board import Change
+from chatbot.domain.budgets import BudgetState
 from chatbot.domain.transitions import Action
-from chatbot.notify.format import commands_with, cut, markdown_html
+from chatbot.notify.format import commands_with, cut, markdown_html, usd
 from chatbot.notify.runs import RunStatus
 from chatbot.notify.texts import text
 from chatbot.store import Db, Store
@@ -52,6 +53,9 @@ NOTICES: dict[Action, tuple[str, ...]] = {
     A.INSPECTOR_DONE: ("inspection", "inspection_flag", "routing", "routing_none"),
     A.INSPECTOR_FAILED: ("inspector_failed",),
     A.FIXER_FAILED: ("fixer_failed",),
+    A.SYNTHESIS_DONE: ("synthesis_done", "synthesis_gaps", "synthesis_no_gaps", "review_cut"),
+    A.SYNTHESIS_FAILED: ("synthesis_failed",),
+    A.BUDGET_STOPPED: ("budget_stopped",),
 }
 # A question is posted with the text for the move that asked it (default "question"),
 # its options and "question_hint".
@@ -171,6 +175,17 @@ class Notifier:
             return self._review(card, details)
         if action is Action.INSPECTOR_DONE:
             return self._inspection(card, details.get("result", {}))
+        if action is Action.SYNTHESIS_DONE:
+            return self._synthesis(card, details)
+        if action is Action.BUDGET_STOPPED:
+            stop = details.get("budget", {})
+            return self.t(
+                "budget_stopped",
+                slug=slug,
+                detail=card.failure_detail or change.reason,
+                budget=usd(stop.get("budget", 0.0)),
+                setting=stop.get("key", "the budget"),
+            )
         return self.t(
             keys[0],
             slug=slug,
@@ -247,7 +262,34 @@ class Notifier:
             flag=flag,
         )
 
+    def _synthesis(self, card: Card, details: dict[str, Any]) -> str:
+        gaps = details.get("gaps") or []
+        path = details.get("path") or card.review_report_path or ""
+        if gaps:
+            found = self.t(
+                "synthesis_gaps", count=len(gaps), gaps="\n".join(f"- {g}" for g in gaps)
+            )
+        else:
+            found = self.t("synthesis_no_gaps")
+        head = self.t("synthesis_done", slug=card.slug, path=path, found=found)
+        tail = self.t("review_cut", path=path)
+        return (
+            head + "\n\n" + cut(details.get("report", ""), MAX_POST_CHARS - len(head) - 200, tail)
+        )
+
     # --- model runs (from the worker): one status message per job, edited ---------------
+
+    async def budget_held(self, state: BudgetState) -> None:
+        """Today's budget is spent: queued runs wait (posted once per day and allowance)."""
+        async with self.store.transaction() as db:
+            body = self.t(
+                "budget_held",
+                spent=usd(state.spent),
+                limit=usd(state.limit),
+                budget=usd(state.budget),
+                setting=state.key,
+            )
+            await self.post(db, body, card=None, purpose="budget")
 
     async def run_started(
         self, card: Card, role: str, runtime: str, model: str, job_id: int

@@ -114,7 +114,10 @@ class RunStatus:
             if record.input_tokens is not None
             else "tokens unknown"
         )
-        cost = f", ${record.cost_usd:.4f}" if record.cost_usd is not None else ""
+        cost = ""
+        if record.cost_usd is not None:
+            # "~": priced from the tokens with the configured price, not the runtime's figure.
+            cost = f", {'~' if record.cost_estimated else ''}${record.cost_usd:.4f}"
         key = "run_finished" if record.outcome == "ok" else "run_failed"
         return self.notifier.t(
             key,

@@ -280,4 +280,30 @@ MIGRATIONS.register(
     """,
 )
 
+MIGRATIONS.register(
+    9,
+    "pipeline run ids, actual effort, review decision, acceptance and estimated cost per run; "
+    "fixer attempts per card; queued fixer jobs move to their card's lane",
+    """
+    ALTER TABLE telemetry ADD COLUMN pipeline_run_id TEXT;
+    ALTER TABLE telemetry ADD COLUMN actual_reasoning_effort TEXT;
+    ALTER TABLE telemetry ADD COLUMN review_decision TEXT;
+    -- NULL: not judged (a failed run, an unfinished builder turn); 1 applied; 0 refused.
+    ALTER TABLE telemetry ADD COLUMN accepted INTEGER CHECK (accepted IN (0, 1));
+    ALTER TABLE telemetry ADD COLUMN rejection TEXT;
+    -- cost_usd is the runtime's own figure, or (1 here) tokens times a configured price.
+    ALTER TABLE telemetry ADD COLUMN cost_estimated INTEGER NOT NULL DEFAULT 0;
+    -- Earlier versions wrote a refused answer into the outcome.
+    UPDATE telemetry SET accepted = 0, rejection = substr(outcome, 11), outcome = 'ok'
+        WHERE outcome LIKE 'rejected: %';
+    CREATE INDEX telemetry_pipeline ON telemetry(pipeline_run_id, id);
+    CREATE INDEX telemetry_created ON telemetry(created_at);
+    ALTER TABLE cards ADD COLUMN fixer_attempts INTEGER NOT NULL DEFAULT 0;
+    -- The fixer now runs in its card's lane, no longer in a lane of its own.
+    UPDATE jobs SET lane = (SELECT c.lane FROM cards c WHERE c.id = jobs.card_id)
+        WHERE kind = 'fixer' AND state = 'queued'
+        AND (SELECT c.lane FROM cards c WHERE c.id = jobs.card_id) IS NOT NULL;
+    """,
+)
+
 LATEST = MIGRATIONS.latest

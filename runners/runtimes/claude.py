@@ -45,6 +45,14 @@ from runners.runtimes.base import (
 NAME = "claude"
 
 WRITE_TOOLS = ("Edit", "Write", "NotebookEdit")
+# What a reviewer (or the synthesis) needs of git, granted so that `dontAsk` never
+# refuses them: the commit, its diff, its history. `git grep` is left to Claude Code's
+# own read-only check, which refuses `-O` (it runs a program): no grant pattern can
+# (`git grep *` also matches `-iOcmd`, measured on the tested version).
+REVIEW_GIT_TOOLS = ("Bash(git show *)", "Bash(git diff *)", "Bash(git log *)")
+# A grant matches any arguments, and `--output=FILE` makes these commands write a file
+# (measured: `git diff --output=...` ran under the grant), so that option is denied.
+GRANTED_GIT_WRITES = ("Bash(git * --output*)",)
 BASE_URL_ENV = "ANTHROPIC_BASE_URL"
 API_KEY_ENV = "ANTHROPIC_API_KEY"
 PERMISSION_MODE = {Mode.READ_ONLY: "dontAsk", Mode.WORKSPACE_WRITE: "acceptEdits"}
@@ -67,7 +75,10 @@ def build_argv(request: RunRequest) -> Invocation:
     if request.allowed_tools:
         argv += ["--allowedTools", " ".join(request.allowed_tools)]
     if request.mode is Mode.READ_ONLY:
-        argv += ["--disallowedTools", ",".join(WRITE_TOOLS)]
+        denied = WRITE_TOOLS
+        if any(rule.startswith("Bash(git ") for rule in request.allowed_tools):
+            denied += GRANTED_GIT_WRITES
+        argv += ["--disallowedTools", ",".join(denied)]
     if request.model:
         argv += ["--model", request.model]
     if request.reasoning_effort:

@@ -42,7 +42,11 @@ GOOD = [
     ("/log login", "log", {"slug": "login"}),
     ("/diff Login", "diff", {"slug": "login"}),
     ("!diff login", "diff", {"slug": "login"}),
-    ("/runs", "runs", {}),
+    ("/runs", "runs", {"pipeline": None}),
+    ("/runs 3F9C0A1B2D4E", "runs", {"pipeline": "3f9c0a1b2d4e"}),
+    ("/budget", "budget", {}),
+    ("/allow", "allow", {"slug": None}),
+    ("/allow Login", "allow", {"slug": "login"}),
     ("/accept 12", "accept", {"request": 12}),
     ("/decline #3", "decline", {"request": 3}),
     ("  /START   login  ", "start", {"slug": "login"}),
@@ -71,7 +75,9 @@ BAD = [
     ("/accept 0", "accept", Problem.BAD_NUMBER, "0"),
     ("/decline -1", "decline", Problem.BAD_NUMBER, "-1"),
     ("/accept ٣", "accept", Problem.BAD_NUMBER, "٣"),  # not an ASCII digit
-    ("/runs now", "runs", Problem.TOO_MANY, "now"),
+    ("/runs a b", "runs", Problem.TOO_MANY, "b"),
+    ("/budget now", "budget", Problem.TOO_MANY, "now"),
+    ("/allow -x", "allow", Problem.BAD_SLUG, "-x"),
     ("/status a b", "status", Problem.TOO_MANY, "b"),
     ("/log", "log", Problem.MISSING, "slug"),
 ]
@@ -115,7 +121,8 @@ def test_unknown_command_suggests_close_ones() -> None:
 def test_usage_lines_come_from_the_table() -> None:
     assert BY_NAME["inspect"].usage == "/inspect <slug> [status|route]"
     assert BY_NAME["answer"].usage == "/answer <slug> <text>"
-    assert BY_NAME["runs"].usage == "/runs"
+    assert BY_NAME["runs"].usage == "/runs [<pipeline>]"
+    assert BY_NAME["allow"].usage == "/allow [<slug>]"
     assert BY_NAME["status"].usage == "/status [<slug>]"
 
 

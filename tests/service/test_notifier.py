@@ -179,3 +179,16 @@ async def test_a_fixer_commit_is_announced_as_the_fixers(board) -> None:
     )
     [row] = [r for r in await posts(board) if r.transport == "xmpp"]
     assert row.text == "🔧 c: fixer committed ffffffffffff: Fix it"
+
+
+def test_the_notice_catalogues_have_the_same_keys_and_fields() -> None:
+    import string
+
+    from chatbot.notify.texts import TEXTS
+
+    def fields(text: str) -> set[str]:
+        return {name for _, name, _, _ in string.Formatter().parse(text) if name}
+
+    assert set(TEXTS["en"]) == set(TEXTS["de"])
+    for key, text in TEXTS["en"].items():
+        assert fields(text) == fields(TEXTS["de"][key]), key
