@@ -24,6 +24,7 @@ from pydantic import (
 from chatbot.config_file import describe, describe_pattern, resolve_paths
 from chatbot.domain.budgets import Budgets
 from chatbot.domain.roles import ROLES, ProfileFrom
+from chatbot.secret_files import SecretFileError, check_secret_files
 from runners.profiles import (
     ITERATION_LIMIT_MAX,
     ITERATION_LIMIT_MIN,
@@ -369,32 +370,11 @@ def parse_config(text: str, file: Path, *, secrets: bool = True) -> Config:
     except ValidationError as error:
         raise ConfigError(describe(error, file, Config)) from None
     if secrets:
-        _check_secret_files(config, file)
-    return config
-
-
-# Anyone who can reach the web board's port may guess its token: it must be long.
-MIN_SECRET_CHARS = {"web.token_file": 16}
-
-
-def _check_secret_files(config: Config, file: Path) -> None:
-    for key, path in config.secret_files().items():
         try:
-            value = path.read_text(encoding="utf-8").strip()
-        except FileNotFoundError:
-            raise ConfigError(f"{file}: {key}: secret file {path} does not exist") from None
-        except OSError as error:
-            raise ConfigError(
-                f"{file}: {key}: secret file {path} cannot be read: {error.strerror}"
-            ) from None
-        if not value:
-            raise ConfigError(f"{file}: {key}: secret file {path} is empty")
-        if len(value) < MIN_SECRET_CHARS.get(key, 1):
-            raise ConfigError(
-                f"{file}: {key}: secret file {path} holds fewer than {MIN_SECRET_CHARS[key]} "
-                "characters; make a long one with: python3 -c 'import secrets; "
-                f"print(secrets.token_urlsafe(32))' > {path}"
-            )
+            check_secret_files(config.secret_files(), file)
+        except SecretFileError as error:
+            raise ConfigError(str(error)) from None
+    return config
 
 
 def load_config(path: str | Path) -> Config:
@@ -406,8 +386,3 @@ def load_config(path: str | Path) -> Config:
     except OSError as error:
         raise ConfigError(f"{file}: cannot read configuration: {error.strerror}") from None
     return parse_config(text, file)
-
-
-def read_secret(path: Path) -> str:
-    """Read a secret file's value, for handing to the one consumer that needs it."""
-    return path.read_text(encoding="utf-8").strip()

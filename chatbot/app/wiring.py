@@ -8,8 +8,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from chatbot.config import Config, read_secret
+from chatbot.config import Config
 from chatbot.notify.notifier import Destination
+from chatbot.secret_files import read_secret
 from chatbot.transports.base import StateStore, Transport
 from chatbot.transports.console import TRANSPORT as CONSOLE
 from chatbot.transports.console import ConsoleSettings, ConsoleTransport

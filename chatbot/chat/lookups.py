@@ -6,7 +6,7 @@ Nothing here changes the board; each answer is one post that reports no change.
 from __future__ import annotations
 
 from chatbot.board import BoardService, CardView, UnknownCard
-from chatbot.chat import render
+from chatbot.chat import render, render_diff
 from chatbot.chat.commands import Invocation
 from chatbot.chat.replies import Origin, Replies
 from runners.commit_view import CommitViewError
@@ -72,7 +72,7 @@ class Lookups:
                 purpose="refusal",
             )
             return
-        text = render.diff(card.slug, shown, self.locale)
+        text = render_diff.diff(card.slug, shown, self.locale)
         await self.replies.send(origin.event, text, card_id=card.id)
 
     async def _view(self, origin: Origin, slug: str) -> CardView | None:
