@@ -22,7 +22,9 @@ from pydantic import (
 )
 
 from chatbot.config_file import PATTERN_WORDS, describe, describe_pattern, resolve_paths
-from chatbot.domain.roles import ROLES
+from chatbot.domain.budgets import Budgets
+from chatbot.domain.roles import ROLES, ProfileFrom
+from chatbot.secret_files import SecretFileError, check_secret_files
 from runners.profiles import (
     ITERATION_LIMIT_MAX,
     ITERATION_LIMIT_MIN,
@@ -34,6 +36,9 @@ from runners.profiles import (
 from runners.runtimes.base import BASE_URL_PATTERN
 
 ROLE_NAMES = tuple(role.name for role in ROLES)
+# Roles that run with the card's lane profile ([lanes.*]), not a [roles.*] section of their own.
+LANE_ROLES = tuple(role.name for role in ROLES if role.profile_from is ProfileFrom.LANE)
+USD = Annotated[float, Field(ge=0, le=1_000_000)]
 
 XMPP_BARE_JID_RE = re.compile(
     describe_pattern(r"^[^@/\s]+@[^@/\s]+$", "a bare JID such as board@example.org")
@@ -48,6 +53,9 @@ MATRIX_ROOM_RE = re.compile(r"^(#[^:\s]+:[A-Za-z0-9.-]+(:\d+)?|![^:\s]+(:[A-Za-z
 NAME_RE = describe_pattern(
     r"^[a-z][a-z0-9_-]{0,31}$",
     "a lane name: lowercase letters, digits, - and _, starting with a letter",
+)
+PREFIX_PATTERN = describe_pattern(
+    r"^[^\sA-Za-z0-9]{1,2}$", "a command prefix of one or two signs, such as / or !"
 )
 HOMESERVER_PATTERN = describe_pattern(
     r"^https?://[^\s/]+(/[^\s]*)?$", "an http(s) address such as https://matrix.example.org"
@@ -107,8 +115,17 @@ class BotSection(_Section):
     seed_repo: Path | None = None
     # A model run printing more than this is stopped (its whole process group).
     run_output_cap_mb: int = Field(default=64, ge=1, le=4096)
+    # What starts a command in chat; texts show the first. "/" alone clashes with
+    # clients that run their own slash commands (Element, Profanity).
+    command_prefixes: list[Annotated[str, StringConstraints(pattern=PREFIX_PATTERN)]] = Field(
+        default=["/", "!"], min_length=1, max_length=4
+    )
+    # How often a run's status message is edited with its elapsed time and latest step.
+    progress_interval_s: float = Field(default=30.0, ge=0.2, le=3600)
     # Commands sent while the bot was away run when it is back, unless older than this.
     catch_up_max_age_s: int = Field(default=3600, ge=0, le=30 * 86400)
+    # What the model runs of one (local) day may cost; reached, no new run starts that day.
+    budget_usd_per_day: USD | None = None
 
     @property
     def remote(self) -> str | None:
@@ -183,6 +200,11 @@ class MatrixSection(_Section):
     access_token_file: Path | None = None
     device_name: str = "intent-board"
     rooms: list[str] = []
+    # End-to-end encryption keys (nio's crypto store); default: beside bot.database.
+    crypto_store: Path | None = None
+    # "tofu": an owner's devices count as first seen; "verified": only devices
+    # verified by SAS emoji verification or the owner's cross-signing.
+    trust: Literal["tofu", "verified"] = "tofu"
 
     @field_validator("rooms")
     @classmethod
@@ -219,6 +241,9 @@ class RuntimeSection(_Section):
     # Plain, non-secret variables for the CLI; a value starting with ./ or ../ is a
     # path relative to this file. Secrets never go here: use api_key_file.
     env: dict[EnvName, str] = {}
+    # For a CLI that reports no cost (codex): a run costs its tokens at these prices.
+    usd_per_million_input_tokens: USD | None = None
+    usd_per_million_output_tokens: USD | None = None
 
 
 class LaneSection(_Section):
@@ -229,6 +254,8 @@ class LaneSection(_Section):
     concurrency: int = Field(default=1, ge=1, le=16)
     timeout_s: int = Field(default=3600, ge=1, le=24 * 3600)  # per agent turn
     idle_timeout_s: int = Field(default=900, ge=1, le=24 * 3600)
+    # What all runs of one card in this lane may cost; reached, no new run starts for it.
+    budget_usd_per_card: USD | None = None
 
 
 class RoleSection(_Section):
@@ -297,6 +324,11 @@ class Config(_Section):
                     f"runtime {lane.runtime!r} has no [runtimes.{lane.runtime}] section",
                 )
         for name in ROLE_NAMES:
+            if name in LANE_ROLES and name in self.roles:
+                problem = f"the {name} runs with the card's lane ([lanes.*]); remove this section"
+                raise _KeyProblem(f"roles.{name}", problem)
+            if name in LANE_ROLES:
+                continue
             runtime = self.role(name).runtime
             if runtime not in self.runtimes:
                 raise _KeyProblem(
@@ -321,6 +353,11 @@ class Config(_Section):
 
     def role(self, name: str) -> RoleSection:
         return self.roles.get(name) or RoleSection()  # type: ignore[call-overload]
+
+    def budgets(self) -> Budgets:
+        budgets = {name: lane.budget_usd_per_card for name, lane in self.lanes.items()}
+        per_card = {name: usd for name, usd in budgets.items() if usd is not None}
+        return Budgets(self.bot.budget_usd_per_day, per_card)
 
     def allowed_profiles(self) -> AllowedProfiles:
         return AllowedProfiles(
@@ -399,32 +436,11 @@ def parse_config(text: str, file: Path, *, secrets: bool = True) -> Config:
     except ValidationError as error:
         raise ConfigError(describe(error, file, Config)) from None
     if secrets:
-        _check_secret_files(config, file)
-    return config
-
-
-# Anyone who can reach the web board's port may guess its token: it must be long.
-MIN_SECRET_CHARS = {"web.token_file": 16}
-
-
-def _check_secret_files(config: Config, file: Path) -> None:
-    for key, path in config.secret_files().items():
         try:
-            value = path.read_text(encoding="utf-8").strip()
-        except FileNotFoundError:
-            raise ConfigError(f"{file}: {key}: secret file {path} does not exist") from None
-        except OSError as error:
-            raise ConfigError(
-                f"{file}: {key}: secret file {path} cannot be read: {error.strerror}"
-            ) from None
-        if not value:
-            raise ConfigError(f"{file}: {key}: secret file {path} is empty")
-        if len(value) < MIN_SECRET_CHARS.get(key, 1):
-            raise ConfigError(
-                f"{file}: {key}: secret file {path} holds fewer than {MIN_SECRET_CHARS[key]} "
-                "characters; make a long one with: python3 -c 'import secrets; "
-                f"print(secrets.token_urlsafe(32))' > {path}"
-            )
+            check_secret_files(config.secret_files(), file)
+        except SecretFileError as error:
+            raise ConfigError(str(error)) from None
+    return config
 
 
 def load_config(path: str | Path) -> Config:
@@ -436,8 +452,3 @@ def load_config(path: str | Path) -> Config:
     except OSError as error:
         raise ConfigError(f"{file}: cannot read configuration: {error.strerror}") from None
     return parse_config(text, file)
-
-
-def read_secret(path: Path) -> str:
-    """Read a secret file's value, for handing to the one consumer that needs it."""
-    return path.read_text(encoding="utf-8").strip()

@@ -137,8 +137,9 @@ def _signal_group(pgid: int, sig: signal.Signals) -> bool:
 class _Capture:
     """Collects stdout up to a cap and the tail of stderr, and notes when output arrives."""
 
-    def __init__(self, limits: ProcessLimits) -> None:
+    def __init__(self, limits: ProcessLimits, on_output: Callable[[bytes], None] | None) -> None:
         self._limits = limits
+        self._on_output = on_output
         self.stdout = bytearray()
         self.stderr = bytearray()
         self.capped = asyncio.Event()
@@ -149,6 +150,8 @@ class _Capture:
             self.last_output = asyncio.get_running_loop().time()
             room = self._limits.output_cap - len(self.stdout)
             self.stdout += chunk[: max(room, 0)]
+            if self._on_output is not None and room > 0:
+                self._on_output(chunk[:room])
             if len(chunk) > room:
                 self.capped.set()
                 return
@@ -238,11 +241,14 @@ async def run_process(
     extra_env: Mapping[str, str] | None = None,
     limits: ProcessLimits | None = None,
     on_spawn: Callable[[int], Awaitable[None]] | None = None,
+    on_output: Callable[[bytes], None] | None = None,
 ) -> ProcessResult:
     """Run `argv` in its own process group and return what happened.
 
     `on_spawn(pgid)` is awaited once the child runs, so a caller can record the
     group and kill it later should this process die first (see `kill_orphan`).
+    `on_output(chunk)` sees stdout as it arrives (a run's progress); what the
+    result holds is the same either way.
 
     Never raises for the child's behaviour (non-zero exit, hang, flood, missing
     binary): those are outcomes. Raises `NotADirectoryError` for a missing `cwd`,
@@ -297,7 +303,7 @@ async def run_process(
             _signal_group(pgid, signal.SIGKILL)
             raise
     assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None
-    capture = _Capture(limits)
+    capture = _Capture(limits, on_output)
     feeder = asyncio.ensure_future(_feed_stdin(proc.stdin, data))
     readers: asyncio.Future[object] = asyncio.gather(
         capture.read_stdout(proc.stdout), capture.read_stderr(proc.stderr)

@@ -26,6 +26,7 @@ from runners.contracts.markers import MARKER_TOKEN_RE
 from runners.contracts.operator_schema import MAX_CHILDREN
 from runners.contracts.question import MAX_OPTIONS
 from runners.contracts.split import MAX_SPLIT_CHILDREN
+from runners.contracts.synthesis import MAX_GAPS
 from runners.profiles import (
     ITERATION_LIMIT_MAX,
     ITERATION_LIMIT_MIN,
@@ -201,14 +202,30 @@ def planner_draft_prompt(*, conversation: Sequence[tuple[str, str]]) -> str:
     )
 
 
+NO_CRITERIA = "(none given: the intent's own success criteria are the measure)"
+
+
+def criteria_list(acceptance_criteria: Sequence[str]) -> str:
+    """The acceptance criteria of a split child, one `- ` line each."""
+    lines = [f"- {c.strip()}" for c in acceptance_criteria if c.strip()]
+    return "\n".join(lines) or NO_CRITERIA
+
+
 def builder_prompt(
-    *, slug: str, intent_path: str, intent_body: str, write_scope: Sequence[str], feedback: str
+    *,
+    slug: str,
+    intent_path: str,
+    intent_body: str,
+    write_scope: Sequence[str],
+    feedback: str,
+    acceptance_criteria: Sequence[str] = (),
 ) -> str:
     return render(
         "builder",
         slug=slug,
         intent_path=intent_path,
         intent_body=intent_body,
+        acceptance_criteria=criteria_list(acceptance_criteria),
         write_scope="\n".join(write_scope) or "(not declared: stay within what the intent needs)",
         feedback=feedback,
     )
@@ -220,7 +237,13 @@ def builder_continue_prompt() -> str:
 
 
 def reviewer_prompt(
-    *, slug: str, commit_hash: str, intent_path: str, intent_body: str, builder_report: str
+    *,
+    slug: str,
+    commit_hash: str,
+    intent_path: str,
+    intent_body: str,
+    builder_report: str,
+    acceptance_criteria: Sequence[str] = (),
 ) -> str:
     return render(
         "reviewer",
@@ -228,7 +251,25 @@ def reviewer_prompt(
         commit_hash=commit_hash,
         intent_path=intent_path,
         intent_body=intent_body,
+        acceptance_criteria=criteria_list(acceptance_criteria),
         builder_report=builder_report,
+    )
+
+
+def synthesis_prompt(
+    *, slug: str, intent_path: str, intent_body: str, children: Sequence[Mapping[str, object]]
+) -> str:
+    """`children`: one mapping per child (slug, title, commit, criteria, reports), shown
+    as data; the slugs also as the trusted list the result must name."""
+    slugs = [str(child["slug"]) for child in children]
+    return render(
+        "synthesis",
+        slug=slug,
+        intent_path=intent_path,
+        intent_body=intent_body,
+        children=json.dumps(list(children), indent=2, ensure_ascii=False),
+        child_slugs=json.dumps(slugs),
+        max_gaps=MAX_GAPS,
     )
 
 
@@ -289,13 +330,17 @@ def fixer_prompt(
     commit_hash: str | None,
     question_history: Sequence[Mapping[str, str]],
     question_rounds_left: int,
+    acceptance_criteria: Sequence[str] = (),
+    attempt: int = 1,
 ) -> str:
     return render(
         "fixer",
         slug=slug,
         original_phase=original_phase,
+        attempt=attempt,
         intent_path=intent_path,
         intent_body=intent_body,
+        acceptance_criteria=criteria_list(acceptance_criteria),
         write_scope="\n".join(write_scope) or "(not declared: stay within what the intent needs)",
         builder_report=builder_report,
         failure=failure,

@@ -52,6 +52,11 @@ def describe(report: ProbeReport) -> list[str]:
             line += f", sees real JIDs {_yes_no(room.sees_real_ids)}"
             if room.sees_real_ids is False:
                 line += " (nothing said there can count as an owner's)"
+        if report.transport == "matrix" and room.joined:
+            # Not being encrypted is no fault, so no capitals for it.
+            line += f", encrypted {_yes_no(room.encrypted).lower()}"
+            if room.encrypted:
+                line += f", can decrypt {_yes_no(room.can_decrypt)}"
         if room.detail:
             line += f" — {room.detail}"
         lines.append(line)

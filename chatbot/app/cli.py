@@ -9,21 +9,29 @@ import json
 import logging
 import os
 import sys
-import time
 from collections.abc import Awaitable, Callable
 from importlib import metadata
 from pathlib import Path
 
 from chatbot.app import demo
+from chatbot.app.cli_runs import pipeline_runs, runs
 from chatbot.app.startup import StoreError, open_board, running_bot, stop_on_signals
 from chatbot.app.views import JSON_SCHEMA_VERSION, view_json
-from chatbot.board import AlreadyAnswered, BoardError, BoardService, UnknownCard, closest_slugs
+from chatbot.board import (
+    AlreadyAnswered,
+    BoardError,
+    BoardService,
+    UnknownCard,
+    budget_stopped,
+    closest_slugs,
+)
 from chatbot.chat import render
 from chatbot.chat.commands import BY_NAME, INSPECT_MODES
 from chatbot.chat.texts import say
 from chatbot.config import Config, ConfigError, load_config
-from chatbot.domain import roles
 from chatbot.domain.transitions import Action, TransitionRefused
+from chatbot.notify.format import usd
+from chatbot.pipeline.worker import Worker
 
 EXIT_OK = 0
 EXIT_FAILURE = 1
@@ -83,11 +91,18 @@ def _parser() -> argparse.ArgumentParser:
         moved.add_argument("slug")
         if name == "inspect":
             moved.add_argument("mode", nargs="?", choices=tuple(INSPECT_MODES), default="status")
+    allow = command("allow", say("en", BY_NAME["allow"].help_key))
+    allow.add_argument("slug", nargs="?", help="the card; without it: today's waiting runs")
     answer = command("answer", say("en", BY_NAME["answer"].help_key))
     answer.add_argument("slug")
     answer.add_argument("text")
-    runs = command("runs", "queued and running jobs")
+    runs = command("runs", "queued and running jobs, or the runs of one pipeline")
     runs.add_argument("--json", action="store_true", help="machine-readable output")
+    runs.add_argument(
+        "--pipeline",
+        metavar="ID",
+        help="the runs of this pipeline (its id, or a card slug for that card's pipeline)",
+    )
     init = command(
         "init", "write DIR/bot.toml with every key and placeholder secrets, ready to fill in"
     )
@@ -164,44 +179,23 @@ async def _answer(board: BoardService, slug: str, text: str, locale: str) -> str
     return f"{card.slug}: answered; now {card.phase.label(locale)}"
 
 
-async def _runs(board: BoardService, config: Config, as_json: bool) -> int:
-    summary = await board.summary()
-    now = time.time()
-    rows = []
-    for job in summary.active_jobs:
-        card = await board.card_by_id(job.card_id) if job.card_id else None
-        role = roles.BY_NAME.get(job.kind)
-        if role is None:
-            runtime = "-"  # a deploy runs no model
-        elif role.profile_from is roles.ProfileFrom.LANE:
-            runtime = (card.runtime if card else None) or config.lanes[job.lane].runtime
-        else:
-            runtime = config.role(job.kind).runtime
-        since = job.started_at or job.created_at
-        rows.append(
-            {
-                "id": job.id,
-                "state": job.state.value,
-                "kind": job.kind,
-                "card": card.slug if card else None,
-                "lane": job.lane,
-                "runtime": runtime,
-                "host": job.host if job.state.value == "running" else None,
-                "age_s": round(now - since, 1),
-            }
-        )
-    if as_json:
-        print(json.dumps({"schema_version": JSON_SCHEMA_VERSION, "jobs": rows}, indent=2))
+async def _allow(board: BoardService, slug: str | None, locale: str) -> int:
+    """Past a spent budget: the card's stopped step (another card budget), or today's runs."""
+    if slug is None:
+        state = await board.allow_day()
+        if state is None:
+            print(say(locale, "no_day_budget"), file=sys.stderr)
+            return EXIT_FAILURE
+        print(say(locale, "day_allowed", limit=usd(state.limit), spent=usd(state.spent)))
         return EXIT_OK
-    if not rows:
-        print("no job is queued or running")
-    for row in rows:
-        print(
-            f"#{row['id']:<5} {row['state']:<8} {row['kind']:<10} {row['card'] or '-':<24} "
-            f"lane {row['lane']:<16} {row['runtime']:<10} {row['age_s']:7.0f}s"
-            + (f"  on {row['host']}" if row["host"] else "")
-        )
-    return EXIT_OK
+    try:
+        stopped = budget_stopped(await board.card(slug))
+    except UnknownCard:
+        return await _unknown(board, slug)
+    if stopped is None:
+        print(say(locale, "not_budget_stopped", slug=slug), file=sys.stderr)
+        return EXIT_FAILURE
+    return await _guarded(board, slug, _move(board, slug, Action.ALLOW, locale))
 
 
 def _init(folder: Path) -> int:
@@ -269,7 +263,7 @@ async def _run(config: Config, until_idle: bool, no_worker: bool = False) -> int
             assert bot.worker is not None
             await bot.prepare()
             await bot.worker.run(until_idle=True)
-            return await _idle_report(bot.board, bot.worker.failed_jobs, config.bot.locale)
+            return await _idle_report(bot.board, bot.worker, config.bot.locale)
         from chatbot.app.serve import serve
 
         stop = asyncio.Event()
@@ -278,8 +272,11 @@ async def _run(config: Config, until_idle: bool, no_worker: bool = False) -> int
         return EXIT_OK
 
 
-async def _idle_report(board: BoardService, failed: int, locale: str) -> int:
+async def _idle_report(board: BoardService, worker: Worker, locale: str) -> int:
     print(await _board_text(board, locale))
+    if worker.held:
+        print("runs wait for today's budget: `chatbot allow` lets them start", file=sys.stderr)
+    failed = worker.failed_jobs
     if failed:
         print(f"{failed} job(s) failed; `chatbot card SLUG` shows why", file=sys.stderr)
         return EXIT_FAILURE
@@ -295,7 +292,7 @@ async def _work(config: Config, until_idle: bool) -> int:
         stop_on_signals(stop)
         await work(bot, stop, until_idle=until_idle)
         if until_idle:
-            return await _idle_report(bot.board, bot.worker.failed_jobs, config.bot.locale)
+            return await _idle_report(bot.board, bot.worker, config.bot.locale)
         return EXIT_OK
 
 
@@ -364,8 +361,12 @@ def main(argv: list[str] | None = None) -> int:
             return _cards(board, args.json, locale)
         if command == "card":
             return _card(board, args.slug, args.json, locale)
+        if command == "runs" and args.pipeline:
+            return pipeline_runs(board, args.pipeline, args.json, locale)
         if command == "runs":
-            return _runs(board, config, args.json)
+            return runs(board, config, args.json)
+        if command == "allow":
+            return _allow(board, args.slug, locale)
         if command == "answer":
             return _guarded(board, args.slug, _answer(board, args.slug, args.text, locale))
         action = BY_NAME[command].action

@@ -14,6 +14,7 @@ import logging
 from chatbot.app import readiness
 from chatbot.app.startup import Running
 from chatbot.app.wiring import build_transports, destinations
+from chatbot.chat.commands import NAMES
 from chatbot.notify.notifier import Notifier
 from chatbot.notify.outbox import OutboxSender
 from chatbot.store.kv import TransportState
@@ -48,7 +49,13 @@ async def _tell_ready(transports: dict[str, Transport], within: float) -> None:
 def attach_notifier(bot: Running) -> None:
     """Moves and runs become posts in the outbox, in their own transaction; the bot's
     outbox sender delivers them, also those a worker on another host wrote."""
-    notifier = Notifier(bot.store, destinations(bot.config), bot.config.bot.locale)
+    notifier = Notifier(
+        bot.store,
+        destinations(bot.config),
+        bot.config.bot.locale,
+        prefix=bot.config.bot.command_prefixes[0],
+        command_names=NAMES,
+    )
     bot.board.listeners.append(notifier)
     if bot.worker is not None:
         bot.worker.observers.append(notifier)

@@ -40,6 +40,7 @@ def make_board(config: Config, store: Store) -> BoardService:
         config.bot.checkout,
         default_lane=next(iter(config.lanes)),
         deploy_configured=bool(config.deploy and config.deploy.command),
+        budgets=config.budgets(),
     )
 
 

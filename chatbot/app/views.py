@@ -8,7 +8,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
-from chatbot.board import Card, CardView, Event
+from chatbot.board import Card, CardView, Event, RunRecord
 
 # Bump only with a note in the README: scripts parse this.
 JSON_SCHEMA_VERSION = 1
@@ -50,12 +50,37 @@ def card_json(
         "commit": card.commit_hash,
         "review_decision": card.review_decision,
         "deployment_status": card.deployment_status,
+        "pipeline_run_id": card.pipeline_run_id,
+        "acceptance_criteria": list(card.acceptance_criteria),
         "failure": (
             {"stage": card.failure_stage, "detail": card.failure_detail}
             if card.failure_stage or card.failure_detail
             else None
         ),
         "events": [event_json(e) for e in events],
+    }
+
+
+def run_json(slug: str, run: RunRecord) -> dict[str, Any]:
+    """One run of `chatbot runs --pipeline ID --json`."""
+    return {
+        "card": slug,
+        "at": _time(run.created_at),
+        "role": run.role,
+        "runtime": run.runtime,
+        "model": run.actual_model or run.configured_model,
+        "reasoning_effort": run.reasoning_effort or None,
+        "actual_reasoning_effort": run.actual_reasoning_effort,
+        "outcome": run.outcome,
+        "accepted": run.accepted,
+        "rejection": run.rejection,
+        "review_decision": run.review_decision,
+        "duration_s": round(run.duration_s, 3),
+        "input_tokens": run.input_tokens,
+        "output_tokens": run.output_tokens,
+        "cost_usd": run.cost_usd,
+        "cost_estimated": run.cost_estimated,
+        "pipeline_run_id": run.pipeline_run_id,
     }
 
 

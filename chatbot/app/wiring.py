@@ -6,8 +6,11 @@ file; this module is the one place that maps one onto the other.
 
 from __future__ import annotations
 
-from chatbot.config import Config, read_secret
+from pathlib import Path
+
+from chatbot.config import Config
 from chatbot.notify.notifier import Destination
+from chatbot.secret_files import read_secret
 from chatbot.transports.base import StateStore, Transport
 from chatbot.transports.console import TRANSPORT as CONSOLE
 from chatbot.transports.console import ConsoleSettings, ConsoleTransport
@@ -44,7 +47,15 @@ def matrix_settings(config: Config) -> MatrixSettings | None:
         rooms=tuple(section.rooms),
         owners=tuple(owner for owner in config.bot.owners if owner.startswith("@")),
         device_name=section.device_name,
+        crypto_store=str(crypto_store(config)),
+        trust=section.trust,
     )
+
+
+def crypto_store(config: Config) -> Path:
+    """The Matrix crypto store: as configured, else a folder beside the board's database."""
+    assert config.matrix is not None
+    return config.matrix.crypto_store or config.bot.database.parent / "matrix-crypto"
 
 
 def build_transports(
@@ -68,10 +79,12 @@ def build_transports(
 def destinations(config: Config) -> list[Destination]:
     """Every room the bot posts its notifications into."""
     found = []
+    matrix_owners = tuple(o for o in config.bot.owners if o.startswith("@"))
+    xmpp_owners = tuple(o for o in config.bot.owners if not o.startswith("@"))
     if config.xmpp:
-        found += [Destination("xmpp", room) for room in config.xmpp.rooms]
+        found += [Destination("xmpp", room, owners=xmpp_owners) for room in config.xmpp.rooms]
     if config.matrix:
-        found += [Destination("matrix", room) for room in config.matrix.rooms]
+        found += [Destination("matrix", room, owners=matrix_owners) for room in config.matrix.rooms]
     if (owner := config.console_owner) is not None:
         found.append(Destination(CONSOLE, owner, kind="person"))
     return found

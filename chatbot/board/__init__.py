@@ -7,6 +7,7 @@ claim and finish jobs (`queue`). It knows nothing of XMPP, Matrix or the console
 and nothing outside this package talks SQL to the store but the app's start-up.
 """
 
+from chatbot.board.budget import SpendReport, budget_stopped
 from chatbot.board.failures import OPERATOR_FAILED_QUESTION
 from chatbot.board.moves import Along, BoardError, BoardService, Change, NewChild, closest_slugs
 from chatbot.board.reads import BoardSummary, CardView
@@ -18,6 +19,7 @@ from chatbot.store.cards import Card, Event, UnknownCard
 from chatbot.store.chat import Post, Posted, Request, RequestMessage
 from chatbot.store.jobs import ActiveJobExists, Job, LeaseLost
 from chatbot.store.questions import AlreadyAnswered, QuestionRow
+from chatbot.store.spend import Spend
 from chatbot.store.telemetry import RunRecord
 
 __all__ = [
@@ -43,6 +45,9 @@ __all__ = [
     "RequestMessage",
     "RunRecord",
     "StoreError",
+    "Spend",
+    "SpendReport",
     "UnknownCard",
+    "budget_stopped",
     "closest_slugs",
 ]

@@ -13,7 +13,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from chatbot.domain.transitions import RUN_FAILURE, Action, By
-from chatbot.store import Db, Store
+from chatbot.store import Db, Store, telemetry
 from chatbot.store import cards as card_store
 from chatbot.store import jobs as job_store
 from chatbot.store import questions as question_store
@@ -41,10 +41,16 @@ class RunFailures:
         *,
         detail: str,
         details: dict[str, Any] | None = None,
+        rejected_run: int | None = None,
     ) -> Card | None:
-        """A run that produced nothing usable: the job fails, the card says where and why."""
+        """A run that produced nothing usable: the job fails, the card says where and why.
+
+        `rejected_run`: the telemetry row of a run that ended well but whose answer
+        this refuses; it is marked so in the same transaction."""
         async with self.store.transaction() as db:
             await job_store.fail(db, job.id, worker, detail)
+            if rejected_run is not None:
+                await telemetry.mark_rejected(db, rejected_run, detail)
             if job.card_id is None:
                 return None
             return await self._fail_card(db, job.card_id, detail, details)

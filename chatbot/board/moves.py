@@ -17,35 +17,28 @@ from pathlib import Path
 from typing import Any
 
 from chatbot.board import fanout, importer
+from chatbot.board.acting import new_pipeline_id, owner_changes
+from chatbot.board.budget import BoardBudget
 from chatbot.board.failures import SYSTEM_ACTOR, RunFailures
 from chatbot.board.files import StagedFiles
 from chatbot.board.queue import BoardQueue
 from chatbot.board.reads import BoardReads
 from chatbot.board.tx import BoardTx
-from chatbot.domain.phases import QUESTION_PHASES, Kind, Phase
+from chatbot.domain.budgets import Budgets
+from chatbot.domain.phases import QUESTION_KIND, QUESTION_PHASES, Kind, Phase
 from chatbot.domain.roles import DEPLOY_JOB, FOR_PHASE
 from chatbot.domain.transitions import Action, By
-from chatbot.store import Db, Store
+from chatbot.store import Db, Store, telemetry
 from chatbot.store import cards as card_store
 from chatbot.store import chat as chat_store
 from chatbot.store import jobs as job_store
 from chatbot.store import questions as question_store
 from chatbot.store.cards import Card
 from chatbot.store.chat import Post
-from chatbot.store.jobs import Job
+from chatbot.store.jobs import ActiveJobExists, Job, JobState
 from chatbot.store.questions import QuestionRow
 
 log = logging.getLogger(__name__)
-
-# What an answer in a question phase answers when no question row is open there
-# (one may have been cancelled): the kind its run reads answers of.
-_QUESTION_KIND = {
-    Phase.NEEDS_HUMAN: "needs_human",
-    Phase.DRAFT_QUESTION: "draft",
-    Phase.INSPECTOR_QUESTION: "inspector",
-    Phase.FIXER_QUESTION: "fixer",
-}
-assert set(_QUESTION_KIND) == QUESTION_PHASES
 
 
 class BoardError(Exception):
@@ -79,7 +72,7 @@ class NewChild:
     fields: dict[str, Any] = field(default_factory=dict)
 
 
-class BoardService(BoardReads, BoardQueue, RunFailures):
+class BoardService(BoardReads, BoardQueue, RunFailures, BoardBudget):
     def __init__(
         self,
         store: Store,
@@ -87,11 +80,13 @@ class BoardService(BoardReads, BoardQueue, RunFailures):
         *,
         default_lane: str = "light",
         deploy_configured: bool = False,
+        budgets: Budgets | None = None,
     ):
         self.store = store
         self.repo = repo
         self.default_lane = default_lane
         self.deploy_configured = deploy_configured
+        self.budgets = budgets or Budgets()
         self.listeners: list[Listener] = []
 
     # --- importing ------------------------------------------------------------
@@ -125,9 +120,7 @@ class BoardService(BoardReads, BoardQueue, RunFailures):
         """
         async with self.store.transaction() as db:
             before = await card_store.require(db, slug)
-            if action is Action.INSPECT and payload and payload.get("mode"):
-                # Kept on the card, so a retry inspects in the mode that failed.
-                changes["data"] = {**before.data, "inspect_mode": payload["mode"]}
+            changes = {**owner_changes(before, action, payload), **changes}
             card = await card_store.transition(
                 db, slug, action, actor=actor, by=By.OWNER, reason=reason, **changes
             )
@@ -135,11 +128,13 @@ class BoardService(BoardReads, BoardQueue, RunFailures):
                 active = await job_store.active_for_card(db, card.id)
                 if active is not None:
                     await job_store.cancel(db, active.id, f"cancelled by {actor}")
+            elif action is Action.ARCHIVE:
+                await self._drop_queued(db, card, actor)
             elif action is Action.DEPLOY or (
                 card.phase is Phase.READY_FOR_DEPLOYMENT and action is Action.RETRY
             ):
                 await self.queue_deploy(db, card, retry=action is Action.RETRY)
-            elif action is not Action.ARCHIVE:
+            else:
                 await self._queue_run(db, card, payload)
             change = await self.announce(db, before, card, action, actor, reason)
             if along is not None:
@@ -175,7 +170,7 @@ class BoardService(BoardReads, BoardQueue, RunFailures):
             if question is not None:
                 answered = await question_store.resolve(db, question.id, text, actor)
             log_entry = {
-                "kind": question.kind if question else _QUESTION_KIND[before.phase],
+                "kind": question.kind if question else QUESTION_KIND[before.phase],
                 "question": question.text if question else "",
                 "answer": text,
                 "by": actor,
@@ -222,6 +217,7 @@ class BoardService(BoardReads, BoardQueue, RunFailures):
                 action="draft",
                 reason="intake dialogue started",
                 title=text.splitlines()[0][:80] if text.strip() else slug,
+                pipeline_run_id=new_pipeline_id(),
                 data={"conversation": [["owner", text]], **({"origin": origin} if origin else {})},
             )
             await self._queue_run(db, card, None)
@@ -258,15 +254,21 @@ class BoardService(BoardReads, BoardQueue, RunFailures):
         deploy: bool = False,
         details: dict[str, Any] | None = None,
         rename_to: str | None = None,
+        accepted_run: tuple[int, str | None] | None = None,
         **changes: Any,
     ) -> Card:
-        """Apply one validated result: finish the job, move the card, write its files."""
+        """Apply one validated result: finish the job, move the card, write its files.
+
+        `accepted_run`: the telemetry row whose answer this applies (and the review
+        decision it gave), marked accepted in the same transaction."""
         if rename_to is not None:
             changes["slug"] = rename_to
         try:
             async with self.store.transaction() as db:
                 if job is not None:
                     await job_store.complete(db, job.id, worker or "", result=action.value)
+                if accepted_run is not None:
+                    await telemetry.mark_accepted(db, *accepted_run)
                 before = await card_store.require(db, slug)
                 card = await card_store.transition(
                     db, slug, action, actor=SYSTEM_ACTOR, by=By.SYSTEM, reason=reason, **changes
@@ -314,6 +316,16 @@ class BoardService(BoardReads, BoardQueue, RunFailures):
             log.info("deploy of %s at %s was requested before", card.slug, card.commit_hash)
         return job
 
+    async def _drop_queued(self, db: Db, card: Card, actor: str) -> None:
+        """An archived card is done with: a deployment still queued for it never runs. One
+        that runs already is not cut off half-way; the archive waits for it."""
+        active = await job_store.active_for_card(db, card.id)
+        if active is None:
+            return
+        if active.state is JobState.RUNNING:
+            raise ActiveJobExists(card.id)
+        await job_store.cancel(db, active.id, f"card archived by {actor}")
+
     async def _queue_run(self, db: Db, card: Card, payload: dict[str, Any] | None) -> Job | None:
         role = FOR_PHASE.get(card.phase)
         if role is None:
@@ -341,7 +353,8 @@ class BoardService(BoardReads, BoardQueue, RunFailures):
                 parent_id=parent.id,
                 title=child.title,
                 source_path=child.intent_path,
-                **child.fields,
+                # One pipeline: the children's runs are counted with their parent's.
+                **{"pipeline_run_id": parent.pipeline_run_id, **child.fields},
             )
             ids[child.slug] = created.id
         for child in children:

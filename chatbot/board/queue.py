@@ -93,10 +93,6 @@ class BoardQueue:
         async with self.store.transaction(exclusive=False) as db:
             return await telemetry.record(db, record)
 
-    async def run_rejected(self, run_id: int, detail: str) -> None:
-        async with self.store.transaction(exclusive=False) as db:
-            await telemetry.mark_rejected(db, run_id, detail)
-
     async def record_process(self, job: Job, identity: str | None) -> None:
         async with self.store.transaction(exclusive=False) as db:
             await job_store.record_process(db, job.id, identity)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from chatbot.board.web_reads import WebReads
 from chatbot.domain.phases import Phase
@@ -21,6 +22,8 @@ from chatbot.store.chat import Posted, Request, RequestMessage
 from chatbot.store.jobs import Job
 from chatbot.store.questions import QuestionRow
 from chatbot.store.telemetry import RunRecord
+from runners import commit_view
+from runners.commit_view import CommitDiff
 
 
 @dataclass(frozen=True)
@@ -66,11 +69,16 @@ FROM cards c WHERE c.slug = ?
 
 class BoardReads(WebReads):
     store: Store
+    repo: Path
 
     # --- reading --------------------------------------------------------------
 
     async def card(self, slug: str) -> Card:
         return await card_store.require(self.store.reader, slug)
+
+    async def commit_diff(self, commit: str) -> CommitDiff:
+        """A commit of the target repository as /diff shows it (git, read-only)."""
+        return await commit_view.commit_diff(self.repo, commit)
 
     async def view(self, slug: str) -> CardView:
         """One card with its relations and history in one query: each query is a hop to
@@ -141,6 +149,9 @@ class BoardReads(WebReads):
             cards_by_phase=by_phase,
         )
 
+    async def children_of(self, card_id: int) -> list[Card]:
+        return await card_store.children(self.store.reader, card_id)
+
     async def slugs(self) -> list[str]:
         return await card_store.slugs(self.store.reader)
 
@@ -167,6 +178,14 @@ class BoardReads(WebReads):
 
     async def runs_of(self, card_id: int, limit: int) -> list[RunRecord]:
         return await telemetry.for_card(self.store.reader, card_id, limit=limit)
+
+    async def pipeline_runs(self, pipeline: str) -> tuple[str, list[tuple[str, RunRecord]]]:
+        """The runs of a pipeline, by its id or by a card slug (that card's pipeline):
+        (the pipeline id, [(card slug, run), ...] oldest first)."""
+        card = await card_store.get(self.store.reader, pipeline)
+        if card is not None and card.pipeline_run_id:
+            pipeline = card.pipeline_run_id
+        return pipeline, await telemetry.for_pipeline(self.store.reader, pipeline)
 
     async def active_jobs(self) -> list[Job]:
         return await job_store.listing(self.store.reader)

@@ -20,7 +20,7 @@ from enum import StrEnum
 
 from chatbot.chat.commands import Access
 from chatbot.config import Config
-from chatbot.transports.base import Identity
+from chatbot.transports.base import Identity, IncomingEvent, SenderDevice
 from chatbot.transports.console import TRANSPORT as CONSOLE
 
 XMPP = "xmpp"
@@ -108,6 +108,18 @@ class Authority:
         if who in self.requesters:
             return Role.REQUESTER
         return Role.STRANGER
+
+
+def untrusted_device(event: IncomingEvent) -> SenderDevice | None:
+    """The sending device, when it may not speak for its sender (Matrix E2EE trust).
+
+    Authority still comes from the sender's identity; the transport only says
+    whether the device the event came from counts under the configured trust
+    mode. An event with no device facts (XMPP, console, Matrix "tofu" in clear)
+    passes.
+    """
+    device = getattr(event, "device", None)
+    return device if device is not None and not device.trusted else None
 
 
 def _identity(value: Identity | str) -> Identity:

@@ -15,10 +15,14 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 
 from chatbot.domain.transitions import Action
+from chatbot.notify.format import commands_with
 from runners.profiles import SLUG_RE
 
+# The prefix texts and usage lines are written with; `shown_with` puts the configured
+# first prefix in its place. Clients get in the way of "/" (Element takes an unknown
+# /start for its own command), so "!" works as well by default.
 PREFIX = "/"
-_COMMAND_RE = re.compile(r"/[A-Za-z]+(?:\s|$)")
+DEFAULT_PREFIXES = ("/", "!")
 
 
 class Access(StrEnum):
@@ -99,9 +103,14 @@ COMMANDS: tuple[Command, ...] = (
     Command("archive", (SLUG,), Access.OWNER, "move", Action.ARCHIVE),
     Command("deploy", (SLUG,), Access.OWNER, "move", Action.DEPLOY),
     Command("log", (SLUG,), Access.READ, "log"),
-    Command("runs", (), Access.READ, "runs"),
+    Command("diff", (SLUG,), Access.READ, "diff"),
+    Command("runs", (Arg("pipeline", ArgKind.WORD, optional=True),), Access.READ, "runs"),
     Command("accept", (Arg("request", ArgKind.NUMBER),), Access.OWNER, "decide"),
     Command("decline", (Arg("request", ArgKind.NUMBER),), Access.OWNER, "decide"),
+    Command("budget", (), Access.READ, "budget"),
+    Command(
+        "allow", (Arg("slug", ArgKind.SLUG, optional=True),), Access.OWNER, "allow", Action.ALLOW
+    ),
 )
 
 BY_NAME: dict[str, Command] = {c.name: c for c in COMMANDS}
@@ -156,19 +165,24 @@ class UsageProblem:
     suggestions: tuple[str, ...] = ()
 
 
-def is_command(text: str) -> bool:
+def is_command(text: str, prefixes: tuple[str, ...] = DEFAULT_PREFIXES) -> bool:
     """A message is a command when it starts with the prefix and a name of letters.
 
     So "/etc/hosts is broken" or "/x2" in a room is conversation,
     not an unknown command the bot would answer.
     """
-    return _COMMAND_RE.match(text.lstrip()) is not None
+    stripped = text.lstrip()
+    return any(
+        stripped.startswith(prefix) and _NAME_RE.match(stripped, len(prefix)) is not None
+        for prefix in prefixes
+    )
 
 
-def parse(text: str) -> Invocation | UsageProblem:
+def parse(text: str, prefixes: tuple[str, ...] = DEFAULT_PREFIXES) -> Invocation | UsageProblem:
     """Parse one message that `is_command`; never raises."""
     head, remaining = _first_word(text)
-    name = head[len(PREFIX) :].lower()
+    used = next((p for p in sorted(prefixes, key=len, reverse=True) if head.startswith(p)), "")
+    name = head[len(used) :].lower()
     command = BY_NAME.get(name)
     if command is None:
         close = difflib.get_close_matches(name, list(BY_NAME), n=3, cutoff=0.6)
@@ -214,6 +228,16 @@ def _check(arg: Arg, value: str) -> ArgValue | Problem:
         choice = value.lower()
         return choice if choice in arg.choices else Problem.BAD_CHOICE
     if arg.kind is ArgKind.WORD:
-        return value.lower().removeprefix(PREFIX)
+        word = value.lower()
+        return next((word[len(p) :] for p in DEFAULT_PREFIXES if word.startswith(p)), word)
     # Free text becomes part of a prompt and of the card's history: bounded.
     return value if len(value) <= MAX_TEXT_CHARS else Problem.TOO_LONG
+
+
+_NAME_RE = re.compile(r"[A-Za-z]+(?:\s|$)")
+NAMES = tuple(c.name for c in COMMANDS)
+
+
+def shown_with(text: str, prefix: str) -> str:
+    """`text` with its commands written with `prefix` instead of "/"."""
+    return commands_with(text, prefix, NAMES)

@@ -13,9 +13,7 @@ from typing import Any
 from chatbot.board import (
     Along,
     BoardError,
-    BoardService,
     BoardTx,
-    CardView,
     Change,
     Post,
     Posted,
@@ -23,64 +21,19 @@ from chatbot.board import (
     Request,
     UnknownCard,
 )
+from chatbot.board.budget import budget_stopped
 from chatbot.chat import reactions, render
 from chatbot.chat.commands import BY_NAME, FOR_ACTION, Invocation
+from chatbot.chat.lookups import Lookups
 from chatbot.chat.reactions import Effect, Reaction
-from chatbot.chat.replies import Decided, Origin, Replies, chat_of
+from chatbot.chat.replies import Decided, Origin, chat_of
+from chatbot.chat.spending import SpendHandlers
 from chatbot.domain.transitions import Action, TransitionRefused, allowed_actions
 
-# How many runs /status <slug> shows.
-RUNS_SHOWN = 5
 
-
-class ChatHandlers:
-    def __init__(self, board: BoardService, replies: Replies):
-        self.board = board
-        self.replies = replies
-        self.locale = replies.locale
-
-    # --- commands: looking ------------------------------------------------------
-
-    async def help(self, origin: Origin, invocation: Invocation) -> None:
-        text = render.help_text(self.locale, invocation.text("command") or None)
-        await self.replies.send(origin.event, text)
-
-    async def status(self, origin: Origin, invocation: Invocation) -> None:
-        slug = invocation.text("slug")
-        if slug:
-            await self._card_status(origin, slug)
-            return
-        summary = await self.board.summary(with_slugs=True)
-        questions = []
-        for question in await self.board.open_questions():
-            card = await self.board.card_by_id(question.card_id)
-            questions.append((card.slug if card else "-", question))
-        requests = await self.board.pending_requests()
-        text = render.board(summary, questions, requests, await self.board.job_slugs(), self.locale)
-        await self.replies.send(origin.event, text)
-
-    async def _card_status(self, origin: Origin, slug: str) -> None:
-        if view := await self._view(origin, slug):
-            runs = await self.board.runs_of(view.card.id, RUNS_SHOWN)
-            text = render.card(view, runs, self.locale)
-            await self.replies.send(origin.event, text, card_id=view.card.id)
-
-    async def log(self, origin: Origin, invocation: Invocation) -> None:
-        if view := await self._view(origin, invocation.text("slug")):
-            text = render.history(view, self.locale)
-            await self.replies.send(origin.event, text, card_id=view.card.id)
-
-    async def _view(self, origin: Origin, slug: str) -> CardView | None:
-        try:
-            return await self.board.view(slug)
-        except UnknownCard:
-            await self.replies.unknown_card(origin.event, slug)
-            return None
-
-    async def runs(self, origin: Origin, invocation: Invocation) -> None:
-        jobs = await self.board.active_jobs()
-        text = render.runs(jobs, await self.board.job_slugs(), self.locale)
-        await self.replies.send(origin.event, text)
+class ChatHandlers(Lookups, SpendHandlers):
+    """Every act that may change the board; the looking commands come from Lookups,
+    what runs cost and /allow from SpendHandlers."""
 
     # --- commands: moving cards -----------------------------------------------------
 
@@ -381,6 +334,8 @@ class ChatHandlers:
             await self.act(origin, card.slug, action, reason=why, also=applied)
         elif reactions.split_offered(card):
             await self.act(origin, card.slug, Action.SPLIT, reason=f"split offer, {reason}")
+        elif budget_stopped(card):
+            await self.act(origin, card.slug, Action.ALLOW, reason=f"budget, {reason}")
         else:
             await self.replies.say(event, "nothing_to_accept", card_id=card.id)
 

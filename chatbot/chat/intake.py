@@ -36,6 +36,7 @@ from chatbot.chat.authority import (
     Verdict,
     normal,
     permits,
+    untrusted_device,
 )
 from chatbot.chat.commands import Access, Invocation, UsageProblem
 from chatbot.chat.handlers import ChatHandlers
@@ -49,10 +50,14 @@ from chatbot.transports.base import (
     IncomingEvent,
     IncomingMessage,
     IncomingReaction,
+    IncomingUnreadable,
+    IncomingVerification,
 )
 
 log = logging.getLogger(__name__)
 
+# What a direct chat may say without a command prefix.
+BARE_WORDS = frozenset({"help", "status"})
 # Replies to a request message that decide it; the first word counts ("yes please").
 YES = frozenset({"yes", "y", "ok", "okay", "accept", "ja", "j", "👍"})
 NO = frozenset({"no", "n", "decline", "nein", "👎"})
@@ -119,6 +124,7 @@ class ChatIntake:
         max_chars: int = render.MAX_CHARS,
         clock: Clock = time.monotonic,
         catch_up_max_age_s: float = 3600.0,
+        prefixes: tuple[str, ...] = commands.DEFAULT_PREFIXES,
     ):
         self.board = board
         # Awaits the outbox's in-flight sends (wired by the service); None in unit tests.
@@ -127,7 +133,8 @@ class ChatIntake:
         self.authority = authority or Authority.of(owners, requesters)
         self.limiter = RateLimiter(rate_capacity, rate_refill_s, clock)
         self.notices = NoticeMemory(notice_window_s, clock)
-        self.replies = Replies(board, locale, max_chars)
+        self.prefixes = prefixes
+        self.replies = Replies(board, locale, max_chars, prefix=prefixes[0])
         self.handlers = ChatHandlers(board, self.replies)
         self.catch_up_max_age_s = catch_up_max_age_s
 
@@ -138,6 +145,7 @@ class ChatIntake:
             locale=config.bot.locale,
             authority=Authority.from_config(config),
             catch_up_max_age_s=config.bot.catch_up_max_age_s,
+            prefixes=tuple(config.bot.command_prefixes),
             **options,  # type: ignore[arg-type]
         )
 
@@ -160,6 +168,9 @@ class ChatIntake:
         if isinstance(event, IncomingEdit):
             await self._edit(event)
             return
+        if isinstance(event, IncomingUnreadable | IncomingVerification):
+            await self._transport_notice(event)
+            return
         act = await self._classify(event)
         if act is None:
             return
@@ -167,7 +178,10 @@ class ChatIntake:
         role = self.authority.role(event.sender)
         verdict = permits(role, act.access)
         if role is Role.STRANGER or event.sender is None:
-            await self._tell_stranger(event)
+            if _is_help(act):
+                await self._help_stranger(event)
+            else:
+                await self._tell_stranger(event)
             return
         if event.at is not None:
             age = time.time() - event.at
@@ -182,6 +196,18 @@ class ChatIntake:
         if taken != "ok":
             if taken == "tell":
                 await self.replies.say(event, "rate_limited", purpose="refusal")
+            return
+        # --- step 3b: the sending device must count (Matrix E2EE trust mode) ---
+        if (device := untrusted_device(event)) is not None:
+            log.info(
+                "refused %s: device %r of %s: %s",
+                event.message_id,
+                device.id,
+                event.sender,
+                device.reason,
+            )
+            key = f"device_{device.reason}"
+            await self.replies.say(event, key, purpose="refusal", device=device.id or "?")
             return
         origin = Origin(event, normal(event.sender), role)
         if verdict is Verdict.DENY:
@@ -199,8 +225,12 @@ class ChatIntake:
     async def _classify(self, event: IncomingMessage | IncomingReaction) -> Act | None:
         if isinstance(event, IncomingReaction):
             return await self._classify_reaction(event)
-        if commands.is_command(event.text):
-            return CommandAct(commands.parse(event.text))
+        if commands.is_command(event.text, self.prefixes):
+            return CommandAct(commands.parse(event.text, self.prefixes))
+        bare = event.text.strip().lower()
+        if event.is_direct and bare in BARE_WORDS:
+            # In a direct chat nobody else is addressed: "help" and "status" need no prefix.
+            return CommandAct(commands.parse(commands.PREFIX + bare, (commands.PREFIX,)))
         if event.reply_to:
             posted = await self._posted(event.transport, event.reply_to)
             if posted is not None and posted.question_id is not None:
@@ -264,12 +294,16 @@ class ChatIntake:
 
     # --- refusals -----------------------------------------------------------------
 
+    async def _help_stranger(self, event: IncomingEvent) -> None:
+        """/help is the one command anyone may use: it says how to be let in. Once an
+        hour per person (or hidden room), like every answer to a stranger."""
+        if self.notices.should_tell(("stranger_help", _stranger_key(event))):
+            who = normal(event.sender).id if event.sender is not None else None
+            text = render.help_text(self.locale, role=Role.STRANGER, identity=who)
+            await self.replies.send(event, text, purpose="refusal")
+
     async def _tell_stranger(self, event: IncomingEvent) -> None:
-        # Keyed by the real identity, or by the chat when the identity is hidden,
-        # so a room that hides JIDs is told once an hour, not once per nick.
-        key: object = (
-            normal(event.sender) if event.sender is not None else (event.transport, event.chat)
-        )
+        key = _stranger_key(event)
         # Logged every time (the chat is told once an hour): the owner may need to see
         # who tried, e.g. to add a requester, or that a room hides real JIDs.
         log.info(
@@ -281,18 +315,47 @@ class ChatIntake:
         if self.notices.should_tell(("stranger", key)):
             await self.replies.say(event, "not_allowed", purpose="refusal")
 
+    async def _transport_notice(self, event: IncomingUnreadable | IncomingVerification) -> None:
+        """What a transport needs said to a person: a message it cannot read yet, a
+        device verification's emoji. Owners and requesters only; never an act."""
+        if self.authority.role(event.sender) is Role.STRANGER:
+            return
+        if isinstance(event, IncomingUnreadable):
+            await self.replies.say(event, "unreadable", purpose="refusal")
+        elif event.state == "compare":
+            emoji = ", ".join(event.emoji)
+            await self.replies.say(event, "verify_compare", device=event.device_id, emoji=emoji)
+        elif event.state == "done":
+            await self.replies.say(event, "verify_done", device=event.device_id)
+        else:
+            await self.replies.say(event, "verify_cancelled", detail=event.detail or "-")
+
     async def _edit(self, event: IncomingEdit) -> None:
         """Edits are never executed: a corrected command could silently redo an action.
 
         A known sender whose edit looks like a command is told so, once an hour;
         other edits (typo fixes in conversation) and strangers' edits are ignored.
         """
-        if not commands.is_command(event.text) or event.sender is None:
+        if not commands.is_command(event.text, self.prefixes) or event.sender is None:
             return
         if self.authority.role(event.sender) is Role.STRANGER:
             return
         if self.notices.should_tell(("edit", normal(event.sender))):
             await self.replies.say(event, "edit_ignored", purpose="refusal")
+
+
+def _stranger_key(event: IncomingEvent) -> object:
+    # The real identity, or the chat when the identity is hidden, so a room that
+    # hides JIDs is told once an hour, not once per nick.
+    return normal(event.sender) if event.sender is not None else (event.transport, event.chat)
+
+
+def _is_help(act: Act) -> bool:
+    return (
+        isinstance(act, CommandAct)
+        and isinstance(act.parsed, Invocation)
+        and act.parsed.command.name == "help"
+    )
 
 
 def yes_or_no(text: str) -> bool | None:

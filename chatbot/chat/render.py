@@ -13,7 +13,9 @@ import time
 from datetime import UTC, datetime
 
 from chatbot.board import BoardSummary, Card, CardView, Job, QuestionRow, Request, RunRecord
+from chatbot.board.budget import budget_stopped
 from chatbot.chat import reactions
+from chatbot.chat.authority import Role, Verdict, permits
 from chatbot.chat.commands import (
     BY_NAME,
     COMMANDS,
@@ -175,6 +177,11 @@ def card(view: CardView, runs: list[RunRecord], locale: str) -> str:
         lines.append(say(locale, "card_children", slugs=", ".join(view.children)))
     if view.blocked_by:
         lines.append(say(locale, "card_blocked", slugs=", ".join(view.blocked_by)))
+    if c.pipeline_run_id:
+        lines.append(say(locale, "card_pipeline", id=c.pipeline_run_id))
+    if c.acceptance_criteria:
+        lines.append(say(locale, "card_criteria"))
+        lines += [say(locale, "card_criterion", text=short(text)) for text in c.acceptance_criteria]
     if view.active_job:
         job = view.active_job
         lines.append(
@@ -195,6 +202,7 @@ def card(view: CardView, runs: list[RunRecord], locale: str) -> str:
         lines.append(say(locale, "card_research", path=research))
     if c.deployment_status:
         lines.append(say(locale, "card_deploy", status=c.deployment_status))
+    lines += card_extras(c, locale)
     if view.open_question:
         question = view.open_question
         lines.append(say(locale, "card_question", id=question.id, text=question.text))
@@ -215,23 +223,52 @@ def _profile(c: Card) -> str:
 
 
 def _run_line(run: RunRecord, locale: str) -> str:
+    return say(locale, "run_line", **run_fields(run, locale))
+
+
+def run_fields(run: RunRecord, locale: str) -> dict[str, str]:
+    """A run as a line shows it: the model with the effort it really ran with, how its
+    answer was taken (a refused one is not "ok"), the review decision it gave."""
     tokens = [run.input_tokens, run.output_tokens]
     shown_tokens = (
         say(locale, "tokens", input=run.input_tokens or 0, output=run.output_tokens or 0)
         if any(t is not None for t in tokens)
         else say(locale, "tokens_unknown")
     )
-    return say(
-        locale,
-        "run_line",
-        at=when(run.created_at),
-        role=run.role,
-        model=run.actual_model or run.configured_model or run.runtime,
-        outcome=run.outcome,
-        duration=duration(run.duration_s),
-        tokens=shown_tokens,
-        cost=f"${run.cost_usd:.2f}" if run.cost_usd is not None else "-",
-    )
+    model = run.actual_model or run.configured_model or run.runtime
+    if run.actual_reasoning_effort:
+        model += f" {run.actual_reasoning_effort}"
+    outcome = run.shown_outcome
+    if run.review_decision:
+        outcome += f" ({run.review_decision})"
+    cost = "-"
+    if run.cost_usd is not None:
+        cost = ("~" if run.cost_estimated else "") + f"${run.cost_usd:.2f}"
+    return {
+        "at": when(run.created_at),
+        "role": run.role,
+        "model": model,
+        "outcome": outcome,
+        "duration": duration(run.duration_s),
+        "tokens": shown_tokens,
+        "cost": cost,
+    }
+
+
+def card_extras(c: Card, locale: str) -> list[str]:
+    """The repair attempts, the synthesis of a split, a stop by the budget."""
+    lines = []
+    if c.fixer_attempts:
+        lines.append(say(locale, "card_fixer_attempts", count=c.fixer_attempts))
+    synthesis = c.data.get("synthesis")
+    if isinstance(synthesis, dict):
+        gaps = len(synthesis.get("gaps") or [])
+        lines.append(say(locale, "card_synthesis", path=synthesis.get("path", "-"), count=gaps))
+    stop = budget_stopped(c)
+    if stop is not None:
+        spent, limit = f"${stop.get('spent', 0):.2f}", f"${stop.get('limit', 0):.2f}"
+        lines.append(say(locale, "card_budget_stop", slug=c.slug, spent=spent, limit=limit))
+    return lines
 
 
 def history(view: CardView, locale: str) -> str:
@@ -259,24 +296,42 @@ def inspect_mode(choice: str | None) -> str:
 # --- help and usage, generated from the command and reaction tables ---------------
 
 
-def _command_line(command: Command, locale: str) -> str:
-    return say(
-        locale,
-        "help_line",
-        usage=command.usage,
-        text=say(locale, command.help_key),
-        access=say(locale, f"access_{command.access.value}"),
-    )
+def _command_line(command: Command, locale: str, access: str | None = None) -> str:
+    """One command for /help; `access` is the key of who may use it ("" leaves it out)."""
+    text = say(locale, command.help_key)
+    if access == "":
+        return say(locale, "help_line_bare", usage=command.usage, text=text)
+    access = access or f"access_{command.access.value}"
+    return say(locale, "help_line", usage=command.usage, text=text, access=say(locale, access))
 
 
-def help_text(locale: str, name: str | None = None) -> str:
-    """/help: every command and every reaction; /help <command>: that command."""
+def help_text(
+    locale: str, name: str | None = None, role: Role = Role.OWNER, identity: str | None = None
+) -> str:
+    """/help for the asker: owners every command and reaction, requesters what they may
+    look at or ask for, anyone else only /help and how to get in (`identity` is
+    theirs, None when the room hides it). /help <command>: that command."""
+    if role is Role.STRANGER:
+        lines = [_command_line(BY_NAME["help"], locale)]
+        if identity is None:
+            lines.append(say(locale, "help_stranger_hidden"))
+        else:
+            lines.append(say(locale, "help_stranger", identity=identity))
+        return "\n".join(lines)
     if name is not None:
         command = BY_NAME.get(name)
         if command is None:
             return usage_problem(UsageProblem(Problem.UNKNOWN_COMMAND, None, name), locale)
         return _command_line(command, locale)
     lines = [say(locale, "help_commands")]
+    if role is Role.REQUESTER:
+        for command in COMMANDS:
+            verdict = permits(role, command.access)
+            if verdict is not Verdict.DENY:
+                yours = "access_request_yours" if verdict is Verdict.AS_REQUEST else None
+                lines.append(_command_line(command, locale, yours or ""))
+        lines += [say(locale, "help_requester"), say(locale, "help_edits")]
+        return "\n".join(lines)
     lines += [_command_line(c, locale) for c in COMMANDS]
     lines.append(say(locale, "help_reactions"))
     lines += [

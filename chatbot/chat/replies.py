@@ -25,10 +25,10 @@ from chatbot.board import (
 )
 from chatbot.chat import render
 from chatbot.chat.authority import Role
-from chatbot.chat.commands import FOR_ACTION
+from chatbot.chat.commands import FOR_ACTION, PREFIX, shown_with
 from chatbot.chat.texts import say
 from chatbot.domain.transitions import TransitionRefused
-from chatbot.notify.format import as_html
+from chatbot.notify.format import markdown_html
 from chatbot.transports.base import Identity, IncomingEvent, IncomingMessage
 
 
@@ -70,10 +70,19 @@ def chat_of(event: IncomingEvent) -> dict[str, str]:
 
 
 class Replies:
-    def __init__(self, board: BoardService, locale: str, max_chars: int = render.MAX_CHARS):
+    def __init__(
+        self,
+        board: BoardService,
+        locale: str,
+        max_chars: int = render.MAX_CHARS,
+        *,
+        prefix: str = PREFIX,
+    ):
         self.board = board
         self.locale = locale
         self.max_chars = max_chars
+        #: Commands in what the bot says are shown with this (the first configured) prefix.
+        self.prefix = prefix
 
     def text(self, key: str, **params: Any) -> str:
         return say(self.locale, key, **params)
@@ -89,14 +98,14 @@ class Replies:
         question_id: int | None = None,
     ) -> Post:
         chat = chat_of(event)
-        body = render.clip(text, self.locale, self.max_chars)
+        body = render.clip(shown_with(text, self.prefix), self.locale, self.max_chars)
         return Post(
             transport=chat["transport"],
             target=chat["target"],
             target_kind=chat["target_kind"],
             text=body,
             # Matrix clients show the formatted body; XMPP gets plain text.
-            html=as_html(body) if chat["transport"] == "matrix" else None,
+            html=markdown_html(body) if chat["transport"] == "matrix" else None,
             reply_to=reply_target(event),
             card_id=card_id,
             question_id=question_id,

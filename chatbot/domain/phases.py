@@ -38,6 +38,8 @@ class Phase(StrEnum):
     FIXER_QUESTION = "fixer_question"
     FIXER_FAILED = "fixer_failed"
     ARCHIVED = "archived"
+    SYNTHESIS_RUNNING = "synthesis_running"
+    SYNTHESIS_FAILED = "synthesis_failed"
 
     @property
     def is_running(self) -> bool:
@@ -61,6 +63,7 @@ RUNNING_PHASES: frozenset[Phase] = frozenset(
         Phase.RESEARCH_RUNNING,
         Phase.INSPECTOR_RUNNING,
         Phase.FIXER_RUNNING,
+        Phase.SYNTHESIS_RUNNING,
     }
 )
 
@@ -75,15 +78,15 @@ DETOUR_PHASES: frozenset[Phase] = frozenset(
     }
 )
 
-# Phases whose card waits for an owner's answer to a question.
-QUESTION_PHASES: frozenset[Phase] = frozenset(
-    {
-        Phase.NEEDS_HUMAN,
-        Phase.DRAFT_QUESTION,
-        Phase.INSPECTOR_QUESTION,
-        Phase.FIXER_QUESTION,
-    }
-)
+# Phases whose card waits for an owner's answer, and the kind of answer its next
+# run reads (what an answer there answers even when no question row is open).
+QUESTION_KIND: dict[Phase, str] = {
+    Phase.NEEDS_HUMAN: "needs_human",
+    Phase.DRAFT_QUESTION: "draft",
+    Phase.INSPECTOR_QUESTION: "inspector",
+    Phase.FIXER_QUESTION: "fixer",
+}
+QUESTION_PHASES: frozenset[Phase] = frozenset(QUESTION_KIND)
 
 # Nothing more is to be done with a card here (archive and inspect aside).
 END_PHASES: frozenset[Phase] = frozenset({Phase.DEPLOYED, Phase.DONE, Phase.ARCHIVED})
@@ -129,4 +132,6 @@ GERMAN_LABELS: dict[Phase, str] = {
     Phase.FIXER_QUESTION: "fixer_rueckfrage",
     Phase.FIXER_FAILED: "fixer_fehlgeschlagen",
     Phase.ARCHIVED: "archiviert",
+    Phase.SYNTHESIS_RUNNING: "synthese_laeuft",
+    Phase.SYNTHESIS_FAILED: "synthese_fehlgeschlagen",
 }

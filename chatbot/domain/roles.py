@@ -16,6 +16,7 @@ from enum import StrEnum
 from chatbot.domain.phases import Phase
 from runners.contracts import markers as m
 from runners.contracts.markers import Marker
+from runners.runtimes.claude import REVIEW_GIT_TOOLS
 
 
 class ProfileFrom(StrEnum):
@@ -45,6 +46,10 @@ class Role:
     #: Its output contract: the marker blocks its answers are made of (the parsers in
     #: runners/contracts read exactly these; its templates must name each of them).
     contract: tuple[Marker, ...]
+    #: Tools a read-only run on Claude Code may use without asking (its `--allowedTools`):
+    #: exactly the read-only git commands the role needs. Codex runs in its read-only
+    #: sandbox instead.
+    tools: tuple[str, ...] = ()
 
     def lane(self, card_lane: str | None, default_lane: str) -> str:
         if self.profile_from is ProfileFrom.LANE:
@@ -90,6 +95,7 @@ ROLES: tuple[Role, ...] = (
         profile_from=ROLE,
         templates=("reviewer",),
         contract=(m.REVIEW_REPORT, m.REVIEW_RESULT),
+        tools=REVIEW_GIT_TOOLS,
     ),
     Role(
         "researcher",
@@ -109,14 +115,27 @@ ROLES: tuple[Role, ...] = (
         templates=("inspector-implementation-status", "inspector-route-next"),
         contract=(m.INSPECTION_RESULT, m.ROUTING_RESULT),
     ),
+    # Like the builder it works on the card with the card's own profile and iteration
+    # limit (the reference does the same), in the card's lane.
     Role(
         "fixer",
         phases=frozenset({P.FIXER_RUNNING}),
         writes=True,
         repeatable=False,
-        profile_from=ROLE,
+        profile_from=LANE,
         templates=("fixer",),
         contract=(m.FIXER_QUESTION, m.COMMIT_MESSAGE, m.BUILDER_REPORT),
+    ),
+    # Summarises what the children of a split changed against the parent's intent.
+    Role(
+        "synthesis",
+        phases=frozenset({P.SYNTHESIS_RUNNING}),
+        writes=False,
+        repeatable=True,
+        profile_from=ROLE,
+        templates=("synthesis",),
+        contract=(m.SYNTHESIS_REPORT, m.SYNTHESIS_RESULT),
+        tools=REVIEW_GIT_TOOLS,
     ),
 )
 BY_NAME: dict[str, Role] = {role.name: role for role in ROLES}

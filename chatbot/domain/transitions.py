@@ -8,7 +8,7 @@ actions from the worker applying a validated model result.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from enum import StrEnum
 
 from chatbot.domain.phases import Kind, Phase
@@ -26,6 +26,8 @@ class Action(StrEnum):
     CANCEL = "cancel"
     ARCHIVE = "archive"
     DEPLOY = "deploy"
+    # Go on past a spent budget: the stopped step again, with more budget for it.
+    ALLOW = "allow"
     # System actions: the worker applying a validated result.
     OPERATOR_DIRECT = "operator_direct"
     OPERATOR_SPLIT = "operator_split"
@@ -56,6 +58,10 @@ class Action(StrEnum):
     FIXER_COMMITTED = "fixer_committed"
     FIXER_FAILED = "fixer_failed"
     CHILD_STARTED = "child_started"
+    SYNTHESIS_DONE = "synthesis_done"
+    SYNTHESIS_FAILED = "synthesis_failed"
+    # A run that was not started because its card's or the day's budget is spent.
+    BUDGET_STOPPED = "budget_stopped"
 
 
 class By(StrEnum):
@@ -81,6 +87,7 @@ class Stage(StrEnum):
     RESEARCH = "research"
     INSPECTOR = "inspector"
     FIXER = "fixer"
+    SYNTHESIS = "synthesis"
     # Written by earlier versions for a failure outside any role; retried as a fresh start.
     WORKER = "worker"
 
@@ -140,6 +147,7 @@ _ARCHIVABLE = (
     P.INSPECTOR_FAILED,
     P.FIXER_QUESTION,
     P.FIXER_FAILED,
+    P.SYNTHESIS_FAILED,
 )
 _CANCELLABLE = (
     P.OPERATOR_RUNNING,
@@ -156,7 +164,7 @@ _CANCELLABLE = (
     P.FIXER_FAILED,
 )
 
-TRANSITIONS: tuple[Transition, ...] = (
+_TABLE: tuple[Transition, ...] = (
     # --- owner actions -------------------------------------------------------
     # From needs_human too: after editing the intent the owner may start afresh.
     _row(
@@ -179,7 +187,8 @@ TRANSITIONS: tuple[Transition, ...] = (
     ),
     _row(A.INSPECT, _INSPECTABLE, P.INSPECTOR_RUNNING, OWNER),
     _row(A.INSPECT, (P.PLANNED, P.RESEARCH_DONE), P.INSPECTOR_RUNNING, OWNER, (Kind.RESEARCH,)),
-    _row(A.FIX, (P.FAILED, P.PLANNING_WITH_FEEDBACK), P.FIXER_RUNNING, OWNER),
+    # From planned too: the fixer then builds what the intent asks (as the reference allows).
+    _row(A.FIX, (P.FAILED, P.PLANNING_WITH_FEEDBACK, P.PLANNED), P.FIXER_RUNNING, OWNER),
     _row(A.RETRY, (P.FAILED, P.NEEDS_HUMAN), P.OPERATOR_RUNNING, OWNER, stage=Stage.OPERATOR),
     _row(A.RETRY, (P.FAILED,), P.BUILDING, OWNER, stage=Stage.BUILDER),
     _row(A.RETRY, (P.FAILED,), P.REVIEWING, OWNER, stage=Stage.REVIEW),
@@ -190,8 +199,11 @@ TRANSITIONS: tuple[Transition, ...] = (
     _row(A.RETRY, (P.RESEARCH_FAILED,), P.RESEARCH_REQUESTED, OWNER, (Kind.RESEARCH,)),
     _row(A.RETRY, (P.INSPECTOR_FAILED,), P.INSPECTOR_RUNNING, OWNER, ALL_KINDS),
     _row(A.RETRY, (P.FIXER_FAILED,), P.FIXER_RUNNING, OWNER),
+    _row(A.RETRY, (P.SYNTHESIS_FAILED,), P.SYNTHESIS_RUNNING, OWNER),
     _row(A.CANCEL, _CANCELLABLE, Target.RESUME, OWNER, ALL_KINDS),
     _row(A.CANCEL, (P.DRAFT_RUNNING,), P.DRAFT_FAILED, OWNER, (Kind.DRAFT,)),
+    # Every child succeeded: going without the synthesis leaves the parent done.
+    _row(A.CANCEL, (P.SYNTHESIS_RUNNING, P.SYNTHESIS_FAILED), P.DONE, OWNER),
     _row(
         A.CANCEL,
         (P.RESEARCH_REQUESTED, P.RESEARCH_RUNNING),
@@ -220,7 +232,10 @@ TRANSITIONS: tuple[Transition, ...] = (
     _row(A.DEPLOY_FAILED, (P.READY_FOR_DEPLOYMENT,), P.FAILED),
     _row(A.SPLIT_APPLIED, (P.SPLIT_REQUESTED,), P.SPLIT),
     _row(A.SPLIT_FAILED, (P.SPLIT_REQUESTED,), P.FAILED),
-    _row(A.CHILDREN_DONE, (P.SPLIT,), P.DONE),
+    # The children's results are summarised against the parent intent before it is done.
+    _row(A.CHILDREN_DONE, (P.SPLIT,), P.SYNTHESIS_RUNNING),
+    _row(A.SYNTHESIS_DONE, (P.SYNTHESIS_RUNNING,), P.DONE),
+    _row(A.SYNTHESIS_FAILED, (P.SYNTHESIS_RUNNING,), P.SYNTHESIS_FAILED),
     # A child of an operator split builds with the profile the operator chose for it,
     # as soon as everything it is blocked by has succeeded.
     _row(A.CHILD_STARTED, (P.PLANNED,), P.BUILDING),
@@ -245,9 +260,6 @@ TRANSITIONS: tuple[Transition, ...] = (
     _row(A.FIXER_FAILED, (P.FIXER_RUNNING,), P.FIXER_FAILED),
 )
 
-OWNER_ACTIONS: frozenset[Action] = frozenset(t.action for t in TRANSITIONS if t.by is By.OWNER)
-SYSTEM_ACTIONS: frozenset[Action] = frozenset(t.action for t in TRANSITIONS if t.by is By.SYSTEM)
-
 
 @dataclass(frozen=True)
 class RunFailure:
@@ -270,7 +282,39 @@ RUN_FAILURE: dict[Phase, RunFailure] = {
     P.RESEARCH_RUNNING: RunFailure(A.RESEARCH_FAILED, Stage.RESEARCH),
     P.INSPECTOR_RUNNING: RunFailure(A.INSPECTOR_FAILED, Stage.INSPECTOR),
     P.FIXER_RUNNING: RunFailure(A.FIXER_FAILED, Stage.FIXER),
+    P.SYNTHESIS_RUNNING: RunFailure(A.SYNTHESIS_FAILED, Stage.SYNTHESIS),
 }
+
+
+def _budget_rows(table: tuple[Transition, ...]) -> tuple[Transition, ...]:
+    """A run stopped by the budget lands where its failure would: /retry and /allow work
+    there as after any failure of that stage. A deploy runs no model and has no budget."""
+    rows = []
+    for phase, failure in RUN_FAILURE.items():
+        if failure.stage is Stage.DEPLOY:
+            continue
+        for row in table:
+            if row.action is failure.action and phase in row.sources:
+                rows.append(
+                    Transition(
+                        A.BUDGET_STOPPED, frozenset({phase}), row.target, By.SYSTEM, row.kinds
+                    )
+                )
+    return tuple(rows)
+
+
+def _allow_rows(table: tuple[Transition, ...]) -> tuple[Transition, ...]:
+    """/allow is /retry with more budget: allowed wherever a model run can be retried."""
+    return tuple(
+        replace(row, action=A.ALLOW)
+        for row in table
+        if row.action is A.RETRY and row.stage is not Stage.DEPLOY
+    )
+
+
+TRANSITIONS: tuple[Transition, ...] = _TABLE + _budget_rows(_TABLE) + _allow_rows(_TABLE)
+OWNER_ACTIONS: frozenset[Action] = frozenset(t.action for t in TRANSITIONS if t.by is By.OWNER)
+SYSTEM_ACTIONS: frozenset[Action] = frozenset(t.action for t in TRANSITIONS if t.by is By.SYSTEM)
 
 
 class TransitionRefused(Exception):

@@ -7,8 +7,11 @@ indicators), at a line or word boundary where there is one nearby.
 
 from __future__ import annotations
 
-import html
+import re
 import unicodedata
+
+import nh3
+from markdown_it import MarkdownIt
 
 # Code points that attach to the one before: ZWJ, variation selectors, keycap, skin tones.
 _EXTENDERS = {"\u200d", "\ufe0e", "\ufe0f", "\u20e3", *map(chr, range(0x1F3FB, 0x1F400))}
@@ -55,12 +58,61 @@ def duration(seconds: float) -> str:
     return f"{seconds // 3600}h {seconds % 3600 // 60:02d}m"
 
 
-def as_html(body: str) -> str:
-    """Plain text as HTML for Matrix's formatted body: escaped, first line bold."""
-    lines = html.escape(body).split("\n")
-    if lines:
-        lines[0] = f"<b>{lines[0]}</b>"
-    return "<br>".join(lines)
+def commands_with(text: str, prefix: str, names: tuple[str, ...]) -> str:
+    """`text` with the commands `names` written with `prefix` instead of "/" (texts say
+    /start; a bot whose first configured prefix is "!" says !start)."""
+    if prefix == "/" or not names:
+        return text
+    written = re.compile(r"(?<![\w/:.])/(" + "|".join(map(re.escape, names)) + r")\b")
+    # What is quoted in a fenced code block (a diff, a report's example) stays as it is.
+    parts = []
+    fence = ""
+    for line in text.split("\n"):
+        opening = _FENCE.match(line)
+        if fence:
+            if opening and opening.group(1).startswith(fence) and not line.strip(" `"):
+                fence = ""
+        elif opening:
+            fence = opening.group(1)
+        else:
+            line = written.sub(lambda m: prefix + m.group(1), line)
+        parts.append(line)
+    return "\n".join(parts)
+
+
+_FENCE = re.compile(r" {0,3}(`{3,}|~{3,})")
+
+
+# commonmark with raw HTML off (a `<script>` in a report is shown as text) and images
+# off (`![x](https://elsewhere/x.png)` would make a client load from outside).
+_MARKDOWN = (
+    MarkdownIt("commonmark", {"html": False, "linkify": False, "typographer": False})
+    .enable(["table", "strikethrough"])
+    .disable("image")
+)
+
+
+# What the Matrix spec lets a client show (m.room.message, "HTML"); a second line of
+# defence behind markdown-it's own escaping, so a renderer bug cannot let more through.
+_TAGS = {
+    "del", "h1", "h2", "h3", "h4", "h5", "h6", "blockquote", "p", "a", "ul", "ol",
+    "sup", "sub", "li", "b", "i", "u", "strong", "em", "s", "code", "hr", "br",
+    "div", "table", "thead", "tbody", "tr", "th", "td", "caption", "pre", "span",
+}  # fmt: skip
+_ATTRIBUTES = {"a": {"href"}, "ol": {"start"}, "code": {"class"}}
+
+
+def markdown_html(text: str) -> str:
+    """Markdown as HTML that can be trusted: markdown-it escapes all text and refuses
+    javascript:, vbscript:, file: and data: link targets (its validateLink); nh3 then
+    keeps only the tags and attributes Matrix allows, links to http(s) and mailto."""
+    return nh3.clean(
+        _MARKDOWN.render(text),
+        tags=_TAGS,
+        attributes=_ATTRIBUTES,
+        url_schemes={"http", "https", "mailto"},
+        link_rel=None,
+    )
 
 
 def _joined(line: str, at: int) -> bool:
@@ -79,3 +131,8 @@ def _joined(line: str, at: int) -> bool:
 
 def _is_regional(char: str) -> bool:
     return "\U0001f1e6" <= char <= "\U0001f1ff"
+
+
+def usd(amount: float) -> str:
+    """Money as people read it in a room: two decimals, a cent's fraction where it matters."""
+    return f"${amount:.2f}" if amount >= 0.1 or amount == 0 else f"${amount:.4f}"

@@ -12,8 +12,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from chatbot.board import Change
+from chatbot.domain.budgets import BudgetState
 from chatbot.domain.transitions import Action
-from chatbot.notify.format import as_html, cut, duration
+from chatbot.notify.format import commands_with, cut, markdown_html, usd
+from chatbot.notify.runs import RunStatus
 from chatbot.notify.texts import text
 from chatbot.store import Db, Store
 from chatbot.store import chat as chat_store
@@ -51,6 +53,9 @@ NOTICES: dict[Action, tuple[str, ...]] = {
     A.INSPECTOR_DONE: ("inspection", "inspection_flag", "routing", "routing_none"),
     A.INSPECTOR_FAILED: ("inspector_failed",),
     A.FIXER_FAILED: ("fixer_failed",),
+    A.SYNTHESIS_DONE: ("synthesis_done", "synthesis_gaps", "synthesis_no_gaps", "review_cut"),
+    A.SYNTHESIS_FAILED: ("synthesis_failed",),
+    A.BUDGET_STOPPED: ("budget_stopped",),
 }
 # A question is posted with the text for the move that asked it (default "question"),
 # its options and "question_hint".
@@ -62,17 +67,31 @@ class Destination:
     transport: str
     room: str
     kind: str = "room"  # or "person": the console is one person's screen
+    #: The owners a question here mentions (their ids on this transport).
+    owners: tuple[str, ...] = ()
 
 
 class Notifier:
-    def __init__(self, store: Store, destinations: Sequence[Destination], locale: str = "en"):
+    def __init__(
+        self,
+        store: Store,
+        destinations: Sequence[Destination],
+        locale: str = "en",
+        *,
+        prefix: str = "/",
+        command_names: tuple[str, ...] = (),
+    ):
         self.store = store
         self.destinations = list(destinations)
         self.locale = locale
+        # Commands the notices suggest are shown with the first configured prefix.
+        self.prefix = prefix
+        self.command_names = command_names
+        self.runs = RunStatus(self)
 
     # --- posting ----------------------------------------------------------------
 
-    async def _post(
+    async def post(
         self,
         db: Db,
         body: str,
@@ -80,28 +99,34 @@ class Notifier:
         card: Card | None,
         purpose: str,
         question_id: int | None = None,
-    ) -> None:
-        body = cut(body, MAX_POST_CHARS, " …")
-        targets = [(d.transport, d.kind, d.room) for d in self.destinations]
+        mention_owners: bool = False,
+    ) -> list[tuple[int, chat_store.Post]]:
+        """One post per room (and the draft's own direct chat); the rows and what they hold.
+
+        Only a question mentions anyone: the owners of each room, so their phones ring.
+        """
+        body = cut(commands_with(body, self.prefix, self.command_names), MAX_POST_CHARS, " …")
+        targets = [(d.transport, d.kind, d.room, d.owners) for d in self.destinations]
         origin = card.data.get("origin") if card else None
         if isinstance(origin, dict) and origin.get("target_kind") == "person":
             mine = (origin["transport"], "person", origin["target"])
-            if mine not in targets:
-                targets.append(mine)
-        for transport, kind, target in targets:
-            await chat_store.enqueue(
-                db,
-                chat_store.Post(
-                    transport=transport,
-                    target=target,
-                    target_kind=kind,
-                    text=body,
-                    html=as_html(body) if transport == "matrix" else None,
-                    card_id=card.id if card else None,
-                    question_id=question_id,
-                    purpose=purpose,
-                ),
+            if mine not in [target[:3] for target in targets]:
+                targets.append((*mine, ()))
+        posted = []
+        for transport, kind, target, owners in targets:
+            post = chat_store.Post(
+                transport=transport,
+                target=target,
+                target_kind=kind,
+                text=body,
+                html=markdown_html(body) if transport == "matrix" else None,
+                card_id=card.id if card else None,
+                question_id=question_id,
+                purpose=purpose,
+                mentions=owners if mention_owners and kind == "room" else (),
             )
+            posted.append((await chat_store.enqueue(db, post), post))
+        return posted
 
     def t(self, key: str, **values: object) -> str:
         return text(self.locale, key, **values)
@@ -112,15 +137,20 @@ class Notifier:
         body = self._render(change)
         card = change.card
         if body:
-            await self._post(db, body, card=card, purpose=f"card:{change.action}")
+            await self.post(db, body, card=card, purpose=f"card:{change.action}")
         if change.question is not None:
             question = change.question
             key = QUESTION_NOTICES.get(change.action, "question")  # type: ignore[call-overload]
             lines = [self.t(key, slug=card.slug, text=question.text)]
             lines += [f"{NUMBER_KEYS[i]} {option}" for i, option in enumerate(question.options)]
             lines.append(self.t("question_hint", slug=card.slug))
-            await self._post(
-                db, "\n".join(lines), card=card, purpose="question", question_id=question.id
+            await self.post(
+                db,
+                "\n".join(lines),
+                card=card,
+                purpose="question",
+                question_id=question.id,
+                mention_owners=True,
             )
 
     def _render(self, change: Change) -> str | None:
@@ -145,6 +175,17 @@ class Notifier:
             return self._review(card, details)
         if action is Action.INSPECTOR_DONE:
             return self._inspection(card, details.get("result", {}))
+        if action is Action.SYNTHESIS_DONE:
+            return self._synthesis(card, details)
+        if action is Action.BUDGET_STOPPED:
+            stop = details.get("budget", {})
+            return self.t(
+                "budget_stopped",
+                slug=slug,
+                detail=card.failure_detail or change.reason,
+                budget=usd(stop.get("budget", 0.0)),
+                setting=stop.get("key", "the budget"),
+            )
         return self.t(
             keys[0],
             slug=slug,
@@ -221,43 +262,44 @@ class Notifier:
             flag=flag,
         )
 
-    # --- model runs (from the worker) -----------------------------------------------
-
-    async def run_started(self, card: Card, role: str, runtime: str, model: str) -> None:
-        async with self.store.transaction() as db:
-            await self._post(
-                db,
-                self.t(
-                    "run_started",
-                    slug=card.slug,
-                    role=role,
-                    runtime=runtime,
-                    model=model or "default",
-                ),
-                card=card,
-                purpose="run",
+    def _synthesis(self, card: Card, details: dict[str, Any]) -> str:
+        gaps = details.get("gaps") or []
+        path = details.get("path") or card.review_report_path or ""
+        if gaps:
+            found = self.t(
+                "synthesis_gaps", count=len(gaps), gaps="\n".join(f"- {g}" for g in gaps)
             )
+        else:
+            found = self.t("synthesis_no_gaps")
+        head = self.t("synthesis_done", slug=card.slug, path=path, found=found)
+        tail = self.t("review_cut", path=path)
+        return (
+            head + "\n\n" + cut(details.get("report", ""), MAX_POST_CHARS - len(head) - 200, tail)
+        )
+
+    # --- model runs (from the worker): one status message per job, edited ---------------
+
+    async def budget_held(self, state: BudgetState) -> None:
+        """Today's budget is spent: queued runs wait (posted once per day and allowance)."""
+        async with self.store.transaction() as db:
+            body = self.t(
+                "budget_held",
+                spent=usd(state.spent),
+                limit=usd(state.limit),
+                budget=usd(state.budget),
+                setting=state.key,
+            )
+            await self.post(db, body, card=None, purpose="budget")
+
+    async def run_started(
+        self, card: Card, role: str, runtime: str, model: str, job_id: int
+    ) -> None:
+        await self.runs.started(card, role, runtime, model, job_id)
+
+    async def run_progress(
+        self, card: Card, job_id: int, role: str, elapsed: float, step: str | None
+    ) -> None:
+        await self.runs.progress(card, job_id, role, elapsed, step)
 
     async def run_finished(self, card: Card, record: RunRecord) -> None:
-        tokens = (
-            f"{record.input_tokens or 0} in / {record.output_tokens or 0} out tokens"
-            if record.input_tokens is not None
-            else "tokens unknown"
-        )
-        cost = f", ${record.cost_usd:.4f}" if record.cost_usd is not None else ""
-        key = "run_finished" if record.outcome == "ok" else "run_failed"
-        async with self.store.transaction() as db:
-            await self._post(
-                db,
-                self.t(
-                    key,
-                    slug=card.slug,
-                    role=record.role,
-                    failure=cut(record.outcome, 160, " …"),
-                    duration=duration(record.duration_s),
-                    tokens=tokens,
-                    cost=cost,
-                ),
-                card=card,
-                purpose="run",
-            )
+        await self.runs.finished(card, record)

@@ -27,6 +27,7 @@ from chatbot.store.chat import OutboxRow
 from chatbot.transports.base import (
     Identity,
     NotConnected,
+    Original,
     Room,
     Target,
     TargetUnavailable,
@@ -145,6 +146,17 @@ class OutboxSender:
             self._idle.set()
 
     async def _send_and_record(self, transport: Transport, row: OutboxRow) -> bool:
+        replaces = None
+        if row.replaces_id is not None:
+            original = await chat_store.row(self.store.reader, row.replaces_id)
+            if original is None or original.state == "failed":
+                # Nothing to edit: the message never went out (its own failure said so).
+                async with self.store.transaction() as db:
+                    await chat_store.mark_failed(db, row.id, "the message it edits was not sent")
+                return True
+            if original.state != "sent" or original.message_id is None:
+                return False  # the original goes first: it is earlier in the same place
+            replaces = Original(original.message_id, original.txn_id)
         try:
             message_id = None
             if row.send_started_at is not None:
@@ -164,6 +176,8 @@ class OutboxSender:
                     reply_to=row.reply_to,
                     html=row.html,
                     txn_id=row.txn_id,
+                    replaces=replaces,
+                    mentions=row.mentions,
                 )
         except NotConnected:
             return False  # the status callback wakes us when it is back

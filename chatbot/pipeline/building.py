@@ -6,8 +6,10 @@ and a run that changed nothing is a failure with a clear reason.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from chatbot.domain.transitions import Action
-from chatbot.pipeline.context import JobContext, Profile, RunFailed
+from chatbot.pipeline.context import JobContext, RunFailed
 from runners import prompts
 from runners.contracts import (
     BuilderAnswer,
@@ -15,7 +17,7 @@ from runners.contracts import (
     parse_builder_answer,
     parse_fixer_answer,
 )
-from runners.contracts.markers import BUILDER_REPORT, COMMIT_MESSAGE
+from runners.contracts.markers import BUILDER_REPORT, COMMIT_MESSAGE, FIXER_QUESTION
 from runners.runtimes import Usage
 from runners.workspace import NoChangesError, WorkspaceError, Worktree, commit_all, create_worktree
 
@@ -79,36 +81,54 @@ def _feedback(ctx: JobContext) -> str:
     return "\n\n".join(parts)
 
 
-def _max_turns(profile: Profile, limit: int) -> int | None:
-    # claude bounds its own agent turns; codex has no such flag, the loop below does.
-    return limit if profile.runtime == "claude" else None
+@dataclass
+class Turns:
+    """What a session of agent turns came to."""
+
+    #: The final answer (it carries one of the role's final markers), or None.
+    answer: str | None
+    last_text: str
+    #: Runs that ended without the final markers (the agent talked but did not finish).
+    unfinished: int
 
 
-async def run_builder(ctx: JobContext) -> None:
+def iteration_limit(ctx: JobContext) -> int:
     card = ctx.card
-    profile = ctx.profile("builder")
-    limit = (
-        card.iteration_limit
-        or ctx.config.lanes[card.lane or ctx.board.default_lane].iteration_limit
-    )
-    worktree = await card_worktree(ctx)
-    intent_path, body = ctx.intent()
-    first_prompt = prompts.builder_prompt(
-        slug=card.slug,
-        intent_path=intent_path,
-        intent_body=body,
-        write_scope=card.write_scope,
-        feedback=_feedback(ctx),
-    )
-    session, usage, answer, last_text = "", None, None, ""
-    unfinished = 0
-    for turn in range(limit):
+    lane = ctx.config.lanes.get(card.lane or ctx.board.default_lane)
+    if card.iteration_limit:
+        return card.iteration_limit
+    if lane is None:
+        raise RunFailed(f"lane {card.lane!r} is not configured any more")
+    return lane.iteration_limit
+
+
+async def agent_turns(
+    ctx: JobContext,
+    role: str,
+    first_prompt: str,
+    worktree: Worktree,
+    limit: int,
+    markers: tuple[str, ...],
+) -> Turns:
+    """At most `limit` agent turns in one session, in total.
+
+    codex has no turn limit of its own: each run is one iteration, and an unfinished
+    one is resumed. claude bounds its turns itself (`--max-turns`): a resumed run
+    gets only the turns the earlier ones left, so the whole session stays within the
+    limit instead of up to limit x limit turns.
+    """
+    profile = ctx.profile(role)
+    counts_turns = profile.runtime == "claude"
+    session, usage, last_text = "", None, ""
+    turns_left, unfinished = limit, 0
+    for iteration in range(limit):
         result = await ctx.run(
-            "builder",
-            first_prompt if turn == 0 else prompts.builder_continue_prompt(),
+            role,
+            first_prompt if iteration == 0 else prompts.builder_continue_prompt(),
             cwd=worktree.path,
+            profile=profile,
             resume_session_id=session,
-            max_turns=_max_turns(profile, limit),
+            max_turns=turns_left if counts_turns else None,
             previous_usage=usage,
             accept_turn_limit=True,
         )
@@ -117,24 +137,42 @@ async def run_builder(ctx: JobContext) -> None:
         last_text = result.output.answer
         if result.output.turn_limit_reached:
             break
-        if not _claims_to_be_done(last_text):
-            unfinished += 1
-            continue  # not finished: the next iteration resumes the same session
-        answer = parse_builder_answer(last_text)  # a broken final answer fails the job
-        break
-    if answer is None:
+        if any(token in last_text for token in markers):
+            # From the first final marker on, the answer must parse or the job fails.
+            return Turns(last_text, last_text, unfinished)
+        unfinished += 1
+        if counts_turns:
+            turns_left -= min(turns_left, max(1, result.output.turns or turns_left))
+            if turns_left == 0:
+                break
+    return Turns(None, last_text, unfinished)
+
+
+async def run_builder(ctx: JobContext) -> None:
+    card = ctx.card
+    limit = iteration_limit(ctx)
+    worktree = await card_worktree(ctx)
+    intent_path, body = ctx.intent()
+    first_prompt = prompts.builder_prompt(
+        slug=card.slug,
+        intent_path=intent_path,
+        intent_body=body,
+        acceptance_criteria=card.acceptance_criteria,
+        write_scope=card.write_scope,
+        feedback=_feedback(ctx),
+    )
+    turns = await agent_turns(ctx, "builder", first_prompt, worktree, limit, _FINAL)
+    if turns.answer is None:
         # Named, so an agent that talks but never finishes is not mistaken for a slow one.
-        why = f"{unfinished} answers without the commit-message block" if unfinished else ""
-        await _limit_reached(ctx, limit, last_text, why)
+        why = f"{turns.unfinished} answers without the commit-message block"
+        await _limit_reached(ctx, limit, turns.last_text, why if turns.unfinished else "")
         return
+    answer = parse_builder_answer(turns.answer)
     await _commit_and_review(ctx, worktree, answer, Action.BUILD_COMMITTED, limit_reached=False)
 
 
-def _claims_to_be_done(text: str) -> bool:
-    """Any of the final answer's markers: from then on the answer must parse, or it fails."""
-    return any(
-        token in text for token in (COMMIT_MESSAGE.start, COMMIT_MESSAGE.end, BUILDER_REPORT.start)
-    )
+# Any of the final answer's markers: from then on the answer must parse, or it fails.
+_FINAL = (COMMIT_MESSAGE.start, COMMIT_MESSAGE.end, BUILDER_REPORT.start)
 
 
 async def _limit_reached(ctx: JobContext, limit: int, last_text: str, turns: str) -> None:
@@ -158,6 +196,7 @@ async def _limit_reached(ctx: JobContext, limit: int, last_text: str, turns: str
         return
     await ctx.apply(
         Action.BUILD_LIMIT_SPENT,
+        answer_used=False,
         reason=f"iteration limit {limit} reached{why} and no escalation step left",
         details={"limit": limit},
         data={**card.data, "limit_reached": True, "builder_report": last_text[-4000:]},
@@ -165,9 +204,11 @@ async def _limit_reached(ctx: JobContext, limit: int, last_text: str, turns: str
 
 
 async def run_fixer(ctx: JobContext) -> None:
+    """A repair in a fresh session, with the card's own profile and iteration limit."""
     card = ctx.card
     rounds = int(card.data.get("fixer_rounds", 0))
     rounds_left = max(0, MAX_FIXER_QUESTION_ROUNDS - rounds)
+    limit = iteration_limit(ctx)
     worktree = await card_worktree(ctx)
     intent_path, body = ctx.intent()
     reviews = card.data.get("reviews") or []
@@ -179,8 +220,10 @@ async def run_fixer(ctx: JobContext) -> None:
     prompt = prompts.fixer_prompt(
         slug=card.slug,
         original_phase=(card.resume_phase.value if card.resume_phase else "failed"),
+        attempt=max(1, card.fixer_attempts),
         intent_path=intent_path,
         intent_body=body,
+        acceptance_criteria=card.acceptance_criteria,
         write_scope=card.write_scope,
         builder_report=card.data.get("builder_report", ""),
         failure=f"{card.failure_stage or ''}: {card.failure_detail or ''}".strip(": "),
@@ -189,12 +232,15 @@ async def run_fixer(ctx: JobContext) -> None:
         question_history=history,
         question_rounds_left=rounds_left,
     )
-    result = await ctx.run(
-        "fixer",
-        prompt,
-        cwd=worktree.path,
+    turns = await agent_turns(
+        ctx, "fixer", prompt, worktree, limit, (*_FINAL, FIXER_QUESTION.start)
     )
-    answer = parse_fixer_answer(result.output.answer, question_allowed=rounds_left > 0)
+    if turns.answer is None:
+        why = (
+            f" ({turns.unfinished} answers without a fix or a question)" if turns.unfinished else ""
+        )
+        raise RunFailed(f"iteration limit {limit} reached without a fix{why}")
+    answer = parse_fixer_answer(turns.answer, question_allowed=rounds_left > 0)
     if isinstance(answer, FixerQuestion):
         await ctx.apply(
             Action.FIXER_ASKED,

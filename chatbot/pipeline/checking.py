@@ -34,6 +34,7 @@ async def run_reviewer(ctx: JobContext) -> None:
         commit_hash=commit,
         intent_path=intent_path,
         intent_body=body,
+        acceptance_criteria=card.acceptance_criteria,
         builder_report=card.data.get("builder_report", ""),
     )
     result = await ctx.run("reviewer", prompt, cwd=worktree.path)

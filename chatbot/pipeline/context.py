@@ -8,6 +8,7 @@ stage comes from the phase the card is in (the domain's RUN_FAILURE table).
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import os
 import time
@@ -17,7 +18,7 @@ from typing import Any, Protocol
 
 from chatbot.board import BoardService, Card, Job, RunRecord
 from chatbot.board.files import StagedFiles
-from chatbot.config import Config
+from chatbot.config import Config, RuntimeSection
 from chatbot.domain import roles
 from chatbot.domain.transitions import Action
 from runners.process import ProcessLimits, default_base_env, process_identity
@@ -36,7 +37,13 @@ class RunFailed(Exception):
 
 
 class RunObserver(Protocol):
-    async def run_started(self, card: Card, role: str, runtime: str, model: str) -> None: ...
+    async def run_started(
+        self, card: Card, role: str, runtime: str, model: str, job_id: int
+    ) -> None: ...
+
+    async def run_progress(
+        self, card: Card, job_id: int, role: str, elapsed: float, step: str | None
+    ) -> None: ...
 
     async def run_finished(self, card: Card, record: RunRecord) -> None: ...
 
@@ -48,6 +55,9 @@ class Profile:
     reasoning_effort: str
     timeout_s: float
     idle_timeout_s: float
+    #: The effort the configuration sets ([lanes.*] or [roles.*]), before the operator's
+    #: choice or an escalation step changed it for the card.
+    configured_effort: str = ""
 
 
 @dataclass
@@ -83,6 +93,7 @@ class JobContext:
             section.reasoning_effort,
             section.timeout_s,
             section.idle_timeout_s,
+            section.reasoning_effort,
         )
 
     def lane_profile(self, card: Card) -> Profile:
@@ -97,6 +108,7 @@ class JobContext:
             card.reasoning_effort if card.reasoning_effort is not None else lane.reasoning_effort,
             lane.timeout_s,
             lane.idle_timeout_s,
+            lane.reasoning_effort,
         )
 
     def intent(self, card: Card | None = None) -> tuple[str, str]:
@@ -113,9 +125,20 @@ class JobContext:
     def staged(self) -> StagedFiles:
         return StagedFiles(self.repo)
 
-    async def apply(self, action: Action, **kwargs: Any) -> Card:
+    async def apply(self, action: Action, *, answer_used: bool = True, **kwargs: Any) -> Card:
+        """Apply a result; the last run's answer counts as accepted (with its review
+        decision) unless `answer_used` is False (a builder that ran out of turns)."""
+        accepted = None
+        if answer_used and self._last_run_id is not None and self.runs[-1].outcome == "ok":
+            review = kwargs.get("review_decision") if self.runs[-1].role == "reviewer" else None
+            accepted = (self._last_run_id, review)
         return await self.board.apply(
-            self.card.slug, action, job=self.job, worker=self.worker_id, **kwargs
+            self.card.slug,
+            action,
+            job=self.job,
+            worker=self.worker_id,
+            accepted_run=accepted,
+            **kwargs,
         )
 
     async def run(
@@ -145,6 +168,7 @@ class JobContext:
             reasoning_effort=profile.reasoning_effort,
             resume_session_id=resume_session_id,
             max_turns=max_turns,
+            allowed_tools=roles.BY_NAME[role].tools,
             base_url=runtime_config.base_url or "",
             api_key_file=runtime_config.api_key_file,
         )
@@ -158,30 +182,43 @@ class JobContext:
             idle_timeout=profile.idle_timeout_s,
             output_cap=self.config.bot.run_output_cap_mb * 1024 * 1024,
         )
-        await self._tell("run_started", self.card, role, profile.runtime, profile.model)
-        started = time.time()
-        result = await run_model(
-            profile.runtime,
-            request,
-            limits=limits,
-            base_env=base_env,
-            previous_usage=previous_usage,
-            on_spawn=self._remember_process,
+        await self._tell(
+            "run_started", self.card, role, profile.runtime, profile.model, self.job.id
         )
+        started = time.time()
+        latest: list[str] = []
+        ticker = asyncio.create_task(self._progress(role, started, latest))
+        try:
+            result = await run_model(
+                profile.runtime,
+                request,
+                limits=limits,
+                base_env=base_env,
+                previous_usage=previous_usage,
+                on_spawn=self._remember_process,
+                on_step=latest.append,
+            )
+        finally:
+            ticker.cancel()
         if result.failure and "binary not found" in result.failure:
             detail = f"{result.failure} (set runtimes.{profile.runtime}.binary)"
             result = _with_failure(result, detail)
         output = result.output
+        cost, estimated = output.cost_usd, False
+        if cost is None and output.usage is not None:
+            cost = priced(runtime_config, output.usage)
+            estimated = cost is not None
         record = RunRecord(
             role=role,
             runtime=profile.runtime,
             configured_model=profile.model,
             actual_model=output.model,
-            reasoning_effort=profile.reasoning_effort,
+            reasoning_effort=profile.configured_effort,
             input_tokens=output.usage.input_tokens if output.usage else None,
             cached_tokens=output.usage.cached_input_tokens if output.usage else None,
             output_tokens=output.usage.output_tokens if output.usage else None,
-            cost_usd=output.cost_usd,
+            cost_usd=cost,
+            cost_estimated=estimated,
             duration_s=result.duration,
             turns=output.turns,
             outcome="ok" if result.ok else (result.failure or "failed")[:240],
@@ -191,6 +228,10 @@ class JobContext:
             prompt=prompt if self.config.bot.keep_transcripts else None,
             response=output.answer if self.config.bot.keep_transcripts else None,
             created_at=started,
+            pipeline_run_id=self.card.pipeline_run_id,
+            # What the CLI was started with; None: its own default. Neither CLI reports
+            # the effort it ran with (codex's session log names it only when one is given).
+            actual_reasoning_effort=profile.reasoning_effort or None,
         )
         self._last_run_id = await self.board.record_run(record)
         self.runs.append(record)
@@ -199,11 +240,22 @@ class JobContext:
             raise RunFailed(result.failure or "the run failed")
         return result
 
-    async def answer_rejected(self, detail: str) -> None:
-        """The last run's answer broke its contract: its telemetry must not say "ok"."""
-        if self._last_run_id is None:
-            return
-        await self.board.run_rejected(self._last_run_id, detail)
+    async def _progress(self, role: str, started: float, steps: list[str]) -> None:
+        """Every `progress_interval_s` while the run goes on: how long, the latest step."""
+        interval = self.config.bot.progress_interval_s
+        while True:
+            await asyncio.sleep(interval)
+            elapsed = time.time() - started
+            step = steps[-1] if steps else None
+            del steps[:-1]  # only the latest is ever shown
+            await self._tell("run_progress", self.card, self.job.id, role, elapsed, step)
+
+    def answered_run(self) -> int | None:
+        """The last run, if it ended well: a job that fails after it refused its answer,
+        and its telemetry must not say the answer counted."""
+        if self._last_run_id is None or self.runs[-1].outcome != "ok":
+            return None
+        return self._last_run_id
 
     async def _remember_process(self, pgid: int) -> None:
         """Record the agent's process group, so a restart after a crash can stop it."""
@@ -215,6 +267,16 @@ class JobContext:
                 await getattr(observer, event)(*args)
             except Exception:  # a notice that cannot be written must not fail the run
                 log.exception("run observer failed on %s", event)
+
+
+def priced(runtime: RuntimeSection, usage: Usage) -> float | None:
+    """A run of a CLI that reports no cost: its tokens at the runtime's configured
+    prices (US dollars per million); None when no price is configured."""
+    prices = (runtime.usd_per_million_input_tokens, runtime.usd_per_million_output_tokens)
+    if prices == (None, None):
+        return None
+    per_in, per_out = (price or 0.0 for price in prices)
+    return (usage.input_tokens * per_in + usage.output_tokens * per_out) / 1_000_000
 
 
 def _with_failure(result: RunResult, failure: str) -> RunResult:

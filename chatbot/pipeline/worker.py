@@ -23,11 +23,13 @@ from chatbot.config import Config
 from chatbot.domain.phases import WORKTREE_DONE_PHASES, Phase
 from chatbot.domain.roles import DEPLOY_JOB, ROLES, ProfileFrom, role_lane
 from chatbot.domain.transitions import TransitionRefused
+from chatbot.pipeline.budget import hold_for_day_budget, stopped_by_budget
 from chatbot.pipeline.building import run_builder, run_fixer
 from chatbot.pipeline.checking import run_inspector, run_researcher, run_reviewer
 from chatbot.pipeline.context import JobContext, RunFailed, RunObserver
 from chatbot.pipeline.deploying import run_deploy
 from chatbot.pipeline.planning import run_draft, run_operator, run_split
+from chatbot.pipeline.synthesis import run_synthesis
 from runners.contracts import ContractError
 from runners.process import kill_orphan, process_identity
 from runners.runtimes import RunnerError
@@ -53,6 +55,7 @@ HANDLERS: dict[str, Handler] = {
     "researcher": run_researcher,
     "inspector": run_inspector,
     "fixer": run_fixer,
+    "synthesis": run_synthesis,
     DEPLOY_JOB: run_deploy,
 }
 
@@ -104,6 +107,8 @@ class Worker:
         self.target_branch: str | None = None
         # Jobs this worker ran that failed (`run --until-idle` exits non-zero then).
         self.failed_jobs = 0
+        # Lanes whose queued runs wait for the day's budget (until tomorrow or /allow).
+        self.held: set[str] = set()
         self._wake = asyncio.Event()
         self._running: dict[int, asyncio.Task[None]] = {}
         self._lane_of: dict[int, str] = {}
@@ -210,12 +215,14 @@ class Worker:
                 log.warning("could not remove the worktree of %s: %s", slug, error)
 
     async def _queued(self) -> bool:
-        return bool(await self.board.queued_lanes(self.lanes))
+        return bool(await self.board.queued_lanes(self.lanes) - self.held)
 
     async def _claim_all(self) -> None:
         # One read first: most wake-ups (a chat reply, an outbox mark) queued nothing,
         # a lane may be full on other hosts, and a claim is a write transaction.
         waiting = await self.board.claimable_lanes(self.lanes)
+        self.held = await hold_for_day_budget(self.board, self.observers, waiting)
+        waiting -= self.held
         for lane, limit in self.lanes.items():
             if lane not in waiting:
                 continue
@@ -288,33 +295,37 @@ class Worker:
         )
         role = job.kind
         try:
+            if role != DEPLOY_JOB and await stopped_by_budget(
+                self.board, job, card, self.instance_id
+            ):
+                self.failed_jobs += 1
+                return
             if self.config.bot.remote is not None and self.target_branch is not None:
                 # Another host may have pushed intents or merges since the last job.
                 await sync_checkout(self.config.bot.checkout, self.target_branch)
             await handler(ctx)
         except RunFailed as failed:
-            await self._fail(job, failed.detail)
+            await self._fail(job, failed.detail, ctx)
         except ContractError as error:
-            await self._fail(job, f"the {role}'s answer was rejected: {error}", rejected=ctx)
+            await self._fail(job, f"the {role}'s answer was rejected: {error}", ctx)
         except WorkspaceError as error:
-            await self._fail(job, f"the repository could not be brought up to date: {error}")
+            await self._fail(job, f"the repository could not be brought up to date: {error}", ctx)
         except RunnerError as error:
-            await self._fail(job, f"{role} run could not start: {error}")
+            await self._fail(job, f"{role} run could not start: {error}", ctx)
         except FileExistsRefusal as refusal:
-            await self._fail(job, str(refusal))
+            await self._fail(job, str(refusal), ctx)
         except TransitionRefused as refused:
-            await self._fail(job, f"result not applied: {refused}")
+            await self._fail(job, f"result not applied: {refused}", ctx)
         except LeaseLost:
             log.info("job %s was taken away while it ran; its result is dropped", job.id)
         except Exception as error:  # noqa: BLE001 - a bug must fail one job, not the worker
             log.exception("job %s (%s) crashed", job.id, role)
-            await self._fail(job, f"internal error: {type(error).__name__}: {error}")
+            await self._fail(job, f"internal error: {type(error).__name__}: {error}", ctx)
 
-    async def _fail(self, job: Job, detail: str, *, rejected: JobContext | None = None) -> None:
+    async def _fail(self, job: Job, detail: str, ctx: JobContext | None = None) -> None:
         log.warning("job %s (%s) failed: %s", job.id, job.kind, detail)
         self.failed_jobs += 1
-        if rejected is not None:
-            # The run itself ended well, but its answer did not count.
-            await rejected.answer_rejected(detail)
+        # A run that ended well but whose answer the job did not apply: it did not count.
+        rejected = ctx.answered_run() if ctx is not None else None
         with contextlib.suppress(LeaseLost):
-            await self.board.fail(job, self.instance_id, detail=detail)
+            await self.board.fail(job, self.instance_id, detail=detail, rejected_run=rejected)

@@ -48,6 +48,7 @@ UPDATABLE = frozenset(
         "pipeline_run_id",
         "source_path",
         "data",
+        "fixer_attempts",
     }
 )
 _JSON_COLUMNS = frozenset({"write_scope", "acceptance_criteria", "escalation", "data"})
@@ -95,6 +96,7 @@ class Card:
     # The failure the card carried when a run took it away from `resume_phase`.
     resume_failure_stage: str | None = None
     resume_failure_detail: str | None = None
+    fixer_attempts: int = 0
 
     @classmethod
     def from_row(cls, row: Row) -> Card:

@@ -9,6 +9,7 @@ subject.
 
 from __future__ import annotations
 
+import json
 import time
 import uuid
 from dataclasses import dataclass
@@ -28,6 +29,10 @@ class Post:
     question_id: int | None = None
     request_id: int | None = None
     purpose: str = "notice"
+    #: The outbox row (of the same place) whose message this one's text replaces.
+    replaces_id: int | None = None
+    #: Identities on this transport whose phones the message should ring.
+    mentions: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -51,10 +56,14 @@ class OutboxRow:
     created_at: float
     sent_at: float | None
     send_started_at: float | None = None
+    replaces_id: int | None = None
+    mentions: tuple[str, ...] = ()
 
     @classmethod
     def from_row(cls, row: Row) -> OutboxRow:
-        return cls(**{name: row[name] for name in cls.__dataclass_fields__})
+        values = {name: row[name] for name in cls.__dataclass_fields__}
+        values["mentions"] = tuple(json.loads(values["mentions"] or "[]"))
+        return cls(**values)
 
 
 @dataclass(frozen=True)
@@ -70,8 +79,8 @@ class Posted:
 
 _ENQUEUE = (
     "INSERT INTO outbox (transport, room, target_kind, text, html, reply_to, card_id, "
-    "question_id, request_id, purpose, txn_id, created_at) "
-    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+    "question_id, request_id, purpose, txn_id, created_at, replaces_id, mentions) "
+    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
 )
 
 
@@ -91,11 +100,23 @@ def _row(post: Post) -> tuple[object, ...]:
         # message id, so a resend after a crash posts once.
         f"board-{uuid.uuid4().hex}",
         time.time(),
+        post.replaces_id,
+        json.dumps(list(post.mentions)) if post.mentions else None,
     )
 
 
 async def enqueue(db: Db, post: Post) -> int:
+    if post.replaces_id is not None:
+        # Only the newest text of a message matters: an older edit still waiting goes.
+        await db.execute(
+            "DELETE FROM outbox WHERE replaces_id = ? AND state = 'pending'", (post.replaces_id,)
+        )
     return await db.insert(_ENQUEUE, _row(post))
+
+
+async def row(db: Db, row_id: int) -> OutboxRow | None:
+    found = await db.fetchone("SELECT * FROM outbox WHERE id = ?", (row_id,))
+    return OutboxRow.from_row(found) if found else None
 
 
 async def enqueue_alone(store: Store, post: Post) -> None:

@@ -285,6 +285,49 @@ MIGRATIONS.register(
 
 MIGRATIONS.register(
     7,
+    "an outbox row may be a new text for an earlier one (a run's status message, edited)",
+    """
+    ALTER TABLE outbox ADD COLUMN replaces_id INTEGER REFERENCES outbox(id) ON DELETE CASCADE;
+    CREATE INDEX outbox_replaces ON outbox(replaces_id) WHERE replaces_id IS NOT NULL;
+    """,
+)
+
+MIGRATIONS.register(
+    8,
+    "an outbox row names who it mentions (a question rings the owners' phones)",
+    """
+    ALTER TABLE outbox ADD COLUMN mentions TEXT;
+    """,
+)
+
+MIGRATIONS.register(
+    9,
+    "pipeline run ids, actual effort, review decision, acceptance and estimated cost per run; "
+    "fixer attempts per card; queued fixer jobs move to their card's lane",
+    """
+    ALTER TABLE telemetry ADD COLUMN pipeline_run_id TEXT;
+    ALTER TABLE telemetry ADD COLUMN actual_reasoning_effort TEXT;
+    ALTER TABLE telemetry ADD COLUMN review_decision TEXT;
+    -- NULL: not judged (a failed run, an unfinished builder turn); 1 applied; 0 refused.
+    ALTER TABLE telemetry ADD COLUMN accepted INTEGER CHECK (accepted IN (0, 1));
+    ALTER TABLE telemetry ADD COLUMN rejection TEXT;
+    -- cost_usd is the runtime's own figure, or (1 here) tokens times a configured price.
+    ALTER TABLE telemetry ADD COLUMN cost_estimated INTEGER NOT NULL DEFAULT 0;
+    -- Earlier versions wrote a refused answer into the outcome.
+    UPDATE telemetry SET accepted = 0, rejection = substr(outcome, 11), outcome = 'ok'
+        WHERE outcome LIKE 'rejected: %';
+    CREATE INDEX telemetry_pipeline ON telemetry(pipeline_run_id, id);
+    CREATE INDEX telemetry_created ON telemetry(created_at);
+    ALTER TABLE cards ADD COLUMN fixer_attempts INTEGER NOT NULL DEFAULT 0;
+    -- The fixer now runs in its card's lane, no longer in a lane of its own.
+    UPDATE jobs SET lane = (SELECT c.lane FROM cards c WHERE c.id = jobs.card_id)
+        WHERE kind = 'fixer' AND state = 'queued'
+        AND (SELECT c.lane FROM cards c WHERE c.id = jobs.card_id) IS NOT NULL;
+    """,
+)
+
+MIGRATIONS.register(
+    10,
     "workers on several hosts: who is alive, with which lanes; the host running each job",
     """
     CREATE TABLE workers (

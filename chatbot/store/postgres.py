@@ -74,8 +74,11 @@ async def _configure(conn: psycopg.AsyncConnection[Any]) -> None:
 
 def _params(params: Params) -> Params | None:
     # psycopg reads `%` as a placeholder only when parameters are given; the dialect
-    # doubles every literal `%`, so always give them.
-    return params if isinstance(params, dict) else tuple(params)
+    # doubles every literal `%`, so always give them. The schema is SQLite's, where a
+    # flag is an INTEGER 0 or 1: psycopg would send Python's bool as a boolean.
+    if isinstance(params, dict):
+        return {k: int(v) if isinstance(v, bool) else v for k, v in params.items()}
+    return tuple(int(v) if isinstance(v, bool) else v for v in params)
 
 
 @contextlib.contextmanager
@@ -128,7 +131,7 @@ class PostgresDb(Db):
     async def executemany(self, sql: str, rows: Iterable[Sequence[Any]]) -> None:
         async with self._conn.cursor() as cursor:
             try:
-                await cursor.executemany(for_postgres(sql), list(rows))
+                await cursor.executemany(for_postgres(sql), [_params(row) for row in rows])
             except psycopg.errors.IntegrityError as error:
                 raise _integrity(error) from None
 

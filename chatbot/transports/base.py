@@ -1,4 +1,4 @@
-"""The transport interface and the normalised events every transport emits.
+"""The transport interface (the normalised events it emits are in events.py).
 
 A transport carries text, replies and reactions in and out of one chat
 network. It knows nothing of cards or the board: it turns wire events into the
@@ -14,98 +14,28 @@ import logging
 import random
 from abc import ABC, abstractmethod
 from collections import OrderedDict
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field, fields
 from typing import ClassVar, Protocol, runtime_checkable
+
+# Part of the interface; kept in their own modules for size.
+from .events import (  # noqa: F401
+    Identity,
+    IncomingEdit,
+    IncomingEvent,
+    IncomingMessage,
+    IncomingReaction,
+    IncomingUnreadable,
+    IncomingVerification,
+    Room,
+    SenderDevice,
+    Target,
+)
+from .reports import ProbeReport, RoomReport  # noqa: F401
 
 log = logging.getLogger(__name__)
 
 
-@dataclass(frozen=True, slots=True)
-class Identity:
-    """A person on one transport: a bare JID, a Matrix user id, the console owner.
-
-    Never a nickname or display name; two identities are the same person only
-    when both fields are equal.
-    """
-
-    transport: str
-    id: str
-
-    def __str__(self) -> str:
-        return f"{self.transport}:{self.id}"
-
-
-@dataclass(frozen=True, slots=True)
-class Room:
-    """A group chat: a MUC bare JID, a Matrix room id, the console."""
-
-    transport: str
-    id: str
-
-    def __str__(self) -> str:
-        return f"{self.transport}:{self.id}"
-
-
-#: Where a message goes: a room, or a person (direct chat).
-Target = Room | Identity
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class IncomingMessage:
-    """A new text message (possibly a reply) that may carry a command."""
-
-    transport: str
-    #: Where an answer goes: the room, or the sender for a direct chat.
-    chat: Target
-    #: None when the sender's real identity is unknown (e.g. a room that hides JIDs).
-    sender: Identity | None
-    text: str
-    #: The id the server knows the message by (a reply or reaction names this).
-    message_id: str
-    reply_to: str | None = None
-    is_direct: bool = False
-    #: Nick or display name, for display only; never compare it.
-    sender_name: str = ""
-    #: When the server took it (Unix time), set only for an event that reaches us
-    #: late: caught up from an archive, held while we were away, a sync after a gap.
-    at: float | None = None
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class IncomingReaction:
-    """Reaction keys someone added to or removed from a message."""
-
-    transport: str
-    chat: Target
-    sender: Identity | None
-    #: The message the reaction is on.
-    target_id: str
-    added: frozenset[str] = frozenset()
-    removed: frozenset[str] = frozenset()
-    #: The reaction's own id on the wire (its stanza or event id).
-    message_id: str = ""
-    is_direct: bool = False
-    sender_name: str = ""
-    at: float | None = None
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class IncomingEdit:
-    """A correction of an earlier message; its own type so that it can be refused."""
-
-    transport: str
-    chat: Target
-    sender: Identity | None
-    target_id: str
-    text: str
-    message_id: str
-    is_direct: bool = False
-    sender_name: str = ""
-    at: float | None = None
-
-
-IncomingEvent = IncomingMessage | IncomingReaction | IncomingEdit
 EventHandler = Callable[[IncomingEvent], Awaitable[None]]
 StatusHandler = Callable[[str, bool], Awaitable[None] | None]
 #: Whether a sender's events are worth remembering in the store (see `Transport.keep_state_for`).
@@ -158,38 +88,21 @@ class MemoryStateStore:
             table.popitem(last=False)
 
 
-@dataclass(frozen=True, slots=True)
-class RoomReport:
-    """What `probe` found out about one configured room."""
-
-    room: str
-    joined: bool
-    can_post: bool | None = None
-    #: XMPP: the room shows occupants' real JIDs to us. Matrix: always True.
-    sees_real_ids: bool | None = None
-    detail: str = ""
-
-
-@dataclass(frozen=True, slots=True)
-class ProbeReport:
-    transport: str
-    account: str
-    connected: bool
-    logged_in: bool
-    rooms: tuple[RoomReport, ...] = ()
-    error: str | None = None
-
-    @property
-    def ok(self) -> bool:
-        return self.logged_in and all(r.joined and r.can_post for r in self.rooms)
-
-
 class TransportError(Exception):
     """A send or react did not reach the server, or the server refused this message.
 
     The outbox retries such a message a few times and then gives it up, while
     other messages to the same place go on.
     """
+
+
+@dataclass(frozen=True)
+class Original:
+    """A message of ours that an edit replaces: the server's id for it, and the id
+    we sent it under (XMPP corrections point at that one, Matrix edits at the first)."""
+
+    message_id: str
+    txn_id: str
 
 
 class NotConnected(TransportError):
@@ -336,12 +249,20 @@ class Transport(ABC):
         reply_to: str | None = None,
         html: str | None = None,
         txn_id: str | None = None,
+        replaces: Original | None = None,
+        mentions: Sequence[str] = (),
     ) -> str:
         """Send text and return the id the server knows the message by.
 
         txn_id: a stable id for this logical message; sending again with the
         same txn_id after a crash must not post twice where the network allows
         it (Matrix transaction ids).
+        replaces: send this as the new text of an earlier message of ours (XMPP
+        message correction, Matrix m.replace); clients without edits show it as
+        a new message.
+        mentions: identities on this transport (a bare JID, a Matrix user id)
+        whose phones should ring: each transport writes a mention its own way
+        (the room nick, a user pill with m.mentions). Nothing else mentions anyone.
         """
 
     @abstractmethod

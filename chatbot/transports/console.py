@@ -23,7 +23,7 @@ import re
 import sys
 import threading
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TextIO
 
@@ -34,6 +34,7 @@ from .base import (
     IncomingEvent,
     IncomingMessage,
     IncomingReaction,
+    Original,
     Target,
     Transport,
 )
@@ -62,6 +63,8 @@ class Said:
     html: str | None = None
     #: For a reaction: the key, and `reply_to` names the message reacted to.
     reaction: str | None = None
+    #: For an edit: the number of the message whose text this replaces.
+    replaces: str | None = None
 
 
 def parse_line(
@@ -206,8 +209,17 @@ class ConsoleTransport(Transport):
         reply_to: str | None = None,
         html: str | None = None,
         txn_id: str | None = None,
+        replaces: Original | None = None,
+        mentions: Sequence[str] = (),
     ) -> str:
+        # `mentions` go unwritten: the terminal is the one person's own screen.
         number = self._next_number()
+        if replaces is not None:
+            # A terminal cannot change a printed line: it prints the new text, saying which.
+            edited = self._number(replaces.message_id)
+            self._write(f"[#{number}] (edit of #{edited}) {self.settings.bot_name}: {text}")
+            self._said.put_nowait(Said(number, text, html=html, replaces=edited))
+            return self.message_id(number)
         shown = self._number(reply_to) if reply_to else None
         arrow = f" (re #{shown})" if shown else ""
         self._write(f"[#{number}]{arrow} {self.settings.bot_name}: {text}")

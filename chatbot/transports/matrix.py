@@ -7,6 +7,12 @@ ids stop double execution) and a restart neither replays old commands nor
 skips new ones. A sync that fails takes the transport offline and is retried
 after a capped back-off. Rate limits (429) are waited out by nio's request
 loop, which honours retry_after_ms.
+
+With a crypto store (matrix_session, matrix_crypto) nio decrypts the timeline
+during the sync; each event then carries the facts about its sending device,
+a message whose key is missing is held until the key comes, and everything we
+post into an encrypted room is encrypted, reactions included. Owners verify
+the bot's view of their devices with SAS (matrix_verify).
 """
 
 from __future__ import annotations
@@ -16,27 +22,19 @@ import contextlib
 import dataclasses
 import json
 import logging
-import uuid
 from collections import Counter
-from dataclasses import dataclass
 from typing import Any
 
 from nio import (
     AsyncClient,
-    AsyncClientConfig,
-    ErrorResponse,
+    Event,
     InviteMemberEvent,
     JoinError,
-    LoginResponse,
+    MegolmEvent,
     MessageDirection,
-    RoomCreateError,
     RoomMessagesError,
-    RoomPreset,
-    RoomResolveAliasResponse,
-    RoomSendError,
     SyncError,
     SyncResponse,
-    WhoamiResponse,
 )
 
 from . import matrix_events as wire
@@ -45,86 +43,23 @@ from .base import (
     EventHandler,
     Identity,
     IncomingReaction,
-    NotConnected,
+    IncomingUnreadable,
     Room,
     StateStore,
-    Target,
-    TargetUnavailable,
     Transport,
     TransportError,
-    redacting_repr,
 )
+from .matrix_crypto import MatrixCrypto
+from .matrix_outgoing import MatrixOutgoing
+from .matrix_session import MatrixSettings, login, make_client
+from .matrix_verify import Verifier
+
+__all__ = ["MatrixSettings", "MatrixTransport", "login", "make_client"]
 
 log = logging.getLogger(__name__)
 
 
-@dataclass(frozen=True, repr=False)
-class MatrixSettings:
-    homeserver: str
-    user_id: str
-    password: str | None = None
-    #: Used instead of a password login when given (read from a file by the config).
-    access_token: str | None = None
-    #: Rooms (ids or aliases) joined at start; the operator configured them.
-    rooms: tuple[str, ...] = ()
-    #: Only invites from these user ids are accepted.
-    owners: tuple[str, ...] = ()
-    device_name: str = "intent-board"
-    sync_timeout_ms: int = 30000
-    #: Events per room per sync; a longer gap is back-filled with /messages.
-    timeline_limit: int = 100
-    reconnect_initial: float = 1.0
-    reconnect_max: float = 60.0
-    send_timeout: float = 30.0
-    #: nio retries a dead connection this often before a call fails.
-    request_retries: int = 2
-
-    def __repr__(self) -> str:
-        return redacting_repr(self, ("password", "access_token"))
-
-
-def make_client(settings: MatrixSettings) -> AsyncClient:
-    config = AsyncClientConfig(
-        max_limit_exceeded=None,  # wait out every 429, as often as it comes
-        max_timeouts=settings.request_retries,
-        backoff_factor=0.1,
-        max_timeout_retry_wait_time=settings.reconnect_max,
-        request_timeout=settings.sync_timeout_ms / 1000 + 15,
-    )
-    return AsyncClient(settings.homeserver, settings.user_id, config=config)
-
-
-async def login(client: AsyncClient, settings: MatrixSettings, store: StateStore | None) -> None:
-    """Token from settings, else device+token from the store, else a password login."""
-    uid = settings.user_id
-    if settings.access_token:
-        client.access_token = settings.access_token
-        who = await client.whoami()
-        if not isinstance(who, WhoamiResponse):
-            raise TransportError(f"Matrix access token for {uid} refused: {who}")
-        client.restore_login(who.user_id, who.device_id or "", settings.access_token)
-        return
-    if store is not None:
-        device = await store.get_value(f"matrix:{uid}:device_id")
-        token = await store.get_value(f"matrix:{uid}:access_token")
-        if device and token:
-            client.restore_login(uid, device, token)
-            who = await client.whoami()
-            if isinstance(who, WhoamiResponse):
-                return
-            log.warning("stored Matrix token for %s no longer works; logging in again", uid)
-            client.access_token = ""
-    if not settings.password:
-        raise TransportError(f"no Matrix password or access token for {uid}")
-    resp = await client.login(settings.password, device_name=settings.device_name)
-    if not isinstance(resp, LoginResponse):
-        raise TransportError(f"Matrix login as {uid} failed: {resp}")
-    if store is not None:
-        await store.set_value(f"matrix:{uid}:device_id", resp.device_id)
-        await store.set_value(f"matrix:{uid}:access_token", resp.access_token)
-
-
-class MatrixTransport(Transport):
+class MatrixTransport(MatrixOutgoing, Transport):
     name = "matrix"
 
     def __init__(
@@ -142,6 +77,10 @@ class MatrixTransport(Transport):
         #: Configured room (alias or id) -> room id; events always carry the id.
         self.room_ids: dict[str, str] = {}
         self._synced = False
+        self.crypto: MatrixCrypto | None = None
+        self._verifier: Verifier | None = None
+        #: Notified after each handled sync (a room we just created shows up there).
+        self._sync_done = asyncio.Condition()
 
     async def start(self) -> None:
         """Log in and sync in the background; `wait_online()` says when the first sync is in.
@@ -151,6 +90,17 @@ class MatrixTransport(Transport):
         """
         self._stopping = False
         self.client = make_client(self.settings)
+        if self.settings.encrypted:
+            self.crypto = MatrixCrypto(
+                self.client,
+                self.store,
+                key=self._key,
+                trust=self.settings.trust,
+                counts=lambda who: self._counts(who),
+            )
+            self._verifier = Verifier(
+                self.client, frozenset(self.settings.owners), self._emit, self.crypto.find_device
+            )
         self.client.add_response_callback(self._on_sync, SyncResponse)
         self.client.add_response_callback(self._on_sync_error, SyncError)
         try:
@@ -221,25 +171,48 @@ class MatrixTransport(Transport):
     async def _on_sync(self, response: SyncResponse) -> None:
         assert self.client is not None
         since = await self.store.get_value(f"{self._key}:next_batch")
+        if self._verifier is not None:
+            for event in response.to_device_events:
+                await self._verifier.handle(event)
         for room_id, info in response.rooms.invite.items():
             await self._on_invite(room_id, info.invite_state)
         for room_id, info in response.rooms.join.items():
-            events = [e.source for e in info.timeline.events]
+            events = list(info.timeline.events)
             late = not self._synced  # the first batch after a start: it came while we were away
             if info.timeline.limited and since and info.timeline.prev_batch:
                 events = await self._backfill(room_id, info.timeline.prev_batch, since) + events
                 late = True
-            for source in wire.after_own_join(events, self.client.user_id):
-                await self._handle(room_id, source, late=late)
+            for event in self._after_own_join(events):
+                await self._handle(room_id, event, late=late)
+        await self._read_held(first=not self._synced, to_device=response.to_device_events)
         self._synced = True
         # Only now: every event of this batch has been handled.
         await self.store.set_value(f"{self._key}:next_batch", response.next_batch)
         await self._set_online(True)
+        async with self._sync_done:
+            self._sync_done.notify_all()
 
-    async def _backfill(self, room_id: str, start: str, until: str) -> list[dict[str, Any]]:
+    def _after_own_join(self, events: list[Event]) -> list[Event]:
+        assert self.client is not None
+        kept = wire.after_own_join([e.source for e in events], self.client.user_id)
+        return events[len(events) - len(kept) :]
+
+    async def _read_held(self, *, first: bool, to_device: list[Any]) -> None:
+        """Messages that waited for their room key: handled now if the key came."""
+        crypto = self.crypto
+        if crypto is None or not (first or crypto.keys_arrived(to_device)):
+            return
+        if not await crypto.has_held():
+            return
+        for room_id, event in await crypto.readable_now():
+            log.info("the key for %s came; handling it now", event.event_id)
+            await self._handle(room_id, event, late=True)
+            await crypto.release(event.event_id)
+
+    async def _backfill(self, room_id: str, start: str, until: str) -> list[Event]:
         """Events the sync left out between our last token and this batch (oldest first)."""
         assert self.client is not None
-        older: list[dict[str, Any]] = []
+        older: list[Event] = []
         token: str | None = start
         while token and len(older) < 5000:
             resp = await self.client.room_messages(
@@ -247,7 +220,7 @@ class MatrixTransport(Transport):
             )
             if isinstance(resp, RoomMessagesError) or not resp.chunk:
                 break
-            older.extend(e.source for e in resp.chunk)
+            older.extend(resp.chunk)
             token = resp.end
         log.info("back-filled %d events in %s", len(older), room_id)
         return list(reversed(older))
@@ -290,9 +263,13 @@ class MatrixTransport(Transport):
             self._direct[room_id] = value is not None
         return self._direct[room_id]
 
-    async def _handle(self, room_id: str, source: dict[str, Any], *, late: bool = False) -> None:
+    async def _handle(self, room_id: str, event: Event, *, late: bool = False) -> None:
         """One timeline event; `late` when it came while we were away (it gets its time)."""
         assert self.client is not None
+        source = event.source
+        if isinstance(event, MegolmEvent):
+            await self._unreadable(room_id, event, late=late)
+            return
         result = wire.parse_event(
             source,
             room_id=room_id,
@@ -302,6 +279,9 @@ class MatrixTransport(Transport):
         if isinstance(result, wire.Dropped):
             self.dropped[result.reason] += 1
             return
+        device = None
+        if self.crypto is not None and not isinstance(result, wire.Redaction):
+            device = await self.crypto.sender_device(room_id, event)
         event_id = source["event_id"]
         sender = Identity(self.name, source["sender"])
         state = self._state_for(self.store, sender)
@@ -331,6 +311,7 @@ class MatrixTransport(Transport):
                     is_direct=direct,
                     sender_name=result.sender,
                     at=at,
+                    device=device,
                 )
             )
         elif isinstance(result, wire.Redaction):
@@ -353,76 +334,28 @@ class MatrixTransport(Transport):
                 )
             )
         else:
-            await self._emit(dataclasses.replace(result, at=at) if at is not None else result)
+            await self._emit(dataclasses.replace(result, at=at, device=device))
 
-    # -- outgoing ------------------------------------------------------------
-
-    async def _room_for(self, target: Target) -> str:
-        if self.client is None or not self.client.access_token:
-            raise NotConnected("Matrix is not logged in")
-        if isinstance(target, Room):
-            if not target.id.startswith("#"):
-                return target.id
-            # An alias from the configuration: /send wants the room id.
-            if target.id not in self.room_ids:
-                resp = await self.client.room_resolve_alias(target.id)
-                if not isinstance(resp, RoomResolveAliasResponse):
-                    raise TargetUnavailable(f"unknown Matrix room alias {target.id}: {resp}")
-                self.room_ids[target.id] = resp.room_id
-            return self.room_ids[target.id]
-        room_id = await self.store.get_value(f"{self._key}:dm:{target.id}")
-        if room_id:
-            return room_id
-        resp = await self.client.room_create(
-            is_direct=True, invite=[target.id], preset=RoomPreset.trusted_private_chat
-        )
-        if isinstance(resp, RoomCreateError):
-            raise TargetUnavailable(f"could not open a direct chat with {target.id}: {resp}")
-        await self._mark_direct(resp.room_id, target.id)
-        return resp.room_id
-
-    async def _room_send(
-        self, room_id: str, etype: str, content: dict[str, Any], txn_id: str
-    ) -> str:
-        if self.client is None or not self.client.access_token:
-            raise NotConnected("Matrix is not logged in")
-        try:
-            resp = await asyncio.wait_for(
-                self.client.room_send(room_id, etype, content, tx_id=txn_id),
-                self.settings.send_timeout,
+    async def _unreadable(self, room_id: str, event: MegolmEvent, *, late: bool) -> None:
+        """An encrypted message whose key we lack: hold it, ask for the key, say so once."""
+        assert self.client is not None
+        if self.crypto is None or event.sender == self.client.user_id:
+            self.dropped["encrypted-unreadable"] += 1
+            return
+        if not await self.crypto.hold(room_id, event):
+            self.dropped["unreadable-again"] += 1
+            return
+        log.warning("cannot read %s from %s in %s yet", event.event_id, event.sender, room_id)
+        stamp = event.server_timestamp
+        await self._emit(
+            IncomingUnreadable(
+                transport=self.name,
+                chat=Room(self.name, room_id),
+                sender=Identity(self.name, event.sender),
+                target_id=event.event_id,
+                message_id=f"unreadable:{event.event_id}",
+                is_direct=await self._is_direct(room_id),
+                sender_name=event.sender,
+                at=stamp / 1000 if late and stamp else None,
             )
-        except OSError as exc:
-            raise NotConnected(f"Matrix send to {room_id} failed: {exc!r}") from exc
-        except TimeoutError as exc:
-            raise TransportError(f"Matrix send to {room_id} timed out") from exc
-        if isinstance(resp, RoomSendError | ErrorResponse):
-            # Not allowed there (kicked, no power): the room's fault, not this message's.
-            forbidden = resp.status_code in ("M_FORBIDDEN", "M_NOT_FOUND")
-            kind = TargetUnavailable if forbidden else TransportError
-            raise kind(f"Matrix send to {room_id} refused: {resp}")
-        return resp.event_id
-
-    async def send(
-        self,
-        target: Target,
-        text: str,
-        *,
-        reply_to: str | None = None,
-        html: str | None = None,
-        txn_id: str | None = None,
-    ) -> str:
-        """Post an m.notice; the same txn_id again (after a crash) posts it once."""
-        room_id = await self._room_for(target)
-        content = wire.notice_content(text, html, reply_to=reply_to)
-        if wire.fit_content(content):
-            log.warning("message to %s cut to %d bytes", room_id, wire.MAX_CONTENT_BYTES)
-        return await self._room_send(room_id, "m.room.message", content, txn_id or uuid.uuid4().hex)
-
-    async def react(self, target: Target, message_id: str, key: str) -> str | None:
-        room_id = await self._room_for(target)
-        return await self._room_send(
-            room_id,
-            "m.reaction",
-            wire.reaction_content(message_id, key),
-            wire.reaction_txn_id(room_id, message_id, key),
         )

@@ -15,7 +15,9 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass
+from html import escape
 from typing import Any
 
 from .base import Identity, IncomingEdit, IncomingMessage, Room
@@ -159,16 +161,48 @@ def parse_event(
 
 
 def notice_content(
-    text: str, html: str | None = None, *, reply_to: str | None = None
+    text: str,
+    html: str | None = None,
+    *,
+    reply_to: str | None = None,
+    mentions: Sequence[str] = (),
 ) -> dict[str, Any]:
-    """An m.notice: plain `body` for every client, HTML `formatted_body` where given."""
-    content: dict[str, Any] = {"msgtype": "m.notice", "body": text}
+    """An m.notice: plain `body` for every client, HTML `formatted_body` where given.
+
+    An empty m.mentions says "nobody": without it clients and servers guess from
+    the body, and a report quoting a name would ring that person's phone.
+    """
+    content: dict[str, Any] = {"msgtype": "m.notice", "body": text, "m.mentions": {}}
+    if mentions:
+        # The default push rules silence every m.notice (.m.rule.suppress_notices comes
+        # before .m.rule.is_user_mention), so a message that must ring is an m.text.
+        content["msgtype"] = "m.text"
+        content["m.mentions"] = {"user_ids": list(mentions)}
+        content["body"] = f"{' '.join(mentions)}: {text}"
+        pills = " ".join(
+            f'<a href="https://matrix.to/#/{escape(user)}">{escape(user)}</a>' for user in mentions
+        )
+        html = f"<p>{pills}:</p>\n{html if html is not None else _plain_html(text)}"
     if html is not None:
         content["format"] = HTML_FORMAT
         content["formatted_body"] = html
     if reply_to:
         # No quoted fallback: the spec dropped it (v1.13) and clients fetch the target.
         content["m.relates_to"] = {"m.in_reply_to": {"event_id": reply_to}}
+    return content
+
+
+def _plain_html(text: str) -> str:
+    return "<p>" + escape(text).replace("\n", "<br>\n") + "</p>"
+
+
+def edit_content(original_event_id: str, text: str, html: str | None = None) -> dict[str, Any]:
+    """An m.replace edit of our notice `original_event_id`: clients that know edits show
+    `m.new_content` in its place, others the starred fallback body."""
+    new = notice_content(text, html)
+    content = {**notice_content(f"* {text}", f"* {html}" if html is not None else None)}
+    content["m.new_content"] = new
+    content["m.relates_to"] = {"rel_type": "m.replace", "event_id": original_event_id}
     return content
 
 

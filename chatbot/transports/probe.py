@@ -19,6 +19,7 @@ from . import xmpp_stanzas
 from .base import ProbeReport, RoomReport, StateStore, TransportError
 from .matrix import MatrixSettings, login
 from .matrix import make_client as make_matrix_client
+from .matrix_crypto import room_encryption
 from .xmpp import XmppSettings, connect
 from .xmpp import make_client as make_xmpp_client
 from .xmpp_connection import login_failure, shutdown
@@ -101,11 +102,12 @@ async def probe_matrix(
     settings: MatrixSettings, store: StateStore | None = None, *, within: float = 15.0
 ) -> ProbeReport:
     """Log in (with the store's device when given), join each room, read its power levels."""
-    client = make_matrix_client(settings)
+    # No Olm machine: the running bot owns the crypto store; check only reads it.
+    client = make_matrix_client(settings, encryption=False)
     fresh_device = store is None and not settings.access_token
     try:
         try:
-            await asyncio.wait_for(login(client, settings, store), within)
+            await asyncio.wait_for(login(client, settings, store, keep_device=True), within)
         except TransportError as exc:
             return ProbeReport("matrix", settings.user_id, True, False, error=str(exc))
         except Exception as exc:  # noqa: BLE001 - unreachable server, DNS, TLS...
@@ -124,8 +126,17 @@ async def probe_matrix(
                 mine = pl.get("users", {}).get(client.user_id, pl.get("users_default", 0))
                 needed = pl.get("events", {}).get("m.room.message", pl.get("events_default", 0))
                 can_post = mine >= needed
+            encrypted, readable, why = await room_encryption(client, settings, resp.room_id)
             rooms.append(
-                RoomReport(room, True, can_post=can_post, sees_real_ids=True, detail=resp.room_id)
+                RoomReport(
+                    room,
+                    True,
+                    can_post=can_post,
+                    sees_real_ids=True,
+                    detail=f"{resp.room_id}; {why}",
+                    encrypted=encrypted,
+                    can_decrypt=readable,
+                )
             )
         return ProbeReport("matrix", settings.user_id, True, True, tuple(rooms))
     finally:

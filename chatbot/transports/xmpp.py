@@ -20,6 +20,7 @@ import json
 import logging
 import uuid
 from collections import Counter, OrderedDict
+from collections.abc import Sequence
 
 import slixmpp
 from slixmpp import JID
@@ -35,6 +36,7 @@ from .base import (
     EventHandler,
     IncomingReaction,
     NotConnected,
+    Original,
     Room,
     StateStore,
     Target,
@@ -276,8 +278,12 @@ class XmppTransport(Transport):
         reply_to: str | None = None,
         html: str | None = None,
         txn_id: str | None = None,
+        replaces: Original | None = None,
+        mentions: Sequence[str] = (),
     ) -> str:
-        """Send text; in a room, return the stanza-id the room gave it.
+        """Send text (or a correction of an earlier message of ours); in a room, return
+        the stanza-id the room gave it. `mentions` (bare JIDs) are written as their
+        nicks in the room; a direct chat notifies without one.
 
         html is ignored: XHTML-IM is obsolete and clients render plain text.
         Text is cut to the stanza limit: a stanza over the server's limit makes
@@ -286,11 +292,19 @@ class XmppTransport(Transport):
         message_id = txn_id or uuid.uuid4().hex
         msg, in_room = self._new_message(target, message_id)
         msg["body"] = out.xml_safe(text)
-        if reply_to:
+        if replaces is not None:
+            # A correction points at the original's own id, which we set to its txn_id.
+            out.set_correction(msg, replaces.txn_id)
+        elif reply_to:
             author, nick, quote = self._recent.get(reply_to, (None, None, None))
             out.add_reply(
                 msg, reply_to, author=author, quote=quote, quoted_nick=nick if in_room else None
             )
+        if mentions and in_room and replaces is None and not reply_to:
+            # (A reply's quoted fallback counts body offsets too; nothing sends both.)
+            occupants = self.rooms[target.id].occupants
+            nicks = [nick for nick, real in occupants.items() if real in mentions]
+            out.add_mentions(msg, target.id, nicks)
         if out.fit(msg, self.settings.max_stanza_bytes):
             log.warning("message %s cut to %d bytes", message_id, self.settings.max_stanza_bytes)
         server_id = await self._transmit(msg, message_id, in_room)

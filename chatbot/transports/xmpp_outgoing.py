@@ -14,7 +14,9 @@ from xml.etree import ElementTree as ET
 from slixmpp.stanza import Message
 
 from .base import TargetUnavailable, TransportError
-from .xmpp_stanzas import NS_FALLBACK, NS_REACTIONS, NS_REPLY, NS_SID
+from .xmpp_stanzas import NS_CORRECT, NS_FALLBACK, NS_REACTIONS, NS_REPLY, NS_SID
+
+NS_REFERENCE = "urn:xmpp:reference:0"
 
 # A bounce with one of these says the room (or person) takes nothing now; any
 # other condition is about the message itself.
@@ -44,6 +46,31 @@ def set_ids(msg: Message, message_id: str) -> None:
     msg["id"] = message_id
     el = ET.SubElement(msg.xml, f"{{{NS_SID}}}origin-id")
     el.set("id", message_id)
+
+
+def set_correction(msg: Message, original_id: str) -> None:
+    """XEP-0308: this message is the new text of our earlier one with that id; clients
+    without corrections show it as a new message."""
+    el = ET.SubElement(msg.xml, f"{{{NS_CORRECT}}}replace")
+    el.set("id", original_id)
+
+
+def add_mentions(msg: Message, room_jid: str, nicks: Iterable[str]) -> None:
+    """Start the body with the occupants' nicks (what XMPP clients notify on) and mark
+    each as a XEP-0372 mention of the occupant (not the real JID, which a
+    semi-anonymous room keeps from the others)."""
+    nicks = list(nicks)
+    if not nicks:
+        return
+    at = 0
+    for nick in nicks:
+        el = ET.SubElement(msg.xml, f"{{{NS_REFERENCE}}}reference")
+        el.set("type", "mention")
+        el.set("uri", f"xmpp:{room_jid}/{nick}")
+        el.set("begin", str(at))
+        el.set("end", str(at + len(nick)))
+        at += len(nick) + 2
+    msg["body"] = ", ".join(nicks) + ": " + msg["body"]
 
 
 def add_reply(

@@ -74,8 +74,8 @@ def _runs(runs: Sequence[RunRecord], t: Texts) -> Safe:
     rows = []
     for run in runs:
         model = run.actual_model or run.configured_model or "-"
-        if run.reasoning_effort:
-            model += f" ({run.reasoning_effort})"
+        if run.actual_reasoning_effort:
+            model += f" ({run.actual_reasoning_effort})"
         tokens = " / ".join(
             _number(v) for v in (run.input_tokens, run.cached_tokens, run.output_tokens)
         )
@@ -92,7 +92,7 @@ def _runs(runs: Sequence[RunRecord], t: Texts) -> Safe:
                 duration=_duration(run.duration_s),
                 tokens=tokens,
                 cost=_cost(run.cost_usd),
-                outcome=run.outcome,
+                outcome=run.shown_outcome,
             )
         )
     return tag(

@@ -29,6 +29,7 @@ _MEMBERS: dict[Group, tuple[Phase, ...]] = {
         Phase.RESEARCH_RUNNING,
         Phase.INSPECTOR_RUNNING,
         Phase.FIXER_RUNNING,
+        Phase.SYNTHESIS_RUNNING,
     ),
     # Nothing goes on until an owner answers, retries, fixes, splits or starts again.
     Group.WAITING: (
@@ -42,6 +43,7 @@ _MEMBERS: dict[Group, tuple[Phase, ...]] = {
         Phase.INSPECTOR_FAILED,
         Phase.FIXER_QUESTION,
         Phase.FIXER_FAILED,
+        Phase.SYNTHESIS_FAILED,
     ),
     Group.REVIEW: (Phase.REVIEWING,),
     Group.READY: (Phase.READY_FOR_DEPLOYMENT,),

@@ -3,7 +3,7 @@
 Card titles, intents, reports, questions, model names and failure texts come from
 people and models; none of them may become markup. Templates here are our own
 constant strings; values go in through `tag`, which escapes them. Markdown is
-rendered with raw HTML off and images off (nothing may load from outside the bot).
+rendered by notify.format (raw HTML off, images off: nothing loads from elsewhere).
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import time
 from collections.abc import Iterable
 from datetime import datetime
 
-from markdown_it import MarkdownIt
+from chatbot.notify.format import markdown_html
 
 
 class Safe(str):
@@ -35,19 +35,9 @@ def join(parts: Iterable[object], separator: str = "") -> Safe:
     return Safe(separator.join(esc(part) for part in parts))
 
 
-# commonmark with raw HTML off: a `<script>` in an intent is shown as text. Images
-# are off too: `![x](https://elsewhere/x.png)` would make the page load from outside.
-_MARKDOWN = (
-    MarkdownIt("commonmark", {"html": False, "linkify": False, "typographer": False})
-    .enable(["table", "strikethrough"])
-    .disable("image")
-)
-
-
 def markdown(text: str) -> Safe:
-    # markdown-it escapes all text and refuses javascript:, vbscript:, file: and
-    # data: link targets (validateLink), so its output is markup we can trust.
-    return Safe(_MARKDOWN.render(text))
+    # The one markdown renderer (raw HTML and images off, unsafe links refused).
+    return Safe(markdown_html(text))
 
 
 def iso(at: float) -> str:

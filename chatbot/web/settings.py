@@ -5,7 +5,8 @@ from __future__ import annotations
 import ipaddress
 from dataclasses import dataclass
 
-from chatbot.config import Config, read_secret
+from chatbot.config import Config
+from chatbot.secret_files import read_secret
 
 
 @dataclass(frozen=True)

@@ -27,6 +27,7 @@ from runners.contracts.research import ResearchReport, parse_research
 from runners.contracts.review import ReviewAnswer, ReviewVerdict, parse_review
 from runners.contracts.scopes import path_in_scope, scopes_overlap
 from runners.contracts.split import SplitChild, SplitProposal, parse_split
+from runners.contracts.synthesis import SynthesisAnswer, parse_synthesis
 
 __all__ = [
     "BuilderAnswer",
@@ -50,6 +51,7 @@ __all__ = [
     "RoutingResult",
     "SplitChild",
     "SplitProposal",
+    "SynthesisAnswer",
     "TrustedDeployment",
     "format_operator_decision",
     "parse_builder_answer",
@@ -61,6 +63,7 @@ __all__ = [
     "parse_review",
     "parse_routing",
     "parse_split",
+    "parse_synthesis",
     "path_in_scope",
     "routing_actions",
     "scopes_overlap",

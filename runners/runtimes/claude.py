@@ -45,6 +45,14 @@ from runners.runtimes.base import (
 NAME = "claude"
 
 WRITE_TOOLS = ("Edit", "Write", "NotebookEdit")
+# What a reviewer (or the synthesis) needs of git, granted so that `dontAsk` never
+# refuses them: the commit, its diff, its history. `git grep` is left to Claude Code's
+# own read-only check, which refuses `-O` (it runs a program): no grant pattern can
+# (`git grep *` also matches `-iOcmd`, measured on the tested version).
+REVIEW_GIT_TOOLS = ("Bash(git show *)", "Bash(git diff *)", "Bash(git log *)")
+# A grant matches any arguments, and `--output=FILE` makes these commands write a file
+# (measured: `git diff --output=...` ran under the grant), so that option is denied.
+GRANTED_GIT_WRITES = ("Bash(git * --output*)",)
 BASE_URL_ENV = "ANTHROPIC_BASE_URL"
 API_KEY_ENV = "ANTHROPIC_API_KEY"
 PERMISSION_MODE = {Mode.READ_ONLY: "dontAsk", Mode.WORKSPACE_WRITE: "acceptEdits"}
@@ -55,8 +63,11 @@ def build_argv(request: RunRequest) -> Invocation:
     argv = [
         request.binary,
         "-p",
+        # One JSON event per line while it works (the run's progress), the result last;
+        # stream-json in print mode wants --verbose.
         "--output-format",
-        "json",
+        "stream-json",
+        "--verbose",
         "--permission-mode",
         PERMISSION_MODE[request.mode],
     ]
@@ -64,7 +75,10 @@ def build_argv(request: RunRequest) -> Invocation:
     if request.allowed_tools:
         argv += ["--allowedTools", " ".join(request.allowed_tools)]
     if request.mode is Mode.READ_ONLY:
-        argv += ["--disallowedTools", ",".join(WRITE_TOOLS)]
+        denied = WRITE_TOOLS
+        if any(rule.startswith("Bash(git ") for rule in request.allowed_tools):
+            denied += GRANTED_GIT_WRITES
+        argv += ["--disallowedTools", ",".join(denied)]
     if request.model:
         argv += ["--model", request.model]
     if request.reasoning_effort:
@@ -88,21 +102,25 @@ def build_argv(request: RunRequest) -> Invocation:
 
 
 def _find_result(stdout: str) -> tuple[dict[str, object] | None, str | None, str | None]:
-    """(result object, model named by an init message, why nothing was found)."""
+    """(result object, model named by an init message, why nothing was found).
+
+    `stream-json` is one event per line with the result last; `json` one object (the
+    list of messages with `--verbose`). Lines that are not JSON (a warning some
+    versions print) are skipped; the result must be there, whole.
+    """
     text = stdout.strip()
     if not text:
         return None, None, "claude produced no output"
     try:
         data = json.loads(text)
     except ValueError as error:
-        # Some versions print a warning line before the JSON; the result is then the last line.
-        for line in reversed(text.splitlines()):
+        data = []
+        for line in text.splitlines():
             try:
-                data = json.loads(line)
+                data.append(json.loads(line))
             except ValueError:
                 continue
-            break
-        else:
+        if not data:
             return None, None, f"claude output is not JSON: {error}"
     if isinstance(data, dict):
         return data, None, None
@@ -166,8 +184,32 @@ def _errors_text(value: object) -> str:
     return "; ".join(text for text in texts if text)
 
 
+def step_of(event: dict[str, object]) -> str | None:
+    """The step a stream-json event shows: the tool an assistant message uses."""
+    if event.get("type") != "assistant":
+        return None
+    message = event.get("message")
+    content = message.get("content") if isinstance(message, dict) else None
+    if not isinstance(content, list):
+        return None
+    for block in reversed(content):
+        if isinstance(block, dict) and block.get("type") == "tool_use":
+            name = as_str(block.get("name")) or "a tool"
+            given = block.get("input") if isinstance(block.get("input"), dict) else {}
+            detail = next(
+                (
+                    as_str(given.get(key))
+                    for key in ("command", "file_path", "path", "pattern", "url", "query")
+                    if as_str(given.get(key))
+                ),
+                None,
+            )
+            return f"{name}: {detail}" if detail else name
+    return None
+
+
 def parse_output(stdout: str, previous_usage: Usage | None = None) -> RunOutput:
-    """Read `claude -p --output-format json` output.
+    """Read `claude -p --output-format stream-json` (or `json`) output.
 
     `is_error: true` is a failure even when the subtype says `success` (an API
     error is reported that way); any subtype other than `success` is a failure

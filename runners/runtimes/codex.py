@@ -126,6 +126,32 @@ def build_argv(request: RunRequest) -> Invocation:
     )
 
 
+def step_of(event: dict[str, object]) -> str | None:
+    """The step an `exec --json` event shows: a command started, files changed."""
+    if event.get("type") not in ("item.started", "item.completed"):
+        return None
+    item = event.get("item")
+    if not isinstance(item, dict):
+        return None
+    kind = item.get("type") or item.get("item_type")
+    if kind == "command_execution" and event.get("type") == "item.started":
+        command = as_str(item.get("command"))
+        return f"ran: {command}" if command else None
+    if kind == "file_change" and event.get("type") == "item.completed":
+        changes = item.get("changes")
+        paths = (
+            [
+                as_str(change.get("path"))
+                for change in changes
+                if isinstance(change, dict) and as_str(change.get("path"))
+            ]
+            if isinstance(changes, list)
+            else []
+        )
+        return f"changed: {', '.join(p for p in paths if p)}" if paths else None
+    return None
+
+
 def _usage(value: object) -> Usage | None:
     if not isinstance(value, dict):
         return None

@@ -50,3 +50,7 @@ def build_argv(request: RunRequest) -> Invocation:
 
 def parse_output(stdout: str, previous_usage: Usage | None = None) -> RunOutput:
     return codex.parse_output(stdout, previous_usage)
+
+
+def step_of(event: dict[str, object]) -> str | None:
+    return codex.step_of(event)

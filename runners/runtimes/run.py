@@ -18,6 +18,7 @@ from runners.runtimes.base import (
     Usage,
     clean_detail,
 )
+from runners.runtimes.progress import StepOf, StepReader
 
 log = logging.getLogger(__name__)
 
@@ -29,10 +30,12 @@ class Adapter:
     name: str
     build_argv: Callable[[RunRequest], Invocation]
     parse_output: Callable[[str, Usage | None], RunOutput]
+    #: What step one line of the CLI's event stream shows, for progress (or None).
+    step_of: StepOf
 
 
 ADAPTERS: Mapping[str, Adapter] = {
-    module.NAME: Adapter(module.NAME, module.build_argv, module.parse_output)
+    module.NAME: Adapter(module.NAME, module.build_argv, module.parse_output, module.step_of)
     for module in (codex, claude, openrouter)
 }
 
@@ -112,8 +115,12 @@ async def run_model(
     base_env: Mapping[str, str] | None = None,
     previous_usage: Usage | None = None,
     on_spawn: Callable[[int], Awaitable[None]] | None = None,
+    on_step: Callable[[str], None] | None = None,
 ) -> RunResult:
     """Run one model turn and return its normalised result.
+
+    `on_step(text)` hears each step the CLI reports while it works (a command run,
+    a file changed, a tool used), for a progress line; the result does not depend on it.
 
     Raises `InvalidRequest` (bad model, effort, session id, runtime) before
     anything runs, `SecretFileError` for an unusable key file and `RunnerError`
@@ -146,6 +153,7 @@ async def run_model(
             extra_env={**invocation.env_extras, **secrets},
             limits=limits,
             on_spawn=on_spawn,
+            on_output=StepReader(adapter.step_of, on_step).feed if on_step else None,
         )
     except NotADirectoryError as error:
         raise RunnerError(str(error)) from None

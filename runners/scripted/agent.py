@@ -14,6 +14,7 @@ import subprocess
 import sys
 import time
 import uuid
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, NoReturn
 
@@ -237,6 +238,17 @@ def emit(line: str, stream=None) -> None:
     stream = stream or sys.stdout
     stream.write(line + "\n")
     stream.flush()
+
+
+def steps(turn: dict[str, Any]) -> Iterator[dict[str, Any]]:
+    """The turn's `steps` (commands run, files changed, as the CLI reports its work while
+    it goes), with `step_delay` seconds before each one."""
+    found = turn.get("steps") or []
+    delay = float(turn.get("step_delay", 0))
+    for step in found:
+        if delay:
+            time.sleep(delay)
+        yield step
 
 
 def hang(turn: dict[str, Any]) -> NoReturn:

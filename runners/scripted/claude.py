@@ -1,7 +1,8 @@
 """Scripted `claude`: the real CLI's options for `-p`, answers from a scenario.
 
 Accepts  claude -p [OPTIONS] [PROMPT]  (prompt from stdin when not given) and
-prints the `--output-format json` result object. Scenarios: tests/bin/README.md.
+prints the `--output-format json` result object, or the `stream-json` events.
+Scenarios: tests/bin/README.md.
 """
 
 from __future__ import annotations
@@ -218,21 +219,35 @@ def main() -> None:
         print(answer)
         script.finish(turn)
     result = result_object(turn, session, answer)
-    if turn.get("array_output") or opts.get("--verbose"):
-        init = {
-            "type": "system",
-            "subtype": "init",
-            "cwd": os.getcwd(),
-            "session_id": session,
-            "tools": ["Bash", "Read", "Edit", "Write"],
-            "model": turn.get("model", "claude-sonnet-4-5-20250929"),
-            "permissionMode": opts.get("--permission-mode", "default"),
-        }
-        assistant = {
-            "type": "assistant",
-            "session_id": session,
-            "message": {"role": "assistant", "content": [{"type": "text", "text": answer}]},
-        }
+    init = {
+        "type": "system",
+        "subtype": "init",
+        "cwd": os.getcwd(),
+        "session_id": session,
+        "tools": ["Bash", "Read", "Edit", "Write"],
+        "model": turn.get("model", "claude-sonnet-4-5-20250929"),
+        "permissionMode": opts.get("--permission-mode", "default"),
+    }
+    assistant = {
+        "type": "assistant",
+        "session_id": session,
+        "message": {"role": "assistant", "content": [{"type": "text", "text": answer}]},
+    }
+    if opts.get("--output-format") == "stream-json":
+        if not opts.get("--verbose"):
+            script.fail("Error: When using --print, --output-format=stream-json requires --verbose")
+        # One event per line as the work goes on, the result last.
+        script.emit(json.dumps(init))
+        for step in script.steps(turn):
+            tool = ("Bash", {"command": step["command"]}) if "command" in step else None
+            tool = tool or ("Edit", {"file_path": step["file"]})
+            use = {"type": "tool_use", "id": "toolu_1", "name": tool[0], "input": tool[1]}
+            script.emit(
+                json.dumps({**assistant, "message": {"role": "assistant", "content": [use]}})
+            )
+        script.emit(json.dumps(assistant))
+        script.emit(json.dumps(result))
+    elif turn.get("array_output") or opts.get("--verbose"):
         script.emit(json.dumps([init, assistant, result]))
     else:
         script.emit(json.dumps(result))

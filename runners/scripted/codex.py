@@ -238,6 +238,15 @@ def main() -> None:
             item={"id": "item_0", item_key: "reasoning", "text": "**Reading the task**"},
         )
     )
+    for number, step in enumerate(script.steps(turn)):
+        if "command" in step:
+            item = {"id": f"cmd_{number}", item_key: "command_execution"}
+            item |= {"command": step["command"], "status": "in_progress"}
+            script.emit(event("item.started", item=item))
+        else:
+            change = {"path": step["file"], "kind": "update"}
+            item = {"id": f"file_{number}", item_key: "file_change", "changes": [change]}
+            script.emit(event("item.completed", item={**item, "status": "completed"}))
     if written or denied:
         changes = [{"path": name, "kind": "add"} for name in written + denied]
         status = "completed" if written else "failed"

@@ -123,6 +123,8 @@ def test_run_imports_and_cards_shows_the_board(config: Path) -> None:
         "commit",
         "review_decision",
         "deployment_status",
+        "pipeline_run_id",
+        "acceptance_criteria",
         "failure",
         "events",
     }

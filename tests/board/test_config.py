@@ -8,6 +8,8 @@ from pathlib import Path
 import pytest
 
 from chatbot.config import ConfigError, load_config, parse_config
+from chatbot.pipeline.context import priced
+from runners.runtimes import Usage
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "config" / "example.toml"
@@ -265,3 +267,50 @@ def test_xmpp_ca_certs_is_a_path_next_to_the_file(tmp_path: Path) -> None:
     )
     config = parse_config(text, tmp_path / "bot.toml")
     assert config.xmpp is not None and config.xmpp.ca_certs == tmp_path / "certs" / "ca.pem"
+
+
+def test_matrix_encryption_keys(tmp_path: Path) -> None:
+    from chatbot.app.wiring import matrix_settings
+
+    (tmp_path / "pw").write_text("secret\n")
+    base = MINIMAL + (
+        '[matrix]\nhomeserver = "http://127.0.0.1:8008"\nuser_id = "@b:localhost"\n'
+        'password_file = "pw"\n'
+    )
+    # Default: tofu, the crypto store beside the board's database.
+    settings = matrix_settings(parse_config(base, tmp_path / "bot.toml"))
+    assert settings is not None and settings.trust == "tofu"
+    assert settings.crypto_store == str(tmp_path / "var" / "matrix-crypto")
+    text = base + 'crypto_store = "keys/e2ee"\ntrust = "verified"\n'
+    settings = matrix_settings(parse_config(text, tmp_path / "bot.toml"))
+    assert settings is not None and settings.trust == "verified"
+    assert settings.crypto_store == str(tmp_path / "keys" / "e2ee")
+    assert "matrix.trust" in _error(base + 'trust = "always"\n', tmp_path)
+
+
+def test_budgets_and_prices(tmp_path: Path, example: Path) -> None:
+    text = MINIMAL.replace('repo = "repo"', 'repo = "repo"\nbudget_usd_per_day = 20')
+    text = text.replace("iteration_limit = 10", "iteration_limit = 10\nbudget_usd_per_card = 2.5")
+    text = text.replace('binary = "codex"', 'binary = "codex"\nusd_per_million_input_tokens = 1.25')
+    config = parse_config(text, tmp_path / "bot.toml")
+    budgets = config.budgets()
+    assert (budgets.per_day_usd, budgets.per_card_usd) == (20, {"light": 2.5})
+    codex = config.runtimes["codex"]
+    # 2 million tokens in at $1.25, output unpriced (0): $2.50.
+    assert priced(codex, Usage(2_000_000, 0, 500)) == pytest.approx(2.5)
+    assert priced(parse_config(MINIMAL, tmp_path / "b.toml").runtimes["codex"], Usage(9)) is None
+    assert parse_config(MINIMAL, tmp_path / "b.toml").budgets().per_day_usd is None
+    # The example configures a light-lane budget and a codex price.
+    documented = load_config(example)
+    assert documented.budgets().per_card_usd == {"light": 5.0}
+    assert documented.runtimes["codex"].usd_per_million_output_tokens == 10.0
+    message = _error(text.replace("budget_usd_per_day = 20", "budget_usd_per_day = -1"), tmp_path)
+    assert ": bot.budget_usd_per_day" in message
+
+
+@pytest.mark.parametrize("role", ["builder", "fixer"])
+def test_the_lane_roles_have_no_role_section(tmp_path: Path, role: str) -> None:
+    message = _error(MINIMAL + f'[roles.{role}]\nmodel = "gpt-5-codex"\n', tmp_path)
+    assert f"roles.{role}: the {role} runs with the card's lane ([lanes.*])" in message
+    synthesis = parse_config(MINIMAL + '[roles.synthesis]\nmodel = "gpt-5"\n', tmp_path / "b.toml")
+    assert synthesis.role("synthesis").model == "gpt-5"

@@ -109,7 +109,7 @@ def test_init_then_check_passes_at_once_and_says_what_to_fill_in(tmp_path: Path)
     assert "to fill in:" in out
     assert f"xmpp.password_file: {secret} still holds a placeholder" in out
     assert "xmpp.jid: board@example.org is an example" in out
-    assert "prompt templates: all 10 found" in out
+    assert "prompt templates: all 11 found" in out
     assert "deploy.command: ./deploy.sh is not in the repository" in out
     # A second init would clobber secrets someone filled in: refused, nothing changed.
     secret.write_text("the real password\n")

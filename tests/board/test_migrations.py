@@ -60,3 +60,43 @@ def test_steps_are_registered_in_order() -> None:
     registry.register(1, "first", "SELECT 1;")
     with pytest.raises(ValueError, match="migration 3 registered after 1"):
         registry.register(3, "skipped one", "SELECT 1;")
+
+
+async def test_step_7_turns_a_refused_answer_written_into_the_outcome_into_fields(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "six.sqlite3"
+    with sqlite3.connect(path) as conn:
+        for step in MIGRATIONS.steps[:6]:
+            conn.executescript(step.sql)
+        conn.execute("PRAGMA user_version = 6")
+        conn.execute(
+            "INSERT INTO cards (slug, kind, phase, lane, created_at, updated_at) "
+            "VALUES ('c', 'intent', 'fixer_running', 'heavy', 1, 1)"
+        )
+        conn.execute(
+            "INSERT INTO jobs (card_id, kind, lane, created_at) VALUES (1, 'fixer', 'role:fixer', 1)"
+        )
+        for outcome in ("rejected: the operator's answer was rejected: x", "ok", "timed out"):
+            conn.execute(
+                "INSERT INTO telemetry (role, runtime, outcome, created_at) "
+                "VALUES ('operator', 'codex', ?, 1)",
+                (outcome,),
+            )
+    async with await Store.open(path) as store:
+        rows = await store.reader.fetchall(
+            "SELECT outcome, accepted, rejection, pipeline_run_id, cost_estimated "
+            "FROM telemetry ORDER BY id"
+        )
+        fixer = await store.reader.fetchone(
+            "SELECT count(*) FROM pragma_table_info('cards') WHERE name = 'fixer_attempts'"
+        )
+        lane = await store.reader.fetchone("SELECT lane FROM jobs WHERE kind = 'fixer'")
+    assert [tuple(row) for row in rows] == [
+        ("ok", 0, "the operator's answer was rejected: x", None, 0),
+        ("ok", None, None, None, 0),
+        ("timed out", None, None, None, 0),
+    ]
+    assert fixer[0] == 1
+    # A fixer queued before the upgrade runs in its card's lane, where the worker looks.
+    assert lane[0] == "heavy"

@@ -144,3 +144,37 @@ def test_german_labels_cover_every_phase() -> None:
     assert Phase.NEEDS_HUMAN.label("de") == "operator_klaerung_noetig"
     assert Phase.READY_FOR_DEPLOYMENT.label("en") == "ready for deployment"
     assert len({p.label("de") for p in Phase}) == len(Phase)
+
+
+A = Action
+
+
+def test_allow_is_retry_with_more_budget_and_a_budget_stop_lands_where_a_failure_would() -> None:
+    retries = {(r.sources, r.target, r.kinds, r.stage) for r in TRANSITIONS if r.action is A.RETRY}
+    allows = {(r.sources, r.target, r.kinds, r.stage) for r in TRANSITIONS if r.action is A.ALLOW}
+    deploy = {row for row in retries if row[3] is Stage.DEPLOY}
+    assert allows == retries - deploy and deploy  # a deploy runs no model: no budget
+    for phase, failure in RUN_FAILURE.items():
+        stopped = find(A.BUDGET_STOPPED, phase, _kind_of(phase))
+        failed = find(failure.action, phase, _kind_of(phase))
+        if failure.stage is Stage.DEPLOY:
+            assert stopped is None
+        else:
+            assert stopped is not None and failed is not None
+            assert stopped.target == failed.target and stopped.by is By.SYSTEM
+
+
+def _kind_of(phase: Phase) -> Kind:
+    if phase.value.startswith("research"):
+        return Kind.RESEARCH
+    return Kind.DRAFT if phase is Phase.DRAFT_RUNNING else Kind.INTENT
+
+
+def test_a_split_is_summed_up_before_it_is_done_and_the_fixer_may_start_from_planned() -> None:
+    assert find(A.CHILDREN_DONE, Phase.SPLIT, Kind.INTENT).target is (Phase.SYNTHESIS_RUNNING)
+    assert find(A.SYNTHESIS_DONE, Phase.SYNTHESIS_RUNNING, Kind.INTENT).target is (Phase.DONE)
+    # A failed synthesis is retried, or dropped: every child succeeded, the card is done.
+    for phase in (Phase.SYNTHESIS_RUNNING, Phase.SYNTHESIS_FAILED):
+        assert find(A.CANCEL, phase, Kind.INTENT).target is Phase.DONE
+    assert find(A.RETRY, Phase.SYNTHESIS_FAILED, Kind.INTENT).target is (Phase.SYNTHESIS_RUNNING)
+    assert find(A.FIX, Phase.PLANNED, Kind.INTENT).target is Phase.FIXER_RUNNING

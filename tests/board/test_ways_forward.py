@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 
 from chatbot.chat import texts as chat_texts
-from chatbot.chat.commands import BY_NAME
+from chatbot.chat.commands import BY_NAME, Access
 from chatbot.chat.reactions import REACTIONS, Effect
 from chatbot.domain import transitions
 from chatbot.domain.phases import END_PHASES, QUESTION_PHASES, Kind, Phase
@@ -93,8 +93,8 @@ async def explore(store: Store) -> Graph:
 async def _try(store: Store, state: State, action: Action, by: By, slug: str) -> State | None:
     changes: dict[str, object] = {}
     failure = RUN_FAILURE.get(state.phase)
-    if failure is not None and failure.action is action:
-        # What the board writes when it records a failed run.
+    if failure is not None and action in (failure.action, Action.BUDGET_STOPPED):
+        # What the board writes when it records a failed run (or one the budget stopped).
         changes = {"failure_stage": failure.stage.value, "failure_detail": "it broke"}
     if action is Action.DRAFT_COMPLETED:
         changes["kind"] = Kind.INTENT.value
@@ -138,6 +138,8 @@ def suggested(text: str) -> set[Action]:
     if head in _ACTING_REACTIONS:
         text = rest
     for name in _COMMAND.findall(text):
+        if BY_NAME[name].access is Access.READ:
+            continue  # /status, /log, /diff only look: they work in every phase
         action = BY_NAME[name].action
         assert action is not None, f"/{name} {{slug}} suggested, but /{name} acts on no card"
         found.add(action)
@@ -165,21 +167,25 @@ def posted_for(graph: Graph) -> dict[str, set[State]]:
 
 # The card view's own hints (chat catalogue) and where the view shows them.
 VIEW_HINTS = {"card_split_offer": frozenset({Phase.PLANNING_WITH_FEEDBACK})}
+# ...and those it shows only right after a move: the states that move leads to.
+VIEW_HINTS_AFTER = {"card_budget_stop": Action.BUDGET_STOPPED}
+
+
+def view_texts(key: str) -> list[str]:
+    return [catalogue[key] for catalogue in chat_texts.CATALOGUES.values()]
 
 
 def wrong_suggestions(graph: Graph) -> list[tuple[str, Action, State]]:
+    shown = [(key, catalogue_texts(key), states) for key, states in posted_for(graph).items()]
+    for key, phases in VIEW_HINTS.items():
+        shown.append((key, view_texts(key), {s for s in graph.states if s.phase in phases}))
+    for key, after in VIEW_HINTS_AFTER.items():
+        shown.append((key, view_texts(key), graph.reached_by(after)))
     wrong = []
-    where = posted_for(graph)
-    for key, states in where.items():
-        for text in catalogue_texts(key):
+    for key, texts, states in shown:
+        for text in texts:
             for action in suggested(text):
                 for state in states:
-                    if transitions.find(action, state.phase, state.kind, state.stage) is None:
-                        wrong.append((key, action, state))
-    for key, phases in VIEW_HINTS.items():
-        for catalogue in chat_texts.CATALOGUES.values():
-            for action in suggested(catalogue[key]):
-                for state in (s for s in graph.states if s.phase in phases):
                     if transitions.find(action, state.phase, state.kind, state.stage) is None:
                         wrong.append((key, action, state))
     return wrong
@@ -217,9 +223,11 @@ async def test_every_suggested_command_is_allowed_where_it_is_posted(graph: Grap
         key
         for catalogue in chat_texts.CATALOGUES.values()
         for key, text in catalogue.items()
-        if _COMMAND.search(text)
+        if any(BY_NAME[name].access is not Access.READ for name in _COMMAND.findall(text))
     }
-    unaccounted = suggesting - {k for k, states in where.items() if states} - set(VIEW_HINTS)
+    accounted = {k for k, states in where.items() if states} | set(VIEW_HINTS)
+    accounted |= {k for k, action in VIEW_HINTS_AFTER.items() if graph.reached_by(action)}
+    unaccounted = suggesting - accounted
     assert unaccounted == set()
     assert wrong_suggestions(graph) == []
 
@@ -228,7 +236,7 @@ async def test_a_deliberate_dead_end_is_found(tmp_path: Path, monkeypatch) -> No
     # Take away every way out of a failed inspection but archive: the check must say so.
     broken = tuple(
         replace(row, sources=row.sources - {Phase.INSPECTOR_FAILED})
-        if row.action in (Action.RETRY, Action.CANCEL)
+        if row.action in (Action.RETRY, Action.CANCEL, Action.ALLOW)
         else row
         for row in transitions.TRANSITIONS
     )
@@ -239,9 +247,16 @@ async def test_a_deliberate_dead_end_is_found(tmp_path: Path, monkeypatch) -> No
     finally:
         await store.close()
     assert {s.phase for s in dead_ends(graph)} == {Phase.INSPECTOR_FAILED}
-    # ...and the failure notice, which still suggests /retry and /cancel, is wrong there.
+    # ...and the failure notice, which still suggests /retry and /cancel, is wrong there,
+    # as are the budget's notice and hint for an inspection the budget stopped.
     wrong = {(key, action) for key, action, _ in wrong_suggestions(graph)}
-    assert wrong == {("inspector_failed", Action.RETRY), ("inspector_failed", Action.CANCEL)}
+    assert wrong == {
+        ("inspector_failed", Action.RETRY),
+        ("inspector_failed", Action.CANCEL),
+        ("budget_stopped", Action.RETRY),
+        ("budget_stopped", Action.ALLOW),
+        ("card_budget_stop", Action.ALLOW),
+    }
 
 
 def test_suggestions_are_read_from_the_texts() -> None:

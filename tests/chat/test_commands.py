@@ -40,7 +40,13 @@ GOOD = [
     ("/archive login", "archive", {"slug": "login"}),
     ("/deploy login", "deploy", {"slug": "login"}),
     ("/log login", "log", {"slug": "login"}),
-    ("/runs", "runs", {}),
+    ("/diff Login", "diff", {"slug": "login"}),
+    ("!diff login", "diff", {"slug": "login"}),
+    ("/runs", "runs", {"pipeline": None}),
+    ("/runs 3F9C0A1B2D4E", "runs", {"pipeline": "3f9c0a1b2d4e"}),
+    ("/budget", "budget", {}),
+    ("/allow", "allow", {"slug": None}),
+    ("/allow Login", "allow", {"slug": "login"}),
     ("/accept 12", "accept", {"request": 12}),
     ("/decline #3", "decline", {"request": 3}),
     ("  /START   login  ", "start", {"slug": "login"}),
@@ -69,12 +75,14 @@ BAD = [
     ("/accept 0", "accept", Problem.BAD_NUMBER, "0"),
     ("/decline -1", "decline", Problem.BAD_NUMBER, "-1"),
     ("/accept ٣", "accept", Problem.BAD_NUMBER, "٣"),  # not an ASCII digit
-    ("/runs now", "runs", Problem.TOO_MANY, "now"),
+    ("/runs a b", "runs", Problem.TOO_MANY, "b"),
+    ("/budget now", "budget", Problem.TOO_MANY, "now"),
+    ("/allow -x", "allow", Problem.BAD_SLUG, "-x"),
     ("/status a b", "status", Problem.TOO_MANY, "b"),
     ("/log", "log", Problem.MISSING, "slug"),
 ]
 # Every one-slug command: without its slug, with a bad one, with one word too many.
-for _name in ("split", "research", "fix", "retry", "cancel", "archive", "deploy", "log"):
+for _name in ("split", "research", "fix", "retry", "cancel", "archive", "deploy", "log", "diff"):
     BAD += [
         (f"/{_name}", _name, Problem.MISSING, "slug"),
         (f"/{_name} -x", _name, Problem.BAD_SLUG, "-x"),
@@ -113,7 +121,8 @@ def test_unknown_command_suggests_close_ones() -> None:
 def test_usage_lines_come_from_the_table() -> None:
     assert BY_NAME["inspect"].usage == "/inspect <slug> [status|route]"
     assert BY_NAME["answer"].usage == "/answer <slug> <text>"
-    assert BY_NAME["runs"].usage == "/runs"
+    assert BY_NAME["runs"].usage == "/runs [<pipeline>]"
+    assert BY_NAME["allow"].usage == "/allow [<slug>]"
     assert BY_NAME["status"].usage == "/status [<slug>]"
 
 

@@ -277,6 +277,10 @@ async def test_stranger_is_told_once_an_hour_and_nothing_changes(env: Env) -> No
     row = await env.one(msg("/start login", STRANGER))
     assert row.purpose == "refusal" and "may not" in row.text
     assert await env.said(msg("/archive login", STRANGER)) == []
+    # /help is the one command a stranger may use: it says how to get in, once an hour.
+    [help_row] = await env.said(msg("/help", STRANGER))
+    assert help_row.text.startswith("/help [<command>]") and "/start" not in help_row.text
+    assert STRANGER.id in help_row.text and "requesters" in help_row.text
     assert await env.said(msg("/help", STRANGER)) == []
     assert await env.phase("login") is Phase.PLANNED and await env.jobs() == []
     env.clock.advance(3601)
@@ -459,3 +463,35 @@ async def test_ways_forward_from_waiting_and_failed_phases(
     row = await env.one(msg(command))
     assert await env.phase("login") is after, row.text
     assert row.purpose == "reply"
+
+
+# --- prefixes (issue 14) -------------------------------------------------------------
+
+
+async def test_commands_work_with_either_prefix(env: Env) -> None:
+    await env.card("login")
+    row = await env.one(msg("!start login"))
+    assert await env.phase("login") is Phase.OPERATOR_RUNNING, row.text
+    status = await env.one(msg("!status login"))
+    assert "login" in status.text and status.purpose == "reply"
+    usage = await env.one(msg("!start"))
+    assert "Usage: /start <slug>" in usage.text  # shown with the first prefix
+
+
+async def test_texts_show_the_first_configured_prefix(store, tmp_path) -> None:
+    from tests.chat.conftest import make_env
+
+    bang = make_env(store, tmp_path, prefixes=("!",))
+    await bang.card("login", Phase.DEPLOYED)
+    refused = await bang.one(msg("!start login"))
+    assert "!inspect" in refused.text and "/inspect" not in refused.text
+    help_text = (await bang.one(msg("!help"))).text
+    assert "!status" in help_text and "/status" not in help_text
+    # "/" is not a prefix of this bot: "/status" is conversation in a room.
+    assert await bang.said(msg("/status")) == []
+
+
+async def test_bare_help_and_status_work_in_a_direct_chat_only(env: Env) -> None:
+    assert "Commands:" in (await env.one(dm("help"))).text
+    assert (await env.one(dm("Status"))).text == "The board is empty."
+    assert await env.said(msg("help")) == []  # in a room, a word is conversation

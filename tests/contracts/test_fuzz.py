@@ -25,6 +25,7 @@ from runners.contracts import (
     parse_review,
     parse_routing,
     parse_split,
+    parse_synthesis,
     routing_actions,
 )
 from runners.contracts.markers import ALL_MARKERS
@@ -43,6 +44,7 @@ PARSERS: dict[str, Callable[[str], Any]] = {
     "builder": parse_builder_answer,
     "fixer": parse_fixer_answer,
     "fixer-no-questions": lambda text: parse_fixer_answer(text, question_allowed=False),
+    "synthesis": lambda text: parse_synthesis(text, ["a-part", "b-part"]),
 }
 
 # Pieces that steer random text into the parsers' deeper branches.

@@ -26,6 +26,7 @@ from runners.contracts import (
     parse_research,
     parse_review,
     parse_split,
+    parse_synthesis,
     routing_actions,
 )
 from runners.contracts.markers import (
@@ -42,6 +43,8 @@ from runners.contracts.markers import (
     REVIEW_RESULT,
     ROUTING_RESULT,
     SPLIT_REPORT,
+    SYNTHESIS_REPORT,
+    SYNTHESIS_RESULT,
     Marker,
 )
 from runners.profiles import AllowedProfiles
@@ -99,6 +102,7 @@ def render_all(intent: str = INTENT, report: str = "Changed x.") -> dict[str, st
             intent_body=intent,
             write_scope=["src/report/**"],
             feedback=report,
+            acceptance_criteria=["the export has a header row", report],
         ),
         "builder-continue": prompts.builder_continue_prompt(),
         "reviewer": prompts.reviewer_prompt(
@@ -107,6 +111,7 @@ def render_all(intent: str = INTENT, report: str = "Changed x.") -> dict[str, st
             intent_path=f"docs/intent/{SLUG}.md",
             intent_body=intent,
             builder_report=report,
+            acceptance_criteria=["the export has a header row"],
         ),
         "researcher": prompts.researcher_prompt(
             slug=SLUG, research_intent_path=f"docs/research-intent/{SLUG}.md", intent_body=intent
@@ -127,6 +132,17 @@ def render_all(intent: str = INTENT, report: str = "Changed x.") -> dict[str, st
             commit_hash=COMMIT,
             question_history=HISTORY,
             question_rounds_left=1,
+            acceptance_criteria=[report],
+            attempt=2,
+        ),
+        "synthesis": prompts.synthesis_prompt(
+            slug=SLUG,
+            intent_path=f"docs/intent/{SLUG}.md",
+            intent_body=intent,
+            children=[
+                {"slug": "first-child", "commit": COMMIT, "builder_report": report},
+                {"slug": "second-child", "commit": COMMIT, "review_report": report},
+            ],
         ),
     }
 
@@ -253,6 +269,31 @@ def test_the_answer_examples_in_the_prompts_satisfy_the_parsers() -> None:
     fixer = rendered["fixer"]
     parse_fixer_answer(example(fixer, COMMIT_MESSAGE) + example(fixer, BUILDER_REPORT))
     parse_fixer_answer(example(fixer, FIXER_QUESTION))
+    synthesis = rendered["synthesis"]
+    parse_synthesis(
+        example(synthesis, SYNTHESIS_REPORT) + "\n" + example(synthesis, SYNTHESIS_RESULT),
+        ["first-child", "second-child"],
+    )
+
+
+def test_acceptance_criteria_reach_builder_reviewer_and_fixer_as_data() -> None:
+    rendered = render_all()
+    for name in ("builder", "reviewer", "fixer"):
+        text = rendered[name]
+        assert "## Acceptance criteria" in text
+        assert "- the export has a header row" in text or "- Changed x." in text, name
+    assert "any acceptance\ncriterion is not met" in rendered["reviewer"]
+    none = prompts.builder_prompt(
+        slug=SLUG, intent_path="i.md", intent_body=INTENT, write_scope=[], feedback=""
+    )
+    assert prompts.NO_CRITERIA in none
+
+
+def test_the_reviewer_is_told_to_stay_on_the_commit() -> None:
+    text = render_all()["reviewer"]
+    assert f"git grep -F '<identifier>' {COMMIT}" in text
+    assert "do not run `git status`" in text and "No `cd` first" in text
+    assert f"git show --stat {COMMIT}" in text
 
 
 def json_example(text: str, marker: Marker) -> dict[str, Any]:
@@ -306,6 +347,7 @@ READ_ONLY = [
     "operator",
     "planner-split",
     "reviewer",
+    "synthesis",
     "inspector-implementation-status",
     "inspector-route-next",
 ]

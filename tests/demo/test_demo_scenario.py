@@ -17,6 +17,7 @@ from runners.contracts import (
     parse_review,
     parse_routing,
     parse_split,
+    parse_synthesis,
     routing_actions,
 )
 
@@ -38,6 +39,8 @@ def test_each_demo_answer_is_valid() -> None:
         "RESEARCH-REPORT": lambda a: parse_research(a),
         "INSPECTION_RESULT": lambda a: parse_inspection(a, TrustedDeployment(status="unknown")),
         "ROUTING_RESULT": lambda a: parse_routing(a, routing_actions(allowed)),
+        # The demo's split makes these two children; the synthesis sums them up.
+        "SYNTHESIS-RESULT": lambda a: parse_synthesis(a, ["demo-part-one", "demo-part-two"]),
     }
     assert {t["match"] for t in turns} == set(parsers)
     for turn in turns:

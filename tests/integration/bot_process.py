@@ -33,6 +33,8 @@ def bot_config(
     requesters: tuple[str, ...] = (),
     extra: str = "",
     bot_lines: tuple[str, ...] = (),
+    matrix_rooms: tuple[str, ...] | None = None,
+    matrix_lines: tuple[str, ...] = (),
 ) -> Path:
     secrets = root / "secrets"
     secrets.mkdir(exist_ok=True)
@@ -66,7 +68,8 @@ def bot_config(
             f'homeserver = "{m["homeserver"]}"',
             f'user_id = "{m["accounts"]["bot"]["user_id"]}"',
             'password_file = "secrets/matrix"',
-            f'rooms = ["{m["rooms"]["public"]["room_id"]}"]',
+            f"rooms = {json.dumps(list(matrix_rooms or (m['rooms']['public']['room_id'],)))}",
+            *matrix_lines,
         ]
     env = 'env = { FAKE_CLI_SCENARIO = "./scenario.json", FAKE_CLI_STATE = "./scenario.state.json", FAKE_CLI_LOG = "./calls.jsonl" }'
     for cli in ("codex", "claude"):

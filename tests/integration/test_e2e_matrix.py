@@ -63,7 +63,10 @@ async def test_draft_dialogue_over_matrix(tmp_path: Path, servers, matrix_peer) 
         await owner.say(room, "/draft a report for the team")
         first = await bot_says(owner, room, bot_id, r"Which format\?")
         content = first["content"]
-        assert content["msgtype"] == "m.notice" and "<b>" in content["formatted_body"]
+        # A question rings the owner: an m.text mentioning them (m.notice stays silent).
+        assert content["msgtype"] == "m.text"
+        assert content["m.mentions"] == {"user_ids": [owner.user_id]}
+        assert f"https://matrix.to/#/{owner.user_id}" in content["formatted_body"]
         await owner.reply(room, "PDF", first["event_id"])
         second = await bot_says(owner, room, bot_id, r"How often\?")
         await owner.react(room, second["event_id"], "2️⃣")

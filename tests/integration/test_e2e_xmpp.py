@@ -12,7 +12,14 @@ from pathlib import Path
 
 import psutil
 
-from tests.pipeline.harness import builder_answer, child, direct, operator_answer, review_answer
+from tests.pipeline.harness import (
+    builder_answer,
+    child,
+    direct,
+    operator_answer,
+    review_answer,
+    synthesis_answer,
+)
 from tests.pipeline.support import Fifo
 
 from .e2e import WITHIN, bot_says_directly, stanza_id, start_bot
@@ -43,7 +50,8 @@ async def test_start_split_into_two_children_built_reviewed_and_parent_done(
             "children": [child("part-a", 1, []), child("part-b", 2, ["part-a"])],
         }
     )
-    turns = [{"match": "OPERATOR-DECISION", "answer": decision}, BUILD, APPROVE]
+    synthesis = {"match": "SYNTHESIS-RESULT", "answer": synthesis_answer(["part-a", "part-b"])}
+    turns = [{"match": "OPERATOR-DECISION", "answer": decision}, BUILD, APPROVE, synthesis]
     bot, room = await start_bot(tmp_path, servers.info, turns, {"report": INTENT}, xmpp_peer)
     try:
         command = await room.say("/start report")
@@ -56,6 +64,8 @@ async def test_start_split_into_two_children_built_reviewed_and_parent_done(
         assert reviewed == {"part-a", "part-b"}
         assert "Fine work." in first["body"]
         await room.bot_says(r"report: all children succeeded")
+        summed = await room.bot_says(r"report: the synthesis of its children is in")
+        assert "docs/review/report.md" in summed["body"] and "Both parts are in." in summed["body"]
         assert bot.phase("report") == "done"
         assert bot.phase("part-a") == bot.phase("part-b") == "ready_for_deployment"
     finally:

@@ -94,7 +94,7 @@ async def test_three_workers_build_review_and_deploy_ten_cards_exactly_once(
     assert f"database: {fleet.database} (PostgreSQL, reachable), schema version" in checked.stdout
     for host in HOSTS:
         assert f"worker on {host} (" in checked.stdout
-    assert "stopped, lanes deploy, light, role:fixer" in checked.stdout
+    assert "stopped, lanes deploy, light, role:inspector, role:operator" in checked.stdout
     assert f"repository: git remote file://{fleet.remote}" in checked.stdout
     assert "reachable," in checked.stdout
 

@@ -63,7 +63,7 @@ timeout_s = 30
 timeout_s = 30
 [roles.inspector]
 timeout_s = 30
-[roles.fixer]
+[roles.synthesis]
 timeout_s = 30
 
 [escalation.models]
@@ -162,6 +162,16 @@ def review_answer(decision: str = "approve", report: str = "Looks right.") -> st
     )
 
 
+def synthesis_answer(
+    children: list[str], gaps: list[str] | None = None, report: str = "Both parts are in."
+) -> str:
+    verdict = {"schema_version": 1, "children": children, "gaps": gaps or []}
+    return (
+        f"===SYNTHESIS-REPORT===\n# Synthesis\n\n{report}\n===END-SYNTHESIS-REPORT===\n"
+        f"===SYNTHESIS-RESULT===\n{json.dumps(verdict)}\n===END-SYNTHESIS-RESULT==="
+    )
+
+
 @dataclass
 class Harness:
     root: Path
@@ -215,6 +225,7 @@ async def open_harness(root: Path, repo: Path, text: str, log: Path) -> Harness:
         config.bot.repo,
         default_lane="light",
         deploy_configured=bool(config.deploy and config.deploy.command),
+        budgets=config.budgets(),
     )
     await board.import_cards()
     worker = make_worker(config, board, instance_id=uuid.uuid4().hex, poll_s=0.5)

@@ -317,7 +317,9 @@ async def test_a_broken_final_builder_answer_is_rejected_at_once(
     assert len(h.prompts_of("COMMIT-MESSAGE")) == 1
     # Its telemetry says the answer did not count.
     runs = {r.role: r for r in await telemetry.for_card(h.store.reader, card.id)}
-    assert runs["builder"].outcome.startswith("rejected: ")
+    builder = runs["builder"]
+    assert (builder.outcome, builder.accepted) == ("ok", False)
+    assert builder.shown_outcome.startswith("rejected: ") and "BUILDER-REPORT" in builder.rejection
     assert runs["operator"].outcome == "ok"
 
 

@@ -29,7 +29,7 @@ CLAUDE_KEY = "claude-loopback-key-9a7e"
 # Model names the pinned CLIs know (codex offers its shell tool as `exec_command`).
 MODELS = {"codex": ("gpt-5.5", "medium"), "claude": ("claude-sonnet-4-5", "")}
 OTHER = {"codex": "claude", "claude": "codex"}
-ROLES = ("operator", "planner", "reviewer", "researcher", "inspector", "fixer")
+ROLES = ("operator", "planner", "reviewer", "researcher", "inspector", "synthesis")
 
 CONFIG = """
 [bot]

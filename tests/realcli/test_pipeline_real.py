@@ -24,7 +24,7 @@ from tests.realcli.harness import (
     judge_the_commit_in_the_prompt,
     review_of,
 )
-from tests.realcli.providers import Say, Seen, Steps, WriteFile
+from tests.realcli.providers import Say, Seen, Shell, Steps, WriteFile
 
 COMMIT_RE = re.compile(r"\b[0-9a-f]{40}\b")
 CARD_RE = re.compile(r"intent card\s+`([a-z0-9-]+)`")
@@ -293,3 +293,28 @@ async def test_two_cards_build_at_once_in_separate_worktrees(pipeline, cli: str)
     assert git(rh.h.repo, "rev-parse", "main") == main_head
     after = tree_snapshot(rh.h.repo)
     assert {k: v for k, v in after.items() if not k.startswith("docs/review/")} == before
+
+
+async def test_a_claude_builder_gets_the_iteration_limit_in_total(pipeline) -> None:
+    """The light lane's limit is 5: a first run that talks for three turns leaves the
+    resumed run two (`--max-turns 2` on the real CLI), not five more."""
+    rh = await pipeline("claude", {"greeting": "# Greeting\n\nAdd greet.py.\n"})
+    rh.model.script(
+        Say(direct("claude")),
+        Shell("ls"),
+        Shell("ls"),
+        Say("Not finished yet."),
+        Shell("ls"),
+        Shell("ls"),
+        Shell("ls"),  # a sixth turn: the real CLI never asks for it
+    )
+    await rh.h.board.act("greeting", Action.START, actor=OWNER)
+    await rh.run_until_idle()
+    card = await rh.h.board.card("greeting")
+    assert card.phase is Phase.PLANNING_WITH_FEEDBACK, (card.failure_stage, card.failure_detail)
+    builds = [run for run in await rh.runs("greeting") if run.role == "builder"]
+    assert builds[0].turns == 3 and builds[0].outcome == "ok"
+    assert "Reached maximum number of turns (2)" in builds[1].outcome
+    # Five model requests of the builder in all; the sixth turn was never requested.
+    assert len(rh.model.seen) == 1 + 5 and rh.model.pending == 1
+    assert builds[1].session_id == builds[0].session_id

@@ -18,7 +18,7 @@ from chatbot.domain.phases import Kind, Phase
 from chatbot.domain.transitions import Action
 from chatbot.store import cards as card_store
 from chatbot.store import questions as question_store
-from tests.pipeline.harness import builder_answer, git, operator_answer
+from tests.pipeline.harness import builder_answer, git, operator_answer, synthesis_answer
 from tests.pipeline.support import tree_snapshot
 from tests.realcli.harness import (
     OWNER,
@@ -147,13 +147,26 @@ async def test_operator_split_children_are_built_in_order(real, cli) -> None:
         judge_the_commit_in_the_prompt,
         *build("part-b/b.txt", "b\n", "Add part b"),
         judge_the_commit_in_the_prompt,
+        # The synthesis looks at a child's commit with its real tools, then sums up.
+        lambda seen: Shell(f"git show --stat {re.findall(r'[0-9a-f]{40}', seen.prompt)[-1]}"),
+        Say(synthesis_answer(["part-a", "part-b"], gaps=["No index page links the parts."])),
     )
     await rh.h.board.act("report", Action.START, actor=OWNER)
     await rh.run_until_idle()
 
     parent = await rh.h.board.card("report")
     kids = {k.slug: k for k in await card_store.children(rh.h.store.reader, parent.id)}
-    assert parent.phase is Phase.DONE, [(k.phase, k.failure_detail) for k in kids.values()]
+    assert parent.phase is Phase.DONE, (parent.failure_detail, [k.phase for k in kids.values()])
+    summing, summed = rh.model.seen[-2:]
+    assert summing.cwd == str(rh.h.repo) and "SYNTHESIS-RESULT" in summing.prompt
+    assert kids["part-a"].commit_hash in summing.prompt
+    assert "part-b/b.txt" in summed.tool_results[-1]
+    assert "Both parts are in." in (rh.h.repo / "docs/review/report.md").read_text()
+    assert parent.data["synthesis"]["gaps"] == ["No index page links the parts."]
+    # One pipeline: the parent's id on its children and on every run, through the real CLIs.
+    assert {k.pipeline_run_id for k in kids.values()} == {parent.pipeline_run_id}
+    _, runs = await rh.h.board.pipeline_runs(parent.pipeline_run_id)
+    assert len(runs) == 6 and all(run.accepted for _, run in runs)
     assert {slug: kid.phase for slug, kid in kids.items()} == {
         "part-a": Phase.READY_FOR_DEPLOYMENT,
         "part-b": Phase.READY_FOR_DEPLOYMENT,

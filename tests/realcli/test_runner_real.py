@@ -293,3 +293,23 @@ async def test_openrouter_runtime_reaches_its_base_url_with_its_key(
     assert result.output.answer == "via the openrouter runtime"
     assert responses_model.seen[0].model == "vendor/some-model"
     assert responses_model.seen[0].headers["Authorization"] == f"Bearer {CODEX_KEY}"
+
+
+async def test_the_steps_of_a_run_are_read_from_the_real_clis_stream(
+    cli, cli_bins, model, tmp_path: Path
+) -> None:
+    # What a status message shows while an agent works: each command it runs and
+    # each file it changes, read from the CLI's own event stream as it goes.
+    repo = make_repo(tmp_path, {})
+    model.script(Shell("git log --oneline"), WriteFile("notes.txt", "hi\n"), Say("Done with both."))
+    steps: list[str] = []
+    request = run_request(
+        cli, cli_bins, model, tmp_path, repo, "Look, then write.", mode=Mode.WORKSPACE_WRITE
+    )
+    result = await run_model(
+        cli, request, limits=LIMITS, base_env=child_env(tmp_path / "home"), on_step=steps.append
+    )
+    assert result.ok, (result.failure, result.stderr_tail[-2000:])
+    assert result.output.answer == "Done with both."  # the final parse is unchanged
+    assert any("git log --oneline" in step for step in steps), steps
+    assert any("notes.txt" in step for step in steps), steps

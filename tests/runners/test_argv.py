@@ -66,24 +66,38 @@ def test_claude_read_only_disallows_write_tools() -> None:
         "claude",
         request(
             binary="claude",
-            allowed_tools=("Bash(git *)", "Read"),
+            allowed_tools=("Read",),
         ),
     )
     assert invocation.argv == (
         "claude",
         "-p",
         "--output-format",
-        "json",
+        "stream-json",
+        "--verbose",
         "--permission-mode",
         "dontAsk",
         "--setting-sources",
         "",
         "--allowedTools",
-        "Bash(git *) Read",
+        "Read",
         "--disallowedTools",
         "Edit,Write,NotebookEdit",
     )
     assert invocation.stdin == "do it"
+
+
+def test_claude_git_grants_come_with_their_writing_option_denied() -> None:
+    # `git diff --output=FILE` writes a file, and a grant of `git diff *` lets it through.
+    argv = build_invocation(
+        "claude", request(binary="claude", allowed_tools=claude.REVIEW_GIT_TOOLS)
+    ).argv
+    assert argv[argv.index("--allowedTools") + 1] == (
+        "Bash(git show *) Bash(git diff *) Bash(git log *)"
+    )
+    assert argv[argv.index("--disallowedTools") + 1] == (
+        "Edit,Write,NotebookEdit,Bash(git * --output*)"
+    )
 
 
 def test_claude_builder_max_turns_model_effort_resume() -> None:

@@ -16,7 +16,10 @@ from chatbot.store import cards as card_store
 from chatbot.store import chat as chat_store
 from chatbot.store.jobs import claim
 
-ROOMS = [Destination("xmpp", "ops@muc"), Destination("matrix", "!room")]
+ROOMS = [
+    Destination("xmpp", "ops@muc", owners=("owner@example.org",)),
+    Destination("matrix", "!room", owners=("@owner:example.org", "@second:example.org")),
+]
 
 
 @pytest.fixture
@@ -63,7 +66,9 @@ async def test_a_review_goes_to_every_room_decision_first_and_cut_with_the_path(
     assert text.startswith("🔎 c: review reject for aaaaaaaaaaaa.")
     assert len(text) <= MAX_POST_CHARS and "docs/review/c.md" in text
     assert "/fix c" in text
-    assert rows[0].html is None and rows[1].html.startswith("<b>")
+    # Matrix gets the report's markdown rendered; XMPP plain text.
+    assert rows[0].html is None and rows[1].html.startswith("<p>🔎 c: review reject")
+    assert "<h1>Review</h1>" in rows[1].html
 
 
 async def test_a_question_is_posted_with_numbered_options_and_linked(board) -> None:
@@ -79,6 +84,13 @@ async def test_a_question_is_posted_with_numbered_options_and_linked(board) -> N
     assert len(rows) == 2 and rows[0].question_id is not None
     assert "1️⃣ S3\n2️⃣ local disk" in rows[0].text
     assert "/answer c" in rows[0].text
+    # The question alone mentions the owners, each room its own transport's ids.
+    assert [r.mentions for r in rows] == [
+        ("owner@example.org",),
+        ("@owner:example.org", "@second:example.org"),
+    ]
+    others = [r for r in await posts(board) if r.purpose != "question"]
+    assert others and all(r.mentions == () for r in others)
 
 
 async def test_a_rolled_back_change_posts_nothing(board) -> None:
@@ -167,3 +179,16 @@ async def test_a_fixer_commit_is_announced_as_the_fixers(board) -> None:
     )
     [row] = [r for r in await posts(board) if r.transport == "xmpp"]
     assert row.text == "🔧 c: fixer committed ffffffffffff: Fix it"
+
+
+def test_the_notice_catalogues_have_the_same_keys_and_fields() -> None:
+    import string
+
+    from chatbot.notify.texts import TEXTS
+
+    def fields(text: str) -> set[str]:
+        return {name for _, name, _, _ in string.Formatter().parse(text) if name}
+
+    assert set(TEXTS["en"]) == set(TEXTS["de"])
+    for key, text in TEXTS["en"].items():
+        assert fields(text) == fields(TEXTS["de"][key]), key

@@ -33,6 +33,7 @@ class ScriptedTransport(Transport):
         self.sent: list[tuple[str, str, str | None, str | None]] = []
         self.disconnect_next = False
         self.delivered = asyncio.Event()
+        self.mentions: list[tuple[str, ...]] = []
 
     async def start(self) -> None:
         await self._set_online(True)
@@ -41,8 +42,17 @@ class ScriptedTransport(Transport):
         await self._set_online(False)
 
     async def send(
-        self, target: Target, text: str, *, reply_to=None, html=None, txn_id=None
+        self,
+        target: Target,
+        text: str,
+        *,
+        reply_to=None,
+        html=None,
+        txn_id=None,
+        replaces=None,
+        mentions=(),
     ) -> str:
+        self.mentions.append(tuple(mentions))
         if self.disconnect_next:
             self.disconnect_next = False
             await self._set_online(False)
@@ -86,6 +96,15 @@ async def test_rows_go_out_in_order_once_and_are_remembered(store: Store) -> Non
     assert await chat_store.pending(store.reader, "xmpp") == []
     posted = await chat_store.posted(store.reader, "xmpp", "id-2")
     assert posted is not None and posted.room == "room@muc"
+
+
+async def test_who_a_row_mentions_survives_the_outbox(store: Store) -> None:
+    transport = ScriptedTransport()
+    await transport.start()
+    await post(store, "room@muc", "which?", purpose="question", mentions=("o@x", "p@x"))
+    await post(store, "room@muc", "a notice")
+    await OutboxSender(store, {"xmpp": transport}).flush()
+    assert transport.mentions == [("o@x", "p@x"), ()]
 
 
 async def test_a_refusing_room_waits_and_others_go_on(store: Store, caplog) -> None:

@@ -175,8 +175,30 @@ def test_notice_content_has_plain_and_html_bodies_and_reply() -> None:
         "format": "org.matrix.custom.html",
         "formatted_body": "<b>done</b>",
         "m.relates_to": {"m.in_reply_to": {"event_id": "$q"}},
+        "m.mentions": {},
     }
-    assert notice_content("plain") == {"msgtype": "m.notice", "body": "plain"}
+    assert notice_content("plain") == {"msgtype": "m.notice", "body": "plain", "m.mentions": {}}
+
+
+def test_a_mention_is_a_pill_and_m_mentions_in_a_message_that_rings() -> None:
+    c = notice_content("Question for demo:\nwhich?", "<p>Question</p>", mentions=["@owner:hs.test"])
+    # m.notice would be silenced by the default push rules, mention or not.
+    assert c["msgtype"] == "m.text"
+    assert c["m.mentions"] == {"user_ids": ["@owner:hs.test"]}
+    assert c["body"] == "@owner:hs.test: Question for demo:\nwhich?"
+    assert c["formatted_body"].startswith(
+        '<p><a href="https://matrix.to/#/@owner:hs.test">@owner:hs.test</a>:</p>\n<p>Question</p>'
+    )
+    plain = notice_content("a <b> & c", mentions=["@o:hs"])
+    assert plain["formatted_body"].endswith("<p>a &lt;b&gt; &amp; c</p>")
+
+
+def test_an_edit_mentions_nobody() -> None:
+    from chatbot.transports.matrix_events import edit_content
+
+    c = edit_content("$orig", "step 2", "<p>step 2</p>")
+    assert c["m.mentions"] == {} and c["m.new_content"]["m.mentions"] == {}
+    assert c["msgtype"] == "m.notice"
 
 
 def test_reaction_txn_id_is_stable_per_reaction() -> None:

@@ -66,6 +66,7 @@ async def ran(board: BoardService, slug: str, role: str, cost: float, tokens: in
             configured_model="gpt-5-codex-mini",
             actual_model="gpt-5-codex-mini",
             reasoning_effort="medium",
+            actual_reasoning_effort="medium",
             input_tokens=tokens,
             cached_tokens=tokens // 4,
             output_tokens=tokens // 10,

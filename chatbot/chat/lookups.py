@@ -1,0 +1,83 @@
+"""The commands that only look: /help, /status, /log, /diff (/runs is in spending.py).
+
+Nothing here changes the board; each answer is one post that reports no change.
+"""
+
+from __future__ import annotations
+
+from chatbot.board import BoardService, CardView, UnknownCard
+from chatbot.chat import render, render_diff
+from chatbot.chat.commands import Invocation
+from chatbot.chat.replies import Origin, Replies
+from runners.commit_view import CommitViewError
+
+# How many runs /status <slug> shows.
+RUNS_SHOWN = 5
+
+
+class Lookups:
+    def __init__(self, board: BoardService, replies: Replies):
+        self.board = board
+        self.replies = replies
+        self.locale = replies.locale
+
+    async def help(self, origin: Origin, invocation: Invocation) -> None:
+        name = invocation.text("command") or None
+        text = render.help_text(self.locale, name, origin.role, origin.identity.id)
+        await self.replies.send(origin.event, text)
+
+    async def status(self, origin: Origin, invocation: Invocation) -> None:
+        slug = invocation.text("slug")
+        if slug:
+            await self._card_status(origin, slug)
+            return
+        summary = await self.board.summary(with_slugs=True)
+        questions = []
+        for question in await self.board.open_questions():
+            card = await self.board.card_by_id(question.card_id)
+            questions.append((card.slug if card else "-", question))
+        requests = await self.board.pending_requests()
+        text = render.board(summary, questions, requests, await self.board.job_slugs(), self.locale)
+        await self.replies.send(origin.event, text)
+
+    async def _card_status(self, origin: Origin, slug: str) -> None:
+        if view := await self._view(origin, slug):
+            runs = await self.board.runs_of(view.card.id, RUNS_SHOWN)
+            text = render.card(view, runs, self.locale)
+            await self.replies.send(origin.event, text, card_id=view.card.id)
+
+    async def log(self, origin: Origin, invocation: Invocation) -> None:
+        if view := await self._view(origin, invocation.text("slug")):
+            text = render.history(view, self.locale)
+            await self.replies.send(origin.event, text, card_id=view.card.id)
+
+    async def diff(self, origin: Origin, invocation: Invocation) -> None:
+        view = await self._view(origin, invocation.text("slug"))
+        if view is None:
+            return
+        card = view.card
+        if not card.commit_hash:
+            phase = card.phase.label(self.locale)
+            await self.replies.say(origin.event, "diff_none", slug=card.slug, phase=phase)
+            return
+        try:
+            shown = await self.board.commit_diff(card.commit_hash)
+        except CommitViewError as error:
+            await self.replies.say(
+                origin.event,
+                "diff_failed",
+                slug=card.slug,
+                commit=card.commit_hash[:12],
+                detail=str(error),
+                purpose="refusal",
+            )
+            return
+        text = render_diff.diff(card.slug, shown, self.locale)
+        await self.replies.send(origin.event, text, card_id=card.id)
+
+    async def _view(self, origin: Origin, slug: str) -> CardView | None:
+        try:
+            return await self.board.view(slug)
+        except UnknownCard:
+            await self.replies.unknown_card(origin.event, slug)
+            return None

@@ -1,0 +1,146 @@
+"""A run's status message: posted when a job's first run starts, then edited in place.
+
+Long agent runs (tens of minutes) used to show "started" and, much later, "ended".
+Now each job gets one message per room that the bot edits as the run goes on
+(XMPP message correction, Matrix m.replace, a new console line): phase, role,
+elapsed time and the agent's latest step, at most every `progress_interval_s`
+(the worker's ticker decides when); the last edit states the outcome. A builder's
+further turns edit the same message. Edits go through the outbox like every post;
+an older edit still waiting there is dropped for the newer one.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from dataclasses import dataclass, field
+from typing import Protocol
+
+from chatbot.board import Card, RunRecord
+from chatbot.notify.format import cut, duration, markdown_html
+from chatbot.store import Db, Store
+from chatbot.store import chat as chat_store
+
+
+class Poster(Protocol):
+    """What the status messages need of the notifier (which owns them)."""
+
+    store: Store
+    locale: str
+
+    def t(self, key: str, **values: object) -> str: ...
+
+    async def post(
+        self, db: Db, body: str, *, card: Card | None, purpose: str
+    ) -> list[tuple[int, chat_store.Post]]: ...
+
+
+@dataclass
+class _Status:
+    """What the bot posted for one job's run(s), and what the next edit needs."""
+
+    posted: list[tuple[int, chat_store.Post]]
+    role: str
+    runtime: str
+    model: str
+    turns: int = 1
+    steps: list[str] = field(default_factory=list)
+
+
+# Jobs whose message may still be edited; older ones are done with long since.
+KEPT_JOBS = 200
+
+
+class RunStatus:
+    def __init__(self, notifier: Poster):
+        self.notifier = notifier
+        self._jobs: OrderedDict[int, _Status] = OrderedDict()
+
+    async def started(self, card: Card, role: str, runtime: str, model: str, job_id: int) -> None:
+        status = self._jobs.get(job_id)
+        model = model or "default"
+        text = self.notifier.t(
+            "run_started", slug=card.slug, role=role, runtime=runtime, model=model
+        )
+        async with self.notifier.store.transaction() as db:
+            if status is None:  # the job's first run: its message
+                posted = await self.notifier.post(db, text, card=card, purpose="run")
+                self._jobs[job_id] = _Status(posted, role, runtime, model)
+                while len(self._jobs) > KEPT_JOBS:
+                    self._jobs.popitem(last=False)
+            else:  # a further turn of the same job: the same message says so
+                status.turns += 1
+                await self._edit(db, status, card, self._progress_text(card, status, 0.0, None))
+
+    async def progress(
+        self, card: Card, job_id: int, role: str, elapsed: float, step: str | None
+    ) -> None:
+        status = self._jobs.get(job_id)
+        if status is None:
+            return
+        async with self.notifier.store.transaction() as db:
+            await self._edit(db, status, card, self._progress_text(card, status, elapsed, step))
+
+    async def finished(self, card: Card, record: RunRecord) -> None:
+        text = self._outcome_text(card, record)
+        status = self._jobs.get(record.job_id) if record.job_id is not None else None
+        async with self.notifier.store.transaction() as db:
+            if status is None:
+                await self.notifier.post(db, text, card=card, purpose="run")
+            else:
+                await self._edit(db, status, card, text)
+
+    # --- texts ----------------------------------------------------------------------
+
+    def _progress_text(self, card: Card, status: _Status, elapsed: float, step: str | None) -> str:
+        t = self.notifier.t
+        text = t(
+            "run_progress",
+            slug=card.slug,
+            role=status.role,
+            phase=card.phase.label(self.notifier.locale),
+            elapsed=duration(elapsed),
+            runtime=status.runtime,
+            model=status.model,
+        )
+        if status.turns > 1:
+            text += " " + t("run_turn", turn=status.turns)
+        if step:
+            text += "\n" + t("run_step", step=step)
+        return text
+
+    def _outcome_text(self, card: Card, record: RunRecord) -> str:
+        tokens = (
+            f"{record.input_tokens or 0} in / {record.output_tokens or 0} out tokens"
+            if record.input_tokens is not None
+            else "tokens unknown"
+        )
+        cost = ""
+        if record.cost_usd is not None:
+            # "~": priced from the tokens with the configured price, not the runtime's figure.
+            cost = f", {'~' if record.cost_estimated else ''}${record.cost_usd:.4f}"
+        key = "run_finished" if record.outcome == "ok" else "run_failed"
+        return self.notifier.t(
+            key,
+            slug=card.slug,
+            role=record.role,
+            failure=cut(record.outcome, 160, " …"),
+            duration=duration(record.duration_s),
+            tokens=tokens,
+            cost=cost,
+        )
+
+    async def _edit(self, db: Db, status: _Status, card: Card, text: str) -> None:
+        for row_id, original in status.posted:
+            await chat_store.enqueue(
+                db,
+                chat_store.Post(
+                    transport=original.transport,
+                    target=original.target,
+                    target_kind=original.target_kind,
+                    text=text,
+                    html=markdown_html(text) if original.transport == "matrix" else None,
+                    card_id=card.id,
+                    purpose="run",
+                    replaces_id=row_id,
+                ),
+            )

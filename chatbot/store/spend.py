@@ -1,0 +1,83 @@
+"""What the model runs cost, summed from telemetry for budgets and `/budget`.
+
+A run's cost is its `cost_usd`: the CLI's own figure or, for a runtime that reports
+none, its tokens at the configured price. A run with neither counts as nothing and is
+counted apart (`unpriced`), so a missing price is visible instead of silently cheap.
+Days are local days, as on the web board's chart.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from chatbot.store.db import Db
+
+_DAY = "date(t.created_at, 'unixepoch', 'localtime')"
+_SUMS = (
+    "coalesce(sum(t.cost_usd), 0.0), count(*), coalesce(sum(t.cost_estimated), 0), "
+    "coalesce(sum(t.cost_usd IS NULL), 0)"
+)
+
+
+@dataclass(frozen=True)
+class Spend:
+    """The cost of a group of runs (a day, a lane, a card)."""
+
+    name: str
+    usd: float
+    runs: int
+    estimated: int = 0
+    unpriced: int = 0
+
+
+def _spend(name: str, row) -> Spend:  # noqa: ANN001 - a database row
+    return Spend(name, float(row[0]), int(row[1]), int(row[2]), int(row[3]))
+
+
+async def between(db: Db, name: str, start: float, end: float) -> Spend:
+    """Every run from `start` to before `end` (a local day's bounds: the worker asks on
+    every wake-up while runs wait, so this must use the index on the time)."""
+    row = await db.fetchone(
+        f"SELECT {_SUMS} FROM telemetry t WHERE t.created_at >= ? AND t.created_at < ?",
+        (start, end),
+    )
+    assert row is not None
+    return _spend(name, row)
+
+
+async def of_card(db: Db, card_id: int) -> Spend:
+    """Every run a card ever had."""
+    row = await db.fetchone(f"SELECT {_SUMS} FROM telemetry t WHERE t.card_id = ?", (card_id,))
+    assert row is not None
+    return _spend(str(card_id), row)
+
+
+async def by_day(db: Db, since_day: str) -> list[Spend]:
+    rows = await db.fetchall(
+        f"SELECT {_DAY} AS day, {_SUMS} FROM telemetry t WHERE {_DAY} >= ? "
+        "GROUP BY day ORDER BY day DESC",
+        (since_day,),
+    )
+    return [_spend(row[0], row[1:]) for row in rows]
+
+
+async def by_lane(db: Db, since_day: str) -> list[Spend]:
+    """By the lane the run's job was queued in (a card's lane, or a role's own)."""
+    rows = await db.fetchall(
+        f"SELECT coalesce(j.lane, '-') AS lane, {_SUMS} FROM telemetry t "
+        f"LEFT JOIN jobs j ON j.id = t.job_id WHERE {_DAY} >= ? "
+        "GROUP BY lane ORDER BY 2 DESC, lane",
+        (since_day,),
+    )
+    return [_spend(row[0], row[1:]) for row in rows]
+
+
+async def by_card(db: Db, since_day: str, limit: int) -> list[tuple[int, Spend]]:
+    """The cards that cost most since `since_day`, with their whole cost: (card id, spend)."""
+    rows = await db.fetchall(
+        f"SELECT c.id, c.slug, {_SUMS} FROM telemetry t JOIN cards c ON c.id = t.card_id "
+        f"WHERE c.id IN (SELECT card_id FROM telemetry t WHERE {_DAY} >= ?) "
+        "GROUP BY c.id ORDER BY 3 DESC, c.slug LIMIT ?",
+        (since_day, limit),
+    )
+    return [(row[0], _spend(row[1], row[2:])) for row in rows]

@@ -1,0 +1,160 @@
+"""The normalised events every transport emits, and who and where they come from.
+
+A transport turns wire events into these small frozen types. Authority is
+decided elsewhere by comparing `Identity` values; a transport's only job there
+is to put a *real* identity into `sender`, or None when it cannot know it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True, slots=True)
+class Identity:
+    """A person on one transport: a bare JID, a Matrix user id, the console owner.
+
+    Never a nickname or display name; two identities are the same person only
+    when both fields are equal.
+    """
+
+    transport: str
+    id: str
+
+    def __str__(self) -> str:
+        return f"{self.transport}:{self.id}"
+
+
+@dataclass(frozen=True, slots=True)
+class Room:
+    """A group chat: a MUC bare JID, a Matrix room id, the console."""
+
+    transport: str
+    id: str
+
+    def __str__(self) -> str:
+        return f"{self.transport}:{self.id}"
+
+
+#: Where a message goes: a room, or a person (direct chat).
+Target = Room | Identity
+
+
+@dataclass(frozen=True, slots=True)
+class SenderDevice:
+    """What an end-to-end encrypted transport knows of the device an event came from.
+
+    Authority still comes from `sender`; this only says whether the device may
+    speak for that sender under the configured trust mode, and if not, why.
+    """
+
+    #: The device id ("" when the event named none, e.g. it came unencrypted).
+    id: str
+    trusted: bool
+    #: Why not, when not: unverified, unknown, blocked, key_mismatch, forwarded, unencrypted.
+    reason: str = ""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class IncomingMessage:
+    """A new text message (possibly a reply) that may carry a command."""
+
+    transport: str
+    #: Where an answer goes: the room, or the sender for a direct chat.
+    chat: Target
+    #: None when the sender's real identity is unknown (e.g. a room that hides JIDs).
+    sender: Identity | None
+    text: str
+    #: The id the server knows the message by (a reply or reaction names this).
+    message_id: str
+    reply_to: str | None = None
+    is_direct: bool = False
+    #: Nick or display name, for display only; never compare it.
+    sender_name: str = ""
+    #: When the server took it (Unix time), set only for an event that reaches us
+    #: late: caught up from an archive, held while we were away, a sync after a gap.
+    at: float | None = None
+    #: The sending device and whether it counts (Matrix E2EE); None where nothing says.
+    device: SenderDevice | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class IncomingReaction:
+    """Reaction keys someone added to or removed from a message."""
+
+    transport: str
+    chat: Target
+    sender: Identity | None
+    #: The message the reaction is on.
+    target_id: str
+    added: frozenset[str] = frozenset()
+    removed: frozenset[str] = frozenset()
+    #: The reaction's own id on the wire (its stanza or event id).
+    message_id: str = ""
+    is_direct: bool = False
+    sender_name: str = ""
+    at: float | None = None
+    device: SenderDevice | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class IncomingEdit:
+    """A correction of an earlier message; its own type so that it can be refused."""
+
+    transport: str
+    chat: Target
+    sender: Identity | None
+    target_id: str
+    text: str
+    message_id: str
+    is_direct: bool = False
+    sender_name: str = ""
+    at: float | None = None
+    device: SenderDevice | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class IncomingUnreadable:
+    """A message the transport could not read: encrypted, and its key has not come.
+
+    Emitted once per missing key; the message itself is kept and delivered as an
+    ordinary (late) event when the key arrives.
+    """
+
+    transport: str
+    chat: Target
+    sender: Identity | None
+    #: The unreadable message (answers point at it).
+    target_id: str
+    message_id: str
+    is_direct: bool = False
+    sender_name: str = ""
+    at: float | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class IncomingVerification:
+    """A device verification (Matrix SAS) the sender runs with the bot.
+
+    `state` is "compare" (emoji to compare with the sender's client), "done"
+    (the device is verified) or "cancelled".
+    """
+
+    transport: str
+    chat: Target
+    sender: Identity
+    device_id: str
+    state: str
+    emoji: tuple[str, ...] = ()
+    #: Why a verification was cancelled (the protocol's reason), for "cancelled".
+    detail: str = ""
+    message_id: str = ""
+    target_id: str = ""
+    is_direct: bool = True
+    sender_name: str = ""
+    at: float | None = None
+
+
+IncomingEvent = (
+    IncomingMessage | IncomingReaction | IncomingEdit | IncomingUnreadable | IncomingVerification
+)

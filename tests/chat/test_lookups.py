@@ -1,0 +1,134 @@
+"""The looking commands that depend on who asks or on git: /help per role and /diff."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from chatbot.chat import render
+from chatbot.chat.authority import Role
+from chatbot.chat.commands import COMMANDS, Access
+from chatbot.domain.phases import Phase
+from chatbot.notify.format import markdown_html
+
+from .conftest import REQUESTER, Env, make_env, msg
+
+
+def git(repo: Path, *args: str) -> str:
+    return subprocess.run(
+        ["git", "-c", "user.name=t", "-c", "user.email=t@example.org", *args],
+        cwd=repo,
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout.strip()
+
+
+def commit(repo: Path, files: dict[str, str], subject: str) -> str:
+    if not (repo / ".git").exists():
+        git(repo, "init", "-q")
+    for name, text in files.items():
+        (repo / name).write_text(text)
+    git(repo, "add", "--all")
+    git(repo, "commit", "-qm", subject)
+    return git(repo, "rev-parse", "HEAD")
+
+
+# --- /help for the caller -------------------------------------------------------------
+
+
+async def test_an_owner_sees_every_command_and_the_reactions(env: Env) -> None:
+    text = (await env.one(msg("/help"))).text
+    for command in COMMANDS:
+        assert command.usage in text
+    assert "Reactions" in text
+
+
+async def test_a_requester_sees_what_they_may_look_at_or_ask_for(env: Env) -> None:
+    text = (await env.one(msg("/help", REQUESTER))).text
+    shown = {c.name for c in COMMANDS if c.usage + " " in text}
+    assert shown == {c.name for c in COMMANDS if c.access is not Access.OWNER}
+    assert (
+        "/start <slug> — let the operator decide how to build a card (becomes a request for an owner)"
+        in text
+    )
+    assert "Reactions" not in text and "/archive" not in text and "/accept" not in text
+
+
+def test_help_per_role_in_german() -> None:
+    requester = render.help_text("de", role=Role.REQUESTER)
+    assert "wird zu einer Anfrage an einen Owner" in requester and "/archive" not in requester
+    stranger = render.help_text("de", role=Role.STRANGER, identity="x@example.org")
+    assert "x@example.org" in stranger and "/status" not in stranger
+    hidden = render.help_text("de", role=Role.STRANGER)
+    assert "verbirgt echte Adressen" in hidden
+
+
+async def test_a_stranger_in_a_room_that_hides_them_learns_why(env: Env) -> None:
+    [row] = await env.said(msg("/help", None))
+    assert "hides real addresses" in row.text and "/start" not in row.text
+
+
+# --- /diff ----------------------------------------------------------------------------
+
+
+@pytest.fixture
+def repo(env: Env) -> Path:
+    return env.board.repo
+
+
+async def test_diff_shows_the_stat_and_the_first_lines_in_code_blocks(env: Env, repo) -> None:
+    commit(repo, {"README.md": "hello\n"}, "Start")
+    lines = "".join(f"line {n} with /status and ``` inside\n" for n in range(500))
+    head = commit(repo, {"report.py": lines}, "Add the report")
+    await env.card("report", Phase.READY_FOR_DEPLOYMENT, commit_hash=head)
+    row = await env.one(msg("/diff report", REQUESTER))
+    text = row.text
+    assert text.startswith(f"report: commit {head[:12]}\n```\n{head[:7]} Add the report")
+    assert "report.py | 500 +" in text and "1 file changed, 500 insertions(+)" in text
+    assert "````diff\n" in text and "+line 0 with /status and ``` inside" in text
+    assert f"more lines; the whole commit: git show {head[:12]}" in text
+    assert len(text) <= render.MAX_CHARS
+    # Each block is closed: Matrix shows both as code, nothing after them as code.
+    html = markdown_html(text)
+    assert html.count("<pre><code") == 2 and html.rstrip().endswith("</p>")
+    assert row.card_id is not None and row.purpose == "reply"
+
+
+async def test_diff_in_a_bang_room_keeps_the_diffs_own_words(tmp_path: Path, store) -> None:
+    env = make_env(store, tmp_path, prefixes=("!",))
+    repo = env.board.repo
+    head = commit(repo, {"cli.py": "print('/status')\n"}, "Say /status")
+    await env.card("cli", Phase.READY_FOR_DEPLOYMENT, commit_hash=head)
+    text = (await env.one(msg("!diff cli"))).text
+    assert "+print('/status')" in text
+
+
+async def test_diff_without_a_commit_says_where_the_card_is_and_what_to_do(env: Env) -> None:
+    await env.card("early")
+    row = await env.one(msg("/diff early"))
+    assert row.text == "early has no commit yet (planned). /status early says what comes next."
+    assert (await env.one(msg("/status early"))).text.startswith("early")
+
+
+async def test_diff_of_a_commit_git_does_not_have_says_why(env: Env, repo) -> None:
+    commit(repo, {"a.txt": "a\n"}, "A")
+    await env.card("lost", Phase.READY_FOR_DEPLOYMENT, commit_hash="0" * 40)
+    row = await env.one(msg("/diff lost"))
+    assert row.purpose == "refusal"
+    assert row.text.startswith("Could not show lost's commit 000000000000: fatal: bad object")
+    assert row.text.endswith("/status lost shows the card.")
+
+
+async def test_diff_of_an_unknown_card_suggests_the_close_ones(env: Env) -> None:
+    await env.card("report")
+    assert "Did you mean report?" in (await env.one(msg("/diff reprot"))).text
+
+
+async def test_diff_when_the_repository_is_gone(env: Env, repo) -> None:
+    await env.card("gone", Phase.READY_FOR_DEPLOYMENT, commit_hash="a" * 40)
+    repo.rename(repo.with_name("moved"))
+    row = await env.one(msg("/diff gone"))
+    assert "the repository is not there" in row.text
