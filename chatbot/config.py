@@ -21,7 +21,22 @@ from pydantic import (
     model_validator,
 )
 
-from chatbot.config_file import PATTERN_WORDS, describe, describe_pattern, resolve_paths
+from chatbot.config_file import (
+    DATABASE_URL_PATTERN,
+    ENV_NAME,
+    GIT_URL_PATTERN,
+    HOMESERVER_PATTERN,
+    LISTEN_PATTERN,
+    MATRIX_ROOM_RE,
+    MATRIX_USER_RE,
+    NAME_RE,
+    PATTERN_WORDS,
+    PREFIX_PATTERN,
+    XMPP_BARE_JID_RE,
+    KeyProblem,
+    describe,
+    resolve_paths,
+)
 from chatbot.domain.budgets import Budgets
 from chatbot.domain.roles import ROLES, ProfileFrom
 from chatbot.secret_files import SecretFileError, check_secret_files
@@ -39,44 +54,6 @@ ROLE_NAMES = tuple(role.name for role in ROLES)
 # Roles that run with the card's lane profile ([lanes.*]), not a [roles.*] section of their own.
 LANE_ROLES = tuple(role.name for role in ROLES if role.profile_from is ProfileFrom.LANE)
 USD = Annotated[float, Field(ge=0, le=1_000_000)]
-
-XMPP_BARE_JID_RE = re.compile(
-    describe_pattern(r"^[^@/\s]+@[^@/\s]+$", "a bare JID such as board@example.org")
-)
-MATRIX_USER_RE = re.compile(
-    describe_pattern(
-        r"^@[a-z0-9._=/+-]+:[A-Za-z0-9.-]+(:\d+)?$", "a Matrix user id such as @board:example.org"
-    )
-)
-# Aliases carry a server; room ids of room version 12 and later do not.
-MATRIX_ROOM_RE = re.compile(r"^(#[^:\s]+:[A-Za-z0-9.-]+(:\d+)?|![^:\s]+(:[A-Za-z0-9.-]+(:\d+)?)?)$")
-NAME_RE = describe_pattern(
-    r"^[a-z][a-z0-9_-]{0,31}$",
-    "a lane name: lowercase letters, digits, - and _, starting with a letter",
-)
-PREFIX_PATTERN = describe_pattern(
-    r"^[^\sA-Za-z0-9]{1,2}$", "a command prefix of one or two signs, such as / or !"
-)
-HOMESERVER_PATTERN = describe_pattern(
-    r"^https?://[^\s/]+(/[^\s]*)?$", "an http(s) address such as https://matrix.example.org"
-)
-ENV_NAME = describe_pattern(
-    r"^[A-Z_][A-Z0-9_]{0,63}$", "an environment variable name (A-Z, digits and _)"
-)
-DATABASE_URL_PATTERN = describe_pattern(
-    r"^postgres(ql)?://[^\s:@/]+@[^\s/@]+(:\d{1,5})?/[^\s/?]+(\?[^\s]*)?$",
-    "a file path, or a PostgreSQL address such as postgresql://board@db.example.org:5432/board "
-    "(the password goes in database_password_file, not in the address)",
-)
-GIT_URL_PATTERN = describe_pattern(
-    r"^((ssh|https?|git|file)://[^\s]+|[A-Za-z0-9._-]+@[A-Za-z0-9.-]+:[^\s]+)$",
-    "a folder, or a git address such as git@git.example.org:team/app.git, "
-    "https://git.example.org/team/app.git or file:///srv/git/app.git",
-)
-LISTEN_PATTERN = describe_pattern(
-    r"^(\d{1,3}(\.\d{1,3}){3}|\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9.-]+):\d{1,5}$",
-    "an address and port such as 127.0.0.1:8080 or [::1]:8080",
-)
 
 # "" means "the CLI's default model".
 ModelName = Annotated[str, StringConstraints(pattern=f"^$|{MODEL_PATTERN}")]
@@ -148,15 +125,13 @@ class BotSection(_Section):
         pattern = DATABASE_URL_PATTERN if info.field_name == "database" else GIT_URL_PATTERN
         if isinstance(value, str) and not re.fullmatch(pattern, value):
             shown = value if len(value) <= 60 else value[:57] + "..."
-            raise _KeyProblem(
-                f"bot.{info.field_name}", f"{shown!r} is not {PATTERN_WORDS[pattern]}"
-            )
+            raise KeyProblem(f"bot.{info.field_name}", f"{shown!r} is not {PATTERN_WORDS[pattern]}")
         return value
 
     @model_validator(mode="after")
     def _password_for_postgres(self) -> BotSection:
         if self.database_password_file is not None and self.sqlite_file is not None:
-            raise _KeyProblem(
+            raise KeyProblem(
                 "bot.database_password_file", "only a postgresql:// database takes a password"
             )
         return self
@@ -288,7 +263,7 @@ class WorkersSection(_Section):
     @model_validator(mode="after")
     def _beat_within_lease(self) -> WorkersSection:
         if self.heartbeat_s * 2 > self.lease_s:
-            raise _KeyProblem("workers.heartbeat_s", "must be at most half of workers.lease_s")
+            raise KeyProblem("workers.heartbeat_s", "must be at most half of workers.lease_s")
         return self
 
 
@@ -319,34 +294,34 @@ class Config(_Section):
     def _runtimes_exist(self) -> Config:
         for name, lane in self.lanes.items():
             if lane.runtime not in self.runtimes:
-                raise _KeyProblem(
+                raise KeyProblem(
                     f"lanes.{name}.runtime",
                     f"runtime {lane.runtime!r} has no [runtimes.{lane.runtime}] section",
                 )
         for name in ROLE_NAMES:
             if name in LANE_ROLES and name in self.roles:
                 problem = f"the {name} runs with the card's lane ([lanes.*]); remove this section"
-                raise _KeyProblem(f"roles.{name}", problem)
+                raise KeyProblem(f"roles.{name}", problem)
             if name in LANE_ROLES:
                 continue
             runtime = self.role(name).runtime
             if runtime not in self.runtimes:
-                raise _KeyProblem(
+                raise KeyProblem(
                     f"roles.{name}.runtime",
                     f"runtime {runtime!r} has no [runtimes.{runtime}] section",
                 )
         for runtime in self.escalation.models:
             if runtime not in self.runtimes:
-                raise _KeyProblem(f"escalation.models.{runtime}", "no such runtime is configured")
+                raise KeyProblem(f"escalation.models.{runtime}", "no such runtime is configured")
         codex = self.runtimes.get("codex")
         if codex is not None and codex.api_key_file is not None and codex.base_url is None:
-            raise _KeyProblem(
+            raise KeyProblem(
                 "runtimes.codex.api_key_file",
                 "codex uses its own login (CODEX_HOME); a key file needs base_url too",
             )
         openrouter = self.runtimes.get("openrouter")
         if openrouter is not None and openrouter.api_key_file is None:
-            raise _KeyProblem(
+            raise KeyProblem(
                 "runtimes.openrouter.api_key_file", "required for the OpenRouter runtime"
             )
         return self
@@ -411,13 +386,6 @@ class Config(_Section):
     def redacted(self) -> dict[str, Any]:
         """The effective configuration for printing: secret files by path, never by value."""
         return self.model_dump(mode="json", exclude_none=True)
-
-
-class _KeyProblem(ValueError):
-    def __init__(self, key: str, problem: str):
-        super().__init__(f"{key}: {problem}")
-        self.key = key
-        self.problem = problem
 
 
 def parse_config(text: str, file: Path, *, secrets: bool = True) -> Config:

@@ -25,6 +25,15 @@ from runners.profiles import MODEL_PATTERN, REASONING_EFFORT_PATTERN
 PATTERN_WORDS: dict[str, str] = {}
 
 
+class KeyProblem(ValueError):
+    """A validator's finding about one key, reported as that key and the problem."""
+
+    def __init__(self, key: str, problem: str):
+        super().__init__(f"{key}: {problem}")
+        self.key = key
+        self.problem = problem
+
+
 def describe_pattern(pattern: str, words: str) -> str:
     """Register what `pattern` means; returns the pattern, for use in Field(pattern=...)."""
     PATTERN_WORDS[pattern] = words
@@ -38,6 +47,45 @@ describe_pattern(
 )
 describe_pattern(
     REASONING_EFFORT_PATTERN, "a reasoning effort such as low, medium or high, or empty"
+)
+
+# The shapes of the values a user writes, each with its words.
+XMPP_BARE_JID_RE = re.compile(
+    describe_pattern(r"^[^@/\s]+@[^@/\s]+$", "a bare JID such as board@example.org")
+)
+MATRIX_USER_RE = re.compile(
+    describe_pattern(
+        r"^@[a-z0-9._=/+-]+:[A-Za-z0-9.-]+(:\d+)?$", "a Matrix user id such as @board:example.org"
+    )
+)
+# Aliases carry a server; room ids of room version 12 and later do not.
+MATRIX_ROOM_RE = re.compile(r"^(#[^:\s]+:[A-Za-z0-9.-]+(:\d+)?|![^:\s]+(:[A-Za-z0-9.-]+(:\d+)?)?)$")
+NAME_RE = describe_pattern(
+    r"^[a-z][a-z0-9_-]{0,31}$",
+    "a lane name: lowercase letters, digits, - and _, starting with a letter",
+)
+PREFIX_PATTERN = describe_pattern(
+    r"^[^\sA-Za-z0-9]{1,2}$", "a command prefix of one or two signs, such as / or !"
+)
+HOMESERVER_PATTERN = describe_pattern(
+    r"^https?://[^\s/]+(/[^\s]*)?$", "an http(s) address such as https://matrix.example.org"
+)
+ENV_NAME = describe_pattern(
+    r"^[A-Z_][A-Z0-9_]{0,63}$", "an environment variable name (A-Z, digits and _)"
+)
+DATABASE_URL_PATTERN = describe_pattern(
+    r"^postgres(ql)?://[^\s:@/]+@[^\s/@]+(:\d{1,5})?/[^\s/?]+(\?[^\s]*)?$",
+    "a file path, or a PostgreSQL address such as postgresql://board@db.example.org:5432/board "
+    "(the password goes in database_password_file, not in the address)",
+)
+GIT_URL_PATTERN = describe_pattern(
+    r"^((ssh|https?|git|file)://[^\s]+|[A-Za-z0-9._-]+@[A-Za-z0-9.-]+:[^\s]+)$",
+    "a folder, or a git address such as git@git.example.org:team/app.git, "
+    "https://git.example.org/team/app.git or file:///srv/git/app.git",
+)
+LISTEN_PATTERN = describe_pattern(
+    r"^(\d{1,3}(\.\d{1,3}){3}|\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9.-]+):\d{1,5}$",
+    "an address and port such as 127.0.0.1:8080 or [::1]:8080",
 )
 
 # Values of keys that name a file: a URL there is a mistake, not a strange file name.
@@ -157,7 +205,7 @@ def _key_and_problem(item: Any, model: type[BaseModel]) -> tuple[str, str]:
         return ".".join(loc), _bad_name(kind, ctx, loc[-1] if loc else "")
     key = ".".join(loc)
     error = ctx.get("error")
-    if kind == "value_error" and hasattr(error, "key") and hasattr(error, "problem"):
+    if kind == "value_error" and isinstance(error, KeyProblem):
         return error.key, error.problem
     if kind == "extra_forbidden":
         close = _closest(model, loc)

@@ -26,6 +26,13 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
         metafunc.parametrize("engine", ENGINES[:1] if only_sqlite else ENGINES)
 
 
+@pytest.fixture
+def engine() -> str:
+    """Where parametrising cannot reach (a unittest-style case such as hypothesis's
+    stateful machine in tests/pipeline/test_stateful.py): SQLite."""
+    return "sqlite"
+
+
 @pytest.fixture(scope="session")
 def postgres() -> Postgres:
     try:

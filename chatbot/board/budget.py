@@ -106,14 +106,15 @@ class BoardBudget:
         since = local_day(time.time() - (days - 1) * 86400)
         today = local_day()
         costly = []
-        for card_id, spent in await spend.by_card(db, since, cards):
+        start = day_bounds(since)[0]
+        for card_id, spent in await spend.by_card(db, start, cards):
             card = await card_store.get_by_id(db, card_id)
             costly.append((spent, await self.card_budget(card) if card else None))
         return SpendReport(
             day=await self.day_budget(),
             today=await spent_on(db, today),
-            days=await spend.by_day(db, since),
-            lanes=await spend.by_lane(db, since),
+            days=await spend.by_day(db, start),
+            lanes=await spend.by_lane(db, start),
             cards=costly,
             per_card_usd=dict(self.budgets.per_card_usd),
         )

@@ -187,7 +187,12 @@ class ChatHandlers(Lookups, SpendHandlers):
             except UnknownCard:
                 await self.replies.unknown_card(event, argument)
                 return
-            allowed = allowed_actions(card.phase, card.kind, card.failure_stage)
+            allowed = allowed_actions(
+                card.phase,
+                card.kind,
+                card.failure_stage,
+                budget_stopped=budget_stopped(card) is not None,
+            )
             if action not in allowed:
                 refused = TransitionRefused(card.slug, card.phase, action, allowed)
                 await self.replies.send(

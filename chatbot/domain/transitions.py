@@ -348,10 +348,19 @@ def find(
 
 
 def allowed_actions(
-    phase: Phase, kind: Kind, failure_stage: str | None = None, by: By = By.OWNER
+    phase: Phase,
+    kind: Kind,
+    failure_stage: str | None = None,
+    by: By = By.OWNER,
+    *,
+    budget_stopped: bool = False,
 ) -> list[Action]:
+    """What may be done now. /allow is named only on a card its budget stopped: the
+    table allows it wherever a retry is, but anywhere else it would only be refused."""
     seen: dict[Action, None] = {}
     for row in TRANSITIONS:
+        if row.action is A.ALLOW and not budget_stopped:
+            continue
         if row.by is by and _matches(row, phase, kind, failure_stage):
             seen.setdefault(row.action)
     return list(seen)

@@ -3,19 +3,22 @@
 A run's cost is its `cost_usd`: the CLI's own figure or, for a runtime that reports
 none, its tokens at the configured price. A run with neither counts as nothing and is
 counted apart (`unpriced`), so a missing price is visible instead of silently cheap.
-Days are local days, as on the web board's chart.
+Days are the bot's local days, as on the web board's chart: a period starts at a
+timestamp the caller gives, and runs are put into days here, not by the database
+(SQLite's `date(..., 'localtime')` has no PostgreSQL twin, whose idea of local
+time is the server's, not the bot's).
 """
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
 
 from chatbot.store.db import Db
 
-_DAY = "date(t.created_at, 'unixepoch', 'localtime')"
 _SUMS = (
     "coalesce(sum(t.cost_usd), 0.0), count(*), coalesce(sum(t.cost_estimated), 0), "
-    "coalesce(sum(t.cost_usd IS NULL), 0)"
+    "coalesce(sum(CASE WHEN t.cost_usd IS NULL THEN 1 ELSE 0 END), 0)"
 )
 
 
@@ -52,32 +55,43 @@ async def of_card(db: Db, card_id: int) -> Spend:
     return _spend(str(card_id), row)
 
 
-async def by_day(db: Db, since_day: str) -> list[Spend]:
+async def by_day(db: Db, since: float) -> list[Spend]:
+    """Each local day since `since` that had runs, newest first."""
     rows = await db.fetchall(
-        f"SELECT {_DAY} AS day, {_SUMS} FROM telemetry t WHERE {_DAY} >= ? "
-        "GROUP BY day ORDER BY day DESC",
-        (since_day,),
+        "SELECT t.created_at, t.cost_usd, t.cost_estimated FROM telemetry t "
+        "WHERE t.created_at >= ?",
+        (since,),
     )
-    return [_spend(row[0], row[1:]) for row in rows]
+    days: dict[str, list[float | int]] = {}
+    for created_at, cost, estimated in rows:
+        day = days.setdefault(time.strftime("%Y-%m-%d", time.localtime(created_at)), [0.0] * 4)
+        day[0] += cost or 0.0
+        day[1] += 1
+        day[2] += estimated
+        day[3] += cost is None
+    return [
+        Spend(name, float(u), int(r), int(e), int(n))
+        for name, (u, r, e, n) in sorted(days.items(), reverse=True)
+    ]
 
 
-async def by_lane(db: Db, since_day: str) -> list[Spend]:
+async def by_lane(db: Db, since: float) -> list[Spend]:
     """By the lane the run's job was queued in (a card's lane, or a role's own)."""
     rows = await db.fetchall(
         f"SELECT coalesce(j.lane, '-') AS lane, {_SUMS} FROM telemetry t "
-        f"LEFT JOIN jobs j ON j.id = t.job_id WHERE {_DAY} >= ? "
-        "GROUP BY lane ORDER BY 2 DESC, lane",
-        (since_day,),
+        "LEFT JOIN jobs j ON j.id = t.job_id WHERE t.created_at >= ? "
+        "GROUP BY coalesce(j.lane, '-') ORDER BY 2 DESC, 1",
+        (since,),
     )
     return [_spend(row[0], row[1:]) for row in rows]
 
 
-async def by_card(db: Db, since_day: str, limit: int) -> list[tuple[int, Spend]]:
-    """The cards that cost most since `since_day`, with their whole cost: (card id, spend)."""
+async def by_card(db: Db, since: float, limit: int) -> list[tuple[int, Spend]]:
+    """The cards that cost most since `since`, with their whole cost: (card id, spend)."""
     rows = await db.fetchall(
         f"SELECT c.id, c.slug, {_SUMS} FROM telemetry t JOIN cards c ON c.id = t.card_id "
-        f"WHERE c.id IN (SELECT card_id FROM telemetry t WHERE {_DAY} >= ?) "
-        "GROUP BY c.id ORDER BY 3 DESC, c.slug LIMIT ?",
-        (since_day, limit),
+        "WHERE c.id IN (SELECT card_id FROM telemetry WHERE created_at >= ?) "
+        "GROUP BY c.id, c.slug ORDER BY 3 DESC, c.slug LIMIT ?",
+        (since, limit),
     )
     return [(row[0], _spend(row[1], row[2:])) for row in rows]
