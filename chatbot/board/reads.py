@@ -26,7 +26,7 @@ from runners import commit_view
 from runners.commit_view import CommitDiff
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class CardView:
     card: Card
     parent: str | None

@@ -62,7 +62,7 @@ def clean_detail(text: str | None) -> str | None:
     return cleaned[:MAX_FAILURE_DETAIL]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Card:
     id: int
     slug: str
@@ -110,7 +110,7 @@ class Card:
         return cls(**values)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Event:
     card_id: int
     seq: int
