@@ -24,6 +24,8 @@ from urllib.parse import urlsplit, urlunsplit
 
 import psycopg
 import psycopg_pool
+from psycopg.adapt import Dumper
+from psycopg.postgres import types as pg_types
 from psycopg.types.numeric import FloatLoader
 from psycopg.types.string import TextLoader
 
@@ -63,22 +65,30 @@ def _row_factory(cursor: psycopg.AsyncCursor[Any]) -> Any:
     return lambda values: make(values)
 
 
+class _FlagDumper(Dumper):
+    """The schema is SQLite's, where a flag is an INTEGER 0 or 1: a Python bool goes
+    as that, not as PostgreSQL's boolean (which an integer column refuses)."""
+
+    oid = pg_types["int8"].oid
+
+    def dump(self, obj: bool) -> bytes:
+        return b"1" if obj else b"0"
+
+
 async def _configure(conn: psycopg.AsyncConnection[Any]) -> None:
     # JSON aggregates come back as text (the query modules parse JSON themselves, as
     # with SQLite) and sums as floats, not Decimals.
     for name in ("json", "jsonb"):
         conn.adapters.register_loader(name, TextLoader)
     conn.adapters.register_loader("numeric", FloatLoader)
+    conn.adapters.register_dumper(bool, _FlagDumper)
     conn.row_factory = _row_factory  # type: ignore[assignment]
 
 
 def _params(params: Params) -> Params | None:
     # psycopg reads `%` as a placeholder only when parameters are given; the dialect
-    # doubles every literal `%`, so always give them. The schema is SQLite's, where a
-    # flag is an INTEGER 0 or 1: psycopg would send Python's bool as a boolean.
-    if isinstance(params, dict):
-        return {k: int(v) if isinstance(v, bool) else v for k, v in params.items()}
-    return tuple(int(v) if isinstance(v, bool) else v for v in params)
+    # doubles every literal `%`, so always give them.
+    return params if isinstance(params, dict) else tuple(params)
 
 
 @contextlib.contextmanager
@@ -131,7 +141,7 @@ class PostgresDb(Db):
     async def executemany(self, sql: str, rows: Iterable[Sequence[Any]]) -> None:
         async with self._conn.cursor() as cursor:
             try:
-                await cursor.executemany(for_postgres(sql), [_params(row) for row in rows])
+                await cursor.executemany(for_postgres(sql), list(rows))
             except psycopg.errors.IntegrityError as error:
                 raise _integrity(error) from None
 
