@@ -21,12 +21,20 @@ from pathlib import Path
 
 from chatbot.board import BoardService
 from chatbot.store import Store
-from tests.pipeline.harness import BIN, builder_answer, direct, git, review_answer
+from tests.pipeline.harness import (
+    BIN,
+    STAND_IN_RUNTIMES,
+    builder_answer,
+    direct,
+    git,
+    review_answer,
+)
 from tests.realservers.postgres import Postgres
 
 DEPLOY_LOG = "deploys.log"
 
-WORKER_CONFIG = """
+WORKER_CONFIG = (
+    """
 [bot]
 owners = ["owner@example.org"]
 database = "{database}"
@@ -39,13 +47,9 @@ lease_s = {lease_s}
 heartbeat_s = {heartbeat_s}
 host = "{host}"
 
-[runtimes.codex]
-binary = "{bin}/codex"
-pass_env = ["FAKE_CLI_SCENARIO", "FAKE_CLI_STATE", "FAKE_CLI_LOG"]
-[runtimes.claude]
-binary = "{bin}/claude"
-pass_env = ["FAKE_CLI_SCENARIO", "FAKE_CLI_STATE", "FAKE_CLI_LOG"]
-
+"""
+    + STAND_IN_RUNTIMES
+    + """
 [lanes.light]
 runtime = "codex"
 model = "gpt-5-codex-mini"
@@ -65,6 +69,7 @@ idle_timeout_s = 120
 command = ["sh", "-c", "echo \\"$0 $1\\" >> {deploy_log}", "{{slug}}", "{{commit}}"]
 branch = "main"
 """
+)
 
 
 def make_remote(root: Path, slugs: list[str]) -> Path:

@@ -20,20 +20,27 @@ BIN = Path(__file__).resolve().parents[1] / "bin"
 # The engine a test runs on (tests/pipeline/conftest.py sets it per test).
 DATABASE: Any = None
 
-CONFIG = """
-[bot]
-owners = ["owner@example.org"]
-database = "board.sqlite3"
-repo = "repo"
-workspaces = "workspaces"
-
+# The stand-in CLIs of tests/bin, told where the test's scenario, state and log are.
+STAND_IN_RUNTIMES = """
 [runtimes.codex]
 binary = "{bin}/codex"
 pass_env = ["FAKE_CLI_SCENARIO", "FAKE_CLI_STATE", "FAKE_CLI_LOG"]
 [runtimes.claude]
 binary = "{bin}/claude"
 pass_env = ["FAKE_CLI_SCENARIO", "FAKE_CLI_STATE", "FAKE_CLI_LOG"]
+"""
 
+CONFIG = (
+    """
+[bot]
+owners = ["owner@example.org"]
+database = "board.sqlite3"
+repo = "repo"
+workspaces = "workspaces"
+
+"""
+    + STAND_IN_RUNTIMES
+    + """
 [lanes.light]
 runtime = "codex"
 model = "gpt-5-codex-mini"
@@ -70,6 +77,7 @@ timeout_s = 30
 codex = ["gpt-5-codex", "gpt-5-codex-max"]
 claude = ["claude-sonnet-4-5", "claude-opus-4-1"]
 """
+)
 
 
 def git(repo: Path, *args: str) -> str:
