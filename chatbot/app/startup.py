@@ -118,6 +118,9 @@ class Running:
         runs that a crash cut off. A worker alone imports nothing: the bot does.
         """
         recovered = await self.worker.recover(await self.worker.register()) if self.worker else 0
+        # After recovery, which may have queued a job again in the lane it ran in.
+        if moved := await self.board.move_to_card_lanes():
+            log.info("moved %d queued jobs to the lane their role runs in now", moved)
         async with self.store.transaction() as db:
             pruned = await upkeep.prune(db)
             await worker_store.prune(db)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from chatbot.domain.roles import ROLES, ProfileFrom, role_lane
 from chatbot.store import Store, telemetry
 from chatbot.store import cards as card_store
 from chatbot.store import jobs as job_store
@@ -25,8 +26,23 @@ def _alive(identity: str) -> bool:
     return pid.isdigit() and process_identity(int(pid)) == identity
 
 
+# Roles that queue in their card's lane; a job queued before its role did (the fixer,
+# before the card-lane fixer) may still sit in the role's own lane.
+_FORMER_LANES = {
+    role.name: role_lane(role.name) for role in ROLES if role.profile_from is ProfileFrom.LANE
+}
+
+
 class BoardQueue:
     store: Store
+    default_lane: str
+
+    async def move_to_card_lanes(self) -> int:
+        """Jobs queued in a lane no worker serves any more go to the lane their role
+        runs in now (the card's, else the first configured): at start, so an upgrade
+        leaves no job waiting for ever."""
+        async with self.store.transaction() as db:
+            return await job_store.move_to_card_lanes(db, _FORMER_LANES, self.default_lane)
 
     async def queued_lanes(self, lanes: Iterable[str]) -> set[str]:
         """Which of `lanes` have a job waiting: one read, before any claim."""

@@ -242,6 +242,20 @@ class Recovered:
     reason: str
 
 
+async def move_to_card_lanes(db: Db, old_lanes: dict[str, str], default_lane: str) -> int:
+    """Queued jobs of these kinds still in their old lane (kind -> lane) move to their
+    card's lane, or to `default_lane` for a card without one; returns how many moved."""
+    moved = 0
+    for kind, old_lane in old_lanes.items():
+        moved += await db.execute(
+            "UPDATE jobs SET lane = coalesce("
+            "(SELECT c.lane FROM cards c WHERE c.id = jobs.card_id), ?) "
+            "WHERE kind = ? AND state = 'queued' AND lane = ?",
+            (default_lane, kind, old_lane),
+        )
+    return moved
+
+
 async def recover(
     db: Db, *, now: float | None = None, dead_owners: tuple[str, ...] = ()
 ) -> list[Recovered]:

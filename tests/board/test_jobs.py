@@ -207,3 +207,36 @@ async def test_while_running_only_expired_leases_count_as_orphans(store: Store) 
         recovered = await job_store.recover(db)
     assert [r.job.id for r in recovered] == [expired.id]
     assert (await job_store.get(store.reader, alive.id)).state is JobState.RUNNING
+
+
+async def test_jobs_left_in_a_former_role_lane_move_to_their_card_s_lane(
+    board: BoardService,
+) -> None:
+    """A fixer queued before the fixer ran in its card's lane sat in `role:fixer`, which
+    no worker serves now; at start it goes where the fixer runs today."""
+    store = board.store
+    running = await _card(store, "running", Phase.FIXER_RUNNING)
+    laneless = await _card(store, "no-lane", Phase.FIXER_RUNNING)
+    heavy = await _card(store, "heavy-card", Phase.FIXER_RUNNING)
+    async with store.transaction() as db:
+        await db.execute("UPDATE cards SET lane = 'heavy' WHERE id = ?", (heavy,))
+        for card_id in (running, laneless, heavy):
+            await job_store.enqueue(db, kind="fixer", lane="role:fixer", card_id=card_id)
+    # `running` was taken before the upgrade (recovery queues it again first if need be).
+    async with store.transaction() as db:
+        assert await job_store.claim(db, "role:fixer", "old-worker", 60) is not None
+    assert await board.move_to_card_lanes() == 2
+    lanes = {
+        row["card_id"]: (row["lane"], row["state"])
+        for row in await store.reader.fetchall("SELECT card_id, lane, state FROM jobs")
+    }
+    assert lanes == {
+        laneless: (board.default_lane, "queued"),
+        heavy: ("heavy", "queued"),
+        running: ("role:fixer", "running"),  # a running job finishes where it is
+    }
+    assert await board.move_to_card_lanes() == 0
+    # The worker of the default lane takes it now.
+    async with store.transaction() as db:
+        claimed = await job_store.claim(db, board.default_lane, "w", 60)
+    assert claimed is not None and claimed.card_id == laneless

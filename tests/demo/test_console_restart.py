@@ -51,3 +51,24 @@ async def test_a_reaction_after_a_restart_acts_on_the_card_of_the_new_message(tm
     async with running_bot(config) as bot:
         assert (await bot.board.card("readme-badges")).phase.value == "archived"
         assert (await bot.board.card("hello-endpoint")).phase.value == "planned"
+
+
+async def test_a_fixer_queued_before_the_upgrade_is_run_after_it(tmp_path) -> None:
+    """Before the fixer ran in its card's lane it queued in `role:fixer`, a lane no
+    worker serves now: starting the bot moves it where a worker will take it."""
+    config = demo_config(tmp_path)
+    async with running_bot(config) as bot:
+        await bot.prepare()
+        card = await bot.board.card("hello-endpoint")
+        async with bot.store.transaction() as db:
+            await db.execute("UPDATE cards SET phase = 'fixer_running' WHERE id = ?", (card.id,))
+            await db.execute(
+                "INSERT INTO jobs (card_id, kind, lane, state, payload, created_at) "
+                "VALUES (?, 'fixer', 'role:fixer', 'queued', '{}', 0)",
+                (card.id,),
+            )
+    async with running_bot(config) as bot:
+        await bot.prepare()
+        row = await bot.store.reader.fetchone("SELECT lane FROM jobs WHERE kind = 'fixer'")
+        assert bot.worker is not None
+        assert row["lane"] in bot.worker.lanes
