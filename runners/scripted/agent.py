@@ -234,6 +234,31 @@ def rendezvous(turn: dict[str, Any]) -> None:
             time.sleep(0.01)
 
 
+def begin_turn(
+    cli: str,
+    turn: dict[str, Any],
+    *,
+    writable: bool,
+    record: dict[str, Any],
+) -> tuple[list[str], list[str]]:
+    """What both CLIs do before their first line of output: the environment check, the
+    child process, the files (written, or denied in a read-only sandbox), the call's log
+    line (`record` plus those), the rendezvous and the scripted hangs.
+
+    Returns (written, denied)."""
+    check_env(turn)
+    child_pid = prepare_process(turn)
+    written = write_files(turn) if writable else []
+    denied = sorted(turn.get("files") or {}) if not writable else []
+    log_call(cli, {**record, "child_pid": child_pid, "written": written, "denied": denied})
+    rendezvous(turn)
+    if turn.get("hang") in ("before_output", "trickle"):
+        hang(turn)
+    if turn.get("no_output"):
+        finish(turn)
+    return written, denied
+
+
 def emit(line: str, stream=None) -> None:
     stream = stream or sys.stdout
     stream.write(line + "\n")

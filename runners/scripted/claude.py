@@ -180,28 +180,12 @@ def main() -> None:
         session = session or turn.get("session_id") or script.new_session_id()
         state.sessions.setdefault(session, {})
 
-    script.check_env(turn)
-    child_pid = script.prepare_process(turn)
-    writable = can_write(opts)
-    written = script.write_files(turn) if writable else []
-    denied = sorted(turn.get("files") or {}) if not writable else []
-    script.log_call(
+    script.begin_turn(
         CLI,
-        {
-            "turn": index,
-            "stdin": stdin,
-            "session": session,
-            "child_pid": child_pid,
-            "written": written,
-            "denied": denied,
-        },
+        turn,
+        writable=can_write(opts),
+        record={"turn": index, "stdin": stdin, "session": session},
     )
-    script.rendezvous(turn)
-
-    if turn.get("hang") in ("before_output", "trickle"):
-        script.hang(turn)
-    if turn.get("no_output"):
-        script.finish(turn)
     answer = "\n\n".join(script.answers(turn))
     if turn.get("huge_output_bytes"):
         answer = "x" * int(turn["huge_output_bytes"]) + answer

@@ -192,29 +192,12 @@ def main() -> None:
         }
         state.sessions[session] = cumulative
 
-    script.check_env(turn)
-    child_pid = script.prepare_process(turn)
-    writable = opts.get("--sandbox") in ("workspace-write", "danger-full-access")
-    written = script.write_files(turn) if writable else []
-    denied = sorted(turn.get("files") or {}) if not writable else []
-    script.log_call(
+    written, denied = script.begin_turn(
         CLI,
-        {
-            "turn": index,
-            "stdin": stdin,
-            "session": session,
-            "config": config,
-            "child_pid": child_pid,
-            "written": written,
-            "denied": denied,
-        },
+        turn,
+        writable=opts.get("--sandbox") in ("workspace-write", "danger-full-access"),
+        record={"turn": index, "stdin": stdin, "session": session, "config": config},
     )
-    script.rendezvous(turn)
-
-    if turn.get("hang") in ("before_output", "trickle"):
-        script.hang(turn)
-    if turn.get("no_output"):
-        script.finish(turn)
     if not opts.get("--json") and not opts.get("--experimental-json"):
         print("\n\n".join(script.answers(turn)))
         script.finish(turn)
