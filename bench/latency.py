@@ -702,8 +702,12 @@ async def main() -> int:
         help="where the transport keeps processed ids (sqlite: a file)",
     )
     args = parser.parse_args()
+    if args.count < 1 or args.cards < 1:
+        parser.error("--count and --cards must be at least 1")
     logging.basicConfig(level=logging.WARNING)
     if args.role:  # one of the full path's other processes (see start_role)
+        if args.servers is None:
+            parser.error("--role needs --servers (the full path starts these processes itself)")
         await run_role(args.role, load_info(args.servers), args.count, args.cards)
         return 0
 
