@@ -88,9 +88,6 @@ class BoardQueue:
         async with self.store.transaction(exclusive=False) as db:
             await worker_store.stopped(db, [worker])
 
-    async def workers_seen(self, since: float) -> list[worker_store.WorkerRow]:
-        return await worker_store.seen_since(self.store.reader, since)
-
     async def stopped(self, job_ids: Iterable[int]) -> list[int]:
         """Of these jobs, those no longer running (cancelled from here or elsewhere)."""
         return await job_store.not_running(self.store.reader, tuple(job_ids))

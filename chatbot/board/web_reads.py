@@ -1,6 +1,6 @@
 """The board's reads for the web board: every card in one query, what changed since a
-mark (the live pages' server-sent events), runs per day, the queue's health, and
-report files of the repository (never outside it).
+mark (the live pages' server-sent events), runs per day, the queue's health, the
+workers seen, and report files of the repository (never outside it).
 """
 
 from __future__ import annotations
@@ -15,8 +15,13 @@ from typing import NamedTuple
 from chatbot.domain.phases import Kind, Phase
 from chatbot.store import Store, telemetry
 from chatbot.store import jobs as job_store
+from chatbot.store import workers as worker_store
 from chatbot.store.jobs import Job
 from chatbot.store.telemetry import RunRecord
+from chatbot.store.workers import WorkerRow
+
+# A worker process as the runs page lists it: host, lanes, heartbeat, alive or gone.
+WorkerLine = WorkerRow
 
 
 class BoardCard(NamedTuple):
@@ -211,6 +216,10 @@ class WebReads:
         )
         slug_of = {row[0]: row[1] for row in rows}
         return [JobLine(job, slug_of.get(job.id)) for job in jobs]
+
+    async def workers_seen(self, since: float) -> list[WorkerLine]:
+        """The worker processes whose heartbeat came after `since`, on every host."""
+        return await worker_store.seen_since(self.store.reader, since)
 
     async def queue_health(self) -> QueueHealth:
         row = await self.store.reader.fetchone(

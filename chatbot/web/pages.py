@@ -11,7 +11,7 @@ import json
 import time
 from collections.abc import Sequence
 
-from chatbot.board.web_reads import BoardCard, DayRuns, JobLine
+from chatbot.board.web_reads import BoardCard, DayRuns, JobLine, WorkerLine
 from chatbot.domain.phases import Kind, Phase
 from chatbot.web.chart import runs_chart
 from chatbot.web.groups import GROUP_OF, Group
@@ -21,6 +21,8 @@ from chatbot.web.texts import Texts
 # Longest question text on a board card; the card page shows all of it.
 QUESTION_ON_CARD = 160
 CHART_DAYS = 14
+# The runs page lists the workers seen in this long (as `chatbot check` does).
+WORKERS_SEEN_S = 24 * 3600
 
 
 def frame(
@@ -151,7 +153,11 @@ def board_main(cards: Sequence[BoardCard], items: CardItems, now: float | None =
 
 
 def runs_main(
-    jobs: Sequence[JobLine], days: Sequence[DayRuns], t: Texts, now: float | None = None
+    jobs: Sequence[JobLine],
+    days: Sequence[DayRuns],
+    t: Texts,
+    now: float | None = None,
+    workers: Sequence[WorkerLine] = (),
 ) -> Safe:
     now = time.time() if now is None else now
     if jobs:
@@ -187,11 +193,47 @@ def runs_main(
     else:
         table = tag('<p class="none">{text}</p>', text=t("no_jobs"))
     return tag(
-        "<h1>{title}</h1>{table}<h2>{chart_title}</h2>{chart}",
+        "<h1>{title}</h1>{table}<h2>{workers_title}</h2>{workers}<h2>{chart_title}</h2>{chart}",
         title=t("jobs"),
         table=table,
+        workers_title=t("workers", hours=WORKERS_SEEN_S // 3600),
+        workers=workers_table(workers, jobs, t, now),
         chart_title=t("chart", days=CHART_DAYS),
         chart=runs_chart(days, CHART_DAYS, t, now),
+    )
+
+
+def workers_table(
+    workers: Sequence[WorkerLine], jobs: Sequence[JobLine], t: Texts, now: float
+) -> Safe:
+    """The worker processes seen recently, on this host or others, and what each runs."""
+    if not workers:
+        # Queued jobs wait for a worker: say how to start one.
+        return tag('<p class="none">{text}</p>', text=t("no_workers"))
+    running: dict[str, int] = {}
+    for line in jobs:
+        if line.job.state.value == "running" and line.job.lease_owner:
+            running[line.job.lease_owner] = running.get(line.job.lease_owner, 0) + 1
+    rows = [
+        tag(
+            "<tr><td>{host}</td><td>{lanes}</td><td>{running}</td>"
+            '<td class="worker-{state}">{said}</td><td>{seen}</td><td>{up}</td></tr>',
+            host=worker.host,
+            lanes=", ".join(worker.lanes) or "-",
+            running=running.get(worker.id, 0),
+            state="alive" if worker.alive else "gone",
+            said=t("worker_alive") if worker.alive else t("worker_gone"),
+            seen=since(worker.heartbeat_at, t.units, now),
+            up=since(worker.started_at, t.units, now),
+        )
+        for worker in workers
+    ]
+    heads = ("col_host", "col_lanes", "col_running", "col_state", "col_seen", "col_up")
+    return tag(
+        '<div class="scroll"><table class="workers"><thead><tr>{heads}</tr></thead>'
+        "<tbody>{rows}</tbody></table></div>",
+        heads=join(tag("<th>{h}</th>", h=t(key)) for key in heads),
+        rows=join(rows),
     )
 
 

@@ -225,7 +225,9 @@ class WebBoard:
         mark = await self.reads.change_mark()
         jobs = await self.reads.job_lines()
         days = await self.reads.runs_per_day(pages.CHART_DAYS)
-        main = pages.runs_main(jobs, days, self.texts)
+        now = time.time()
+        workers = await self.reads.workers_seen(now - pages.WORKERS_SEEN_S)
+        main = pages.runs_main(jobs, days, self.texts, now, workers)
         return self._page(self.texts("jobs"), main, "runs", mark=mark.token())
 
     async def events(self, request: web.Request) -> web.StreamResponse:

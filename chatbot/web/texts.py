@@ -60,6 +60,17 @@ EN: dict[str, str] = {
     "col_host": "host",
     "jobs": "Queued and running",
     "no_jobs": "Nothing is queued or running.",
+    "workers": "Workers seen in the last {hours} h",
+    "no_workers": (
+        "No worker seen: queued jobs wait until one runs (chatbot run, or chatbot worker "
+        "on any host with the same database)."
+    ),
+    "col_lanes": "lanes",
+    "col_running": "running",
+    "col_seen": "last seen",
+    "col_up": "up",
+    "worker_alive": "alive",
+    "worker_gone": "gone",
     "chart": "Runs and cost per day, last {days} days",
     "chart_label": "{runs} runs, cost {cost} on {day}",
     "chart_runs": "runs",
@@ -136,6 +147,17 @@ DE: dict[str, str] = {
     "col_host": "Host",
     "jobs": "Wartend und laufend",
     "no_jobs": "Nichts wartet oder läuft.",
+    "workers": "Worker der letzten {hours} Std.",
+    "no_workers": (
+        "Kein Worker gesehen: wartende Aufträge warten, bis einer läuft (chatbot run, oder "
+        "chatbot worker auf einem beliebigen Host mit derselben Datenbank)."
+    ),
+    "col_lanes": "Spuren",
+    "col_running": "laufend",
+    "col_seen": "zuletzt gesehen",
+    "col_up": "läuft seit",
+    "worker_alive": "aktiv",
+    "worker_gone": "weg",
     "chart": "Läufe und Kosten pro Tag, letzte {days} Tage",
     "chart_label": "{runs} Läufe, Kosten {cost} am {day}",
     "chart_runs": "Läufe",

@@ -13,7 +13,7 @@ from chatbot.board.web_reads import ChangeMark
 from chatbot.domain.transitions import Action
 from chatbot.web import WebBoard, WebSettings
 from chatbot.web.server import CSP
-from tests.web.boards import HOSTILE_SCRIPT, HOSTILE_TITLE, OWNER
+from tests.web.boards import HOSTILE_SCRIPT, HOSTILE_TITLE, OWNER, WORKER
 
 PAGES = ("", "card/reviewed", "card/asks", "card/hostile", "card/queues", "runs")
 
@@ -294,3 +294,25 @@ async def test_a_draft_shows_its_intake_dialogue_escaped(site) -> None:
     status, _, body = await fetch(site, f"card/{draft.slug}", headers=site.headers())
     assert status == 200 and 'id="conversation"' in body and 'id="intent"' not in body
     assert "<dt>owner</dt><dd>greet people &lt;script&gt;window.pwned=1&lt;/script&gt;</dd>" in body
+
+
+async def test_the_runs_page_lists_the_workers_of_every_host(site) -> None:
+    _, _, body = await fetch(site, "runs", headers=site.headers())
+    assert "No worker seen: queued jobs wait until one runs" in body
+    board = site.board
+    # The seeded builder runs under WORKER; a second worker, on another host, stopped.
+    await board.worker_alive(
+        WORKER, host="build-1", process=None, lanes=["heavy", "light"], lease_s=600
+    )
+    await board.worker_alive(
+        "old", host=HOSTILE_SCRIPT, process=None, lanes=["role:researcher"], lease_s=600
+    )
+    await board.worker_stopped("old")
+    _, _, body = await fetch(site, "runs", headers=site.headers())
+    rows = re.findall(
+        r'<tr><td>([^<]*)</td><td>([^<]*)</td><td>(\d+)</td><td class="worker-(\w+)"', body
+    )
+    assert ("build-1", "heavy, light", "1", "alive") in rows
+    assert ("&lt;script&gt;window.pwned=1&lt;/script&gt;", "role:researcher", "0", "gone") in rows
+    assert HOSTILE_SCRIPT not in body
+    assert "No worker seen" not in body
