@@ -297,6 +297,17 @@ async def test_e2ee_verified_mode_takes_a_device_cross_signed_by_the_owner(
         await process.stop()
 
 
+async def _status_without_its_key(owner, room: str, bot: str, process) -> tuple:
+    """`/status report` sent with a room key the bot's device was not given; returns
+    (the bot's device, the withheld key, the command's event id)."""
+    # A first message sets up the Olm session between the two devices.
+    await owner.say(room, "/help")
+    await bot_says(owner, room, bot, r"Commands:")
+    (device,) = await owner.devices_of(bot, bot_device(process, bot))
+    key = await owner.withhold_from(room, device)
+    return device, key, await owner.say(room, "/status report")
+
+
 async def test_e2ee_missing_room_key_is_requested_said_once_and_handled_when_it_comes(
     tmp_path: Path, servers, e2ee_peer
 ) -> None:
@@ -304,12 +315,7 @@ async def test_e2ee_missing_room_key_is_requested_said_once_and_handled_when_it_
     bot = bot_id(servers)
     process, room = await start_encrypted(tmp_path, servers, owner, [], {"report": INTENT})
     try:
-        # A first message sets up the Olm session between the two devices.
-        await owner.say(room, "/help")
-        await bot_says(owner, room, bot, r"Commands:")
-        (device,) = await owner.devices_of(bot, bot_device(process, bot))
-        key = await owner.withhold_from(room, device)
-        first = await owner.say(room, "/status report")
+        device, key, first = await _status_without_its_key(owner, room, bot, process)
         second = await owner.say(room, "/runs")
         said = await bot_says(owner, room, bot, r"could not read")
         assert said["_decrypted"] and replied_to(said) == first
@@ -333,11 +339,7 @@ async def test_e2ee_unreadable_message_waits_across_a_restart_for_its_key(
     bot = bot_id(servers)
     process, room = await start_encrypted(tmp_path, servers, owner, [], {"report": INTENT})
     try:
-        await owner.say(room, "/help")
-        await bot_says(owner, room, bot, r"Commands:")
-        (device,) = await owner.devices_of(bot, bot_device(process, bot))
-        key = await owner.withhold_from(room, device)
-        command = await owner.say(room, "/status report")
+        device, key, command = await _status_without_its_key(owner, room, bot, process)
         await bot_says(owner, room, bot, r"could not read")
         await process.stop()
         # The key comes while the bot is away; the message waited in its database.
