@@ -218,6 +218,16 @@ class E2eePeer:
                     if pred(room_id, ev):
                         return room_id, ev
                     skipped.append((room_id, ev))
+        except TimeoutError:
+            # Say what did come, so that a failure in CI can be read without a rerun.
+            seen = [
+                f"{ev.get('sender')} {ev.get('type')} {(ev.get('content') or {}).get('body', '')!r:.80}"
+                for _, ev in skipped
+            ]
+            raise TimeoutError(
+                f"{self.user_id}: nothing matched in {within:g} s; received meanwhile: {seen}; "
+                f"{len(self._waiting)} encrypted events still without their room key"
+            ) from None
         finally:
             for item in skipped:
                 self.inbox.put_nowait(item)

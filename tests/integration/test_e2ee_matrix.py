@@ -302,7 +302,12 @@ async def _status_without_its_key(owner, room: str, bot: str, process) -> tuple:
     (the bot's device, the withheld key, the command's event id)."""
     # A first message sets up the Olm session between the two devices.
     await owner.say(room, "/help")
-    await bot_says(owner, room, bot, r"Commands:")
+    try:
+        await bot_says(owner, room, bot, r"Commands:")
+    except TimeoutError as error:
+        raise AssertionError(
+            f"{error}\nthe bot's log ends:\n{process.log_text()[-4000:]}"
+        ) from None
     (device,) = await owner.devices_of(bot, bot_device(process, bot))
     key = await owner.withhold_from(room, device)
     return device, key, await owner.say(room, "/status report")
