@@ -171,6 +171,8 @@ def card_main(page: CardPage, t: Texts, now: float | None = None) -> Safe:
         facts.append(f"{card.runtime or '-'} {card.model}")
     if card.commit_hash:
         facts.append(card.commit_hash[:12])
+    if card.pipeline_run_id:
+        facts.append(t("pipeline", id=card.pipeline_run_id))
     parts: list[Safe] = [
         tag(
             '<h1><span class="title">{title}</span> <small class="slug">{slug}</small></h1>'
@@ -216,6 +218,15 @@ def card_main(page: CardPage, t: Texts, now: float | None = None) -> Safe:
                 '<section id="intent"><h2>{h}</h2>{body}</section>',
                 h=t("intent"),
                 body=_rendered(page.intent, t, "intent_missing"),
+            )
+        )
+    if card.acceptance_criteria:
+        # What the operator set this split child to meet; its builder and reviewer see them.
+        parts.append(
+            tag(
+                '<section id="criteria"><h2>{h}</h2><ul class="criteria">{items}</ul></section>',
+                h=t("criteria"),
+                items=join(tag("<li>{c}</li>", c=c) for c in card.acceptance_criteria),
             )
         )
     if page.reviews:

@@ -316,3 +316,23 @@ async def test_the_runs_page_lists_the_workers_of_every_host(site) -> None:
     assert ("&lt;script&gt;window.pwned=1&lt;/script&gt;", "role:researcher", "0", "gone") in rows
     assert HOSTILE_SCRIPT not in body
     assert "No worker seen" not in body
+
+
+async def test_a_card_page_shows_its_acceptance_criteria_and_pipeline(site) -> None:
+    card = await site.board.card("reviewed")
+    assert card.pipeline_run_id  # started by the owner: a pipeline of its own
+    criteria = ["GET /hello answers 200", f"no {HOSTILE_SCRIPT} in the body"]
+    async with site.store.transaction() as db:
+        await db.execute(
+            "UPDATE cards SET acceptance_criteria = ? WHERE id = ?", (json.dumps(criteria), card.id)
+        )
+    _, _, body = await fetch(site, "card/reviewed", headers=site.headers())
+    section = re.search(r'<section id="criteria"><h2>Acceptance criteria</h2>(.*?)</section>', body)
+    assert section is not None
+    assert section.group(1) == (
+        '<ul class="criteria"><li>GET /hello answers 200</li>'
+        "<li>no &lt;script&gt;window.pwned=1&lt;/script&gt; in the body</li></ul>"
+    )
+    assert f"pipeline {card.pipeline_run_id}" in body
+    _, _, plain = await fetch(site, "card/asks", headers=site.headers())
+    assert 'id="criteria"' not in plain  # a card without criteria has no such section
