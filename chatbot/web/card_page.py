@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 
 from chatbot.board import CardView, RunRecord
 from chatbot.domain.phases import Kind
-from chatbot.web.markup import Safe, clock, iso, join, markdown, tag
+from chatbot.web.markup import Safe, clock, iso, join, markdown, scroll_table, tag
 from chatbot.web.texts import Texts
 
 # Characters of an intent or report rendered on the page.
@@ -95,12 +95,7 @@ def _runs(runs: Sequence[RunRecord], t: Texts) -> Safe:
                 outcome=run.shown_outcome,
             )
         )
-    return tag(
-        '<div class="scroll"><table class="runs"><thead><tr>{heads}</tr></thead>'
-        "<tbody>{rows}</tbody></table></div>",
-        heads=join(tag("<th>{h}</th>", h=t(k)) for k in (*keys, "col_cost", "col_outcome")),
-        rows=join(rows),
-    )
+    return scroll_table("runs", (t(k) for k in (*keys, "col_cost", "col_outcome")), rows)
 
 
 def _history(view: CardView, t: Texts) -> Safe:
@@ -120,12 +115,7 @@ def _history(view: CardView, t: Texts) -> Safe:
         for event in reversed(view.events)
     ]
     keys = ("col_step", "col_when", "col_move", "col_action", "col_actor", "col_reason")
-    return tag(
-        '<div class="scroll"><table class="history"><thead><tr>{heads}</tr></thead>'
-        "<tbody>{rows}</tbody></table></div>",
-        heads=join(tag("<th>{h}</th>", h=t(k)) for k in keys),
-        rows=join(rows),
-    )
+    return scroll_table("history", (t(k) for k in keys), rows)
 
 
 def _conversation(turns: list, t: Texts) -> Safe:

@@ -20,6 +20,17 @@ class Safe(str):
     """Markup we built ourselves (or escaped); `tag` inserts it as it is."""
 
 
+def scroll_table(css_class: str, heads: Iterable[str], rows: Iterable[Safe]) -> Safe:
+    """A table that scrolls sideways inside its own box on a narrow screen."""
+    return tag(
+        '<div class="scroll"><table class="{css_class}"><thead><tr>{heads}</tr></thead>'
+        "<tbody>{rows}</tbody></table></div>",
+        css_class=css_class,
+        heads=join(tag("<th>{h}</th>", h=head) for head in heads),
+        rows=join(rows),
+    )
+
+
 def esc(value: object) -> Safe:
     if isinstance(value, Safe):
         return value

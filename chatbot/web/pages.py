@@ -15,7 +15,7 @@ from chatbot.board.web_reads import BoardCard, DayRuns, JobLine, WorkerLine
 from chatbot.domain.phases import Kind, Phase
 from chatbot.web.chart import runs_chart
 from chatbot.web.groups import GROUP_OF, Group
-from chatbot.web.markup import Safe, age, esc, join, since, tag
+from chatbot.web.markup import Safe, age, esc, join, scroll_table, since, tag
 from chatbot.web.texts import Texts
 
 # Longest question text on a board card; the card page shows all of it.
@@ -182,14 +182,8 @@ def runs_main(
                 )
             )
         heads = ("col_job", "col_card", "col_kind", "col_lane", "col_state", "col_for")
-        table = tag(
-            '<div class="scroll"><table class="jobs"><thead><tr>{heads}</tr></thead>'
-            "<tbody>{rows}</tbody></table></div>",
-            heads=join(
-                tag("<th>{h}</th>", h=t(key)) for key in (*heads, "col_attempts", "col_host")
-            ),
-            rows=join(rows),
-        )
+        keys = (*heads, "col_attempts", "col_host")
+        table = scroll_table("jobs", (t(key) for key in keys), rows)
     else:
         table = tag('<p class="none">{text}</p>', text=t("no_jobs"))
     return tag(
@@ -229,12 +223,7 @@ def workers_table(
         for worker in workers
     ]
     heads = ("col_host", "col_lanes", "col_running", "col_state", "col_seen", "col_up")
-    return tag(
-        '<div class="scroll"><table class="workers"><thead><tr>{heads}</tr></thead>'
-        "<tbody>{rows}</tbody></table></div>",
-        heads=join(tag("<th>{h}</th>", h=t(key)) for key in heads),
-        rows=join(rows),
-    )
+    return scroll_table("workers", (t(key) for key in heads), rows)
 
 
 def message_main(text: str, t: Texts) -> Safe:
