@@ -180,7 +180,7 @@ class Checkpointer:
         self._conn.execute("PRAGMA busy_timeout = 0")
         self._thread = ThreadPoolExecutor(1, thread_name_prefix="sqlite-checkpoint")
         self._task: asyncio.Task[None] | None = None
-        #: Checkpoints run so far, and how many log frames they copied (for tests and benches).
+        #: Rounds run so far, and the log frames the last one found in the database file.
         self.rounds = 0
         self.frames = 0
         self.round_done = asyncio.Event()
@@ -191,7 +191,10 @@ class Checkpointer:
     async def _every(self, interval: float) -> None:
         while True:
             await asyncio.sleep(interval)
-            await self.run()
+            try:
+                await self.run()
+            except Exception:  # noqa: BLE001 - a bad round must not end the checkpoints
+                log.exception("checkpoint of the write-ahead log failed; trying again")
 
     async def run(self) -> None:
         loop = asyncio.get_running_loop()
@@ -201,7 +204,7 @@ class Checkpointer:
             log.debug("checkpoint skipped: %s", error)
             return
         self.rounds += 1
-        self.frames += copied
+        self.frames = copied
         self.round_done.set()
 
     def _checkpoint(self) -> int:
