@@ -111,6 +111,21 @@ async def start_web(bot: Running, transports: dict[str, Transport]) -> WebBoard 
     return board_web
 
 
+# How long the end of the console's input waits for the answers still queued.
+CONSOLE_DRAIN_S = 10.0
+
+
+async def _end_with_console(
+    name: str, console: ConsoleTransport, sender: OutboxSender, stop: asyncio.Event
+) -> None:
+    await console.closed.wait()
+    # Every line was handled before `closed`; its answers may still be in the outbox.
+    with contextlib.suppress(TimeoutError):
+        async with asyncio.timeout(CONSOLE_DRAIN_S):
+            await sender.drained(name)
+    stop.set()
+
+
 async def serve(
     bot: Running,
     stop: asyncio.Event,
@@ -130,13 +145,12 @@ async def serve(
     await bot.prepare()  # now that the room listens, recovered runs are reported there
     board_web = await start_web(bot, transports)
 
+    # Ctrl-D (or the end of piped input) ends the session, once what was typed is answered.
     console_closed = [
-        asyncio.ensure_future(t.closed.wait())
-        for t in transports.values()
+        asyncio.ensure_future(_end_with_console(name, t, sender, stop))
+        for name, t in transports.items()
         if isinstance(t, ConsoleTransport)
     ]
-    for task in console_closed:
-        task.add_done_callback(lambda _: stop.set())  # Ctrl-D ends the session
     for name, transport in transports.items():
         try:
             await transport.start()

@@ -77,10 +77,24 @@ class OutboxSender:
         self.failed = 0
         self._idle = asyncio.Event()
         self._idle.set()
+        # Passes of `flush` so far, for `drained` to wait on the next one.
+        self._passes = 0
+        self._passed = asyncio.Condition()
 
     async def settled(self) -> None:
         """Return once no send is between the server's ack and our record of it."""
         await self._idle.wait()
+
+    async def drained(self, transport: str) -> None:
+        """Return once nothing for `transport` waits to be sent (the answers to what the
+        owner typed before closing the console). Needs `run`; bound it with a timeout."""
+        while True:
+            passes = self._passes
+            if not await chat_store.pending(self.store.reader, transport, limit=1):
+                return
+            self.wake()
+            async with self._passed:
+                await self._passed.wait_for(lambda seen=passes: self._passes > seen)
 
     def wake(self, *_: object) -> None:
         self._wake.set()
@@ -100,6 +114,9 @@ class OutboxSender:
             while not stop.is_set():
                 self._wake.clear()
                 next_retry = await self.flush()
+                async with self._passed:
+                    self._passes += 1
+                    self._passed.notify_all()
                 timeout = None if next_retry is None else max(0.0, next_retry - time.monotonic())
                 waiter = asyncio.ensure_future(self._wake.wait())
                 await asyncio.wait(

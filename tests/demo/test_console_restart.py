@@ -8,6 +8,7 @@ posted messages to cards kept the old rows: after a restart, a reaction on the n
 from __future__ import annotations
 
 import asyncio
+import io
 
 from chatbot.app.serve import serve
 from chatbot.app.startup import running_bot
@@ -72,3 +73,28 @@ async def test_a_fixer_queued_before_the_upgrade_is_run_after_it(tmp_path) -> No
         row = await bot.store.reader.fetchone("SELECT lane FROM jobs WHERE kind = 'fixer'")
         assert bot.worker is not None
         assert row["lane"] in bot.worker.lanes
+
+
+async def test_piped_commands_are_all_answered_before_the_session_ends(tmp_path) -> None:
+    """The end of the input (Ctrl-D, or `printf ... | scripts/run`) used to stop the bot
+    before the answers to the last lines were printed."""
+    config = demo_config(tmp_path)
+    typed = "/status nope-card\n/start\n/status hello-endpoint\n"
+    out = io.StringIO()
+    console = ConsoleTransport(
+        ConsoleSettings(owner="owner@localhost", bot_name="board"),
+        input=io.StringIO(typed),
+        output=out,
+    )
+    async with running_bot(config) as bot:
+        # serve() returns on its own: the input ends, the answers go out, the session stops.
+        await asyncio.wait_for(serve(bot, asyncio.Event(), transports={"console": console}), 30)
+    printed = out.getvalue()
+    assert "(re #1) board: There is no card 'nope-card'." in printed
+    assert "(re #2) board: <slug> is missing. Usage: /start <slug>" in printed
+    assert "(re #3) board: hello-endpoint — Add a /hello endpoint" in printed
+    async with running_bot(config) as bot:
+        pending = await bot.store.reader.fetchall(
+            "SELECT id FROM outbox WHERE transport = 'console' AND state = 'pending'"
+        )
+    assert not pending  # nothing left over to be printed, stale, at the next start
