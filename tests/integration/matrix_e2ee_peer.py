@@ -36,6 +36,7 @@ from nio import (
 from nio.api import Api
 from nio.exceptions import EncryptionError
 
+from tests.integration.matrix_peer import take_matching
 from tests.matrix_signing import cross_signing_key, public, sign
 
 TIMEOUT = 10
@@ -210,27 +211,13 @@ class E2eePeer:
     async def expect(
         self, pred: Callable[[str, dict[str, Any]], bool], *, within: float = TIMEOUT
     ) -> tuple[str, dict[str, Any]]:
-        skipped = []
-        try:
-            async with asyncio.timeout(within):
-                while True:
-                    room_id, ev = await self.inbox.get()
-                    if pred(room_id, ev):
-                        return room_id, ev
-                    skipped.append((room_id, ev))
-        except TimeoutError:
-            # Say what did come, so that a failure in CI can be read without a rerun.
-            seen = [
-                f"{ev.get('sender')} {ev.get('type')} {(ev.get('content') or {}).get('body', '')!r:.80}"
-                for _, ev in skipped
-            ]
-            raise TimeoutError(
-                f"{self.user_id}: nothing matched in {within:g} s; received meanwhile: {seen}; "
-                f"{len(self._waiting)} encrypted events still without their room key"
-            ) from None
-        finally:
-            for item in skipped:
-                self.inbox.put_nowait(item)
+        return await take_matching(
+            self.inbox,
+            pred,
+            within,
+            self.user_id,
+            also=lambda: f"; {len(self._waiting)} encrypted events still without their room key",
+        )
 
     # -- keys ----------------------------------------------------------------------
 

@@ -21,6 +21,42 @@ from nio import (
 TIMEOUT = 5
 
 
+Inbox = asyncio.Queue[tuple[str, dict[str, Any]]]
+
+
+async def take_matching(
+    inbox: Inbox,
+    pred: Callable[[str, dict[str, Any]], bool],
+    within: float,
+    who: str,
+    *,
+    also: Callable[[], str] = str,
+) -> tuple[str, dict[str, Any]]:
+    """The first (room, event) in `inbox` that `pred` accepts; the others stay queued.
+
+    A timeout says what came meanwhile (and `also()`), so that a failure in CI can be
+    read without a rerun."""
+    skipped = []
+    try:
+        async with asyncio.timeout(within):
+            while True:
+                room_id, ev = await inbox.get()
+                if pred(room_id, ev):
+                    return room_id, ev
+                skipped.append((room_id, ev))
+    except TimeoutError:
+        seen = [
+            f"{ev.get('sender')} {ev.get('type')} {(ev.get('content') or {}).get('body', '')!r:.80}"
+            for _, ev in skipped
+        ]
+        raise TimeoutError(
+            f"{who}: nothing matched in {within:g} s; received meanwhile: {seen}{also()}"
+        ) from None
+    finally:
+        for item in skipped:
+            inbox.put_nowait(item)
+
+
 class MatrixPeer:
     def __init__(self, homeserver: str, user_id: str, password: str) -> None:
         self.client = AsyncClient(homeserver, user_id)
@@ -125,17 +161,7 @@ class MatrixPeer:
     async def expect(
         self, pred: Callable[[str, dict[str, Any]], bool], *, within: float = TIMEOUT
     ) -> tuple[str, dict[str, Any]]:
-        skipped = []
-        try:
-            async with asyncio.timeout(within):
-                while True:
-                    room_id, ev = await self.inbox.get()
-                    if pred(room_id, ev):
-                        return room_id, ev
-                    skipped.append((room_id, ev))
-        finally:
-            for item in skipped:
-                self.inbox.put_nowait(item)
+        return await take_matching(self.inbox, pred, within, self.user_id)
 
     async def expect_body(self, text: str, *, within: float = TIMEOUT) -> dict[str, Any]:
         _, ev = await self.expect(
