@@ -37,7 +37,7 @@ from chatbot.config import parse_config  # noqa: E402
 from chatbot.store.kv import TransportState  # noqa: E402
 from tests.integration.bot_process import bot_config, prepare  # noqa: E402
 from tests.integration.matrix_e2ee_peer import E2eePeer  # noqa: E402
-from tests.realservers import Servers, load_info  # noqa: E402
+from tests.realservers import given_or_started  # noqa: E402
 
 
 def p99(values: list[float]) -> float:
@@ -113,17 +113,8 @@ def main() -> None:
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
-        servers = None
-        if args.servers:
-            info = load_info(args.servers)
-        else:
-            servers = Servers(work / "servers")
-            info = servers.start()
-        try:
+        with given_or_started(args.servers, work / "servers") as info:
             asyncio.run(run(info, args.count, work / "bot"))
-        finally:
-            if servers is not None:
-                servers.stop()
 
 
 if __name__ == "__main__":

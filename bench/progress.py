@@ -32,7 +32,7 @@ from chatbot.transports import xmpp_stanzas as wire  # noqa: E402
 from tests.integration.bot_process import BotProcess, bot_config, prepare, write_scenario  # noqa: E402
 from tests.integration.xmpp_peer import XmppPeer  # noqa: E402
 from tests.pipeline.harness import builder_answer, direct, review_answer  # noqa: E402
-from tests.realservers import Servers, load_info  # noqa: E402
+from tests.realservers import given_or_started  # noqa: E402
 
 INTENT = "# Reporting\n\nBuild the monthly report.\n"
 
@@ -114,18 +114,9 @@ def main() -> None:
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
-        servers = None
-        if args.servers:
-            info = load_info(args.servers)
-        else:
-            servers = Servers(work / "servers")
-            info = servers.start()
-        try:
+        with given_or_started(args.servers, work / "servers") as info:
             (work / "bot").mkdir()
             asyncio.run(run(info, work / "bot", args.seconds, args.interval, args.step_every))
-        finally:
-            if servers is not None:
-                servers.stop()
 
 
 if __name__ == "__main__":

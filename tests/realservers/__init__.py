@@ -9,9 +9,11 @@ servers the same way.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import secrets
 import time
+from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -40,6 +42,19 @@ def load_info(path: str | Path) -> dict[str, Any]:
     if p.is_dir():
         p = p / JSON_NAME
     return json.loads(p.read_text())
+
+
+@contextlib.contextmanager
+def given_or_started(servers_json: str | Path | None, folder: Path) -> Iterator[dict[str, Any]]:
+    """The servers a `servers.json` describes, or fresh ones in `folder`, stopped after."""
+    if servers_json:
+        yield load_info(servers_json)
+        return
+    servers = Servers(folder)
+    try:
+        yield servers.start()
+    finally:
+        servers.stop()
 
 
 def _password() -> str:
