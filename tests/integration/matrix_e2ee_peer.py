@@ -36,7 +36,7 @@ from nio import (
 from nio.api import Api
 from nio.exceptions import EncryptionError
 
-from tests.integration.matrix_peer import take_matching
+from tests.integration.matrix_peer import stop_client, take_matching
 from tests.matrix_signing import cross_signing_key, public, sign
 
 TIMEOUT = 10
@@ -78,13 +78,7 @@ class E2eePeer:
         return self
 
     async def stop(self) -> None:
-        if self._task is not None:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await self._task
-        with contextlib.suppress(Exception):
-            await self.client.logout()
-        await self.client.close()
+        await stop_client(self.client, self._task)
 
     async def _notify(self) -> None:
         async with self._changed:

@@ -24,6 +24,17 @@ TIMEOUT = 5
 Inbox = asyncio.Queue[tuple[str, dict[str, Any]]]
 
 
+async def stop_client(client: AsyncClient, sync: asyncio.Task | None) -> None:
+    """End the sync loop, log the device out (so no test leaves devices behind), close."""
+    if sync is not None:
+        sync.cancel()
+        with contextlib.suppress(asyncio.CancelledError, Exception):
+            await sync
+    with contextlib.suppress(Exception):
+        await client.logout()
+    await client.close()
+
+
 async def take_matching(
     inbox: Inbox,
     pred: Callable[[str, dict[str, Any]], bool],
@@ -80,13 +91,7 @@ class MatrixPeer:
         return self
 
     async def stop(self) -> None:
-        if self._task is not None:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await self._task
-        with contextlib.suppress(Exception):
-            await self.client.logout()
-        await self.client.close()
+        await stop_client(self.client, self._task)
 
     async def _on_sync(self, response: SyncResponse) -> None:
         for room_id in response.rooms.invite:
