@@ -173,10 +173,12 @@ def unwritable_reason(error: sqlite3.Error, path: Path) -> str | None:
     meaning = _REFUSALS.get(code & 0xFF)
     if meaning is None:
         return None
-    if code & 0xFF == _SQLITE_FULL:
-        free = _free_bytes(path)
-        if free is not None:
-            meaning += f" ({free} bytes free)"
+    free = _free_bytes(path)
+    # A write into the shared-memory index of a full disk fails as an I/O error.
+    if code & 0xFF in (_SQLITE_FULL, _SQLITE_IOERR) and free is not None:
+        if free < PROBE_FREE_BYTES:
+            meaning = _REFUSALS[_SQLITE_FULL]
+        meaning += f" ({free} bytes free)"
     return f"{meaning} ({error})"
 
 
@@ -268,8 +270,7 @@ def _quick_writer(path: Path) -> sqlite3.Connection:
     return conn
 
 
-async def _connect(path: Path) -> aiosqlite.Connection:
-    conn = await aiosqlite.connect(path, isolation_level=None)
+async def _configure(conn: aiosqlite.Connection) -> None:
     conn.row_factory = sqlite3.Row
     await conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
     await conn.execute("PRAGMA foreign_keys = ON")
@@ -277,7 +278,6 @@ async def _connect(path: Path) -> aiosqlite.Connection:
     # only a power cut can lose the last commits, which is the usual trade.
     await conn.execute("PRAGMA synchronous = NORMAL")
     await conn.execute("PRAGMA wal_autocheckpoint = 0")  # the Checkpointer's job
-    return conn
 
 
 class SqliteStore(Store):
@@ -301,20 +301,27 @@ class SqliteStore(Store):
     @classmethod
     async def open(cls, path: Path) -> SqliteStore:  # type: ignore[override]
         path.parent.mkdir(parents=True, exist_ok=True)
-        writer = await _connect(path)
+        writer = await aiosqlite.connect(path, isolation_level=None)
+        reader: SqliteReader | None = None
         try:
+            await _configure(writer)
             mode = await writer.execute_fetchall("PRAGMA journal_mode = WAL")
             if not mode or str(mode[0][0]).lower() != "wal":
                 raise StoreError(f"{path}: cannot switch the database to WAL mode")
             await _migrate(writer, path)
             reader = await asyncio.to_thread(SqliteReader, path)
+            return cls(path, writer, reader)
         except BaseException as error:
             # An unclosed aiosqlite connection keeps its thread, and the process, alive.
+            if reader is not None:
+                await reader.close()
             await writer.close()
             if isinstance(error, sqlite3.DatabaseError):
+                problem = unwritable_reason(error, path)
+                if problem is not None:
+                    raise StoreUnwritable(f"{path}: {problem}") from None
                 raise StoreError(f"{path}: {error}") from None
             raise
-        return cls(path, writer, reader)
 
     async def close(self) -> None:
         if self._follower is not None:
