@@ -11,7 +11,7 @@ import time
 
 from chatbot.config import Config
 from chatbot.notify.format import duration
-from chatbot.store import Store, StoreError
+from chatbot.store import Store, StoreError, StoreUnwritable
 from chatbot.store import workers as worker_store
 from chatbot.store.migrations import LATEST
 from runners.gitcmd import WorkspaceError, run_git
@@ -33,6 +33,9 @@ async def check_database(config: Config, connect: bool) -> bool:
         store = await Store.open(
             config.bot.database, password_file=config.bot.database_password_file
         )
+    except StoreUnwritable as error:
+        _not_writable(str(error))
+        return False
     except StoreError as error:
         print(f"database: NOT usable: {error}")
         return False
@@ -40,6 +43,7 @@ async def check_database(config: Config, connect: bool) -> bool:
         version = await store.schema_version()
         engine = "SQLite" if sqlite is not None else "PostgreSQL, reachable"
         print(f"database: {store.name} ({engine}), schema version {version} of {LATEST}")
+        writable = await _writable(store)
         now = time.time()
         seen = await worker_store.seen_since(store.reader, now - SEEN_WITHIN_S)
         if not seen:
@@ -51,9 +55,31 @@ async def check_database(config: Config, connect: bool) -> bool:
                 f"{', '.join(worker.lanes) or '-'}, last heartbeat "
                 f"{duration(max(0.0, now - worker.heartbeat_at))} ago"
             )
-        return True
+        return writable
     finally:
         await store.close()
+
+
+async def _writable(store: Store) -> bool:
+    """Whether the database takes a write now (a full disk takes none): one small
+    write, harmless beside a running bot."""
+    try:
+        await store.probe_write()
+    except StoreError:
+        pass  # the health has the reason
+    if store.health.problem is not None:
+        _not_writable(store.health.problem)
+        return False
+    print("database: writable")
+    return True
+
+
+def _not_writable(problem: str) -> None:
+    print(
+        f"database: NOT writable: {problem}. A running bot refuses changes meanwhile and "
+        "resumes by itself once the database takes writes again (free space on its disk); "
+        "a bot cannot start until then"
+    )
 
 
 async def remote_line(config: Config, connect: bool) -> tuple[str, bool]:

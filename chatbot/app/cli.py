@@ -15,6 +15,7 @@ from pathlib import Path
 
 from chatbot.app import demo
 from chatbot.app.cli_runs import pipeline_runs, runs
+from chatbot.app.logfile import LogFile
 from chatbot.app.startup import StoreError, open_board, running_bot, stop_on_signals
 from chatbot.app.views import JSON_SCHEMA_VERSION, view_json
 from chatbot.board import (
@@ -317,9 +318,7 @@ def _log_to_file(path: Path) -> None:
     root = logging.getLogger()
     for handler in list(root.handlers):
         root.removeHandler(handler)
-    handler = logging.FileHandler(path, encoding="utf-8")
-    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
-    root.addHandler(handler)
+    root.addHandler(LogFile(path))
 
 
 def command_is_console_session(args: argparse.Namespace, config: Config) -> bool:

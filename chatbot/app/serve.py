@@ -17,6 +17,7 @@ from chatbot.app.wiring import build_transports, destinations
 from chatbot.chat.commands import NAMES
 from chatbot.notify.notifier import Notifier
 from chatbot.notify.outbox import OutboxSender
+from chatbot.notify.store_health import StoreHealthNotices
 from chatbot.store.kv import TransportState
 from chatbot.transports.base import Transport
 from chatbot.transports.console import ConsoleTransport
@@ -76,6 +77,8 @@ def attach_chat(bot: Running, transports: dict[str, Transport], sender: OutboxSe
 
     chat = ChatIntake.from_config(bot.board, bot.config)
     chat.outbox_settled = sender.settled
+    # While the database takes no writes, answers cannot wait in the outbox.
+    chat.replies.direct = sender.send_now
     for transport in transports.values():
         transport.on_event(chat.handle)
         # What strangers send changes nothing, so it leaves no rows behind either.
@@ -142,6 +145,9 @@ async def serve(
     bot.store.on_commit.append(sender.wake)
     bot.store.on_write.append(sender.wake)  # chat's replies are single statements
     attach_chat(bot, transports, sender)
+    StoreHealthNotices(sender.send_now, destinations(bot.config), bot.config.bot.locale).attach(
+        bot.store.health
+    )
     await bot.prepare()  # now that the room listens, recovered runs are reported there
     board_web = await start_web(bot, transports)
 

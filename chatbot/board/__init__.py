@@ -14,7 +14,7 @@ from chatbot.board.reads import BoardSummary, CardView
 from chatbot.board.tx import BoardTx
 
 # The records the board hands out, so its users need nothing from the store.
-from chatbot.store import StoreError
+from chatbot.store import StoreError, StoreUnwritable
 from chatbot.store.cards import Card, Event, UnknownCard
 from chatbot.store.chat import Post, Posted, Request, RequestMessage
 from chatbot.store.jobs import ActiveJobExists, Job, LeaseLost
@@ -45,6 +45,7 @@ __all__ = [
     "RequestMessage",
     "RunRecord",
     "StoreError",
+    "StoreUnwritable",
     "Spend",
     "SpendReport",
     "UnknownCard",

@@ -19,6 +19,7 @@ from chatbot.store import jobs as job_store
 from chatbot.store import questions as question_store
 from chatbot.store.cards import Card, Event
 from chatbot.store.chat import Posted, Request, RequestMessage
+from chatbot.store.health import StoreHealth
 from chatbot.store.jobs import Job
 from chatbot.store.questions import QuestionRow
 from chatbot.store.telemetry import RunRecord
@@ -70,6 +71,12 @@ FROM cards c WHERE c.slug = ?
 class BoardReads(WebReads):
     store: Store
     repo: Path
+
+    @property
+    def store_health(self) -> StoreHealth:
+        """Whether the database takes writes now (not on a full disk), since when, and
+        the wait until it does again: for the worker, the chat, the web board, check."""
+        return self.store.health
 
     # --- reading --------------------------------------------------------------
 

@@ -25,7 +25,7 @@ import time
 from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass
 
-from chatbot.board import BoardService, Posted, QuestionRow
+from chatbot.board import BoardService, Posted, QuestionRow, StoreUnwritable
 from chatbot.chat import commands, reactions, render
 from chatbot.chat.authority import (
     Authority,
@@ -157,12 +157,20 @@ class ChatIntake:
         """Everything a transport receives comes through here; it never raises."""
         try:
             await self._handle(event)
+        except StoreUnwritable as error:
+            # Not a bug: the database takes no writes (a full disk). Say why, in one
+            # line here; the store's health logged the episode and retries it.
+            log.warning("chat event %s not done: %s", getattr(event, "message_id", ""), error)
+            await self._say_or_log(event, "store_unwritable", reason=str(error))
         except Exception:
             log.exception("chat event %s failed", getattr(event, "message_id", ""))
-            try:
-                await self.replies.say(event, "internal_error", purpose="refusal")
-            except Exception:
-                log.exception("could not even say that it failed")
+            await self._say_or_log(event, "internal_error")
+
+    async def _say_or_log(self, event: IncomingEvent, key: str, **params: str) -> None:
+        try:
+            await self.replies.say(event, key, purpose="refusal", **params)
+        except Exception as error:  # noqa: BLE001 - the chat goes on; the log says it
+            log.warning("could not even say that it failed: %s: %s", type(error).__name__, error)
 
     async def _handle(self, event: IncomingEvent) -> None:
         if isinstance(event, IncomingEdit):

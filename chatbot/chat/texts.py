@@ -77,6 +77,7 @@ EN: dict[str, str] = {
     "verify_done": "Your device {device} is verified: the bot takes its commands.",
     "verify_cancelled": "The device verification was cancelled ({detail}); nothing changed. Start it again from your client when you like.",
     "internal_error": "That failed inside the bot; nothing more was done. The log has the details.",
+    "store_unwritable": "⚠️ Not done: the board cannot save anything right now ({reason}). Looking still works (/status, /log); changes are refused until the database takes writes again. The bot retries on its own and says in the rooms when it is back.",
     "not_a_command": "I only understand commands; /help lists them.",
     "several_questions": "{count} questions are open: reply to the one you mean, or use /answer <slug> <text>.",
     # --- board ---
@@ -260,6 +261,7 @@ DE: dict[str, str] = {
     "verify_done": "Dein Gerät {device} ist verifiziert: Der Bot nimmt seine Befehle an.",
     "verify_cancelled": "Die Geräteverifizierung wurde abgebrochen ({detail}); nichts wurde geändert. Starte sie bei Bedarf erneut in deinem Client.",
     "internal_error": "Das ist im Bot fehlgeschlagen; sonst wurde nichts getan. Details stehen im Log.",
+    "store_unwritable": "⚠️ Nicht erledigt: Das Board kann gerade nichts speichern ({reason}). Ansehen geht weiter (/status, /log); Änderungen werden abgelehnt, bis die Datenbank wieder schreibt. Der Bot versucht es selbst weiter und sagt in den Räumen Bescheid, sobald es wieder geht.",
     "not_a_command": "Ich verstehe nur Befehle; /help zeigt sie.",
     "several_questions": "{count} Fragen sind offen: bitte auf die gemeinte antworten oder /answer <slug> <text> verwenden.",
     # --- board ---

@@ -21,9 +21,9 @@ import contextlib
 import logging
 import time
 
-from chatbot.store import Store
+from chatbot.store import Store, StoreError, StoreUnwritable
 from chatbot.store import chat as chat_store
-from chatbot.store.chat import OutboxRow
+from chatbot.store.chat import OutboxRow, Post
 from chatbot.transports.base import (
     Identity,
     NotConnected,
@@ -38,6 +38,10 @@ log = logging.getLogger(__name__)
 
 #: Tries of one message before it is given up (each may have cost a reconnect).
 MAX_TRIES = 5
+
+
+class _Unrecorded(Exception):
+    """The mark before a send could not be written: the send must not happen."""
 
 
 def target_of(row: OutboxRow) -> Target:
@@ -106,14 +110,42 @@ class OutboxSender:
                 del self._held[key]
         self.wake()
 
+    async def send_now(self, post: Post) -> None:
+        """Send `post` at once, past the outbox: for an answer while the database takes
+        no writes (it could not wait in the table). Not recorded, not retried: a
+        server that is away loses it, and the log says so in one line."""
+        transport = self.transports.get(post.transport)
+        if transport is None or not transport.online:
+            log.warning("could not send an answer to %s: its server is away", post.target)
+            return
+        target: Target = (
+            Identity(post.transport, post.target)
+            if post.target_kind == "person"
+            else Room(post.transport, post.target)
+        )
+        try:
+            await transport.send(target, post.text, reply_to=post.reply_to, html=post.html)
+        except Exception as error:  # noqa: BLE001 - nothing to retry it from; say it once
+            log.warning("could not send an answer to %s: %s", post.target, error)
+
     async def run(self, stop: asyncio.Event) -> None:
         for transport in self.transports.values():
             transport.on_status(self._on_status)
         stopper = asyncio.ensure_future(stop.wait())
+        pause = self.retry_initial
         try:
             while not stop.is_set():
                 self._wake.clear()
-                next_retry = await self.flush()
+                try:
+                    next_retry = await self.flush()
+                except StoreError as error:
+                    # Rows cannot be marked (a full disk, the database away): send
+                    # nothing that could not be recorded, and go on once writes work.
+                    log.warning("outbox paused for up to %.0f s: %s", pause, error)
+                    await self._wait_for_store(stopper, pause)
+                    pause = min(self.retry_max, pause * 2)
+                    continue
+                pause = self.retry_initial
                 async with self._passed:
                     self._passes += 1
                     self._passed.notify_all()
@@ -125,6 +157,16 @@ class OutboxSender:
                 waiter.cancel()
         finally:
             stopper.cancel()
+
+    async def _wait_for_store(self, stopper: asyncio.Future[object], delay: float) -> None:
+        """Until writes work again (the health's probe says so), or `delay` passed: a
+        read that failed (the database away) leaves the health alone."""
+        waits: set[asyncio.Future[object]] = {stopper}
+        if not self.store.health.writable:
+            waits.add(asyncio.ensure_future(self.store.health.wait_writable()))
+        await asyncio.wait(waits, timeout=delay, return_when="FIRST_COMPLETED")
+        for waiter in waits - {stopper}:
+            waiter.cancel()
 
     async def flush(self, batch: int = 200) -> float | None:
         """Send everything that can go now; returns when a waiting row may be retried."""
@@ -186,7 +228,10 @@ class OutboxSender:
                 if message_id is not None:
                     log.info("outbox row %s was delivered before; not sending it again", row.id)
             if message_id is None:
-                await chat_store.mark_send_started(self.store, row.id)
+                try:
+                    await chat_store.mark_send_started(self.store, row.id)
+                except StoreError:
+                    raise _Unrecorded() from None
                 message_id = await transport.send(
                     target_of(row),
                     row.text,
@@ -196,6 +241,9 @@ class OutboxSender:
                     replaces=replaces,
                     mentions=row.mentions,
                 )
+        except _Unrecorded:
+            # Not this message's failure: without the mark a resend could double it.
+            raise StoreUnwritable(f"outbox row {row.id} cannot be marked") from None
         except NotConnected:
             return False  # the status callback wakes us when it is back
         except TargetUnavailable as error:

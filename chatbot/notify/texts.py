@@ -5,6 +5,8 @@ from __future__ import annotations
 TEXTS: dict[str, dict[str, str]] = {
     "en": {
         "direct": "🧭 {slug}: operator chose the {lane} lane ({runtime} {model}). {reason}",
+        "store_unwritable": "⚠️ The board cannot save anything right now: {reason}. Changes (/start, answers, reactions) are refused until it can; /status and /log still work, and runs go on. The bot retries on its own and says here when it is back.",
+        "store_writable": "✅ The board saves again (after {duration}). Changes refused meanwhile were not made: send them again.",
         "split": "🧭 {slug}: operator split the card into {count} children. {reason}",
         "split_table": "{wave}. {slug} — {title} (lane {lane}{deps})",
         "deps": "; after {deps}",
@@ -49,6 +51,8 @@ TEXTS: dict[str, dict[str, str]] = {
     },
     "de": {
         "direct": "🧭 {slug}: Der Operator wählt die Lane {lane} ({runtime} {model}). {reason}",
+        "store_unwritable": "⚠️ Das Board kann gerade nichts speichern: {reason}. Änderungen (/start, Antworten, Reaktionen) werden abgelehnt, bis es wieder geht; /status und /log funktionieren weiter, laufende Läufe auch. Der Bot versucht es selbst weiter und sagt hier Bescheid.",
+        "store_writable": "✅ Das Board speichert wieder (nach {duration}). In der Zwischenzeit abgelehnte Änderungen wurden nicht ausgeführt: bitte erneut senden.",
         "split": "🧭 {slug}: Der Operator teilt die Karte in {count} Kinder. {reason}",
         "split_table": "{wave}. {slug} — {title} (Lane {lane}{deps})",
         "deps": "; nach {deps}",

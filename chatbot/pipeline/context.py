@@ -12,11 +12,12 @@ import asyncio
 import logging
 import os
 import time
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
 
-from chatbot.board import BoardService, Card, Job, RunRecord
+from chatbot.board import BoardService, Card, Job, RunRecord, StoreError, StoreUnwritable
 from chatbot.board.files import StagedFiles
 from chatbot.config import Config, RuntimeSection
 from chatbot.domain import roles
@@ -26,6 +27,8 @@ from runners.profiles import AllowedProfiles
 from runners.runtimes import Mode, RunRequest, RunResult, Usage, run_model
 
 log = logging.getLogger(__name__)
+
+T = TypeVar("T")
 
 
 class RunFailed(Exception):
@@ -132,14 +135,36 @@ class JobContext:
         if answer_used and self._last_run_id is not None and self.runs[-1].outcome == "ok":
             review = kwargs.get("review_decision") if self.runs[-1].role == "reviewer" else None
             accepted = (self._last_run_id, review)
-        return await self.board.apply(
-            self.card.slug,
-            action,
-            job=self.job,
-            worker=self.worker_id,
-            accepted_run=accepted,
-            **kwargs,
+        return await self.saved(
+            lambda: self.board.apply(
+                self.card.slug,
+                action,
+                job=self.job,
+                worker=self.worker_id,
+                accepted_run=accepted,
+                **kwargs,
+            )
         )
+
+    async def saved(self, write: Callable[[], Awaitable[T]]) -> T:
+        """`write()`, again and again while the database takes no writes (a full disk).
+
+        A run's result is worth more than the time it waits: the write is all or
+        nothing, so repeating it once the store's probe found writes working again
+        applies it exactly once. Meanwhile the job's lease may run out; then the
+        write says LeaseLost, as for any job taken away.
+        """
+        while True:
+            try:
+                return await write()
+            except StoreUnwritable as error:
+                log.warning(
+                    "job %s (%s): its result waits until the database takes writes: %s",
+                    self.job.id,
+                    self.job.kind,
+                    error,
+                )
+                await self.board.store_health.wait_writable()
 
     async def run(
         self,
@@ -233,7 +258,7 @@ class JobContext:
             # the effort it ran with (codex's session log names it only when one is given).
             actual_reasoning_effort=profile.reasoning_effort or None,
         )
-        self._last_run_id = await self.board.record_run(record)
+        self._last_run_id = await self.saved(lambda: self.board.record_run(record))
         self.runs.append(record)
         await self._tell("run_finished", self.card, record)
         if not result.ok and not (accept_turn_limit and output.turn_limit_reached):
@@ -259,12 +284,20 @@ class JobContext:
 
     async def _remember_process(self, pgid: int) -> None:
         """Record the agent's process group, so a restart after a crash can stop it."""
-        await self.board.record_process(self.job, process_identity(pgid))
+        try:
+            await self.board.record_process(self.job, process_identity(pgid))
+        except StoreUnwritable as error:
+            # Only for stopping an orphan after a crash: the run need not wait for it.
+            log.warning(
+                "job %s: its agent's process group was not recorded: %s", self.job.id, error
+            )
 
     async def _tell(self, event: str, *args: Any) -> None:
         for observer in self.observers:
             try:
                 await getattr(observer, event)(*args)
+            except StoreError as error:  # the database's state, said by the store already
+                log.warning("run notice %s not written: %s", event, error)
             except Exception:  # a notice that cannot be written must not fail the run
                 log.exception("run observer failed on %s", event)
 

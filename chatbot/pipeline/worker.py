@@ -17,7 +17,15 @@ import os
 import socket
 from collections.abc import Awaitable, Callable
 
-from chatbot.board import BoardService, Change, Job, LeaseLost, StoreError, UnknownCard
+from chatbot.board import (
+    BoardService,
+    Change,
+    Job,
+    LeaseLost,
+    StoreError,
+    StoreUnwritable,
+    UnknownCard,
+)
 from chatbot.board.files import FileExistsRefusal
 from chatbot.config import Config
 from chatbot.domain.phases import WORKTREE_DONE_PHASES, Phase
@@ -112,6 +120,7 @@ class Worker:
         self._wake = asyncio.Event()
         self._running: dict[int, asyncio.Task[None]] = {}
         self._lane_of: dict[int, str] = {}
+        self._job_of: dict[int, Job] = {}
         # Cards that reached an end (deployed, archived): their worktrees go.
         self._finished_cards: set[str] = set()
         # Any commit may have queued work (here or by the CLI beside a running bot).
@@ -141,8 +150,12 @@ class Worker:
         while True:
             await asyncio.sleep(self.heartbeat_s)
             try:
+                await self._renew_leases()
                 if await self.recover(await self.register()):
                     self._wake.set()
+            except StoreError as error:
+                # The database away or full: one line, the next beat tries again.
+                log.warning("worker keep-alive: %s; trying again", error)
             except Exception:  # noqa: BLE001 - a database hiccup must not stop the worker
                 log.exception("worker keep-alive failed; trying again")
 
@@ -172,6 +185,10 @@ class Worker:
                     await self._claim_all()
                     if until_idle and not self._running and not await self._queued():
                         return
+                except StoreUnwritable as error:
+                    # A full disk: the runs go on; claiming waits until writes work.
+                    log.warning("worker: no new jobs while %s", error)
+                    await self._until_writable(stop)
                 except StoreError as error:
                     # The database is away (a restart, the network between hosts): the
                     # runs go on, and the next round (at the latest after poll_s) retries.
@@ -193,6 +210,14 @@ class Worker:
             await self._stop_running()
             with contextlib.suppress(Exception):
                 await self.board.worker_stopped(self.instance_id)
+
+    async def _until_writable(self, stop: asyncio.Event | None) -> None:
+        waits = {asyncio.ensure_future(self.board.store_health.wait_writable())}
+        if stop is not None:
+            waits.add(asyncio.ensure_future(stop.wait()))
+        await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
+        for waiter in waits:
+            waiter.cancel()
 
     async def note_finished(self, _db: object, change: Change) -> None:
         """A board listener: a card that reached an end gives up its worktree."""
@@ -235,11 +260,13 @@ class Worker:
                 task = asyncio.create_task(self._execute(job), name=f"job-{job.id}-{job.kind}")
                 self._running[job.id] = task
                 self._lane_of[job.id] = lane
+                self._job_of[job.id] = job
                 task.add_done_callback(lambda _t, job_id=job.id: self._finished(job_id))
 
     def _finished(self, job_id: int) -> None:
         self._running.pop(job_id, None)
         self._lane_of.pop(job_id, None)
+        self._job_of.pop(job_id, None)
         self._wake.set()
 
     async def _notice_cancelled(self) -> None:
@@ -267,6 +294,20 @@ class Worker:
                 log.info("job %s is no longer ours; stopping its run", job.id)
                 runner.cancel()
                 return
+            except StoreError as error:
+                # The run goes on; the next beat tries again (the keep-alive renews
+                # the lease first thing once the database takes writes again).
+                log.debug("job %s: heartbeat not written: %s", job.id, error)
+
+    async def _renew_leases(self) -> None:
+        """Renew the leases of the jobs running here, before recovering anyone's: after
+        the database took no writes for a while, they look expired, yet they run."""
+        for job_id in list(self._running):
+            job = self._job_of.get(job_id)
+            if job is None:
+                continue
+            with contextlib.suppress(LeaseLost):
+                await self.board.heartbeat(job, self.instance_id, self.lease_s)
 
     async def _execute(self, job: Job) -> None:
         runner = asyncio.current_task()
@@ -318,7 +359,11 @@ class Worker:
             await self._fail(job, f"result not applied: {refused}", ctx)
         except LeaseLost:
             log.info("job %s was taken away while it ran; its result is dropped", job.id)
-        except Exception as error:  # noqa: BLE001 - a bug must fail one job, not the worker
+        except StoreError as error:
+            # A write of this job that is not its result (those wait: JobContext.saved)
+            # met a full disk or the database away: fail it, once writes work again.
+            log.warning("job %s (%s) stopped: %s", job.id, role, error)
+            await self._fail(job, f"the database took no writes during this run: {error}", ctx)
             log.exception("job %s (%s) crashed", job.id, role)
             await self._fail(job, f"internal error: {type(error).__name__}: {error}", ctx)
 
@@ -327,5 +372,12 @@ class Worker:
         self.failed_jobs += 1
         # A run that ended well but whose answer the job did not apply: it did not count.
         rejected = ctx.answered_run() if ctx is not None else None
-        with contextlib.suppress(LeaseLost):
-            await self.board.fail(job, self.instance_id, detail=detail, rejected_run=rejected)
+        while True:
+            try:
+                with contextlib.suppress(LeaseLost):
+                    await self.board.fail(
+                        job, self.instance_id, detail=detail, rejected_run=rejected
+                    )
+                return
+            except StoreUnwritable:
+                await self.board.store_health.wait_writable()

@@ -18,10 +18,13 @@ from __future__ import annotations
 
 import fcntl
 import os
+import time
 from collections.abc import Awaitable, Callable, Iterable, Sequence
 from contextlib import AbstractAsyncContextManager
 from pathlib import Path
 from typing import Any
+
+from chatbot.store.health import StoreHealth
 
 Params = Sequence[Any] | dict[str, Any]
 
@@ -30,6 +33,12 @@ POSTGRES_SCHEMES = ("postgresql://", "postgres://")
 
 class StoreError(Exception):
     """The database cannot be used as it is (too new, damaged, not writable, unreachable)."""
+
+
+class StoreUnwritable(StoreError):
+    """A write failed for a reason outside the bot: the disk is full, the file system
+    is read-only, an I/O error. The transaction was rolled back whole; the same write
+    works again once the reason is gone (see `health.py`)."""
 
 
 class IntegrityError(StoreError):
@@ -116,6 +125,8 @@ class Store:
         # Called after a `write_one(..., wake=True)` of this process (a reply queued):
         # only the outbox sender cares, and the worker need not look for jobs then.
         self.on_write: list[Callable[[], None]] = []
+        # Whether writes work now; each engine marks it on every write it makes.
+        self.health = StoreHealth(self.name, self.probe_write)
 
     @staticmethod
     async def open(database: str | Path, *, password_file: Path | None = None) -> Store:
@@ -150,6 +161,11 @@ class Store:
     async def schema_version(self) -> int:
         raise NotImplementedError
 
+    async def probe_write(self) -> None:
+        """One small write, to learn whether writes work again (the health's probe)."""
+        now = time.time()
+        await self.write_one(_PROBE, (str(now), now))
+
     def follow_other_processes(self) -> None:
         """Run the `on_commit` hooks for commits of other processes too (a long-running
         process: the bot beside `chatbot worker` processes, or the CLI)."""
@@ -174,6 +190,12 @@ class Store:
 
     async def __aexit__(self, *exc: object) -> None:
         await self.close()
+
+
+_PROBE = (
+    "INSERT INTO kv (key, value, updated_at) VALUES ('store:probe', ?, ?) "
+    "ON CONFLICT (key) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at"
+)
 
 
 # Each engine's module registers its opener here (the package imports both), so this
@@ -221,5 +243,6 @@ __all__ = [
     "Row",
     "Store",
     "StoreError",
+    "StoreUnwritable",
     "is_postgres",
 ]

@@ -29,8 +29,19 @@ from psycopg.postgres import types as pg_types
 from psycopg.types.numeric import FloatLoader
 from psycopg.types.string import TextLoader
 
-from chatbot.store.db import ENGINES, Db, IntegrityError, Params, Row, Store, StoreError, row_class
+from chatbot.store.db import (
+    ENGINES,
+    Db,
+    IntegrityError,
+    Params,
+    Row,
+    Store,
+    StoreError,
+    StoreUnwritable,
+    row_class,
+)
 from chatbot.store.dialect import PRELUDE, ddl_for_postgres, for_postgres
+from chatbot.store.health import StoreHealth
 from chatbot.store.migrations import LATEST, MIGRATIONS
 
 log = logging.getLogger(__name__)
@@ -92,13 +103,22 @@ def _params(params: Params) -> Params | None:
 
 
 @contextlib.contextmanager
-def _reachable(name: str) -> Iterator[None]:
+def _reachable(name: str, health: StoreHealth | None = None) -> Iterator[None]:
     """A lost or refused connection as the store's own error, in words: the worker
-    goes on and tries again; nothing else needs to know psycopg."""
+    goes on and tries again; nothing else needs to know psycopg.
+
+    With `health` (a write), the database being away or out of space (disk full is
+    SQLSTATE 53100) is StoreUnwritable and starts the health's episode; a rolled-back
+    transaction (class 40: a deadlock) is not the database's state, only this write's.
+    """
     try:
         yield
     except (psycopg.OperationalError, psycopg_pool.PoolTimeout) as error:
         reason = str(error).strip().splitlines()[0] if str(error).strip() else repr(error)
+        sqlstate = getattr(error, "sqlstate", None) or ""
+        if health is not None and not sqlstate.startswith("40"):
+            health.failed(reason)
+            raise StoreUnwritable(f"database {name}: {reason}") from error
         raise StoreError(f"database {name}: {reason}") from error
 
 
@@ -190,6 +210,7 @@ class PostgresStore(Store):
         super().__init__()
         self.url = url
         self.name = redacted(url)
+        self.health.name = self.name
         self._pool = pool
         self._connect = connect
         self.reader = PooledReader(pool, self.name)
@@ -236,6 +257,7 @@ class PostgresStore(Store):
         return store
 
     async def close(self) -> None:
+        await self.health.close()
         if self._listener is not None:
             self._listener.cancel()
             with contextlib.suppress(asyncio.CancelledError, Exception):
@@ -247,7 +269,7 @@ class PostgresStore(Store):
 
     @asynccontextmanager
     async def transaction(self, *, exclusive: bool = True) -> AsyncIterator[Db]:
-        with _reachable(self.name):
+        with _reachable(self.name, self.health):
             async with self._pool.connection() as conn:
                 await conn.execute(self._begin if exclusive else "BEGIN")
                 try:
@@ -258,17 +280,19 @@ class PostgresStore(Store):
                     raise
                 else:
                     await conn.execute("COMMIT")
+        self.health.worked()
         if exclusive:
             self._committed()
 
     async def write_one(self, sql: str, params: Params = (), *, wake: bool = False) -> int:
-        with _reachable(self.name):
+        with _reachable(self.name, self.health):
             async with self._pool.connection() as conn:
                 try:
                     cursor = await conn.execute(for_postgres(sql), _params(params))
                 except psycopg.errors.IntegrityError as error:
                     raise _integrity(error) from None
                 changed = cursor.rowcount
+        self.health.worked()
         if wake:
             self._written()
         return changed

@@ -24,6 +24,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import shutil
 import sqlite3
 import time
 from collections.abc import AsyncIterator, Iterable, Sequence
@@ -43,6 +44,7 @@ from chatbot.store.db import (
     Row,
     Store,
     StoreError,
+    StoreUnwritable,
 )
 from chatbot.store.dialect import for_sqlite
 from chatbot.store.migrations import LATEST, MIGRATIONS
@@ -151,6 +153,42 @@ class SqliteReader(Db):
         self._inline.close()
 
 
+# SQLite's primary result codes for a write the system refused, and what they mean.
+_SQLITE_FULL, _SQLITE_IOERR, _SQLITE_READONLY, _SQLITE_CANTOPEN = 13, 10, 8, 14
+_REFUSALS = {
+    _SQLITE_FULL: "the disk holding it is full",
+    _SQLITE_IOERR: "input/output error",
+    _SQLITE_READONLY: "it is read-only",
+    _SQLITE_CANTOPEN: "it cannot be opened",
+}
+# Free space below which the probe does not call the disk writable again.
+PROBE_FREE_BYTES = 1 << 20
+
+
+def unwritable_reason(error: sqlite3.Error, path: Path) -> str | None:
+    """Why a write failed, when the cause is the disk or the file (not the bot)."""
+    code = getattr(error, "sqlite_errorcode", None)
+    if code is None:
+        return None
+    meaning = _REFUSALS.get(code & 0xFF)
+    if meaning is None:
+        return None
+    free = _free_bytes(path)
+    # A write into the shared-memory index of a full disk fails as an I/O error.
+    if code & 0xFF in (_SQLITE_FULL, _SQLITE_IOERR) and free is not None:
+        if free < PROBE_FREE_BYTES:
+            meaning = _REFUSALS[_SQLITE_FULL]
+        meaning += f" ({free} bytes free)"
+    return f"{meaning} ({error})"
+
+
+def _free_bytes(path: Path) -> int | None:
+    try:
+        return shutil.disk_usage(path.parent).free
+    except OSError:
+        return None
+
+
 def _timed(conn: sqlite3.Connection, sql: str, params: Params) -> tuple[list[Row], float]:
     start = time.perf_counter()
     rows = conn.execute(sql, params).fetchall()
@@ -232,8 +270,7 @@ def _quick_writer(path: Path) -> sqlite3.Connection:
     return conn
 
 
-async def _connect(path: Path) -> aiosqlite.Connection:
-    conn = await aiosqlite.connect(path, isolation_level=None)
+async def _configure(conn: aiosqlite.Connection) -> None:
     conn.row_factory = sqlite3.Row
     await conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
     await conn.execute("PRAGMA foreign_keys = ON")
@@ -241,7 +278,6 @@ async def _connect(path: Path) -> aiosqlite.Connection:
     # only a power cut can lose the last commits, which is the usual trade.
     await conn.execute("PRAGMA synchronous = NORMAL")
     await conn.execute("PRAGMA wal_autocheckpoint = 0")  # the Checkpointer's job
-    return conn
 
 
 class SqliteStore(Store):
@@ -251,6 +287,7 @@ class SqliteStore(Store):
         super().__init__()
         self.path = path
         self.name = str(path)
+        self.health.name = self.name
         self._writer = writer
         self._reader = reader
         self._write_lock = asyncio.Lock()
@@ -264,20 +301,27 @@ class SqliteStore(Store):
     @classmethod
     async def open(cls, path: Path) -> SqliteStore:  # type: ignore[override]
         path.parent.mkdir(parents=True, exist_ok=True)
-        writer = await _connect(path)
+        writer = await aiosqlite.connect(path, isolation_level=None)
+        reader: SqliteReader | None = None
         try:
+            await _configure(writer)
             mode = await writer.execute_fetchall("PRAGMA journal_mode = WAL")
             if not mode or str(mode[0][0]).lower() != "wal":
                 raise StoreError(f"{path}: cannot switch the database to WAL mode")
             await _migrate(writer, path)
             reader = await asyncio.to_thread(SqliteReader, path)
+            return cls(path, writer, reader)
         except BaseException as error:
             # An unclosed aiosqlite connection keeps its thread, and the process, alive.
+            if reader is not None:
+                await reader.close()
             await writer.close()
             if isinstance(error, sqlite3.DatabaseError):
+                problem = unwritable_reason(error, path)
+                if problem is not None:
+                    raise StoreUnwritable(f"{path}: {problem}") from None
                 raise StoreError(f"{path}: {error}") from None
             raise
-        return cls(path, writer, reader)
 
     async def close(self) -> None:
         if self._follower is not None:
@@ -285,6 +329,7 @@ class SqliteStore(Store):
         if self._instance is not None:
             self._instance.release()
             self._instance = None
+        await self.health.close()
         await self.checkpointer.close()
         await self._reader.close()
         self._quick_writer.close()
@@ -293,16 +338,42 @@ class SqliteStore(Store):
     @asynccontextmanager
     async def transaction(self, *, exclusive: bool = True) -> AsyncIterator[Db]:
         async with self._write_lock:
-            await self._writer.execute("BEGIN IMMEDIATE")
+            try:
+                await self._writer.execute("BEGIN IMMEDIATE")
+            except sqlite3.OperationalError as error:
+                raise self._refused(error) from None
             try:
                 yield SqliteDb(self._writer)
-            except BaseException:
-                await self._writer.execute("ROLLBACK")
+            except BaseException as error:
+                await self._rollback()
+                if isinstance(error, sqlite3.OperationalError):
+                    raise self._refused(error) from None
                 raise
-            else:
+            try:
                 await self._writer.execute("COMMIT")
-                if exclusive:
-                    self._committed()
+            except sqlite3.OperationalError as error:
+                # A COMMIT that fails (the log cannot grow) leaves the transaction open.
+                await self._rollback()
+                raise self._refused(error) from None
+            self.health.worked()
+            if exclusive:
+                self._committed()
+
+    async def _rollback(self) -> None:
+        try:
+            await self._writer.execute("ROLLBACK")
+        except sqlite3.OperationalError as error:
+            # SQLite may have rolled back on its own already (SQLITE_FULL does so).
+            log.debug("rollback: %s", error)
+
+    def _refused(self, error: sqlite3.OperationalError) -> Exception:
+        """A failed write as the store's error: StoreUnwritable when the cause is outside
+        the bot (then the health knows), else the error itself (a bug, a lock)."""
+        problem = unwritable_reason(error, self.path)
+        if problem is None:
+            return error
+        self.health.failed(problem)
+        return StoreUnwritable(f"{self.path}: {problem}")
 
     async def write_one(self, sql: str, params: Params = (), *, wake: bool = False) -> int:
         sql = for_sqlite(sql)
@@ -311,18 +382,31 @@ class SqliteStore(Store):
             # writes either, the statement runs at once on the loop's thread (tens of
             # microseconds; no hop). Busy: the writer's thread waits for the database.
             try:
-                changed = self._quick_writer.execute(sql, params).rowcount
+                try:
+                    changed = self._quick_writer.execute(sql, params).rowcount
+                except sqlite3.OperationalError as error:
+                    if "locked" not in str(error) and "busy" not in str(error):
+                        raise
+                    cursor = await self._writer.execute(sql, params)
+                    changed = cursor.rowcount
+                    await cursor.close()
             except sqlite3.IntegrityError as error:
                 raise IntegrityError(str(error), str(error)) from None
             except sqlite3.OperationalError as error:
-                if "locked" not in str(error) and "busy" not in str(error):
-                    raise
-                cursor = await self._writer.execute(sql, params)
-                changed = cursor.rowcount
-                await cursor.close()
+                raise self._refused(error) from None
+        self.health.worked()
         if wake:
             self._written()
         return changed
+
+    async def probe_write(self) -> None:
+        # A small write can fit into the log's free pages while a real one still would
+        # not: call the disk writable again only with some room on it.
+        free = await asyncio.to_thread(_free_bytes, self.path)
+        if free is not None and free < PROBE_FREE_BYTES:
+            self.health.failed(f"the disk holding it is full ({free} bytes free)")
+            return
+        await super().probe_write()
 
     def follow_other_processes(self) -> None:
         if self._follower is None:
