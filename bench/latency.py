@@ -70,7 +70,6 @@ from chatbot.transports.xmpp_connection import shutdown  # noqa: E402
 from tests.integration.bot_process import bot_config, wait_for_occupant  # noqa: E402
 from tests.integration.e2e import BOT_NICK, reply_target  # noqa: E402
 from tests.integration.matrix_peer import MatrixPeer  # noqa: E402
-from tests.integration.sqlite_store import SqliteStateStore  # noqa: E402
 from tests.pipeline.harness import make_repo  # noqa: E402
 from tests.realservers import Servers, load_info  # noqa: E402
 from tests.realservers.xmpp_setup import plain_tcp_client  # noqa: E402
@@ -219,7 +218,7 @@ async def bench_xmpp(x: dict[str, Any], count: int, store_factory: Callable) -> 
         if isinstance(ev, IncomingMessage):
             await transport.send(ev.chat, ev.text)
 
-    transport = XmppTransport(settings, store_factory(), handler=echo)
+    transport = XmppTransport(settings, await store_factory(), handler=echo)
     await transport.start()
     await asyncio.wait_for(transport.wait_online(), 10)
 
@@ -306,7 +305,7 @@ async def bench_matrix(m: dict[str, Any], count: int, store_factory: Callable) -
         if isinstance(ev, IncomingMessage) and ev.chat.id == layer_room:
             await transport.send(ev.chat, ev.text)
 
-    transport = MatrixTransport(settings, store_factory(), handler=echo)
+    transport = MatrixTransport(settings, await store_factory(), handler=echo)
     await transport.start()
     await asyncio.wait_for(transport.wait_online(), 10)
     results = await measure(
@@ -699,7 +698,7 @@ async def main() -> int:
         "--store",
         choices=("memory", "sqlite"),
         default="sqlite",
-        help="where the transport keeps processed ids (sqlite: a file)",
+        help="where the transport keeps processed ids (sqlite: the bot's store in a file)",
     )
     args = parser.parse_args()
     if args.count < 1 or args.cards < 1:
@@ -714,10 +713,13 @@ async def main() -> int:
     tmp = tempfile.TemporaryDirectory(prefix="latency-")
     counter = iter(range(1000))
 
-    def store_factory() -> Any:
+    stores: list[Store] = []
+
+    async def store_factory() -> Any:
         if args.store == "memory":
             return MemoryStateStore()
-        return SqliteStateStore(Path(tmp.name) / f"state-{next(counter)}.sqlite3")
+        stores.append(await Store.open(Path(tmp.name) / f"state-{next(counter)}.sqlite3"))
+        return TransportState(stores[-1])
 
     servers = None
     servers_json = args.servers
@@ -744,6 +746,8 @@ async def main() -> int:
                 one_process=args.one_process,
             )
     finally:
+        for store in stores:
+            await store.close()
         if servers is not None:
             await asyncio.to_thread(servers.stop)
         tmp.cleanup()

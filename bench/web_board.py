@@ -9,7 +9,8 @@ own WebBoard on 127.0.0.1, and measures:
 - in Debian's headless Chromium: first paint, first contentful paint, DOM ready
   and load, from the browser's own performance timeline (median of --loads loads);
 - commit -> on screen: a card moved by the board service until the open page
-  shows it in its new column (server-sent events, MutationObserver in the page).
+  shows it in its new column (server-sent events, MutationObserver in the page),
+  and until the card's own open page shows its new phase.
 
     .venv/bin/python bench/web_board.py [--cards 10000] [--loads 5] [--moves 20]
 """
@@ -38,7 +39,7 @@ from chatbot.store import Store  # noqa: E402
 from chatbot.store import cards as card_store  # noqa: E402
 from chatbot.store import questions as question_store  # noqa: E402
 from chatbot.web import WebBoard, WebSettings  # noqa: E402
-from tests.web.browser import SEEN, WATCH_CARD, WATCH_LIVE, Browser  # noqa: E402
+from tests.web.browser import SEEN, WATCH_CARD, WATCH_LIVE, WATCH_TEXT, Browser  # noqa: E402
 
 # Where the cards of a long-running board sit (the rest is done: deployed or archived).
 SHARES = (
@@ -162,6 +163,22 @@ async def main(args: argparse.Namespace) -> None:
             latencies.append((await browser.wait_js(SEEN) / 1000 - committed) * 1000)
         print(
             f"live: commit -> on screen over {args.moves} moves: {ms(latencies)} "
+            f"(p90 {statistics.quantiles(latencies, n=10)[-1]:.1f} ms)"
+        )
+
+        # A card's own page: the move lands in its facts and history.
+        latencies = []
+        for number in range(args.moves, 2 * args.moves):
+            slug = f"card-{number:05d}"
+            await browser.open(f"{web.url}card/{slug}")
+            await browser.js(WATCH_LIVE)
+            await browser.wait_js(SEEN)
+            await browser.js(WATCH_TEXT, "operator running")
+            await board.act(slug, Action.START, actor="bench")
+            committed = time.time()
+            latencies.append((await browser.wait_js(SEEN) / 1000 - committed) * 1000)
+        print(
+            f"live: commit -> on a card's page over {args.moves} moves: {ms(latencies)} "
             f"(p90 {statistics.quantiles(latencies, n=10)[-1]:.1f} ms)"
         )
     finally:

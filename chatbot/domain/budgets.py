@@ -33,7 +33,9 @@ class BudgetState:
 
     @property
     def reached(self) -> bool:
-        return self.spent >= self.limit
+        # Spend is a sum of floats: ten runs of $0.10 add up to 0.9999999999999999,
+        # which must reach a $1.00 budget. Compared to a millionth of a dollar.
+        return round(self.spent, 6) >= round(self.limit, 6)
 
     def as_dict(self) -> dict[str, Any]:
         return {

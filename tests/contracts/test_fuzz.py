@@ -28,8 +28,15 @@ from runners.contracts import (
     parse_synthesis,
     routing_actions,
 )
-from runners.contracts.markers import ALL_MARKERS
-from tests.contracts.helpers import COMMIT, PARENT, TEST_ALLOWED, operator_answer, split_decision
+from runners.contracts.markers import ALL_MARKERS, MAX_ANSWER_CHARS
+from tests.contracts.helpers import (
+    COMMIT,
+    PARENT,
+    TEST_ALLOWED,
+    expect_error,
+    operator_answer,
+    split_decision,
+)
 
 SETTINGS = settings(max_examples=200, deadline=None)
 
@@ -260,7 +267,6 @@ def test_any_json_in_the_blocks_parses_or_raises_contract_error(value: Any) -> N
         "===OPERATOR-DECISION===\n" + "[" * 100_000 + "\n===END-OPERATOR-DECISION===",
         "===REVIEW-RESULT===\n" + "1" * 5000 + "\n===END-REVIEW-RESULT===",
         "slug:" + " " * 200_000 + "x",
-        "x" * 1_000_001,
         "===OPERATOR-DECISION===\n{" + '"' + "k" * 100_000 + '": 1}\n===END-OPERATOR-DECISION===',
         "===REVIEW-RESULT===\n{" + ('"' + "k" * 50_000 + '": 1,') * 2 + '"a": 1}\n'
         "===END-REVIEW-RESULT===",
@@ -272,13 +278,23 @@ def test_any_json_in_the_blocks_parses_or_raises_contract_error(value: Any) -> N
         "deep-json-block",
         "huge-int",
         "spaces",
-        "too-long",
         "huge-key",
         "huge-duplicate-key",
     ],
 )
 def test_hostile_inputs(name: str, text: str) -> None:
     accepts_or_rejects(PARSERS[name], text)
+
+
+@pytest.mark.parametrize("name", PARSERS)
+@pytest.mark.parametrize(
+    "text",
+    ["x" * (MAX_ANSWER_CHARS + 1), operator_answer(split_decision()).rjust(MAX_ANSWER_CHARS + 1)],
+    ids=["too-long", "too-long-valid-block"],
+)
+def test_too_long_is_refused_whatever_it_holds(name: str, text: str) -> None:
+    # Not "parses or raises": the size bound is what keeps every later step cheap.
+    expect_error(lambda: PARSERS[name](text), "answer")
 
 
 @pytest.mark.parametrize("name", PARSERS)

@@ -7,17 +7,19 @@ from pathlib import Path
 
 import pytest
 
+from chatbot.store import Store
+from chatbot.store.kv import TransportState
 from chatbot.transports.base import IncomingMessage
 
 from .conftest import WITHIN, unique
-from .sqlite_store import SqliteStateStore
 
 
 @pytest.fixture
-def store(tmp_path: Path):
-    s = SqliteStateStore(tmp_path / "state.sqlite3")
-    yield s
-    s.close()
+async def store(tmp_path: Path):
+    """The bot's own store, as `chatbot run` hands it to the transports."""
+    opened = await Store.open(tmp_path / "board.sqlite3")
+    yield TransportState(opened)
+    await opened.close()
 
 
 def texts(inbox, prefix: str) -> list[str]:
@@ -27,7 +29,7 @@ def texts(inbox, prefix: str) -> list[str]:
 
 
 async def test_restart_delivers_what_came_while_down_once(
-    matrix_bot, matrix_peer, matrix_info, store
+    store, matrix_bot, matrix_peer, matrix_info
 ) -> None:
     room_id = matrix_info["rooms"]["public"]["room_id"]
     owner = await matrix_peer("owner")
@@ -51,7 +53,7 @@ async def test_restart_delivers_what_came_while_down_once(
 
 
 async def test_a_long_gap_is_back_filled_in_order(
-    matrix_bot, matrix_peer, matrix_info, store
+    store, matrix_bot, matrix_peer, matrix_info
 ) -> None:
     room_id = matrix_info["rooms"]["public"]["room_id"]
     owner = await matrix_peer("owner")

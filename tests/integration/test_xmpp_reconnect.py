@@ -5,10 +5,11 @@ from __future__ import annotations
 import asyncio
 import time
 
+from chatbot.store import Store
+from chatbot.store.kv import TransportState
 from chatbot.transports.base import Identity, IncomingMessage, IncomingReaction, Room
 
 from .conftest import WITHIN, unique
-from .sqlite_store import SqliteStateStore
 
 
 async def test_bot_reconnects_and_rejoins_after_a_server_restart(
@@ -63,19 +64,24 @@ async def test_dropped_connection_is_resumed_with_stream_management(
 
 async def test_bot_restart_keeps_reaction_state(xmpp_bot, xmpp_peer, xmpp_info, tmp_path) -> None:
     room = xmpp_info["rooms"]["public"]
-    store = SqliteStateStore(tmp_path / "state.sqlite3")
-    bot, inbox = await xmpp_bot(store)
-    owner = await xmpp_peer("owner")
-    await owner.join(room, "owner")
-    target = await bot.send(Room("xmpp", room), unique("question"))
-    await owner.react(room, target, {"👍"}, room=True)
-    first = await inbox.get(lambda e: isinstance(e, IncomingReaction))
-    assert first.added == {"👍"}
-    await bot.stop()
+    opened = await Store.open(tmp_path / "board.sqlite3")
+    store = TransportState(opened)  # the bot's own store, as `chatbot run` wires it
+    try:
+        bot, inbox = await xmpp_bot(store)
+        owner = await xmpp_peer("owner")
+        await owner.join(room, "owner")
+        target = await bot.send(Room("xmpp", room), unique("question"))
+        await owner.react(room, target, {"👍"}, room=True)
+        first = await inbox.get(lambda e: isinstance(e, IncomingReaction))
+        assert first.added == {"👍"}
+        await bot.stop()
 
-    bot2, inbox2 = await xmpp_bot(store)
-    await owner.react(room, target, {"👍", "🎉"}, room=True)
-    second = await inbox2.get(lambda e: isinstance(e, IncomingReaction))
-    # XEP-0444 sends the whole set; only the new key is news.
-    assert second.added == {"🎉"} and not second.removed
-    store.close()
+        bot2, inbox2 = await xmpp_bot(store)
+        await owner.react(room, target, {"👍", "🎉"}, room=True)
+        second = await inbox2.get(lambda e: isinstance(e, IncomingReaction))
+        # XEP-0444 sends the whole set; only the new key is news.
+        assert second.added == {"🎉"} and not second.removed
+        await bot2.stop()
+    finally:
+        await xmpp_bot.stop_all()  # nothing may write to the store once it is closed
+        await opened.close()

@@ -140,7 +140,10 @@ async def test_a_run_that_exits_normally_counts_and_its_helper_is_killed(
     question = (await h.board.view("greeting")).open_question
     assert question is not None and question.text == "Which greeting?"
     [run] = await telemetry.for_card(h.store.reader, card.id)
-    assert run.outcome == "ok" and run.duration_s < 2
+    # Counted at the CLI's exit: a run that waited for the helper's pipe to close would
+    # have met the idle watchdog (2 s, the helper says nothing) and ended "idle_timeout".
+    # How soon after the exit the result is in: bench/watchdogs.py.
+    assert run.outcome == "ok" and run.accepted is True
 
 
 async def test_a_run_whose_helper_left_the_group_still_ends(

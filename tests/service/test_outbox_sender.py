@@ -13,6 +13,7 @@ from chatbot.store import Store
 from chatbot.store import chat as chat_store
 from chatbot.transports.base import (
     NotConnected,
+    Original,
     Target,
     TargetUnavailable,
     Transport,
@@ -24,11 +25,18 @@ class ScriptedTransport(Transport):
     name = "xmpp"
 
     def __init__(
-        self, refuse_rooms: set[str] = frozenset(), refuse_texts: set[str] = frozenset()
+        self,
+        refuse_rooms: set[str] = frozenset(),
+        refuse_texts: set[str] = frozenset(),
+        fail_once: set[str] = frozenset(),
     ) -> None:
         super().__init__()
         self.refuse_rooms = set(refuse_rooms)
         self.refuse_texts = set(refuse_texts)
+        # Texts whose first try fails (a stream that died under it), the next one goes.
+        self.fail_once = set(fail_once)
+        # text -> the message it was sent as an edit of (None: a new message)
+        self.replaced: dict[str, Original | None] = {}
         self.tries: list[str] = []
         self.sent: list[tuple[str, str, str | None, str | None]] = []
         self.disconnect_next = False
@@ -62,7 +70,11 @@ class ScriptedTransport(Transport):
             raise TargetUnavailable(f"forbidden in {target.id}")
         if text in self.refuse_texts:
             raise TransportError(f"server closed the stream over {text!r}")
+        if text in self.fail_once:
+            self.fail_once.discard(text)
+            raise TransportError(f"no confirmation for {text!r}")
         self.sent.append((target.id, text, reply_to, txn_id))
+        self.replaced[text] = replaces
         self.delivered.set()
         return f"id-{len(self.sent)}"
 
@@ -184,3 +196,72 @@ async def test_rows_wait_while_offline_and_go_when_back(store: Store) -> None:
     assert [s[1] for s in transport.sent] == ["while away"]
     stop.set()
     await running
+
+
+async def test_an_edit_waits_for_its_original_and_the_room_waits_behind_it(store: Store) -> None:
+    # A run's status message, its last edit, then the next notice, in one room. The
+    # status message's first try fails: its edit cannot go before it (it needs the
+    # server's id), and nothing later in that room may overtake the edit.
+    transport = ScriptedTransport(fail_once={"▶️ builder run started"})
+    await transport.start()
+    sender = OutboxSender(store, {"xmpp": transport}, retry_initial=0)
+    status = await post(store, "room@muc", "▶️ builder run started")
+    await post(store, "room@muc", "⏹ builder run ok", replaces_id=status)
+    await post(store, "room@muc", "🔨 committed")
+    await post(store, "other@muc", "elsewhere")
+
+    await sender.flush()
+    assert [s[1] for s in transport.sent] == ["elsewhere"]  # another room goes on
+    assert len(await chat_store.pending(store.reader, "xmpp")) == 3
+
+    await sender.flush()  # the status message's retry is due
+    assert [s[1] for s in transport.sent] == [
+        "elsewhere",
+        "▶️ builder run started",
+        "⏹ builder run ok",
+        "🔨 committed",
+    ]
+    original = await chat_store.row(store.reader, status)
+    assert original is not None and original.state == "sent"
+    assert transport.replaced["⏹ builder run ok"] == Original(original.message_id, original.txn_id)
+    assert transport.replaced["🔨 committed"] is None
+    assert await chat_store.pending(store.reader, "xmpp") == []
+
+
+async def test_an_edit_that_fails_itself_waits_alone_and_only_its_newest_text_goes(
+    store: Store,
+) -> None:
+    transport = ScriptedTransport(fail_once={"⏳ builder: 1m"})
+    await transport.start()
+    sender = OutboxSender(store, {"xmpp": transport}, retry_initial=60)
+    status = await post(store, "room@muc", "▶️ builder run started")
+    await post(store, "room@muc", "⏳ builder: 1m", replaces_id=status)
+    await post(store, "room@muc", "❓ which greeting?")
+    await sender.flush()
+    # The edit waits for its back-off; the rows behind it go on, in their order.
+    assert [s[1] for s in transport.sent] == ["▶️ builder run started", "❓ which greeting?"]
+
+    # A newer text of the same message replaces the edit that waits: only it is sent.
+    await post(store, "room@muc", "⏹ builder run ok", replaces_id=status)
+    await post(store, "room@muc", "🔨 committed")
+    await sender.flush()
+    assert [s[1] for s in transport.sent][2:] == ["⏹ builder run ok", "🔨 committed"]
+    assert transport.tries.count("⏳ builder: 1m") == 1
+    original = await chat_store.row(store.reader, status)
+    assert transport.replaced["⏹ builder run ok"] == Original(original.message_id, original.txn_id)
+    assert await chat_store.pending(store.reader, "xmpp") == []
+
+
+async def test_an_edit_of_a_message_given_up_fails_and_holds_nothing(store: Store) -> None:
+    transport = ScriptedTransport(refuse_texts={"▶️ builder run started"})
+    await transport.start()
+    sender = OutboxSender(store, {"xmpp": transport}, retry_initial=0, max_tries=2)
+    status = await post(store, "room@muc", "▶️ builder run started")
+    edit = await post(store, "room@muc", "⏹ builder run ok", replaces_id=status)
+    await post(store, "room@muc", "🔨 committed")
+    for _ in range(3):
+        await sender.flush()
+    assert [s[1] for s in transport.sent] == ["🔨 committed"]
+    row = await chat_store.row(store.reader, edit)
+    assert row is not None and row.state == "failed"
+    assert row.last_error == "the message it edits was not sent"

@@ -8,14 +8,16 @@ Content-Security-Policy violation is one), screenshots.
 from __future__ import annotations
 
 import asyncio
-import time
 from pathlib import Path
 
+import pytest
 from selenium.webdriver.support.wait import WebDriverWait
 
 from chatbot.domain.transitions import Action
+from chatbot.web import live
 from tests.web.boards import HOSTILE_SCRIPT, HOSTILE_TITLE, OWNER, system
 from tests.web.browser import SEEN, WATCH_CARD, WATCH_LIVE, WATCH_TEXT, Browser, png_size
+from tests.web.conftest import open_site
 
 SLUGS_IN_COLUMNS = """
 const found = {};
@@ -85,17 +87,30 @@ async def test_a_card_page_shows_its_reports_rendered(browser: Browser, site) ->
     assert await browser.console_errors() == []
 
 
-async def test_a_transition_appears_in_the_open_page_without_reload(browser: Browser, site):
+@pytest.fixture
+async def pushed_site(tmp_path: Path, monkeypatch):
+    """A site whose open pages hear of a move only from the store's commit hook: the
+    slow look for other processes' commits is put off for an hour, so whatever reaches
+    a page was pushed by the commit itself (how soon: bench/web_board.py)."""
+    monkeypatch.setattr(live, "FALLBACK_S", 3600.0)
+    opened = await open_site(tmp_path)
+    try:
+        yield opened
+    finally:
+        await opened.web.stop()
+        await opened.store.close()
+
+
+async def test_a_transition_appears_in_the_open_page_without_reload(browser: Browser, pushed_site):
+    site = pushed_site
     await login(browser, site)
     await browser.js(WATCH_LIVE)
     await browser.wait_js(SEEN)
     await browser.js("window.__samePage = true;")
-    latencies = []
     # An owner's move, then the worker's: each shows up in its new column.
     await browser.js(WATCH_CARD, "plain-0", "working")
     await site.board.act("plain-0", Action.START, actor=OWNER)
-    committed = time.time()
-    latencies.append(await browser.wait_js(SEEN) / 1000 - committed)
+    await browser.wait_js(SEEN)
     # The operator card's job is the oldest in the operator's lane: the worker's turn.
     await browser.js(WATCH_CARD, "operator", "waiting")
     await system(
@@ -104,8 +119,7 @@ async def test_a_transition_appears_in_the_open_page_without_reload(browser: Bro
         Action.OPERATOR_NEEDS_HUMAN,
         question=("needs_human", "Light or heavy lane?", ["light", "heavy"]),
     )
-    committed = time.time()
-    latencies.append(await browser.wait_js(SEEN) / 1000 - committed)
+    await browser.wait_js(SEEN)
     state = await browser.js(
         "return {same: window.__samePage === true,"
         " navigations: performance.getEntriesByType('navigation').length,"
@@ -117,8 +131,6 @@ async def test_a_transition_appears_in_the_open_page_without_reload(browser: Bro
     assert state["same"] and state["navigations"] == 1
     assert "Light or heavy lane?" in state["question"]
     assert state["waiting"] == "2" and state["planned"] == "3" and state["working"] == "2"
-    assert all(latency < 1.0 for latency in latencies), latencies
-    print(f"board: transition on screen {max(latencies) * 1000:.0f} ms after its commit")
 
     # The card's own page follows its card: the answer lands in its history.
     await browser.open(f"{site.url}card/operator")
@@ -127,12 +139,9 @@ async def test_a_transition_appears_in_the_open_page_without_reload(browser: Bro
     await browser.js("window.__samePage = true;")
     await browser.js(WATCH_TEXT, "answered")
     await site.board.answer("operator", "light", actor=OWNER)
-    committed = time.time()
-    latency = await browser.wait_js(SEEN) / 1000 - committed
+    await browser.wait_js(SEEN)
     assert await browser.js("return window.__samePage === true")
     assert "operator running" in await browser.text("#facts")
-    assert latency < 1.0
-    print(f"card page: answer on screen {latency * 1000:.0f} ms after its commit")
     assert await browser.console_errors() == []
 
 
