@@ -247,9 +247,15 @@ class WebBoard:
         up = self.transports_up()
         queue = await self.reads.queue_health()
         oldest = queue.oldest_queued_at
+        store = self.reads.store_health
         body = {
-            "ok": all(up.values()),
+            "ok": all(up.values()) and store.writable,
             "transports": up,
+            "store": {
+                "writable": store.writable,
+                "problem": store.problem,
+                "since_s": None if store.since is None else round(time.time() - store.since, 1),
+            },
             "queue": {
                 "queued": queue.queued,
                 "running": queue.running,
@@ -257,7 +263,8 @@ class WebBoard:
             },
             "live_pages": self.live.clients,
         }
-        # 503 while a chat server is away, so a plain HTTP check notices.
+        # 503 while a chat server is away or the database takes no writes (a full
+        # disk), so a plain HTTP check notices.
         return web.Response(
             text=json.dumps(body),
             status=200 if body["ok"] else 503,
