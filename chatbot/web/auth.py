@@ -5,26 +5,53 @@ and redirects to the same address without it, so the token leaves the address
 bar and the history at once. The cookie holds a digest of the token, not the
 token: changing the token file signs every browser out. A wrong or missing
 token gets 401 and a page that holds no board data.
+
+The redirect goes only to a path of the board: `//host/...` or `/\\host/...` would be
+another host to a browser, so those go to `/`. The cookie is `Secure` when the request
+came over TLS, or when a trusted proxy (`[web] trusted_proxies`) says it did; anyone
+else's X-Forwarded-Proto or Forwarded header counts for nothing.
 """
 
 from __future__ import annotations
 
 import hashlib
 import hmac
-from collections.abc import Awaitable, Callable
+import ipaddress
+import re
+from collections.abc import Awaitable, Callable, Iterable
 
 from aiohttp import web
+from yarl import URL
 
 COOKIE = "board_session"
 COOKIE_MAX_AGE_S = 30 * 86400
 # Paths anyone may read: health for monitoring says nothing about cards.
 OPEN_PATHS = frozenset({"/healthz"})
+# One slash, then no slash or backslash: browsers read both as the start of another host.
+# Whitespace and control characters out too: browsers drop some of them from addresses.
+BOARD_PATH = re.compile(r"/(?![/\\])[^\\\s\x00-\x1f\x7f]*")
 
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
 
+def board_path(raw_path: str) -> str:
+    """Where to send the browser on: the path asked for if it is the board's, else `/`."""
+    return raw_path if BOARD_PATH.fullmatch(raw_path) else "/"
+
+
+def _last(values: str) -> str:
+    # Each proxy appends its own: the last is the one the trusted proxy wrote.
+    return values.rsplit(",", 1)[-1].strip().lower()
+
+
 class Guard:
-    def __init__(self, token: str, unauthorized: Callable[[web.Request], web.Response]):
+    def __init__(
+        self,
+        token: str,
+        unauthorized: Callable[[web.Request], web.Response],
+        trusted_proxies: Iterable[str] = (),
+    ):
+        self._proxies = tuple(ipaddress.ip_network(p, strict=False) for p in trusted_proxies)
         self._token = token.encode()
         self._cookie = hmac.new(self._token, b"intent-board web cookie v1", hashlib.sha256)
         self._cookie_value = self._cookie.hexdigest()
@@ -56,7 +83,7 @@ class Guard:
             return self._unauthorized(request)
         query = request.rel_url.query.copy()
         query.popall("token")
-        target = request.rel_url.with_query(query)
+        target = URL(board_path(request.rel_url.raw_path), encoded=True).with_query(query)
         response = web.Response(status=303, headers={"Location": str(target)})
         response.set_cookie(
             COOKIE,
@@ -65,8 +92,26 @@ class Guard:
             path="/",
             httponly=True,
             samesite="Strict",
-            # Behind a TLS proxy the scheme is https only if the proxy says so; on plain
-            # http a Secure cookie would never come back.
-            secure=request.secure,
+            # On plain http a Secure cookie would never come back.
+            secure=self.over_tls(request),
         )
         return response
+
+    def _from_proxy(self, remote: str | None) -> bool:
+        try:
+            address = ipaddress.ip_address(remote or "")
+        except ValueError:
+            return False
+        if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped:
+            address = address.ipv4_mapped
+        return any(address in network for network in self._proxies)
+
+    def over_tls(self, request: web.Request) -> bool:
+        """The browser's side was TLS: ours, or a trusted proxy's that says so."""
+        if request.secure:
+            return True
+        if not self._from_proxy(request.remote):
+            return False
+        forwarded = request.forwarded[-1].get("proto", "") if request.forwarded else ""
+        said = (forwarded.lower(), _last(request.headers.get("X-Forwarded-Proto", "")))
+        return "https" in said

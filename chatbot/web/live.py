@@ -85,6 +85,11 @@ class Live:
     def leave(self, client: Client) -> None:
         self._clients.discard(client)
 
+    def drop(self, client: Client) -> None:
+        """The page is gone: it leaves now, and its stream ends."""
+        self.leave(client)
+        client.close()
+
     def close(self) -> None:
         for client in self._clients:
             client.close()

@@ -4,7 +4,8 @@ Every page and the event stream need the token (auth.Guard); `/healthz` does not
 and tells monitoring only the bot's state, no card data. Nothing here writes: the
 routes are GET (and HEAD) only, and the board is reached through its read API.
 A strict Content-Security-Policy allows our own stylesheet and script and nothing
-else: no inline script or style, nothing from another host.
+else: no inline script or style, nothing from another host. Connections pass a gate
+(connections.py) that keeps the board's descriptors to a share of the process's.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from chatbot.board.reads import BoardReads
 from chatbot.web import card_page, live, pages
 from chatbot.web.auth import Guard
 from chatbot.web.card_page import MAX_TEXT, CardPage, RepoText
+from chatbot.web.connections import AcceptFailures, Connection, Gate, GuardedSite
 from chatbot.web.markup import Safe, tag
 from chatbot.web.settings import WebSettings
 from chatbot.web.texts import Texts
@@ -78,8 +80,11 @@ class WebBoard:
         self.static = _static()
         digest = hashlib.sha256(b"".join(self.static.values())).hexdigest()
         self.static_version = digest[:12]
-        self.guard = Guard(settings.token, self._unauthorized)
-        self.app = web.Application(middlewares=[self.guard.middleware])
+        self.guard = Guard(settings.token, self._unauthorized, settings.trusted_proxies)
+        self.caps = settings.caps()
+        self.gate = Gate(self.caps, self.texts("busy"))
+        self._accept_failures = AcceptFailures(self.gate.reports)
+        self.app = web.Application(middlewares=[self.gate.middleware, self.guard.middleware])
         self.app.on_response_prepare.append(self._headers)
         self.app.add_routes(
             [
@@ -103,16 +108,26 @@ class WebBoard:
         self.live.wake()
 
     async def start(self) -> None:
-        # No access log: a first visit's address carries the token.
-        self._runner = web.AppRunner(self.app, access_log=None, shutdown_timeout=SHUTDOWN_S)
+        self._runner = web.AppRunner(self.app, shutdown_timeout=SHUTDOWN_S)
         await self._runner.setup()
-        site = web.TCPSite(self._runner, self.settings.host, self.settings.port)
+        site = GuardedSite(
+            self._runner,
+            self.settings.host,
+            self.settings.port,
+            self.gate,
+            # No access log: a first visit's address carries the token.
+            access_log=None,
+            # aiohttp's keep-alive timer runs from the connection's start: a request head
+            # must be complete by then, as must the next one on a kept-alive connection.
+            keepalive_timeout=self.settings.header_timeout_s,
+        )
         try:
             await site.start()
         except BaseException:
             await self._runner.cleanup()
             self._runner = None
             raise
+        logging.getLogger("asyncio").addFilter(self._accept_failures)
         self.port = self._runner.addresses[0][1]
         self._stop.clear()
         self._live_task = asyncio.create_task(self.live.run(self._stop))
@@ -130,6 +145,7 @@ class WebBoard:
         if self._runner is not None:
             await self._runner.cleanup()
             self._runner = None
+        logging.getLogger("asyncio").removeFilter(self._accept_failures)
 
     # --- responses ----------------------------------------------------------------
 
@@ -231,8 +247,18 @@ class WebBoard:
         return self._page(self.texts("jobs"), main, "runs", mark=mark.token())
 
     async def events(self, request: web.Request) -> web.StreamResponse:
+        if self.live.clients >= self.caps.streams:
+            # Live pages hold their connection for good: the rest stays for page loads.
+            # board.js tries again with back-off.
+            return web.Response(
+                status=503, text=self.texts("busy_pages"), headers={"Retry-After": "30"}
+            )
         since = request.headers.get("Last-Event-ID") or request.query.get("since")
         client = self.live.join(request.query.get("view", "board"), since)
+        connection = request.protocol
+        if isinstance(connection, Connection):
+            # A closed page leaves at once, not at the next keep-alive write.
+            connection.on_lost(lambda: self.live.drop(client))
         response = web.StreamResponse(
             headers={"Content-Type": "text/event-stream", "X-Accel-Buffering": "no"}
         )

@@ -85,6 +85,8 @@ EN: dict[str, str] = {
         "Authorization: Bearer <token>."
     ),
     "not_found": "Nothing here.",
+    "busy": "The board is busy; try again in a few seconds.",
+    "busy_pages": "Too many pages follow the board right now; this one tries again by itself.",
     "u_s": "{n} s",
     "u_min": "{n} min",
     "u_h": "{n} h",
@@ -174,6 +176,10 @@ DE: dict[str, str] = {
         "sende Authorization: Bearer <Token>."
     ),
     "not_found": "Hier ist nichts.",
+    "busy": "Das Board ist gerade ausgelastet; versuche es in ein paar Sekunden wieder.",
+    "busy_pages": (
+        "Gerade verfolgen zu viele Seiten das Board; diese versucht es gleich von selbst wieder."
+    ),
     "u_s": "{n} s",
     "u_min": "{n} Min.",
     "u_h": "{n} Std.",

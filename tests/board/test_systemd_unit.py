@@ -27,3 +27,14 @@ def test_a_configuration_error_is_not_restarted_forever() -> None:
 def test_the_unit_waits_for_the_bots_own_readiness() -> None:
     service = service_section()
     assert service["Type"] == "notify" and service["NotifyAccess"] == "main"
+
+
+def test_the_unit_gives_the_bot_descriptors_the_web_board_cannot_take() -> None:
+    """systemd's default soft limit is 1,024; the board takes at most a quarter of it."""
+    from chatbot.web.settings import DEFAULT_MAX_CONNECTIONS, caps
+
+    limit = int(service_section()["LimitNOFILE"])
+    assert limit >= 4096
+    under_unit = caps(DEFAULT_MAX_CONNECTIONS, limit)
+    assert under_unit.connections == DEFAULT_MAX_CONNECTIONS and not under_unit.lowered
+    assert under_unit.connections * 4 <= limit

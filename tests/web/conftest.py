@@ -47,17 +47,18 @@ class Site:
         return {"Authorization": f"Bearer {self.token}"}
 
 
-async def open_site(tmp_path: Path, *, locale: str = "en", planned: int = 3):
+async def open_site(tmp_path: Path, *, locale: str = "en", planned: int = 3, **web):
+    """A seeded board served on a free port; `web` sets WebSettings' other fields."""
     repo = tmp_path / "repo"
     (repo / "docs" / "intent").mkdir(parents=True)
     store = await Store.open(tmp_path / "board.sqlite3")
     board = BoardService(store, repo)
     seeded = await seed(board, repo, planned=planned)
     token = secrets.token_urlsafe(24)
-    web = WebBoard(board, WebSettings("127.0.0.1", 0, token, locale))
-    await web.start()
-    store.on_commit.append(web.wake)  # as serve() wires it
-    return Site(board, store, web, repo, token, seeded)
+    board_web = WebBoard(board, WebSettings("127.0.0.1", 0, token, locale, **web))
+    await board_web.start()
+    store.on_commit.append(board_web.wake)  # as serve() wires it
+    return Site(board, store, board_web, repo, token, seeded)
 
 
 @pytest.fixture

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import ast
+import logging
 import re
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -15,8 +17,10 @@ from chatbot.config import ConfigError, parse_config
 from chatbot.domain.phases import Phase
 from chatbot.web import describe, web_settings
 from chatbot.web.chart import runs_chart
+from chatbot.web.connections import Reports
 from chatbot.web.groups import GROUP_OF, Group
 from chatbot.web.markup import Safe, age, esc, markdown, tag
+from chatbot.web.settings import Caps, caps
 from chatbot.web.texts import DE, EN, Texts
 from tests.contracts.test_imports import ROOT, import_graph
 
@@ -145,6 +149,70 @@ def test_the_web_section_is_read_and_checked(tmp_path: Path) -> None:
     for bad in ("8080", "localhost", "127.0.0.1:", "http://127.0.0.1:8080"):
         with pytest.raises(ConfigError, match="web.listen: .* is not an address and port"):
             parse_config(CONFIG + web.replace("127.0.0.1:8088", bad), file)
+
+
+def test_the_caps_stay_below_a_quarter_of_the_descriptors(tmp_path: Path) -> None:
+    assert caps(256, 65536) == Caps(256, 128, 64, 65536, lowered=False)
+    assert caps(256, 1024) == Caps(256, 128, 64, 1024, lowered=False)
+    assert caps(256, 128) == Caps(32, 16, 8, 128, lowered=True)
+    assert caps(256, None).connections == 256  # no limit at all
+    assert caps(4, 8).connections >= 2 and caps(4, 8).streams >= 1
+
+    file = tmp_path / "bot.toml"
+    (tmp_path / "secrets").mkdir()
+    (tmp_path / "secrets" / "web-token").write_text("a-long-enough-token-1234\n")
+    web = '\n[web]\nlisten = "127.0.0.1:8088"\ntoken_file = "secrets/web-token"\n'
+    settings = web_settings(parse_config(CONFIG + web, file))
+    assert settings.max_connections == 256
+    assert settings.trusted_proxies == ("127.0.0.1/8", "::1")
+    tuned = web + 'max_connections = 64\ntrusted_proxies = ["10.1.2.3", "fd00::/8"]\n'
+    config = parse_config(CONFIG + tuned, file)
+    settings = web_settings(config)
+    assert settings.max_connections == 64
+    assert settings.trusted_proxies == ("10.1.2.3", "fd00::/8")
+    line = describe(config)
+    found = settings.caps()
+    assert f"at most {found.connections} connections at once, {found.streams} of them" in line
+    assert "request headers within 10 s; X-Forwarded-Proto trusted from 10.1.2.3, fd00::/8" in line
+    with pytest.raises(ConfigError, match=r"web.trusted_proxies: 'proxy.example' is not an IP"):
+        parse_config(CONFIG + web + 'trusted_proxies = ["proxy.example"]\n', file)
+    with pytest.raises(ConfigError, match="web.max_connections: must be at least 4"):
+        parse_config(CONFIG + web + "max_connections = 1\n", file)
+
+
+def test_a_limit_of_descriptors_lower_than_the_setting_is_named_by_check(tmp_path) -> None:
+    """`check` runs the same code under its own limit: run it with 128 descriptors."""
+    script = (
+        "import resource, sys\n"
+        "hard = resource.getrlimit(resource.RLIMIT_NOFILE)[1]\n"
+        "resource.setrlimit(resource.RLIMIT_NOFILE, (128, hard))\n"
+        "from chatbot.web.settings import WebSettings, describe_caps\n"
+        "settings = WebSettings('127.0.0.1', 8080, '')\n"
+        "print(describe_caps(settings, settings.caps()))\n"
+    )
+    said = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, check=True, cwd=ROOT
+    ).stdout
+    assert said.startswith(
+        "at most 32 connections at once, 16 of them live pages (a quarter of this "
+        "process's limit of 128 open files; [web] max_connections is 256)"
+    ), said
+
+
+def test_reports_hold_back_repeats_and_count_them(caplog) -> None:
+    now = [0.0]
+    reports = Reports(every_s=10, clock=lambda: now[0])
+    caplog.set_level(logging.INFO, logger="chatbot.web.connections")
+    for second in (0, 1, 2, 9.9, 10, 10.5, 25):
+        now[0] = second
+        reports.say("bad request", logging.WARNING, "web board: bad request from %s", "::1")
+    reports.say("failed", logging.ERROR, "web board: a request failed")  # another kind
+    assert [r.getMessage() for r in caplog.records] == [
+        "web board: bad request from ::1",
+        "web board: bad request from ::1 (3 more since the last such line)",
+        "web board: bad request from ::1 (1 more since the last such line)",
+        "web board: a request failed",
+    ]
 
 
 # --- layering -------------------------------------------------------------------------
