@@ -143,7 +143,11 @@ class Worker:
             try:
                 if await self.recover(await self.register()):
                     self._wake.set()
-            except Exception:  # noqa: BLE001 - a database hiccup must not stop the worker
+            except StoreError as error:
+                # An outage fails every round: one line each, the traceback only with -v.
+                log.warning("worker keep-alive failed (%s); trying again", error)
+                log.debug("worker keep-alive failed", exc_info=True)
+            except Exception:  # noqa: BLE001 - a bug here must not stop the worker
                 log.exception("worker keep-alive failed; trying again")
 
     def wake(self) -> None:
@@ -267,6 +271,10 @@ class Worker:
                 log.info("job %s is no longer ours; stopping its run", job.id)
                 runner.cancel()
                 return
+            except StoreError as error:
+                # The run goes on; if the outage outlasts the lease, another worker
+                # recovers the job and this one learns so at the next heartbeat.
+                log.warning("job %s: lease not renewed (%s); trying again", job.id, error)
 
     async def _execute(self, job: Job) -> None:
         runner = asyncio.current_task()
