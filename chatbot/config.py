@@ -35,7 +35,9 @@ from chatbot.config_file import (
     PREFIX_PATTERN,
     XMPP_BARE_JID_RE,
     KeyProblem,
+    database_file_problem,
     describe,
+    listen_problem,
     resolve_paths,
 )
 from chatbot.domain.budgets import Budgets
@@ -127,6 +129,8 @@ class BotSection(_Section):
         if isinstance(value, str) and not re.fullmatch(pattern, value):
             shown = value if len(value) <= 60 else value[:57] + "..."
             raise KeyProblem(f"bot.{info.field_name}", f"{shown!r} is not {PATTERN_WORDS[pattern]}")
+        if info.field_name == "database" and (problem := database_file_problem(value)):
+            raise KeyProblem("bot.database", problem)
         return value
 
     @model_validator(mode="after")
@@ -290,6 +294,14 @@ class WebSection(_Section):
                 ) from None
         return values
 
+    @field_validator("listen")
+    @classmethod
+    def _listen(cls, value: str) -> str:
+        problem = listen_problem(value)
+        if problem:
+            raise KeyProblem("web.listen", problem)
+        return value
+
 
 class Config(_Section):
     bot: BotSection
@@ -432,9 +444,16 @@ def parse_config(text: str, file: Path, *, secrets: bool = True) -> Config:
 def load_config(path: str | Path) -> Config:
     file = Path(path)
     try:
-        text = file.read_text(encoding="utf-8")
+        data = file.read_bytes()
     except FileNotFoundError:
         raise ConfigError(f"{file}: configuration file does not exist") from None
     except OSError as error:
         raise ConfigError(f"{file}: cannot read configuration: {error.strerror}") from None
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as error:
+        line = data.count(b"\n", 0, error.start) + 1
+        raise ConfigError(
+            f"{file}: line {line}: not UTF-8 text (TOML must be); save the file as UTF-8"
+        ) from None
     return parse_config(text, file)

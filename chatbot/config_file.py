@@ -13,6 +13,7 @@ because a misspelt key also causes the "missing key" that follows it.
 from __future__ import annotations
 
 import difflib
+import ipaddress
 import re
 from pathlib import Path
 from typing import Any, get_args
@@ -87,6 +88,49 @@ LISTEN_PATTERN = describe_pattern(
     r"^(\d{1,3}(\.\d{1,3}){3}|\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9.-]+):\d{1,5}$",
     "an address and port such as 127.0.0.1:8080 or [::1]:8080",
 )
+
+_HOST_LABEL_RE = re.compile(r"^[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?$")
+
+
+def listen_problem(listen: str) -> str | None:
+    """What is wrong with an address:port of the right shape (LISTEN_PATTERN), or None.
+
+    The shape lets 99999 or 999.1.1.1 through; bind() would refuse them only when the
+    bot starts, after `chatbot check` passed."""
+    host, _, port = listen.rpartition(":")
+    if not 1 <= int(port) <= 65535:
+        return f"port {int(port)} is not between 1 and 65535"
+    if host.startswith("["):
+        try:
+            ipaddress.IPv6Address(host[1:-1])
+        except ValueError:
+            return f"{host} is not an IPv6 address"
+        return None
+    if re.fullmatch(r"[\d.]+", host):
+        try:
+            ipaddress.IPv4Address(host)
+        except ValueError:
+            return f"{host} is not an IPv4 address (four numbers from 0 to 255)"
+        return None
+    if len(host) > 253 or not all(_HOST_LABEL_RE.match(label) for label in host.split(".")):
+        return f"{host} is not a host name (letters, digits and - between dots)"
+    return None
+
+
+def database_file_problem(path: Path | str) -> str | None:
+    """What keeps SQLite from making or opening its file at `path`, or None (also for
+    a PostgreSQL address)."""
+    if isinstance(path, str):
+        return None
+    if path.is_dir():
+        return f"{path} is a folder; name the database file in it, e.g. {path / 'board.sqlite3'}"
+    if path.exists() and not path.is_file():
+        return f"{path} is not a regular file; name the database file"
+    for folder in path.parents:
+        if folder.exists():
+            return None if folder.is_dir() else f"{folder} is a file, not a folder"
+    return None
+
 
 # Values of keys that name a file: a URL there is a mistake, not a strange file name.
 URL_RE = re.compile(r"^[a-zA-Z][a-zA-Z0-9+.-]*://")

@@ -19,11 +19,12 @@ import time
 from pathlib import Path
 
 from chatbot.app.check_db import check_database, remote_line
+from chatbot.app.startup import open_store
 from chatbot.app.wiring import matrix_settings, xmpp_settings
 from chatbot.board.importer import SOURCES, scan
 from chatbot.config import Config, RuntimeSection
 from chatbot.domain.roles import ROLES
-from chatbot.store import Store
+from chatbot.secret_files import read_secret
 from chatbot.store import chat as chat_store
 from chatbot.store.kv import TransportState
 from chatbot.transports.base import ProbeReport
@@ -68,9 +69,7 @@ async def check_transports(config: Config) -> bool:
     sqlite = config.bot.sqlite_file
     store = None
     if sqlite is None or sqlite.exists():
-        store = await Store.open(
-            config.bot.database, password_file=config.bot.database_password_file
-        )
+        store = await open_store(config)
     try:
         if (settings := xmpp_settings(config)) is not None:
             reports.append(await probe_xmpp(settings))
@@ -225,7 +224,7 @@ def to_fill_in(config: Config) -> list[str]:
     """Placeholders still in the configuration: fine for a check, not for real use."""
     todo = []
     for key, path in config.secret_files().items():
-        if path.read_text(encoding="utf-8").strip().startswith(PLACEHOLDER):
+        if read_secret(path).startswith(PLACEHOLDER):
             todo.append(f"{key}: {path} still holds a placeholder, not the secret")
     for key, value in _strings(config.redacted()):
         if EXAMPLE_DOMAIN in value:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import time
 
+from chatbot.app.startup import open_store
 from chatbot.config import Config
 from chatbot.notify.format import duration
 from chatbot.store import Store, StoreError, StoreUnwritable
@@ -27,12 +28,11 @@ async def check_database(config: Config, connect: bool) -> bool:
         print(f"database: {sqlite} (SQLite; made at the first start)")
         return True
     if sqlite is None and not connect:
-        print(f"database: {config.bot.database} (PostgreSQL; not contacted: --no-connect)")
+        login = "" if config.bot.database_password_file else "; no bot.database_password_file"
+        print(f"database: {config.bot.database} (PostgreSQL{login}; not contacted: --no-connect)")
         return True
     try:
-        store = await Store.open(
-            config.bot.database, password_file=config.bot.database_password_file
-        )
+        store = await open_store(config)
     except StoreUnwritable as error:
         _not_writable(str(error))
         return False

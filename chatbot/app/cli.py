@@ -27,7 +27,7 @@ from chatbot.board import (
     closest_slugs,
 )
 from chatbot.chat import render
-from chatbot.chat.commands import BY_NAME, INSPECT_MODES
+from chatbot.chat.commands import BY_NAME, INSPECT_MODES, shown_with
 from chatbot.chat.texts import say
 from chatbot.config import Config, ConfigError, load_config
 from chatbot.domain.transitions import Action, TransitionRefused
@@ -213,10 +213,11 @@ def _init(folder: Path) -> int:
     return EXIT_OK
 
 
-async def _cards(board: BoardService, as_json: bool, locale: str) -> int:
+async def _cards(board: BoardService, as_json: bool, locale: str, prefix: str) -> int:
     if as_json:
         views = await board.all_views()
-        document = {"schema_version": JSON_SCHEMA_VERSION, "cards": [view_json(v) for v in views]}
+        cards = [view_json(v, locale, prefix) for v in views]
+        document = {"schema_version": JSON_SCHEMA_VERSION, "cards": cards}
         print(json.dumps(document, indent=2))
     else:
         print(await _board_text(board, locale))
@@ -239,17 +240,18 @@ async def _board_text(board: BoardService, locale: str) -> str:
     )
 
 
-async def _card(board: BoardService, slug: str, as_json: bool, locale: str) -> int:
+async def _card(board: BoardService, slug: str, as_json: bool, locale: str, prefix: str) -> int:
     try:
         view = await board.view(slug)
     except UnknownCard:
         return await _unknown(board, slug)
     if as_json:
-        print(json.dumps(view_json(view), indent=2))
+        print(json.dumps(view_json(view, locale, prefix), indent=2))
         return EXIT_OK
     # What /status and /log say in chat, together and uncut.
     runs = await board.runs_of(view.card.id, limit=10)
-    print(render.card(view, runs, locale) + "\n" + render.history(view, locale))
+    text = render.card(view, runs, locale) + "\n" + render.history(view, locale)
+    print(shown_with(text, prefix))
     return EXIT_OK
 
 
@@ -353,13 +355,14 @@ def main(argv: list[str] | None = None) -> int:
         _log_to_file(log_file)
         print(f"intent board console; log in {log_file}; Ctrl-D or Ctrl-C to quit. Try /help.")
     locale = config.bot.locale
+    prefix = config.bot.command_prefixes[0]  # the chat writes commands with it
     command = args.command
 
     def board_command(board: BoardService) -> Awaitable[int]:
         if command == "cards":
-            return _cards(board, args.json, locale)
+            return _cards(board, args.json, locale, prefix)
         if command == "card":
-            return _card(board, args.slug, args.json, locale)
+            return _card(board, args.slug, args.json, locale, prefix)
         if command == "runs" and args.pipeline:
             return pipeline_runs(board, args.pipeline, args.json, locale)
         if command == "runs":

@@ -31,7 +31,26 @@ log = logging.getLogger(__name__)
 
 
 async def open_store(config: Config) -> Store:
-    return await Store.open(config.bot.database, password_file=config.bot.database_password_file)
+    try:
+        return await Store.open(
+            config.bot.database, password_file=config.bot.database_password_file
+        )
+    except StoreError as error:
+        raise StoreError(_with_password_key(config, str(error))) from None
+
+
+def _with_password_key(config: Config, message: str) -> str:
+    """A refused PostgreSQL login names the key that gives the password. Without the key
+    the bot connects with none (trust or peer authentication, ~/.pgpass, PGPASSWORD)."""
+    if config.bot.sqlite_file is not None or "password" not in message:
+        return message
+    path = config.bot.database_password_file
+    if path is None:
+        return (
+            f"{message}; the server wants a password: set bot.database_password_file "
+            "to a file holding it"
+        )
+    return f"{message}; check the password in bot.database_password_file ({path})"
 
 
 def make_board(config: Config, store: Store) -> BoardService:

@@ -9,6 +9,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from chatbot.board import Card, CardView, Event, RunRecord
+from chatbot.chat.render import ways_forward
 
 # Bump only with a note in the README: scripts parse this.
 JSON_SCHEMA_VERSION = 1
@@ -37,6 +38,7 @@ def card_json(
     children: list[str],
     blocked_by: list[str],
     events: list[Event],
+    ways: list[dict[str, str]] | None = None,
 ) -> dict[str, Any]:
     return {
         "slug": card.slug,
@@ -57,6 +59,8 @@ def card_json(
             if card.failure_stage or card.failure_detail
             else None
         ),
+        # Added within schema_version 1: a new key breaks no script that reads the others.
+        "ways_forward": ways or [],
         "events": [event_json(e) for e in events],
     }
 
@@ -84,11 +88,17 @@ def run_json(slug: str, run: RunRecord) -> dict[str, Any]:
     }
 
 
-def view_json(view: CardView) -> dict[str, Any]:
+def view_json(view: CardView, locale: str = "en", prefix: str = "/") -> dict[str, Any]:
+    """`locale` and `prefix` (the first configured command prefix): of the ways on."""
+    ways = [
+        {"action": action.value, "command": command, "text": text}
+        for action, command, text in ways_forward(view.card, locale, prefix)
+    ]
     return card_json(
         view.card,
         parent=view.parent,
         children=view.children,
         blocked_by=view.blocked_by,
         events=view.events,
+        ways=ways,
     )

@@ -13,6 +13,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from chatbot.domain.transitions import RUN_FAILURE, Action, By
+from chatbot.domain.ways import ways_forward
 from chatbot.store import Db, Store, telemetry
 from chatbot.store import cards as card_store
 from chatbot.store import jobs as job_store
@@ -58,14 +59,18 @@ class RunFailures:
     async def recover(self, dead_owners: tuple[str, ...] = ()) -> list[job_store.Recovered]:
         """Orphaned runs (lease expired, owner gone) go back to the queue or fail their
         card clearly; at start, and now and then by every worker."""
+        failed: dict[int, Card | None] = {}
         async with self.store.transaction() as db:
             recovered = await job_store.recover(db, dead_owners=dead_owners)
             for item in recovered:
                 if item.requeued or item.job.card_id is None:
                     continue
-                await self._fail_card(db, item.job.card_id, item.reason)
+                failed[item.job.id] = await self._fail_card(db, item.job.card_id, item.reason)
         for item in recovered:
-            log.warning("recovered job %s (%s): %s", item.job.id, item.job.kind, item.reason)
+            ways = _ways_on(failed.get(item.job.id))
+            log.warning(
+                "recovered job %s (%s): %s%s", item.job.id, item.job.kind, item.reason, ways
+            )
         return recovered
 
     async def _fail_card(
@@ -101,3 +106,12 @@ class RunFailures:
             db, before, card, failure.action, SYSTEM_ACTOR, detail, asked, details or {}
         )
         return card
+
+
+def _ways_on(card: Card | None) -> str:
+    """For the log line of a run the recovery failed: what the owner can do now."""
+    actions = ways_forward(card.phase, card.failure_stage) if card is not None else ()
+    if card is None or not actions:
+        return ""
+    commands = " or ".join(f"/{action.value} {card.slug}" for action in actions)
+    return f"; {card.slug} is {card.phase.value}: {commands}"

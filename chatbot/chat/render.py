@@ -21,11 +21,14 @@ from chatbot.chat.commands import (
     COMMANDS,
     FOR_ACTION,
     INSPECT_MODES,
+    PREFIX,
     Command,
     Problem,
     UsageProblem,
+    shown_with,
 )
-from chatbot.chat.texts import say
+from chatbot.chat.texts import CATALOGUES, say
+from chatbot.domain import ways
 from chatbot.domain.phases import Phase
 from chatbot.domain.transitions import Action
 from chatbot.notify.format import duration, one_line, prefix
@@ -191,6 +194,10 @@ def card(view: CardView, runs: list[RunRecord], locale: str) -> str:
         lines.append(
             say(locale, "card_failure", stage=c.failure_stage or "-", detail=c.failure_detail or "")
         )
+    ways_on = ways_forward(c, locale)
+    if ways_on and budget_stopped(c) is None:  # a budget stop's own line names its way on
+        shown = "; ".join(f"{command} {text}" for _, command, text in ways_on)
+        lines.append(say(locale, "card_ways", ways=shown))
     if c.commit_hash:
         lines.append(say(locale, "card_commit", commit=c.commit_hash))
     if c.review_decision:
@@ -215,6 +222,22 @@ def card(view: CardView, runs: list[RunRecord], locale: str) -> str:
     lines.append(say(locale, "card_runs") if runs else say(locale, "card_no_runs"))
     lines += [_run_line(r, locale) for r in runs]
     return "\n".join(lines)
+
+
+def ways_forward(c: Card, locale: str, prefix: str = PREFIX) -> list[tuple[Action, str, str]]:
+    """(action, command, what it does) for each way on from a failed card, as the chat
+    names them; the command written with `prefix`."""
+    found = []
+    budget = budget_stopped(c) is not None
+    for action in ways.ways_forward(c.phase, c.failure_stage, budget_stopped=budget):
+        command = FOR_ACTION[action]
+        words = [f"{PREFIX}{command.name}", c.slug, *(arg.usage for arg in command.args[1:])]
+        group = "budget" if budget else c.phase.value
+        key = f"way_{group}_{action.value}"
+        back = c.resume_phase.label(locale) if c.resume_phase else "-"
+        text = say(locale, key if key in CATALOGUES["en"] else f"way_{action.value}", back=back)
+        found.append((action, shown_with(" ".join(words), prefix), text))
+    return found
 
 
 def _profile(c: Card) -> str:

@@ -154,9 +154,10 @@ class Worker:
                 if await self.recover(await self.register()):
                     self._wake.set()
             except StoreError as error:
-                # The database away or full: one line, the next beat tries again.
-                log.warning("worker keep-alive: %s; trying again", error)
-            except Exception:  # noqa: BLE001 - a database hiccup must not stop the worker
+                # An outage fails every round: one line each, the traceback only with -v.
+                log.warning("worker keep-alive failed (%s); trying again", error)
+                log.debug("worker keep-alive failed", exc_info=True)
+            except Exception:  # noqa: BLE001 - a bug here must not stop the worker
                 log.exception("worker keep-alive failed; trying again")
 
     def wake(self) -> None:
@@ -295,9 +296,9 @@ class Worker:
                 runner.cancel()
                 return
             except StoreError as error:
-                # The run goes on; the next beat tries again (the keep-alive renews
-                # the lease first thing once the database takes writes again).
-                log.debug("job %s: heartbeat not written: %s", job.id, error)
+                # The run goes on; if the outage outlasts the lease, another worker
+                # recovers the job and this one learns so at the next heartbeat.
+                log.warning("job %s: lease not renewed (%s); trying again", job.id, error)
 
     async def _renew_leases(self) -> None:
         """Renew the leases of the jobs running here, before recovering anyone's: after

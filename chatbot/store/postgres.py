@@ -102,6 +102,27 @@ def _params(params: Params) -> Params | None:
     return params if isinstance(params, dict) else tuple(params)
 
 
+def _first_line(error: BaseException) -> str:
+    # libpq adds hint lines ("Is the server running on that host ...?") to its reasons.
+    text = str(error).strip()
+    return text.splitlines()[0] if text else repr(error)
+
+
+class _OneLine(logging.Filter):
+    """psycopg's pool logs every failed reconnect with libpq's multi-line reason (and
+    may add a traceback): in an outage, one line per failure, the rest only with -v."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if record.levelno > logging.DEBUG and not log.isEnabledFor(logging.DEBUG):
+            lines = record.getMessage().strip().splitlines()
+            record.msg, record.args = (lines[0] if lines else ""), None
+            record.exc_info = record.exc_text = None
+        return True
+
+
+logging.getLogger("psycopg.pool").addFilter(_OneLine())
+
+
 @contextlib.contextmanager
 def _reachable(name: str, health: StoreHealth | None = None) -> Iterator[None]:
     """A lost or refused connection as the store's own error, in words: the worker
@@ -114,7 +135,7 @@ def _reachable(name: str, health: StoreHealth | None = None) -> Iterator[None]:
     try:
         yield
     except (psycopg.OperationalError, psycopg_pool.PoolTimeout) as error:
-        reason = str(error).strip().splitlines()[0] if str(error).strip() else repr(error)
+        reason = _first_line(error)
         sqlstate = getattr(error, "sqlstate", None) or ""
         if health is not None and not sqlstate.startswith("40"):
             health.failed(reason)
@@ -236,7 +257,8 @@ class PostgresStore(Store):
             kwargs=connect,
             configure=_configure,
             open=False,
-            name="chatbot",
+            # psycopg names the pool in its warnings: the database, without a password.
+            name=redacted(url),
         )
         try:
             # Fail fast with the server's own reason (a wrong password, no such database).
@@ -335,7 +357,12 @@ class PostgresStore(Store):
                 raise
             except (psycopg.Error, OSError) as error:
                 self._listening.clear()
-                log.warning("database listener lost (%s); again in %.1f s", error, delay)
+                log.warning(
+                    "database %s: listener lost (%s); again in %.1f s",
+                    self.name,
+                    _first_line(error),
+                    delay,
+                )
                 await asyncio.sleep(delay)
                 delay = min(delay * 2, 30.0)
 

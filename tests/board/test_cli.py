@@ -4,12 +4,17 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
+from chatbot.domain.transitions import Action, By
+from chatbot.store import Store
+from chatbot.store import cards as card_store
+from chatbot.store import jobs as job_store
 from runners.versions import TESTED
 
 FAKE_CODEX = str(Path(__file__).resolve().parents[1] / "bin" / "codex")
@@ -126,8 +131,10 @@ def test_run_imports_and_cards_shows_the_board(config: Path) -> None:
         "pipeline_run_id",
         "acceptance_criteria",
         "failure",
+        "ways_forward",
         "events",
     }
+    assert data["cards"][0]["ways_forward"] == []  # nothing failed
 
 
 def test_card_shows_history_and_suggests_close_slugs(config: Path) -> None:
@@ -192,3 +199,93 @@ def test_card_commands_come_from_the_chat_command_table(config: Path) -> None:
     assert job["host"] is None  # queued: no host runs it yet
     refused = chatbot("deploy", "alpha", "--config", str(config))
     assert refused.returncode == 1 and "phase inspector_running" in refused.stderr
+
+
+# --- files that are not what they seem (issue 23) --------------------------------
+
+WEB = '[web]\nlisten = "127.0.0.1:8099"\ntoken_file = "token"\n'
+
+
+def _latin1_config(config: Path) -> str:
+    lines = config.read_text().count("\n")
+    config.write_bytes(config.read_bytes() + "# Grüße\n".encode("latin-1"))
+    return f"line {lines + 1}: not UTF-8 text"
+
+
+def _latin1_secret(config: Path) -> str:
+    (config.parent / "token").write_bytes(b"caf\xe9-a-long-enough-token\n")
+    return "web.token_file: secret file"
+
+
+def _fifo_secret(config: Path) -> str:
+    # Nobody ever writes to it: reading it would wait forever.
+    (config.parent / "token").unlink()
+    os.mkfifo(config.parent / "token")
+    return "web.token_file: secret file"
+
+
+def _database_folder(config: Path) -> str:
+    (config.parent / "var" / "board.sqlite3").mkdir(parents=True)
+    return "bot.database:"
+
+
+def _port_out_of_range(config: Path) -> str:
+    config.write_text(config.read_text().replace("127.0.0.1:8099", "127.0.0.1:99999"))
+    return "web.listen: port 99999"
+
+
+@pytest.mark.parametrize(
+    "spoil",
+    [_latin1_config, _latin1_secret, _fifo_secret, _database_folder, _port_out_of_range],
+)
+@pytest.mark.parametrize("command", [["check"], ["check", "--no-connect"], ["run"]])
+def test_a_file_that_is_not_what_it_seems_is_one_line_and_exit_2(
+    config: Path, spoil, command: list[str]
+) -> None:
+    (config.parent / "token").write_text("a-long-enough-token-1234\n")
+    config.write_text(config.read_text() + WEB)
+    named = spoil(config)
+    # Bounded: a FIFO used to hang `check` and `run` (a hang must fail, not stall the suite).
+    result = chatbot(*command, "--config", str(config))
+    assert result.returncode == 2, result.stderr
+    [line] = result.stderr.splitlines()
+    assert line.startswith(f"chatbot: {config}: {named}"), line
+
+
+async def test_a_card_whose_worker_died_names_its_ways_on(config: Path) -> None:
+    config.write_text(
+        config.read_text().replace('repo = "repo"', 'repo = "repo"\ncommand_prefixes = ["!", "/"]')
+    )
+    assert chatbot("cards", "--config", str(config)).returncode == 0  # imports the intents
+    store = await Store.open(config.parent / "var" / "board.sqlite3")
+    try:
+        async with store.transaction() as db:
+            await card_store.transition(db, "alpha", Action.START, actor="t", by=By.OWNER)
+            card = await card_store.transition(
+                db, "alpha", Action.OPERATOR_DIRECT, actor="t", by=By.SYSTEM
+            )
+            job, _ = await job_store.enqueue(db, kind="builder", lane="light", card_id=card.id)
+            # A worker took the build and died with it: its lease ran out a minute ago.
+            await job_store.claim(db, "light", "dead-worker", -60)
+    finally:
+        await store.close()
+
+    recovered = chatbot("run", "--until-idle", "--config", str(config))
+    assert (
+        f"recovered job {job.id} (builder): the worker stopped during this builder run "
+        "(attempt 1); its result is unknown; alpha is failed: /retry alpha or /fix alpha"
+    ) in recovered.stderr
+    data = json.loads(chatbot("card", "alpha", "--json", "--config", str(config)).stdout)
+    assert data["phase"] == "failed" and data["failure"]["stage"] == "builder"
+    # The ways on as the chat says them, written with the first configured prefix.
+    assert data["ways_forward"] == [
+        {"action": "retry", "command": "!retry alpha", "text": "runs the failed step again"},
+        {"action": "fix", "command": "!fix alpha", "text": "starts a repair run"},
+    ]
+    text = chatbot("card", "alpha", "--config", str(config)).stdout
+    assert "ways on: !retry alpha runs the failed step again; !fix alpha starts a repair run" in (
+        text
+    )
+    # ...and the first of them works.
+    retried = chatbot("retry", "alpha", "--config", str(config))
+    assert retried.returncode == 0 and "alpha: building" in retried.stdout, retried.stderr

@@ -314,3 +314,97 @@ def test_the_lane_roles_have_no_role_section(tmp_path: Path, role: str) -> None:
     assert f"roles.{role}: the {role} runs with the card's lane ([lanes.*])" in message
     synthesis = parse_config(MINIMAL + '[roles.synthesis]\nmodel = "gpt-5"\n', tmp_path / "b.toml")
     assert synthesis.role("synthesis").model == "gpt-5"
+
+
+# --- files that are not what they seem (issue 23) --------------------------------
+
+XMPP_PASSWORD = '[xmpp]\njid = "bot@example.org"\npassword_file = "pw"\n'
+
+
+def test_a_secret_file_that_is_not_utf8_is_named_without_its_bytes(tmp_path: Path) -> None:
+    (tmp_path / "pw").write_bytes(b"caf\xe9-and-more\n")
+    message = _error(MINIMAL + XMPP_PASSWORD, tmp_path)
+    assert message == (
+        f"{tmp_path / 'bot.toml'}: xmpp.password_file: secret file {tmp_path / 'pw'} "
+        "is not UTF-8 text; write the secret as UTF-8"
+    )
+
+
+@pytest.mark.parametrize(
+    ("make", "expected"),
+    [
+        (lambda path: path.mkdir(), "is a folder; name a regular file holding only the secret"),
+        (
+            lambda path: path.write_bytes(b"k" * (64 * 1024 + 1)),
+            "is larger than 64 KiB; name a file holding only the secret",
+        ),
+    ],
+    ids=["folder", "huge"],
+)
+def test_a_secret_file_must_be_a_small_regular_file(tmp_path: Path, make, expected: str) -> None:
+    make(tmp_path / "pw")
+    message = _error(MINIMAL + XMPP_PASSWORD, tmp_path)
+    assert message == (
+        f"{tmp_path / 'bot.toml'}: xmpp.password_file: secret file {tmp_path / 'pw'} {expected}"
+    )
+
+
+def test_a_configuration_file_that_is_not_utf8_names_the_line(tmp_path: Path) -> None:
+    file = tmp_path / "bot.toml"
+    file.write_bytes(MINIMAL.encode() + "# Grüße\n".encode("latin-1"))
+    with pytest.raises(ConfigError) as caught:
+        load_config(file)
+    line = MINIMAL.count("\n") + 1
+    assert str(caught.value) == (
+        f"{file}: line {line}: not UTF-8 text (TOML must be); save the file as UTF-8"
+    )
+
+
+def test_the_database_file_is_not_a_folder(tmp_path: Path) -> None:
+    (tmp_path / "var").mkdir()
+    text = MINIMAL.replace('repo = "repo"', 'repo = "repo"\ndatabase = "var"')
+    assert _error(text, tmp_path) == (
+        f"{tmp_path / 'bot.toml'}: bot.database: {tmp_path / 'var'} is a folder; name the "
+        f"database file in it, e.g. {tmp_path / 'var' / 'board.sqlite3'}"
+    )
+    (tmp_path / "plain").write_text("")
+    inside = MINIMAL.replace('repo = "repo"', 'repo = "repo"\ndatabase = "plain/board.sqlite3"')
+    assert _error(inside, tmp_path).endswith(
+        f"bot.database: {tmp_path / 'plain'} is a file, not a folder"
+    )
+    # Folders still to be made are fine: the bot makes them at the first start.
+    later = MINIMAL.replace('repo = "repo"', 'repo = "repo"\ndatabase = "new/dir/board.sqlite3"')
+    assert parse_config(later, tmp_path / "bot.toml").bot.sqlite_file == (
+        tmp_path / "new" / "dir" / "board.sqlite3"
+    )
+
+
+WEB = '[web]\nlisten = "{listen}"\ntoken_file = "token"\n'
+
+
+@pytest.mark.parametrize(
+    ("listen", "problem"),
+    [
+        ("127.0.0.1:99999", "port 99999 is not between 1 and 65535"),
+        ("127.0.0.1:0", "port 0 is not between 1 and 65535"),
+        ("999.0.0.1:8080", "999.0.0.1 is not an IPv4 address (four numbers from 0 to 255)"),
+        ("[1::2::3]:8080", "[1::2::3] is not an IPv6 address"),
+        ("-board.example.org:8080", "-board.example.org is not a host name"),
+        ("board..example.org:8080", "board..example.org is not a host name"),
+    ],
+)
+def test_the_web_listen_address_is_checked_at_load(
+    tmp_path: Path, listen: str, problem: str
+) -> None:
+    (tmp_path / "token").write_text("a-long-enough-token-1234\n")
+    message = _error(MINIMAL + WEB.format(listen=listen), tmp_path)
+    assert message.startswith(f"{tmp_path / 'bot.toml'}: web.listen: {problem}"), message
+
+
+@pytest.mark.parametrize(
+    "listen", ["127.0.0.1:1", "0.0.0.0:65535", "[::1]:8080", "localhost:8080", "board-1.lan:80"]
+)
+def test_good_listen_addresses_pass(tmp_path: Path, listen: str) -> None:
+    (tmp_path / "token").write_text("a-long-enough-token-1234\n")
+    config = parse_config(MINIMAL + WEB.format(listen=listen), tmp_path / "bot.toml")
+    assert config.web is not None and config.web.listen == listen

@@ -7,9 +7,11 @@ the phase to return to are those the code really writes. Then:
 - every state that waits for the owner (not running, not finished) offers a move
   on besides /archive and /inspect, which the store really performs;
 - every command or reaction a posted text suggests is allowed in every state the
-  text can be posted for.
+  text can be posted for;
+- a failure notice suggests exactly the failed card's ways on (domain/ways.py, what
+  /status, `chatbot card` and `card --json` name), and each of them is allowed there.
 
-A deliberately broken table must fail both checks.
+A deliberately broken table must fail each check.
 """
 
 from __future__ import annotations
@@ -24,9 +26,10 @@ import pytest
 from chatbot.chat import texts as chat_texts
 from chatbot.chat.commands import BY_NAME, Access
 from chatbot.chat.reactions import REACTIONS, Effect
-from chatbot.domain import transitions
+from chatbot.domain import transitions, ways
 from chatbot.domain.phases import END_PHASES, QUESTION_PHASES, Kind, Phase
 from chatbot.domain.transitions import RUN_FAILURE, Action, By, Target, TransitionRefused
+from chatbot.domain.ways import ways_forward
 from chatbot.notify.notifier import NOTICES, QUESTION_NOTICES
 from chatbot.notify.texts import TEXTS as NOTIFY_TEXTS
 from chatbot.store import Store
@@ -191,6 +194,51 @@ def wrong_suggestions(graph: Graph) -> list[tuple[str, Action, State]]:
     return wrong
 
 
+# --- a failed card's ways on ------------------------------------------------------
+
+# The notices that report a failure; each names the failed card's ways on.
+FAILURE_NOTICES = (
+    "failed",
+    "draft_failed",
+    "research_failed",
+    "inspector_failed",
+    "fixer_failed",
+    "synthesis_failed",
+    "question_operator_failed",
+    "budget_stopped",
+)
+
+
+def ways_unlike_notices(graph: Graph) -> list[tuple[str, State, set[Action], set[Action]]]:
+    where = posted_for(graph)
+    wrong = []
+    for key in FAILURE_NOTICES:
+        for text in catalogue_texts(key):
+            said = suggested(text)
+            for state in where[key]:
+                listed = set(
+                    ways_forward(state.phase, state.stage, budget_stopped=key == "budget_stopped")
+                )
+                if key.startswith("question"):
+                    listed.discard(Action.ANSWER)  # asked for as a reply, not as /answer
+                if said != listed:
+                    wrong.append((key, state, said, listed))
+    return wrong
+
+
+def unworkable_ways(graph: Graph) -> list[tuple[State, Action]]:
+    stopped = graph.reached_by(Action.BUDGET_STOPPED)
+    wrong = []
+    for state in graph.states:
+        named = set(ways_forward(state.phase, state.stage))
+        if state in stopped:
+            named |= set(ways_forward(state.phase, state.stage, budget_stopped=True))
+        for action in named:
+            if transitions.find(action, state.phase, state.kind, state.stage) is None:
+                wrong.append((state, action))
+    return wrong
+
+
 # --- the tests -------------------------------------------------------------------
 
 
@@ -279,3 +327,30 @@ def test_a_resume_target_is_never_taken_without_a_phase_to_return_to(graph: Grap
     }
     assert resuming
     assert all(state.resume is not None for state, _ in resuming)
+
+
+async def test_a_failed_card_names_the_ways_on_its_notice_named(graph: Graph) -> None:
+    named = {s.phase for s in graph.states if ways_forward(s.phase, s.stage)}
+    assert named == set(ways.FAILED_WAYS)  # every phase of the table is reached
+    assert ways_unlike_notices(graph) == []
+    assert unworkable_ways(graph) == []
+
+
+async def test_a_deliberately_wrong_way_on_is_found(graph: Graph, monkeypatch) -> None:
+    monkeypatch.setitem(ways.FAILED_WAYS, Phase.FIXER_FAILED, (Action.RETRY, Action.SPLIT))
+    assert {(key, state.phase) for key, state, _, _ in ways_unlike_notices(graph)} == {
+        ("fixer_failed", Phase.FIXER_FAILED)
+    }
+    assert {(state.phase, action) for state, action in unworkable_ways(graph)} == {
+        (Phase.FIXER_FAILED, Action.SPLIT)
+    }
+
+
+def test_every_way_on_has_its_words() -> None:
+    # render.ways_forward looks up way_<phase>_<action>, else way_<action> (German has
+    # the same keys: tests/chat/test_texts_and_render.py).
+    groups = [(phase.value, actions) for phase, actions in ways.FAILED_WAYS.items()]
+    for group, actions in [*groups, ("budget", ways.BUDGET_WAYS)]:
+        for action in actions:
+            keys = {f"way_{group}_{action.value}", f"way_{action.value}"}
+            assert keys & set(chat_texts.EN), (group, action)
