@@ -23,7 +23,7 @@ from typing import Any
 from chatbot.board import BoardService
 from chatbot.config import Config
 from chatbot.pipeline.worker import Worker
-from chatbot.store import Store, StoreError, upkeep
+from chatbot.store import Store, StoreError, StoreUnwritable, upkeep
 from chatbot.store import workers as worker_store
 from runners import remote
 
@@ -36,7 +36,9 @@ async def open_store(config: Config) -> Store:
             config.bot.database, password_file=config.bot.database_password_file
         )
     except StoreError as error:
-        raise StoreError(_with_password_key(config, str(error))) from None
+        # A full disk stays StoreUnwritable: `check` and the CLI tell it apart.
+        kind = StoreUnwritable if isinstance(error, StoreUnwritable) else StoreError
+        raise kind(_with_password_key(config, str(error))) from None
 
 
 def _with_password_key(config: Config, message: str) -> str:

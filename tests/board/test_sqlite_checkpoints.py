@@ -8,7 +8,7 @@ import asyncio
 from pathlib import Path
 
 from chatbot.store import Store
-from chatbot.store import sqlite as sqlite_store
+from chatbot.store import sqlite_threads as sqlite_store
 
 PAGE = 4096
 # Past SQLite's own automatic checkpoint (1,000 pages), which a write would then run.
