@@ -1,0 +1,204 @@
+"""Configuration: one TOML file, validated strictly, secrets read from files it names.
+
+Every error names the file, the key and the problem, because the person reading it
+is usually on a phone looking at a service log.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+from pydantic import Field, StringConstraints, ValidationError, model_validator
+
+from chatbot.config.agents import EscalationSection, LaneSection, RoleSection, RuntimeSection
+from chatbot.config.base import ConfigError, RuntimeName, Section
+from chatbot.config.bot import BotSection, ConsoleSection, DeploySection, WorkersSection
+from chatbot.config.chat import MatrixSection, XmppSection
+from chatbot.config.web import WebSection
+from chatbot.config_file import NAME_RE, KeyProblem, describe, resolve_paths
+from chatbot.domain.budgets import Budgets
+from chatbot.domain.roles import ROLES, ProfileFrom
+from chatbot.secret_files import SecretFileError, check_secret_files
+from runners.profiles import AllowedProfiles, LaneProfile
+
+ROLE_NAMES = tuple(role.name for role in ROLES)
+# Roles that run with the card's lane profile ([lanes.*]), not a [roles.*] section of their own.
+LANE_ROLES = tuple(role.name for role in ROLES if role.profile_from is ProfileFrom.LANE)
+
+
+class Config(Section):
+    bot: BotSection
+    xmpp: XmppSection | None = None
+    matrix: MatrixSection | None = None
+    console: ConsoleSection | None = None
+    runtimes: dict[RuntimeName, RuntimeSection] = {}
+    lanes: dict[Annotated[str, StringConstraints(pattern=NAME_RE)], LaneSection] = Field(
+        min_length=1
+    )
+    roles: dict[Literal[ROLE_NAMES], RoleSection] = {}  # type: ignore[valid-type]
+    escalation: EscalationSection = EscalationSection()
+    deploy: DeploySection | None = None
+    web: WebSection | None = None
+    workers: WorkersSection = WorkersSection()
+    # Where the file was read from; relative paths in it are resolved against it.
+    source: Path = Field(default=Path("."), exclude=True)
+
+    @model_validator(mode="after")
+    def _runtimes_exist(self) -> Config:
+        for name, lane in self.lanes.items():
+            if lane.runtime not in self.runtimes:
+                raise KeyProblem(
+                    f"lanes.{name}.runtime",
+                    f"runtime {lane.runtime!r} has no [runtimes.{lane.runtime}] section",
+                )
+        for name in ROLE_NAMES:
+            if name in LANE_ROLES and name in self.roles:
+                problem = f"the {name} runs with the card's lane ([lanes.*]); remove this section"
+                raise KeyProblem(f"roles.{name}", problem)
+            if name in LANE_ROLES:
+                continue
+            runtime = self.role(name).runtime
+            if runtime not in self.runtimes:
+                raise KeyProblem(
+                    f"roles.{name}.runtime",
+                    f"runtime {runtime!r} has no [runtimes.{runtime}] section",
+                )
+        for runtime in self.escalation.models:
+            if runtime not in self.runtimes:
+                raise KeyProblem(f"escalation.models.{runtime}", "no such runtime is configured")
+        codex = self.runtimes.get("codex")
+        if codex is not None and codex.api_key_file is not None and codex.base_url is None:
+            raise KeyProblem(
+                "runtimes.codex.api_key_file",
+                "codex uses its own login (CODEX_HOME); a key file needs base_url too",
+            )
+        openrouter = self.runtimes.get("openrouter")
+        if openrouter is not None and openrouter.api_key_file is None:
+            raise KeyProblem(
+                "runtimes.openrouter.api_key_file", "required for the OpenRouter runtime"
+            )
+        return self
+
+    def role(self, name: str) -> RoleSection:
+        return self.roles.get(name) or RoleSection()  # type: ignore[call-overload]
+
+    def budgets(self) -> Budgets:
+        budgets = {name: lane.budget_usd_per_card for name, lane in self.lanes.items()}
+        per_card = {name: usd for name, usd in budgets.items() if usd is not None}
+        return Budgets(self.bot.budget_usd_per_day, per_card)
+
+    def allowed_profiles(self) -> AllowedProfiles:
+        return AllowedProfiles(
+            lanes={
+                name: LaneProfile(
+                    lane=name,
+                    runtime=lane.runtime,
+                    model=lane.model,
+                    reasoning_effort=lane.reasoning_effort,
+                    iteration_limit=lane.iteration_limit,
+                    concurrency=lane.concurrency,
+                )
+                for name, lane in self.lanes.items()
+            },
+            escalation_models={rt: tuple(models) for rt, models in self.escalation.models.items()},
+        )
+
+    @property
+    def console_owner(self) -> str | None:
+        """Whom the person at the console acts as, when there is a console."""
+        if self.console is None:
+            return None
+        return self.console.owner or self.bot.owners[0]
+
+    @property
+    def transports(self) -> list[str]:
+        names = [n for n in ("xmpp", "matrix") if getattr(self, n) is not None]
+        if self.console is not None:
+            names.append("console")
+        return names
+
+    def secret_files(self) -> dict[str, Path]:
+        """Every secret file the configuration names, by the key that names it."""
+        found: dict[str, Path] = {}
+        if self.bot.database_password_file is not None:
+            found["bot.database_password_file"] = self.bot.database_password_file
+        if self.xmpp:
+            found["xmpp.password_file"] = self.xmpp.password_file
+        if self.matrix:
+            for key in ("password_file", "access_token_file"):
+                value = getattr(self.matrix, key)
+                if value is not None:
+                    found[f"matrix.{key}"] = value
+        for name, runtime in self.runtimes.items():
+            if runtime.api_key_file is not None:
+                found[f"runtimes.{name}.api_key_file"] = runtime.api_key_file
+        if self.web:
+            found["web.token_file"] = self.web.token_file
+        return found
+
+    def redacted(self) -> dict[str, Any]:
+        """The effective configuration for printing: secret files by path, never by value."""
+        return self.model_dump(mode="json", exclude_none=True)
+
+
+def parse_config(text: str, file: Path, *, secrets: bool = True) -> Config:
+    """Validate TOML text as if read from `file` (paths resolve against its folder);
+    with `secrets`, also that every secret file it names is there and not empty."""
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as error:
+        raise ConfigError(f"{file}: not valid TOML: {error}") from None
+    base = file.resolve().parent
+    problem = resolve_paths(data, base, Config)
+    if problem is not None:
+        raise ConfigError(f"{file}: {problem}")
+    try:
+        config = Config.model_validate({**data, "source": file.resolve()})
+    except ValidationError as error:
+        raise ConfigError(describe(error, file, Config)) from None
+    if secrets:
+        try:
+            check_secret_files(config.secret_files(), file)
+        except SecretFileError as error:
+            raise ConfigError(str(error)) from None
+    return config
+
+
+def load_config(path: str | Path) -> Config:
+    file = Path(path)
+    try:
+        data = file.read_bytes()
+    except FileNotFoundError:
+        raise ConfigError(f"{file}: configuration file does not exist") from None
+    except OSError as error:
+        raise ConfigError(f"{file}: cannot read configuration: {error.strerror}") from None
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as error:
+        line = data.count(b"\n", 0, error.start) + 1
+        raise ConfigError(
+            f"{file}: line {line}: not UTF-8 text (TOML must be); save the file as UTF-8"
+        ) from None
+    return parse_config(text, file)
+
+
+__all__ = [
+    "BotSection",
+    "Config",
+    "ConfigError",
+    "ConsoleSection",
+    "DeploySection",
+    "EscalationSection",
+    "LaneSection",
+    "MatrixSection",
+    "RoleSection",
+    "RuntimeName",
+    "RuntimeSection",
+    "WebSection",
+    "WorkersSection",
+    "XmppSection",
+    "load_config",
+    "parse_config",
+]

@@ -1,0 +1,55 @@
+"""[runtimes.*], [lanes.*], [roles.*] and [escalation]: which agent CLI runs what."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from pydantic import Field
+
+from chatbot.config.base import USD, Effort, EnvName, ModelName, RuntimeName, Section
+from runners.profiles import ITERATION_LIMIT_MAX, ITERATION_LIMIT_MIN
+from runners.runtimes.base import BASE_URL_PATTERN
+
+
+class RuntimeSection(Section):
+    binary: str = Field(min_length=1)
+    # The key the CLI sends to its model provider; read when a run starts, put only
+    # into that run's environment (openrouter: required; claude: ANTHROPIC_API_KEY;
+    # codex: only together with base_url).
+    api_key_file: Path | None = None
+    # Another model provider: an OpenAI-compatible Responses endpoint for codex and
+    # openrouter (".../v1"), an Anthropic-compatible API for claude.
+    base_url: str | None = Field(default=None, pattern=BASE_URL_PATTERN)
+    # Names of variables of the bot's own environment the CLI also gets (its login
+    # lives in e.g. CODEX_HOME); everything else is withheld from the child.
+    pass_env: list[EnvName] = []
+    # Plain, non-secret variables for the CLI; a value starting with ./ or ../ is a
+    # path relative to this file. Secrets never go here: use api_key_file.
+    env: dict[EnvName, str] = {}
+    # For a CLI that reports no cost (codex): a run costs its tokens at these prices.
+    usd_per_million_input_tokens: USD | None = None
+    usd_per_million_output_tokens: USD | None = None
+
+
+class LaneSection(Section):
+    runtime: RuntimeName
+    model: ModelName
+    reasoning_effort: Effort = ""
+    iteration_limit: int = Field(ge=ITERATION_LIMIT_MIN, le=ITERATION_LIMIT_MAX)
+    concurrency: int = Field(default=1, ge=1, le=16)
+    timeout_s: int = Field(default=3600, ge=1, le=24 * 3600)  # per agent turn
+    idle_timeout_s: int = Field(default=900, ge=1, le=24 * 3600)
+    # What all runs of one card in this lane may cost; reached, no new run starts for it.
+    budget_usd_per_card: USD | None = None
+
+
+class RoleSection(Section):
+    runtime: RuntimeName = "codex"
+    model: ModelName = ""
+    reasoning_effort: Effort = ""
+    timeout_s: int = Field(default=1200, ge=1, le=24 * 3600)
+    idle_timeout_s: int = Field(default=600, ge=1, le=24 * 3600)
+
+
+class EscalationSection(Section):
+    models: dict[RuntimeName, list[ModelName]] = {}

@@ -1,0 +1,126 @@
+"""[bot], [console], [deploy] and [workers]: the board itself and where it runs."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+from pydantic import Field, StringConstraints, field_validator, model_validator
+
+from chatbot.config.base import USD, Section
+from chatbot.config_file import (
+    DATABASE_URL_PATTERN,
+    GIT_URL_PATTERN,
+    MATRIX_USER_RE,
+    PATTERN_WORDS,
+    PREFIX_PATTERN,
+    XMPP_BARE_JID_RE,
+    KeyProblem,
+    database_file_problem,
+)
+
+
+def identity_problem(value: str) -> str | None:
+    if value.startswith("@"):
+        return None if MATRIX_USER_RE.fullmatch(value) else "not a Matrix user id (@name:server)"
+    return None if XMPP_BARE_JID_RE.fullmatch(value) else "not a bare JID (name@server)"
+
+
+class BotSection(Section):
+    owners: list[str] = Field(min_length=1)
+    requesters: list[str] = []
+    # A SQLite file (one host), or a PostgreSQL address shared by the bot and workers.
+    database: Path | str = Path("var/board.sqlite3")
+    database_password_file: Path | None = None
+    # A folder (one host), or a git address: then each process keeps its own clone.
+    repo: Path | str
+    locale: Literal["en", "de"] = "en"
+    keep_transcripts: bool = False
+    workspaces: Path = Path("var/workspaces")
+    # For trying the bot: when `repo` does not exist, create it as a new git
+    # repository holding a copy of this folder.
+    seed_repo: Path | None = None
+    # A model run printing more than this is stopped (its whole process group).
+    run_output_cap_mb: int = Field(default=64, ge=1, le=4096)
+    # What starts a command in chat; texts show the first. "/" alone clashes with
+    # clients that run their own slash commands (Element, Profanity).
+    command_prefixes: list[Annotated[str, StringConstraints(pattern=PREFIX_PATTERN)]] = Field(
+        default=["/", "!"], min_length=1, max_length=4
+    )
+    # How often a run's status message is edited with its elapsed time and latest step.
+    progress_interval_s: float = Field(default=30.0, ge=0.2, le=3600)
+    # Commands sent while the bot was away run when it is back, unless older than this.
+    catch_up_max_age_s: int = Field(default=3600, ge=0, le=30 * 86400)
+    # What the model runs of one (local) day may cost; reached, no new run starts that day.
+    budget_usd_per_day: USD | None = None
+
+    @property
+    def remote(self) -> str | None:
+        """The git address every worker clones and pushes to; None for a local folder."""
+        return self.repo if isinstance(self.repo, str) else None
+
+    @property
+    def checkout(self) -> Path:
+        """This process's checkout: the folder itself, or its own clone of the remote."""
+        return self.workspaces / "clone" if isinstance(self.repo, str) else self.repo
+
+    @property
+    def sqlite_file(self) -> Path | None:
+        return self.database if isinstance(self.database, Path) else None
+
+    @field_validator("database", "repo")
+    @classmethod
+    def _addresses(cls, value: Path | str, info: Any) -> Path | str:
+        # A string here is an address (the file reader turned file paths into Paths).
+        pattern = DATABASE_URL_PATTERN if info.field_name == "database" else GIT_URL_PATTERN
+        if isinstance(value, str) and not re.fullmatch(pattern, value):
+            shown = value if len(value) <= 60 else value[:57] + "..."
+            raise KeyProblem(f"bot.{info.field_name}", f"{shown!r} is not {PATTERN_WORDS[pattern]}")
+        if info.field_name == "database" and (problem := database_file_problem(value)):
+            raise KeyProblem("bot.database", problem)
+        return value
+
+    @model_validator(mode="after")
+    def _password_for_postgres(self) -> BotSection:
+        if self.database_password_file is not None and self.sqlite_file is not None:
+            raise KeyProblem(
+                "bot.database_password_file", "only a postgresql:// database takes a password"
+            )
+        return self
+
+    @field_validator("owners", "requesters")
+    @classmethod
+    def _identities(cls, values: list[str]) -> list[str]:
+        for value in values:
+            problem = identity_problem(value)
+            if problem:
+                raise ValueError(f"{value!r} is {problem}")
+        return values
+
+
+class ConsoleSection(Section):
+    # The person at the terminal acts as this owner identity.
+    owner: str | None = None
+
+
+class DeploySection(Section):
+    command: list[str] = []
+    branch: str | None = None
+    timeout_s: int = Field(default=600, ge=1, le=24 * 3600)
+
+
+class WorkersSection(Section):
+    # A running job's lease: a worker that stops renewing it (killed, host gone) loses
+    # its jobs to the others after this long.
+    lease_s: float = Field(default=60.0, ge=1.0, le=3600.0)
+    # How often a worker renews its leases and looks for orphans.
+    heartbeat_s: float = Field(default=15.0, ge=0.1, le=600.0)
+    # The name this host's workers give (/runs, check); default: the machine's name.
+    host: str | None = Field(default=None, pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$")
+
+    @model_validator(mode="after")
+    def _beat_within_lease(self) -> WorkersSection:
+        if self.heartbeat_s * 2 > self.lease_s:
+            raise KeyProblem("workers.heartbeat_s", "must be at most half of workers.lease_s")
+        return self

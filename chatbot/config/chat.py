@@ -1,0 +1,61 @@
+"""[xmpp] and [matrix]: the chat networks the bot logs in to."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Literal
+
+from pydantic import Field, field_validator, model_validator
+
+from chatbot.config.base import Section
+from chatbot.config_file import HOMESERVER_PATTERN, MATRIX_ROOM_RE, MATRIX_USER_RE, XMPP_BARE_JID_RE
+
+
+class XmppSection(Section):
+    jid: str = Field(pattern=XMPP_BARE_JID_RE.pattern)
+    password_file: Path
+    host: str | None = None
+    port: int = Field(default=5222, ge=1, le=65535)
+    rooms: list[str] = []
+    nick: str = Field(default="board", min_length=1, max_length=64)
+    # "starttls" (default), "direct" (TLS from the first byte) or "none" (loopback only).
+    tls: Literal["starttls", "direct", "none"] = "starttls"
+    ca_certs: Path | None = None
+    # Longer messages are cut to fit; a stanza over the server's limit costs the stream.
+    max_stanza_bytes: int = Field(default=10_000, ge=2_000, le=10_000_000)
+
+    @field_validator("rooms")
+    @classmethod
+    def _rooms(cls, values: list[str]) -> list[str]:
+        for value in values:
+            if not XMPP_BARE_JID_RE.fullmatch(value):
+                raise ValueError(f"{value!r} is not a room JID (room@conference.server)")
+        return values
+
+
+class MatrixSection(Section):
+    homeserver: str = Field(pattern=HOMESERVER_PATTERN)
+    user_id: str = Field(pattern=MATRIX_USER_RE.pattern)
+    password_file: Path | None = None
+    access_token_file: Path | None = None
+    device_name: str = "intent-board"
+    rooms: list[str] = []
+    # End-to-end encryption keys (nio's crypto store); default: beside bot.database.
+    crypto_store: Path | None = None
+    # "tofu": an owner's devices count as first seen; "verified": only devices
+    # verified by SAS emoji verification or the owner's cross-signing.
+    trust: Literal["tofu", "verified"] = "tofu"
+
+    @field_validator("rooms")
+    @classmethod
+    def _rooms(cls, values: list[str]) -> list[str]:
+        for value in values:
+            if not MATRIX_ROOM_RE.fullmatch(value):
+                raise ValueError(f"{value!r} is not a room alias or id (#room:server, !id:server)")
+        return values
+
+    @model_validator(mode="after")
+    def _one_credential(self) -> MatrixSection:
+        if (self.password_file is None) == (self.access_token_file is None):
+            raise ValueError("give exactly one of password_file or access_token_file")
+        return self
