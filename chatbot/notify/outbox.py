@@ -145,6 +145,11 @@ class OutboxSender:
                     await self._wait_for_store(stopper, pause)
                     pause = min(self.retry_max, pause * 2)
                     continue
+                except Exception:  # noqa: BLE001 - a bug here must not end the bot's chat
+                    log.exception("outbox round failed; trying again in %.0f s", pause)
+                    await self._wait_for_store(stopper, pause)
+                    pause = min(self.retry_max, pause * 2)
+                    continue
                 pause = self.retry_initial
                 async with self._passed:
                     self._passes += 1

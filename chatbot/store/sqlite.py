@@ -210,8 +210,14 @@ class SqliteStore(Store):
         async with self._write_lock:
             try:
                 await self._writer.execute("BEGIN IMMEDIATE")
-            except sqlite3.OperationalError as error:
-                raise self._refused(error) from None
+            except BaseException as error:
+                # A BEGIN that failed half-way (an I/O error) or whose await was
+                # cancelled (it runs on the writer's thread all the same) must not leave
+                # the connection inside a transaction for the next writer.
+                await self._rollback()
+                if isinstance(error, sqlite3.OperationalError):
+                    raise self._refused(error) from None
+                raise
             try:
                 yield SqliteDb(self._writer)
             except BaseException as error:
@@ -221,19 +227,24 @@ class SqliteStore(Store):
                 raise
             try:
                 await self._writer.execute("COMMIT")
-            except sqlite3.OperationalError as error:
-                # A COMMIT that fails (the log cannot grow) leaves the transaction open.
+            except BaseException as error:
+                # A COMMIT that fails (the log cannot grow) leaves the transaction open;
+                # after one that went through, the ROLLBACK finds none and does nothing.
                 await self._rollback()
-                raise self._refused(error) from None
+                if isinstance(error, sqlite3.OperationalError):
+                    raise self._refused(error) from None
+                raise
             self.health.worked()
             if exclusive:
                 self._committed()
 
     async def _rollback(self) -> None:
         try:
-            await self._writer.execute("ROLLBACK")
+            # Shielded: queued on the writer's thread after whatever is there, it ends
+            # the transaction even when this task is being cancelled.
+            await asyncio.shield(self._writer.execute("ROLLBACK"))
         except sqlite3.OperationalError as error:
-            # SQLite may have rolled back on its own already (SQLITE_FULL does so).
+            # None open: SQLite rolled back on its own (SQLITE_FULL may), or never began.
             log.debug("rollback: %s", error)
 
     def _refused(self, error: sqlite3.OperationalError) -> Exception:
