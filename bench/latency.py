@@ -62,11 +62,11 @@ from chatbot.chat.intake import ChatIntake  # noqa: E402
 from chatbot.config import parse_config  # noqa: E402
 from chatbot.store import Store  # noqa: E402
 from chatbot.store.kv import TransportState  # noqa: E402
-from chatbot.transports import xmpp_stanzas as wire  # noqa: E402
 from chatbot.transports.base import IncomingEvent, IncomingMessage, MemoryStateStore  # noqa: E402
-from chatbot.transports.matrix import MatrixSettings, MatrixTransport  # noqa: E402
-from chatbot.transports.xmpp import XmppSettings, XmppTransport  # noqa: E402
-from chatbot.transports.xmpp_connection import shutdown  # noqa: E402
+from chatbot.transports.matrix.transport import MatrixSettings, MatrixTransport  # noqa: E402
+from chatbot.transports.xmpp import stanzas as wire  # noqa: E402
+from chatbot.transports.xmpp.connection import shutdown  # noqa: E402
+from chatbot.transports.xmpp.transport import XmppSettings, XmppTransport  # noqa: E402
 from tests.integration.bot_process import bot_config, wait_for_occupant  # noqa: E402
 from tests.integration.e2e import BOT_NICK, reply_target  # noqa: E402
 from tests.integration.matrix_peer import MatrixPeer  # noqa: E402

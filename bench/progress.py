@@ -28,7 +28,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from chatbot.transports import xmpp_stanzas as wire  # noqa: E402
+from chatbot.transports.xmpp import stanzas as wire  # noqa: E402
 from tests.integration.bot_process import BotProcess, bot_config, prepare, write_scenario  # noqa: E402
 from tests.integration.xmpp_peer import XmppPeer  # noqa: E402
 from tests.pipeline.harness import builder_answer, direct, review_answer  # noqa: E402

@@ -50,15 +50,8 @@ describe_pattern(
     REASONING_EFFORT_PATTERN, "a reasoning effort such as low, medium or high, or empty"
 )
 
-# The shapes of the values a user writes, each with its words.
-XMPP_BARE_JID_RE = re.compile(
-    describe_pattern(r"^[^@/\s]+@[^@/\s]+$", "a bare JID such as board@example.org")
-)
-MATRIX_USER_RE = re.compile(
-    describe_pattern(
-        r"^@[a-z0-9._=/+-]+:[A-Za-z0-9.-]+(:\d+)?$", "a Matrix user id such as @board:example.org"
-    )
-)
+# The shapes of the values a user writes, each with its words (identities: each chat
+# network's record, in chatbot/config/chat.py).
 # Aliases carry a server; room ids of room version 12 and later do not.
 MATRIX_ROOM_RE = re.compile(r"^(#[^:\s]+:[A-Za-z0-9.-]+(:\d+)?|![^:\s]+(:[A-Za-z0-9.-]+(:\d+)?)?)$")
 NAME_RE = describe_pattern(

@@ -20,7 +20,7 @@ from pathlib import Path
 
 from chatbot.app.check_db import check_database, remote_line
 from chatbot.app.startup import open_store
-from chatbot.app.wiring import matrix_settings, xmpp_settings
+from chatbot.app.wiring import servers, settings_for
 from chatbot.board.importer import SOURCES, scan
 from chatbot.config import Config, RuntimeSection
 from chatbot.domain.roles import ROLES
@@ -28,16 +28,13 @@ from chatbot.secret_files import read_secret
 from chatbot.store import chat as chat_store
 from chatbot.store.kv import TransportState
 from chatbot.transports.base import ProbeReport
-from chatbot.transports.probe import probe_matrix, probe_xmpp
+from chatbot.transports.networks import NETWORKS
+from chatbot.transports.reports import yes_no
 from chatbot.web import describe as describe_web
 from runners import prompts, versions
 from runners.process import Outcome, ProcessLimits, default_base_env, run_process
 
 VERSION_LIMITS = ProcessLimits(timeout=30, idle_timeout=None, kill_grace=1.0)
-
-
-def _yes_no(value: bool | None) -> str:
-    return "unknown" if value is None else ("yes" if value else "NO")
 
 
 def describe(report: ProbeReport) -> list[str]:
@@ -46,18 +43,9 @@ def describe(report: ProbeReport) -> list[str]:
         + ("logged in" if report.logged_in else f"NOT logged in: {report.error}")
     ]
     for room in report.rooms:
-        line = (
-            f"  room {room.room}: joined {_yes_no(room.joined)}, can post {_yes_no(room.can_post)}"
-        )
-        if report.transport == "xmpp":
-            line += f", sees real JIDs {_yes_no(room.sees_real_ids)}"
-            if room.sees_real_ids is False:
-                line += " (nothing said there can count as an owner's)"
-        if report.transport == "matrix" and room.joined:
-            # Not being encrypted is no fault, so no capitals for it.
-            line += f", encrypted {_yes_no(room.encrypted).lower()}"
-            if room.encrypted:
-                line += f", can decrypt {_yes_no(room.can_decrypt)}"
+        line = f"  room {room.room}: joined {yes_no(room.joined)}, can post {yes_no(room.can_post)}"
+        if (network := NETWORKS.get(report.transport)) is not None:
+            line += network.room_facts(room)
         if room.detail:
             line += f" — {room.detail}"
         lines.append(line)
@@ -71,11 +59,10 @@ async def check_transports(config: Config) -> bool:
     if sqlite is None or sqlite.exists():
         store = await open_store(config)
     try:
-        if (settings := xmpp_settings(config)) is not None:
-            reports.append(await probe_xmpp(settings))
-        if (matrix := matrix_settings(config)) is not None:
-            state = TransportState(store) if store is not None else None
-            reports.append(await probe_matrix(matrix, state))
+        state = TransportState(store) if store is not None else None
+        for network, _ in servers(config):
+            if network.probe is not None:
+                reports.append(await network.probe(settings_for(config, network), state))
         for report in reports:
             print("\n".join(describe(report)))
         ok = all(report.ok for report in reports)

@@ -2,9 +2,9 @@
 
 errbot's acls plugin is the model: one filter in front of every command, not a
 check inside each handler. `Authority.role` compares `Identity` values
-(transport + bare id) with the configured ones and nothing else: a nick or
-display name never enters this module. A sender of None (a room that hides real
-JIDs) is a stranger.
+(transport + bare id, in the form its network's record says: `normal`) with the
+configured ones and nothing else: a nick or display name never enters this
+module. A sender of None (a room that hides real JIDs) is a stranger.
 
 The rate limiter and the notice memory are in memory on purpose: after a restart
 the worst case is one extra notice or ten extra commands, while anything that
@@ -22,9 +22,7 @@ from chatbot.chat.commands import Access
 from chatbot.config import Config
 from chatbot.transports.base import Identity, IncomingEvent, SenderDevice
 from chatbot.transports.console import TRANSPORT as CONSOLE
-
-XMPP = "xmpp"
-MATRIX = "matrix"
+from chatbot.transports.networks import claiming, normal
 
 Clock = Callable[[], float]
 
@@ -54,25 +52,14 @@ def permits(role: Role, access: Access) -> Verdict:
     return Verdict.DENY
 
 
-def normal(identity: Identity) -> Identity:
-    """The form identities are compared in.
-
-    XMPP bare JIDs are case-insensitive in their local part and domain (slixmpp
-    hands us them prepared already, but configuration is typed by people), and a
-    full JID's resource never belongs to the identity. Matrix ids are lower case
-    by grammar and compared as they are.
-    """
-    if identity.transport == XMPP:
-        return Identity(XMPP, identity.id.split("/", 1)[0].lower())
-    return identity
-
-
 def from_config_string(value: str) -> Identity:
-    """A configured owner or requester: `@name:server` is Matrix, `name@server` XMPP."""
+    """A configured owner or requester, on the network it is written for
+    (`@name:server` is Matrix, `name@server` XMPP)."""
     value = value.strip()
-    if value.startswith("@"):
-        return Identity(MATRIX, value)
-    return normal(Identity(XMPP, value))
+    network = claiming(value)
+    if network is None:
+        raise ValueError(f"{value!r} is no identity of a chat network the bot knows")
+    return network.identity(value)
 
 
 @dataclass(frozen=True)

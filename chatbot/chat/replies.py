@@ -30,7 +30,7 @@ from chatbot.chat.authority import Role
 from chatbot.chat.commands import FOR_ACTION, PREFIX, shown_with
 from chatbot.chat.texts import say
 from chatbot.domain.transitions import TransitionRefused
-from chatbot.notify.format import markdown_html
+from chatbot.notify.format import html_for
 from chatbot.transports.base import Identity, IncomingEvent, IncomingMessage
 
 
@@ -109,8 +109,7 @@ class Replies:
             target=chat["target"],
             target_kind=chat["target_kind"],
             text=body,
-            # Matrix clients show the formatted body; XMPP gets plain text.
-            html=markdown_html(body) if chat["transport"] == "matrix" else None,
+            html=html_for(chat["transport"], body),
             reply_to=reply_target(event),
             card_id=card_id,
             question_id=question_id,

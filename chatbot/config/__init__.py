@@ -21,6 +21,7 @@ from chatbot.config_file import NAME_RE, KeyProblem, describe, resolve_paths
 from chatbot.domain.budgets import Budgets
 from chatbot.domain.roles import ROLES, ProfileFrom
 from chatbot.secret_files import SecretFileError, check_secret_files
+from chatbot.transports.networks import NETWORKS
 from runners.profiles import AllowedProfiles, LaneProfile
 
 ROLE_NAMES = tuple(role.name for role in ROLES)
@@ -114,10 +115,7 @@ class Config(Section):
 
     @property
     def transports(self) -> list[str]:
-        names = [n for n in ("xmpp", "matrix") if getattr(self, n) is not None]
-        if self.console is not None:
-            names.append("console")
-        return names
+        return [n.name for n in NETWORKS.values() if getattr(self, n.section) is not None]
 
     def secret_files(self) -> dict[str, Path]:
         """Every secret file the configuration names, by the key that names it."""

@@ -12,19 +12,20 @@ from chatbot.config.base import USD, Section
 from chatbot.config_file import (
     DATABASE_URL_PATTERN,
     GIT_URL_PATTERN,
-    MATRIX_USER_RE,
     PATTERN_WORDS,
     PREFIX_PATTERN,
-    XMPP_BARE_JID_RE,
     KeyProblem,
     database_file_problem,
 )
+from chatbot.transports.networks import claiming
 
 
 def identity_problem(value: str) -> str | None:
-    if value.startswith("@"):
-        return None if MATRIX_USER_RE.fullmatch(value) else "not a Matrix user id (@name:server)"
-    return None if XMPP_BARE_JID_RE.fullmatch(value) else "not a bare JID (name@server)"
+    """What is wrong with an owner or requester, asked of the network it is written for."""
+    network = claiming(value)
+    if network is None:
+        return "not an identity of any chat network the bot knows"
+    return network.identity_problem(value)
 
 
 class BotSection(Section):

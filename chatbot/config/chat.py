@@ -2,13 +2,23 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Literal
 
 from pydantic import Field, field_validator, model_validator
 
 from chatbot.config.base import Section
-from chatbot.config_file import HOMESERVER_PATTERN, MATRIX_ROOM_RE, MATRIX_USER_RE, XMPP_BARE_JID_RE
+from chatbot.config_file import HOMESERVER_PATTERN, MATRIX_ROOM_RE, describe_pattern
+from chatbot.transports.networks import MATRIX, XMPP
+
+# How an identity is written is the network's; how a wrong one is told, the file's.
+XMPP_BARE_JID_RE = re.compile(
+    describe_pattern(XMPP.identity_pattern, "a bare JID such as board@example.org")
+)
+MATRIX_USER_RE = re.compile(
+    describe_pattern(MATRIX.identity_pattern, "a Matrix user id such as @board:example.org")
+)
 
 
 class XmppSection(Section):

@@ -13,6 +13,8 @@ import unicodedata
 import nh3
 from markdown_it import MarkdownIt
 
+from chatbot.transports.networks import formatted
+
 # Code points that attach to the one before: ZWJ, variation selectors, keycap, skin tones.
 _EXTENDERS = {"\u200d", "\ufe0e", "\ufe0f", "\u20e3", *map(chr, range(0x1F3FB, 0x1F400))}
 
@@ -109,6 +111,12 @@ def markdown_html(text: str) -> str:
     javascript:, vbscript:, file: and data: link targets (its validateLink); then
     `sanitised_html` holds the result to what Matrix allows."""
     return sanitised_html(_MARKDOWN.render(text))
+
+
+def html_for(transport: str, text: str) -> str | None:
+    """A post's formatted body where its network shows HTML (its record says so:
+    Matrix); None where the markdown text is all it shows (XMPP, the console)."""
+    return markdown_html(text) if formatted(transport) else None
 
 
 def sanitised_html(html: str) -> str:

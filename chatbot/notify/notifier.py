@@ -14,7 +14,7 @@ from typing import Any
 from chatbot.board import Change
 from chatbot.domain.budgets import BudgetState
 from chatbot.domain.transitions import Action
-from chatbot.notify.format import commands_with, cut, markdown_html, usd
+from chatbot.notify.format import commands_with, cut, html_for, usd
 from chatbot.notify.runs import RunStatus
 from chatbot.notify.texts import text
 from chatbot.store import Db, Store
@@ -119,7 +119,7 @@ class Notifier:
                 target=target,
                 target_kind=kind,
                 text=body,
-                html=markdown_html(body) if transport == "matrix" else None,
+                html=html_for(transport, body),
                 card_id=card.id if card else None,
                 question_id=question_id,
                 purpose=purpose,

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from chatbot.board import Card, RunRecord
-from chatbot.notify.format import cut, duration, markdown_html
+from chatbot.notify.format import cut, duration, html_for
 from chatbot.store import Db, Store
 from chatbot.store import chat as chat_store
 
@@ -138,7 +138,7 @@ class RunStatus:
                     target=original.target,
                     target_kind=original.target_kind,
                     text=text,
-                    html=markdown_html(text) if original.transport == "matrix" else None,
+                    html=html_for(original.transport, text),
                     card_id=card.id,
                     purpose="run",
                     replaces_id=row_id,

@@ -1,4 +1,10 @@
-"""Chat transports: XMPP, Matrix and the console, behind one small interface."""
+"""Chat transports behind one small interface: XMPP, Matrix and the console.
+
+Each network lives in its own package (`xmpp/`, `matrix/`) or module (`console.py`)
+and exports a `Network` record; `networks.NETWORKS` is the table of them. Nothing
+here imports a network's library (slixmpp, nio): a network's builder does, for a
+bot with a section for it.
+"""
 
 from .base import (
     Identity,
@@ -18,11 +24,11 @@ from .base import (
     TransportError,
 )
 from .console import ConsoleSettings, ConsoleTransport
-from .matrix import MatrixSettings, MatrixTransport
-from .probe import probe_matrix, probe_xmpp
-from .xmpp import XmppSettings, XmppTransport
+from .network import Network, Rendering, Setup
+from .networks import NETWORKS
 
 __all__ = [
+    "NETWORKS",
     "ConsoleSettings",
     "ConsoleTransport",
     "Identity",
@@ -30,20 +36,17 @@ __all__ = [
     "IncomingEvent",
     "IncomingMessage",
     "IncomingReaction",
-    "MatrixSettings",
-    "MatrixTransport",
     "MemoryStateStore",
+    "Network",
     "NotConnected",
     "ProbeReport",
+    "Rendering",
     "Room",
     "RoomReport",
+    "Setup",
     "StateStore",
     "Target",
     "TargetUnavailable",
     "Transport",
     "TransportError",
-    "XmppSettings",
-    "XmppTransport",
-    "probe_matrix",
-    "probe_xmpp",
 ]

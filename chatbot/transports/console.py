@@ -38,8 +38,12 @@ from .base import (
     Target,
     Transport,
 )
+from .network import Network, Rendering
 
 TRANSPORT = "console"
+#: The console is given its terminal by the bot (wiring), not built from a section;
+#: whoever types there is named in [console] owner, never in [bot] owners.
+NETWORK = Network(name=TRANSPORT, home=__name__, section="console", rendering=Rendering.PLAIN)
 
 _REACT = re.compile(r"^(?:\+1\s+(?P<n1>\d+)|(?P<sign>[+-])\s*(?P<n2>\d+))\s+(?P<key>\S+)$")
 _REPLY = re.compile(r"^>\s*(?P<n>\d+)\s+(?P<text>.+)$", re.S)

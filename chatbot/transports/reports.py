@@ -1,8 +1,13 @@
-"""What `chatbot check` found out per transport and room (see probe.py)."""
+"""What `chatbot check` found out per transport and room (each network's probe.py)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+
+
+def yes_no(value: bool | None) -> str:
+    """A fact of a room's line in `chatbot check`: a fault is written in capitals."""
+    return "unknown" if value is None else ("yes" if value else "NO")
 
 
 @dataclass(frozen=True, slots=True)

@@ -270,7 +270,11 @@ def test_xmpp_ca_certs_is_a_path_next_to_the_file(tmp_path: Path) -> None:
 
 
 def test_matrix_encryption_keys(tmp_path: Path) -> None:
-    from chatbot.app.wiring import matrix_settings
+    from chatbot.app.wiring import settings_for
+    from chatbot.transports.networks import MATRIX
+
+    def matrix_settings(config):
+        return settings_for(config, MATRIX)
 
     (tmp_path / "pw").write_text("secret\n")
     base = MINIMAL + (

@@ -19,8 +19,8 @@ from typing import Any
 import pytest
 
 from chatbot.transports.base import IncomingEvent, MemoryStateStore, StateStore
-from chatbot.transports.matrix import MatrixSettings, MatrixTransport
-from chatbot.transports.xmpp import XmppSettings, XmppTransport
+from chatbot.transports.matrix.transport import MatrixSettings, MatrixTransport
+from chatbot.transports.xmpp.transport import XmppSettings, XmppTransport
 from tests.realservers import Servers
 
 from .matrix_peer import MatrixPeer

@@ -63,14 +63,14 @@ class Room:
 
 def reply_target(message: Any) -> str | None:
     """The id a XEP-0461 reply points at, or None."""
-    from chatbot.transports import xmpp_stanzas as wire
+    from chatbot.transports.xmpp import stanzas as wire
 
     element = message.xml.find(f"{{{wire.NS_REPLY}}}reply")
     return element.get("id") if element is not None else None
 
 
 def stanza_id(message: Any, room: str) -> str:
-    from chatbot.transports import xmpp_stanzas as wire
+    from chatbot.transports.xmpp import stanzas as wire
 
     sid = wire.trusted_stanza_id(message, room)
     assert sid, "the room gave the bot's message no stanza-id"

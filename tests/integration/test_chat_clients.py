@@ -9,8 +9,8 @@ from typing import Any
 
 import aiohttp
 
-from chatbot.transports import xmpp_stanzas as wire
-from chatbot.transports.xmpp_outgoing import NS_REFERENCE
+from chatbot.transports.xmpp import stanzas as wire
+from chatbot.transports.xmpp.outgoing import NS_REFERENCE
 from tests.pipeline.harness import builder_answer, direct, operator_answer, review_answer
 
 from .bot_process import BotProcess, bot_config, prepare, write_scenario

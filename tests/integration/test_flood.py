@@ -11,7 +11,7 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from chatbot.transports import xmpp_outgoing as out
+from chatbot.transports.xmpp import outgoing as out
 
 from .e2e import start_bot
 

@@ -12,7 +12,7 @@ from chatbot.transports.base import (
     IncomingReaction,
     Room,
 )
-from chatbot.transports.probe import probe_matrix
+from chatbot.transports.matrix.probe import probe_matrix
 
 from .conftest import WITHIN, matrix_settings, unique
 

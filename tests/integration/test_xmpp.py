@@ -11,8 +11,8 @@ from chatbot.transports.base import (
     IncomingReaction,
     Room,
 )
-from chatbot.transports.probe import probe_xmpp
-from chatbot.transports.xmpp_stanzas import NS_REACTIONS, NS_REPLY, trusted_stanza_id
+from chatbot.transports.xmpp.probe import probe_xmpp
+from chatbot.transports.xmpp.stanzas import NS_REACTIONS, NS_REPLY, trusted_stanza_id
 
 from .conftest import unique, xmpp_settings
 

@@ -7,7 +7,7 @@ import logging
 
 from chatbot.app.check import describe
 from chatbot.transports.base import Room
-from chatbot.transports.probe import probe_xmpp
+from chatbot.transports.xmpp.probe import probe_xmpp
 
 from .bot_process import wait_for_occupant
 from .conftest import WITHIN, unique, xmpp_settings

@@ -13,9 +13,9 @@ from slixmpp.stanza import Message
 from slixmpp.xmlstream.handler import Callback
 from slixmpp.xmlstream.matcher import MatchXPath
 
-from chatbot.transports import xmpp_outgoing as out
-from chatbot.transports import xmpp_stanzas as wire
-from chatbot.transports.xmpp_connection import shutdown
+from chatbot.transports.xmpp import outgoing as out
+from chatbot.transports.xmpp import stanzas as wire
+from chatbot.transports.xmpp.connection import shutdown
 
 TIMEOUT = 5
 

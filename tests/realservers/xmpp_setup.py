@@ -42,6 +42,8 @@ async def create_rooms(host: str, port: int, jid: str, password: str, rooms: lis
             )
     finally:
         await asyncio.wait_for(client.disconnect(wait=1), 5)
-        sender = getattr(client, "_run_out_filters", None)  # see chatbot xmpp_connection
+        sender = getattr(
+            client, "_run_out_filters", None
+        )  # see chatbot transports/xmpp/connection.py
         if sender is not None:
             sender.cancel()

@@ -65,7 +65,7 @@ async def test_status_handlers_hear_online_and_offline() -> None:
 
 @pytest.mark.parametrize("value", ["", None])
 def test_redacting_repr_shows_empty_secrets_as_empty(value: str | None) -> None:
-    from chatbot.transports.matrix import MatrixSettings
+    from chatbot.transports.matrix.transport import MatrixSettings
 
     assert "access_token=" + repr(value) in repr(
         MatrixSettings(homeserver="h", user_id="@b:l", access_token=value)

@@ -6,7 +6,7 @@ import copy
 
 import vodozemac
 
-from chatbot.transports.matrix_cross_signing import verify
+from chatbot.transports.matrix.cross_signing import verify
 from tests.matrix_signing import cross_signing_key, public, sign
 
 USER = "@owner:example.org"

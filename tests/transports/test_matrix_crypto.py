@@ -15,7 +15,7 @@ from nio.crypto.sessions import InboundGroupSession
 from nio.store import SqliteMemoryStore
 
 from chatbot.transports.base import MemoryStateStore, SenderDevice
-from chatbot.transports.matrix_crypto import MatrixCrypto
+from chatbot.transports.matrix.crypto import MatrixCrypto
 
 ROOM = "!ops:example.org"
 OWNER = "@owner:example.org"

@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 from chatbot.transports.base import Identity, IncomingEdit, IncomingMessage, Room
-from chatbot.transports.matrix_events import (
+from chatbot.transports.matrix.events import (
     Dropped,
     ReactionAdded,
     Redaction,
@@ -194,7 +194,7 @@ def test_a_mention_is_a_pill_and_m_mentions_in_a_message_that_rings() -> None:
 
 
 def test_an_edit_mentions_nobody() -> None:
-    from chatbot.transports.matrix_events import edit_content
+    from chatbot.transports.matrix.events import edit_content
 
     c = edit_content("$orig", "step 2", "<p>step 2</p>")
     assert c["m.mentions"] == {} and c["m.new_content"]["m.mentions"] == {}
@@ -207,7 +207,7 @@ def test_reaction_txn_id_is_stable_per_reaction() -> None:
 
 
 def test_content_is_cut_below_the_event_size_limit() -> None:
-    from chatbot.transports.matrix_events import content_bytes, fit_content
+    from chatbot.transports.matrix.events import content_bytes, fit_content
 
     content = notice_content("é" * 70_000, "<b>" + "x" * 70_000 + "</b>", reply_to="$t")
     assert fit_content(content)

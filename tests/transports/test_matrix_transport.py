@@ -14,7 +14,7 @@ from chatbot.transports.base import (
     MemoryStateStore,
     Room,
 )
-from chatbot.transports.matrix import MatrixSettings, MatrixTransport, make_client
+from chatbot.transports.matrix.transport import MatrixSettings, MatrixTransport, make_client
 
 ME = "@bot:localhost"
 OWNER = "@owner:localhost"

@@ -15,9 +15,9 @@ from contextlib import asynccontextmanager
 from chatbot.store import Store
 from chatbot.store.kv import TransportState
 from chatbot.transports.base import IncomingEvent, IncomingMessage
-from chatbot.transports.matrix import MatrixSettings, MatrixTransport
-from chatbot.transports.xmpp import XmppSettings, XmppTransport
-from chatbot.transports.xmpp_stanzas import RoomState
+from chatbot.transports.matrix.transport import MatrixSettings, MatrixTransport
+from chatbot.transports.xmpp.stanzas import RoomState
+from chatbot.transports.xmpp.transport import XmppSettings, XmppTransport
 from tests.transports.test_matrix_transport import ME, OWNER, FakeClient, sync, text
 from tests.transports.test_xmpp_transport import ROOM, feed, occupant, presence, room_msg
 

@@ -9,10 +9,10 @@ from slixmpp import JID
 from slixmpp.stanza import Message
 
 from chatbot.transports.base import Identity, IncomingMessage, MemoryStateStore
-from chatbot.transports.xmpp import XmppSettings, XmppTransport
-from chatbot.transports.xmpp_archive import Archives, Mark, parse_archived
-from chatbot.transports.xmpp_outgoing import add_reply, excerpt, fit, set_ids, xml_safe
-from chatbot.transports.xmpp_stanzas import Dropped, Parsed, RoomState
+from chatbot.transports.xmpp.archive import Archives, Mark, parse_archived
+from chatbot.transports.xmpp.outgoing import add_reply, excerpt, fit, set_ids, xml_safe
+from chatbot.transports.xmpp.stanzas import Dropped, Parsed, RoomState
+from chatbot.transports.xmpp.transport import XmppSettings, XmppTransport
 
 ROOM = "ops@conference.localhost"
 HIDDEN = "ops@hidden.localhost"

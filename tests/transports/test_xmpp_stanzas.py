@@ -9,8 +9,8 @@ from slixmpp import JID
 from slixmpp.stanza import Message
 
 from chatbot.transports.base import Identity, IncomingEdit, IncomingMessage, Room
-from chatbot.transports.xmpp_outgoing import add_reply, set_ids, set_reactions
-from chatbot.transports.xmpp_stanzas import (
+from chatbot.transports.xmpp.outgoing import add_reply, set_ids, set_reactions
+from chatbot.transports.xmpp.stanzas import (
     Dropped,
     OwnReflection,
     Parsed,

@@ -17,8 +17,8 @@ from chatbot.transports.base import (
     Room,
     TransportError,
 )
-from chatbot.transports.xmpp import XmppSettings, XmppTransport
-from chatbot.transports.xmpp_stanzas import RoomState
+from chatbot.transports.xmpp.stanzas import RoomState
+from chatbot.transports.xmpp.transport import XmppSettings, XmppTransport
 
 ROOM = "ops@conference.localhost"
 

@@ -24,7 +24,7 @@ from slixmpp.stanza import Presence
 from slixmpp.xmlstream.handler import Callback
 from slixmpp.xmlstream.matcher import MatchXPath
 
-from .base import Backoff, redacting_repr
+from ..base import Backoff, redacting_repr
 
 log = logging.getLogger(__name__)
 

@@ -20,9 +20,9 @@ from dataclasses import dataclass
 from html import escape
 from typing import Any
 
-from .base import Identity, IncomingEdit, IncomingMessage, Room
+from ..base import Identity, IncomingEdit, IncomingMessage, Room
+from . import TRANSPORT
 
-TRANSPORT = "matrix"
 HTML_FORMAT = "org.matrix.custom.html"
 #: A whole event may be 65,536 bytes of JSON; the content leaves room for the rest.
 MAX_CONTENT_BYTES = 60_000

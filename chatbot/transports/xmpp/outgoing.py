@@ -13,8 +13,8 @@ from xml.etree import ElementTree as ET
 
 from slixmpp.stanza import Message
 
-from .base import TargetUnavailable, TransportError
-from .xmpp_stanzas import NS_CORRECT, NS_FALLBACK, NS_REACTIONS, NS_REPLY, NS_SID
+from ..base import TargetUnavailable, TransportError
+from .stanzas import NS_CORRECT, NS_FALLBACK, NS_REACTIONS, NS_REPLY, NS_SID
 
 NS_REFERENCE = "urn:xmpp:reference:0"
 

@@ -26,8 +26,7 @@ from nio import (
 )
 from nio.api import Api
 
-from . import matrix_events as wire
-from .base import (
+from ..base import (
     NotConnected,
     Original,
     Room,
@@ -36,8 +35,9 @@ from .base import (
     TargetUnavailable,
     TransportError,
 )
-from .matrix_crypto import MatrixCrypto, wait_for
-from .matrix_session import MatrixSettings
+from . import events as wire
+from .crypto import MatrixCrypto, wait_for
+from .session import MatrixSettings
 
 log = logging.getLogger(__name__)
 

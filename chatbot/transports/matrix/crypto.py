@@ -34,9 +34,10 @@ from nio.crypto import OlmDevice
 from nio.exceptions import EncryptionError
 from nio.store import DefaultStore
 
-from . import matrix_cross_signing as xsign
-from .base import Identity, SenderDevice, StateStore
-from .matrix_session import MatrixSettings, crypto_store_file
+from ..base import Identity, SenderDevice, StateStore
+from . import TRANSPORT
+from . import cross_signing as xsign
+from .session import MatrixSettings, crypto_store_file
 
 log = logging.getLogger(__name__)
 
@@ -147,7 +148,7 @@ class MatrixCrypto:
         True when this is the first message missing that key, i.e. the room should
         be told once; a stranger's messages are not kept (they change nothing).
         """
-        if not self._counts(Identity("matrix", event.sender)):
+        if not self._counts(Identity(TRANSPORT, event.sender)):
             return False
         held = await self._load_held()
         if any(h["source"].get("event_id") == event.event_id for h in held):
@@ -161,7 +162,9 @@ class MatrixCrypto:
             pass  # asked already (the request is in the crypto store)
         except Exception as exc:  # noqa: BLE001 - the next key or restart tries again
             log.warning("room key request for %s failed: %r", event.event_id, exc)
-        return await self.store.mark_processed("matrix", f"unreadable:{room_id}:{event.session_id}")
+        return await self.store.mark_processed(
+            TRANSPORT, f"unreadable:{room_id}:{event.session_id}"
+        )
 
     async def readable_now(self) -> list[tuple[str, Event]]:
         """Held messages whose keys have come, decrypted, oldest first."""

@@ -8,11 +8,11 @@ skips new ones. A sync that fails takes the transport offline and is retried
 after a capped back-off. Rate limits (429) are waited out by nio's request
 loop, which honours retry_after_ms.
 
-With a crypto store (matrix_session, matrix_crypto) nio decrypts the timeline
+With a crypto store (session, crypto) nio decrypts the timeline
 during the sync; each event then carries the facts about its sending device,
 a message whose key is missing is held until the key comes, and everything we
 post into an encrypted room is encrypted, reactions included. Owners verify
-the bot's view of their devices with SAS (matrix_verify).
+the bot's view of their devices with SAS (verify).
 """
 
 from __future__ import annotations
@@ -37,8 +37,7 @@ from nio import (
     SyncResponse,
 )
 
-from . import matrix_events as wire
-from .base import (
+from ..base import (
     Backoff,
     EventHandler,
     Identity,
@@ -49,10 +48,12 @@ from .base import (
     Transport,
     TransportError,
 )
-from .matrix_crypto import MatrixCrypto
-from .matrix_outgoing import MatrixOutgoing
-from .matrix_session import MatrixSettings, login, make_client
-from .matrix_verify import Verifier
+from . import TRANSPORT
+from . import events as wire
+from .crypto import MatrixCrypto
+from .outgoing import MatrixOutgoing
+from .session import MatrixSettings, login, make_client
+from .verify import Verifier
 
 __all__ = ["MatrixSettings", "MatrixTransport", "login", "make_client"]
 
@@ -60,7 +61,7 @@ log = logging.getLogger(__name__)
 
 
 class MatrixTransport(MatrixOutgoing, Transport):
-    name = "matrix"
+    name = TRANSPORT
 
     def __init__(
         self, settings: MatrixSettings, store: StateStore, *, handler: EventHandler | None = None

@@ -19,7 +19,7 @@ from nio import AsyncClient
 from nio.api import Api
 from nio.crypto import OlmDevice
 
-from .base import StateStore
+from ..base import StateStore
 
 log = logging.getLogger(__name__)
 

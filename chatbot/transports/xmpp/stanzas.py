@@ -12,7 +12,7 @@ every trust rule is unit-testable from XML text:
 - a message read back from an archive (XEP-0313) obeys the same rules, with
   the archive's own id as its stanza-id.
 
-Outgoing stanzas are filled in `xmpp_outgoing`.
+Outgoing stanzas are filled in `outgoing`.
 """
 
 from __future__ import annotations
@@ -25,9 +25,8 @@ from xml.etree import ElementTree as ET
 from slixmpp import JID
 from slixmpp.stanza import Message
 
-from .base import Identity, IncomingEdit, IncomingMessage, Room
-
-TRANSPORT = "xmpp"
+from ..base import Identity, IncomingEdit, IncomingMessage, Room
+from . import TRANSPORT
 
 NS_SID = "urn:xmpp:sid:0"
 NS_DELAY = "urn:xmpp:delay"

@@ -26,9 +26,9 @@ from slixmpp.stanza import Presence
 from slixmpp.xmlstream.handler import Callback
 from slixmpp.xmlstream.matcher import MatchXPath
 
-from . import xmpp_stanzas as wire
-from .base import Backoff
-from .xmpp_connection import XmppSettings
+from ..base import Backoff
+from . import stanzas as wire
+from .connection import XmppSettings
 
 log = logging.getLogger(__name__)
 

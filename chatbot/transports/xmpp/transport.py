@@ -1,8 +1,8 @@
 """XMPP transport (slixmpp): direct chats and MUC rooms.
 
-Behaviour only: what a stanza means is decided in `xmpp_stanzas` (and
-`xmpp_outgoing`), keeping the session alive in `xmpp_connection`, being in the
-rooms in `xmpp_rooms`, reading archives in `xmpp_archive`. Stanzas are parsed
+Behaviour only: what a stanza means is decided in `stanzas` (and
+`outgoing`), keeping the session alive in `connection`, being in the
+rooms in `rooms`, reading archives in `archive`. Stanzas are parsed
 the moment they arrive (so the room's occupant table is exactly as its
 presence left it) and then handed, in order, to one pump task that drops
 duplicates and awaits the handler.
@@ -29,10 +29,7 @@ from slixmpp.stanza import Message, Presence
 from slixmpp.xmlstream.handler import Callback
 from slixmpp.xmlstream.matcher import MatchXPath
 
-from . import xmpp_archive as archive
-from . import xmpp_outgoing as out
-from . import xmpp_stanzas as wire
-from .base import (
+from ..base import (
     EventHandler,
     IncomingReaction,
     NotConnected,
@@ -44,8 +41,11 @@ from .base import (
     Transport,
     TransportError,
 )
-from .xmpp_connection import XmppConnection, XmppSettings, connect, make_client
-from .xmpp_rooms import RoomKeeper
+from . import TRANSPORT, archive
+from . import outgoing as out
+from . import stanzas as wire
+from .connection import XmppConnection, XmppSettings, connect, make_client
+from .rooms import RoomKeeper
 
 __all__ = ["XmppSettings", "XmppTransport", "connect", "make_client"]
 
@@ -53,7 +53,7 @@ log = logging.getLogger(__name__)
 
 
 class XmppTransport(Transport):
-    name = "xmpp"
+    name = TRANSPORT
 
     def __init__(
         self, settings: XmppSettings, store: StateStore, *, handler: EventHandler | None = None
@@ -77,7 +77,7 @@ class XmppTransport(Transport):
         self.catch_up = archive.CatchUp(self.archives, store, self, self._queue)
         self.keeper = RoomKeeper(settings, lambda: self.client, self.rooms, self._joined_late)
 
-    # -- StanzaContext for xmpp_stanzas ---------------------------------
+    # -- StanzaContext for stanzas --------------------------------------
 
     @property
     def own_jid(self) -> JID:

@@ -29,7 +29,8 @@ from nio import (
 )
 from nio.event_builders import ToDeviceMessage
 
-from .base import Identity, IncomingVerification
+from ..base import Identity, IncomingVerification
+from . import TRANSPORT
 
 log = logging.getLogger(__name__)
 
@@ -45,7 +46,7 @@ class Verifier:
         owners: frozenset[str],
         announce: Announce,
         find_device: FindDevice,
-        transport: str = "matrix",
+        transport: str = TRANSPORT,
     ) -> None:
         self.client = client
         self.owners = owners

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from nio import AsyncClient, AsyncClientConfig, LoginResponse, WhoamiResponse
 
-from .base import StateStore, TransportError, redacting_repr
+from ..base import StateStore, TransportError, redacting_repr
 
 log = logging.getLogger(__name__)
 

@@ -29,8 +29,8 @@ from slixmpp import JID
 from slixmpp.exceptions import IqError, IqTimeout
 from slixmpp.stanza import Message
 
-from . import xmpp_stanzas as wire
-from .base import StateStore, TransportError
+from ..base import StateStore, TransportError
+from . import stanzas as wire
 
 log = logging.getLogger(__name__)
 
