@@ -45,7 +45,8 @@ def settings_for(config: Config, network: Network) -> Any:
         section=section,
         owners=owners_on(config, network),
         secret=read_secret,
-        state_dir=sqlite.parent if sqlite is not None else None,
+        # Beside the SQLite file; with PostgreSQL, beside this host's workspaces.
+        state_dir=sqlite.parent if sqlite is not None else config.bot.workspaces.parent,
     )
     return network.settings(setup)
 

@@ -47,7 +47,7 @@ class Setup:
     secret: Callable[[Path], str]
     #: The folder beside the board's SQLite file, for files of the network's own;
     #: None on PostgreSQL.
-    state_dir: Path | None
+    state_dir: Path
 
 
 def _as_is(value: str) -> str:

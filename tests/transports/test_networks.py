@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from chatbot.app.check import describe
-from chatbot.app.wiring import destinations
+from chatbot.app.wiring import destinations, settings_for
 from chatbot.config import parse_config
 from chatbot.config.bot import identity_problem
 from chatbot.notify.format import html_for
@@ -160,6 +160,22 @@ def test_rooms_and_their_owners_come_from_each_networks_section(tmp_path: Path) 
         ("xmpp", "board@conference.example.org", ("Owner@Example.org",)),
         ("matrix", "#board:example.org", ("@owner:example.org",)),
     ]
+
+
+def test_the_crypto_store_has_a_home_with_postgresql_too(tmp_path: Path) -> None:
+    """Beside the SQLite file by default; a PostgreSQL board has no file, so beside this
+    host's workspaces (before, the bot crashed at start reading the URL's parent)."""
+    (tmp_path / "secret").write_text("pw\n")
+    postgres = BASE.replace(
+        'repo = "repo"', 'repo = "repo"\ndatabase = "postgresql://board@127.0.0.1/board"'
+    )
+    for text, home in (
+        (BASE, tmp_path / "var"),
+        (postgres, tmp_path / "var"),
+    ):
+        config = parse_config(text + MATRIX_SECTION, tmp_path / "bot.toml")
+        settings = settings_for(config, MATRIX)
+        assert Path(settings.crypto_store) == home / "matrix-crypto"
 
 
 def test_check_says_each_networks_own_room_facts() -> None:
