@@ -1,8 +1,9 @@
-"""Names and value patterns every layer agrees on: slugs, runtimes, model profiles.
+"""Names and value patterns every layer agrees on: slugs, models, efforts, lane profiles.
 
 `runners` owns these because the contracts and the runtime adapters must check the
 same patterns before anything reaches a file name or an argv; `chatbot` imports
-them from here (the import direction is chatbot -> runners, never back).
+them from here (the import direction is chatbot -> runners, never back). The runtimes'
+names are the registry's (runners/runtimes/registry.py).
 """
 
 from __future__ import annotations
@@ -22,8 +23,6 @@ MODEL_RE = re.compile(MODEL_PATTERN)
 # "" means "the CLI's default effort".
 REASONING_EFFORT_PATTERN = r"^(|[a-z]{1,16})$"
 REASONING_EFFORT_RE = re.compile(REASONING_EFFORT_PATTERN)
-
-RUNTIMES: tuple[str, ...] = ("codex", "claude", "openrouter")
 
 ITERATION_LIMIT_MIN = 5
 ITERATION_LIMIT_MAX = 40

@@ -1,9 +1,10 @@
 """The agent CLI versions this project is tested against, and reading a CLI's `--version`.
 
-`TESTED` is the one place the versions are pinned: `scripts/test` installs exactly
-these from the npm registry, the README lists them, and `chatbot check` compares
-each configured binary against them. Stdlib only, so the stand-in CLIs in
-runners/scripted can report the same versions.
+The pins themselves live on each runtime's record (`Runtime.cli`, in its module
+under runners/runtimes/); `TESTED` is the view of them by program: `scripts/test`
+installs exactly these from the npm registry, the README lists them, and `chatbot
+check` compares each configured binary against them. Stdlib only, so the stand-in
+CLIs in runners/scripted can report the same versions.
 """
 
 from __future__ import annotations
@@ -11,20 +12,18 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-# runtime name -> (npm package, version). openrouter runs the codex binary.
-TESTED: dict[str, tuple[str, str]] = {
-    "codex": ("@openai/codex", "0.171.0"),
-    "claude": ("@anthropic-ai/claude-code", "2.1.332"),
-}
-BINARY_OF_RUNTIME = {"codex": "codex", "claude": "claude", "openrouter": "codex"}
+from runners.runtimes.registry import RUNTIMES, clis
+
+# CLI program -> (npm package, version). openrouter runs the codex program.
+TESTED: dict[str, tuple[str, str]] = {cli.command: (cli.package, cli.tested) for cli in clis()}
 
 _VERSION_RE = re.compile(r"(\d+)\.(\d+)\.(\d+)")
 
 
 def tested_version(runtime: str) -> str | None:
-    """The pinned version of the CLI a runtime runs (openrouter -> codex)."""
-    pinned = TESTED.get(BINARY_OF_RUNTIME.get(runtime, runtime))
-    return pinned[1] if pinned else None
+    """The pinned version of the CLI a runtime runs (openrouter -> codex's)."""
+    record = RUNTIMES.get(runtime)
+    return record.cli.tested if record is not None else None
 
 
 def parse_version(text: str) -> tuple[int, int, int] | None:

@@ -33,6 +33,7 @@ from chatbot.transports.reports import yes_no
 from chatbot.web import describe as describe_web
 from runners import prompts, versions
 from runners.process import Outcome, ProcessLimits, default_base_env, run_process
+from runners.runtimes import get_runtime
 
 VERSION_LIMITS = ProcessLimits(timeout=30, idle_timeout=None, kill_grace=1.0)
 
@@ -117,7 +118,7 @@ async def describe_runtime(name: str, runtime: RuntimeSection, cwd: str) -> tupl
     if verdict.found is None:
         line += f" (`--version` said {said[:80]!r})"
     elif verdict.older:
-        package = versions.TESTED[versions.BINARY_OF_RUNTIME[name]][0]
+        package = get_runtime(name).cli.package
         line += (
             f", OLDER than the tested {verdict.tested}: "
             f"update it (npm install -g {package}@{verdict.tested})"

@@ -23,6 +23,7 @@ from chatbot.domain.roles import ROLES, ProfileFrom
 from chatbot.secret_files import SecretFileError, check_secret_files
 from chatbot.transports.networks import NETWORKS
 from runners.profiles import AllowedProfiles, LaneProfile
+from runners.runtimes.registry import RUNTIMES
 
 ROLE_NAMES = tuple(role.name for role in ROLES)
 # Roles that run with the card's lane profile ([lanes.*]), not a [roles.*] section of their own.
@@ -69,17 +70,14 @@ class Config(Section):
         for runtime in self.escalation.models:
             if runtime not in self.runtimes:
                 raise KeyProblem(f"escalation.models.{runtime}", "no such runtime is configured")
-        codex = self.runtimes.get("codex")
-        if codex is not None and codex.api_key_file is not None and codex.base_url is None:
-            raise KeyProblem(
-                "runtimes.codex.api_key_file",
-                "codex uses its own login (CODEX_HOME); a key file needs base_url too",
-            )
-        openrouter = self.runtimes.get("openrouter")
-        if openrouter is not None and openrouter.api_key_file is None:
-            raise KeyProblem(
-                "runtimes.openrouter.api_key_file", "required for the OpenRouter runtime"
-            )
+        # Each runtime's record says what its key file must be; in the registry's order.
+        for name, record in RUNTIMES.items():
+            section = self.runtimes.get(name)  # type: ignore[call-overload]
+            if section is None:
+                continue
+            problem = record.key_file.problem_with(section.api_key_file, section.base_url)
+            if problem:
+                raise KeyProblem(f"runtimes.{name}.api_key_file", problem)
         return self
 
     def role(self, name: str) -> RoleSection:

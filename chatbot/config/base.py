@@ -8,13 +8,15 @@ from pydantic import BaseModel, ConfigDict, Field, StringConstraints
 
 from chatbot.config_file import ENV_NAME
 from runners.profiles import MODEL_PATTERN, REASONING_EFFORT_PATTERN
+from runners.runtimes.registry import NAMES as RUNTIME_NAMES
 
 USD = Annotated[float, Field(ge=0, le=1_000_000)]
 # "" means "the CLI's default model".
 ModelName = Annotated[str, StringConstraints(pattern=f"^$|{MODEL_PATTERN}")]
 Effort = Annotated[str, StringConstraints(pattern=REASONING_EFFORT_PATTERN)]
 EnvName = Annotated[str, StringConstraints(pattern=ENV_NAME)]
-RuntimeName = Literal["codex", "claude", "openrouter"]
+# The registry's names, in its order: an unknown one is told "use one of codex, claude, ...".
+RuntimeName = Literal[RUNTIME_NAMES]  # type: ignore[valid-type]
 
 
 class ConfigError(Exception):

@@ -16,7 +16,7 @@ from enum import StrEnum
 from chatbot.domain.phases import Phase
 from runners.contracts import markers as m
 from runners.contracts.markers import Marker
-from runners.runtimes.claude import REVIEW_GIT_TOOLS
+from runners.runtimes.base import Grant
 
 
 class ProfileFrom(StrEnum):
@@ -46,10 +46,10 @@ class Role:
     #: Its output contract: the marker blocks its answers are made of (the parsers in
     #: runners/contracts read exactly these; its templates must name each of them).
     contract: tuple[Marker, ...]
-    #: Tools a read-only run on Claude Code may use without asking (its `--allowedTools`):
-    #: exactly the read-only git commands the role needs. Codex runs in its read-only
-    #: sandbox instead.
-    tools: tuple[str, ...] = ()
+    #: What a read-only run may do besides reading files (the git reads a reviewer needs),
+    #: named abstractly: each runtime writes it in its own syntax (Claude Code's
+    #: `--allowedTools` rules; codex's read-only sandbox needs none).
+    grants: tuple[Grant, ...] = ()
 
     def lane(self, card_lane: str | None, default_lane: str) -> str:
         if self.profile_from is ProfileFrom.LANE:
@@ -95,7 +95,7 @@ ROLES: tuple[Role, ...] = (
         profile_from=ROLE,
         templates=("reviewer",),
         contract=(m.REVIEW_REPORT, m.REVIEW_RESULT),
-        tools=REVIEW_GIT_TOOLS,
+        grants=(Grant.GIT_READS,),
     ),
     Role(
         "researcher",
@@ -135,7 +135,7 @@ ROLES: tuple[Role, ...] = (
         profile_from=ROLE,
         templates=("synthesis",),
         contract=(m.SYNTHESIS_REPORT, m.SYNTHESIS_RESULT),
-        tools=REVIEW_GIT_TOOLS,
+        grants=(Grant.GIT_READS,),
     ),
 )
 BY_NAME: dict[str, Role] = {role.name: role for role in ROLES}

@@ -18,7 +18,7 @@ from runners.contracts import (
     parse_fixer_answer,
 )
 from runners.contracts.markers import BUILDER_REPORT, COMMIT_MESSAGE, FIXER_QUESTION
-from runners.runtimes import Usage
+from runners.runtimes import RUNTIMES, Usage
 from runners.workspace import NoChangesError, WorkspaceError, Worktree, commit_all, create_worktree
 
 MAX_FIXER_QUESTION_ROUNDS = 2
@@ -112,13 +112,14 @@ async def agent_turns(
 ) -> Turns:
     """At most `limit` agent turns in one session, in total.
 
-    codex has no turn limit of its own: each run is one iteration, and an unfinished
-    one is resumed. claude bounds its turns itself (`--max-turns`): a resumed run
-    gets only the turns the earlier ones left, so the whole session stays within the
-    limit instead of up to limit x limit turns.
+    A runtime without a turn limit of its own (codex) runs one iteration per run, and an
+    unfinished one is resumed. One that bounds its turns itself (claude's `--max-turns`,
+    `Runtime.bounds_turns`) gives a resumed run only the turns the earlier ones left, so
+    the whole session stays within the limit instead of up to limit x limit turns.
     """
     profile = ctx.profile(role)
-    counts_turns = profile.runtime == "claude"
+    record = RUNTIMES.get(profile.runtime)
+    counts_turns = record is not None and record.bounds_turns
     session, usage, last_text = "", None, ""
     turns_left, unfinished = limit, 0
     for iteration in range(limit):

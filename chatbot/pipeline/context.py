@@ -24,7 +24,7 @@ from chatbot.domain import roles
 from chatbot.domain.transitions import Action
 from runners.process import ProcessLimits, default_base_env, process_identity
 from runners.profiles import AllowedProfiles
-from runners.runtimes import Mode, RunRequest, RunResult, Usage, run_model
+from runners.runtimes import Mode, RunRequest, RunResult, Usage, get_runtime, run_model
 
 log = logging.getLogger(__name__)
 
@@ -184,6 +184,8 @@ class JobContext:
         runtime_config = self.config.runtimes.get(profile.runtime)  # type: ignore[call-overload]
         if runtime_config is None:
             raise RunFailed(f"runtime {profile.runtime!r} has no [runtimes.{profile.runtime}]")
+        # The role names what it may do; the runtime writes that in its CLI's syntax.
+        tool_rules = get_runtime(profile.runtime).tool_rules(roles.BY_NAME[role].grants)
         request = RunRequest(
             binary=runtime_config.binary,
             cwd=cwd,
@@ -193,7 +195,7 @@ class JobContext:
             reasoning_effort=profile.reasoning_effort,
             resume_session_id=resume_session_id,
             max_turns=max_turns,
-            allowed_tools=roles.BY_NAME[role].tools,
+            allowed_tools=tool_rules,
             base_url=runtime_config.base_url or "",
             api_key_file=runtime_config.api_key_file,
         )

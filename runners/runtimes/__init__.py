@@ -1,42 +1,48 @@
-"""Runtime adapters: one module per agent CLI, pure argv builders and output parsers.
+"""Runtimes: one module per agent CLI, each exporting its `Runtime` record (registry.py
+lists them); pure argv builders and output parsers.
 
-`run_model` ties an adapter to `runners.process`; everything else here is pure.
+`run_model` ties a runtime to `runners.process`; everything else here is pure.
 """
 
 from runners.runtimes.base import (
+    Cli,
+    Grant,
     InvalidRequest,
     Invocation,
+    KeyFile,
     Mode,
     RunnerError,
     RunOutput,
     RunRequest,
+    Runtime,
     Usage,
     clean_detail,
 )
+from runners.runtimes.registry import RUNTIMES, get_runtime
 from runners.runtimes.run import (
-    ADAPTERS,
-    Adapter,
     RunResult,
     SecretFileError,
     build_invocation,
-    get_adapter,
     run_model,
 )
 
 __all__ = [
-    "ADAPTERS",
-    "Adapter",
+    "RUNTIMES",
+    "Cli",
+    "Grant",
     "InvalidRequest",
     "Invocation",
+    "KeyFile",
     "Mode",
     "RunOutput",
     "RunRequest",
     "RunResult",
     "RunnerError",
+    "Runtime",
     "SecretFileError",
     "Usage",
     "build_invocation",
     "clean_detail",
-    "get_adapter",
+    "get_runtime",
     "run_model",
 ]

@@ -1,21 +1,25 @@
-"""Types every runtime adapter shares: the request, the built invocation, the parsed output.
+"""Types every runtime shares: the request, the built invocation, the parsed output, and
+the `Runtime` record each agent CLI's module exports.
 
-An adapter is two pure functions: `build_argv(request) -> Invocation` and
+A runtime's heart is two pure functions: `build_argv(request) -> Invocation` and
 `parse_output(stdout, previous_usage) -> RunOutput`. Neither touches a process,
 a file or the environment, so both are tested without a subprocess; running
-them is `runners.runtimes.run.run_model`.
+them is `runners.runtimes.run.run_model`. Everything else a caller needs to know
+about a CLI (its pin, its grant syntax, what it can do, what its configuration
+must hold) is data on its record, so callers ask the record, never the name.
 """
 
 from __future__ import annotations
 
 import enum
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
 
 from runners import profiles
+from runners.runtimes.progress import StepOf
 
 MAX_FAILURE_DETAIL = 240
 
@@ -73,7 +77,8 @@ class RunRequest:
     reasoning_effort: str = ""
     resume_session_id: str = ""
     max_turns: int | None = None
-    # claude only: tools granted without asking (a reviewer's read-only git commands)
+    # Tools granted without asking (a reviewer's read-only git commands), in the CLI's own
+    # syntax: what `Runtime.tool_rules` made of the role's grants.
     allowed_tools: tuple[str, ...] = ()
     # the model provider: where the CLI sends its requests, and the key it sends
     base_url: str = ""
@@ -213,3 +218,96 @@ def as_float(value: object) -> float | None:
 
 def as_str(value: object) -> str | None:
     return value if isinstance(value, str) and value else None
+
+
+class Grant(enum.StrEnum):
+    """What a read-only role may do besides reading files, named for the role's need.
+
+    A role names grants (chatbot.domain.roles); each runtime writes them in its own
+    syntax (`Runtime.grants`), so no role knows any CLI's permission language.
+    """
+
+    #: Read a commit, its diff and its history: `git show`, `git diff`, `git log`.
+    GIT_READS = "git_reads"
+
+
+@dataclass(frozen=True, slots=True)
+class Cli:
+    """An agent CLI program as npm ships it, and the version this project is tested with.
+
+    This is the pin: `scripts/test` installs `package@tested` (tests/realcli/install.py),
+    the README lists it, `chatbot check` compares the configured binary against it.
+    Two runtimes may run one program (openrouter runs codex's): they share this record.
+    """
+
+    #: Its name in node_modules/.bin, and the usual `binary` of its runtime.
+    command: str
+    package: str
+    tested: str
+
+    @property
+    def pin(self) -> str:
+        return f"{self.package}@{self.tested}"
+
+
+@dataclass(frozen=True, slots=True)
+class KeyFile:
+    """What `[runtimes.NAME] api_key_file` must be for a runtime; config asks it at load."""
+
+    #: The runtime cannot run without a key file (openrouter).
+    required: bool = False
+    #: A key file is only for another endpoint: without `base_url` the CLI uses its own login.
+    needs_base_url: bool = False
+    #: The configuration error's words when the rule is broken.
+    problem: str = ""
+
+    def problem_with(self, api_key_file: Path | None, base_url: str | None) -> str | None:
+        if api_key_file is None and self.required:
+            return self.problem
+        if api_key_file is not None and self.needs_base_url and not base_url:
+            return self.problem
+        return None
+
+
+@dataclass(frozen=True, slots=True)
+class Runtime:
+    """Everything about one agent CLI, exported as `RUNTIME` by its module and listed once
+    in runners.runtimes.registry."""
+
+    name: str
+    #: The program it runs, with its pin.
+    cli: Cli
+    build_argv: Callable[[RunRequest], Invocation]
+    #: The whole output once the run ended, read strictly.
+    parse_output: Callable[[str, Usage | None], RunOutput]
+    #: The step one line of its event stream shows, for the progress line; None: no progress.
+    step_of: StepOf | None
+    #: How it writes each grant, as rules for `RunRequest.allowed_tools`. Every grant is
+    #: listed: () says its read-only mode already allows it (codex's sandbox runs reads).
+    grants: Mapping[Grant, tuple[str, ...]]
+    #: Its output carries what the run cost; else a run costs its tokens at the configured prices.
+    reports_cost: bool
+    #: It stops at `max_turns` itself: a builder's resumed runs get only the turns left.
+    bounds_turns: bool
+    #: It continues a session by id (`resume_session_id`), as the builder's turns do.
+    resumes: bool
+    key_file: KeyFile = KeyFile()
+
+    def __post_init__(self) -> None:
+        # Checked at import: a new runtime that forgets a grant fails at once, not in a review.
+        missing = [grant.value for grant in Grant if grant not in self.grants]
+        if missing:
+            raise ValueError(f"runtime {self.name}: no rules for the grants {missing}")
+        for rules in self.grants.values():
+            for rule in rules:
+                if not TOOL_RULE_RE.fullmatch(rule):
+                    raise ValueError(f"runtime {self.name}: invalid tool rule {rule!r}")
+        object.__setattr__(self, "grants", MappingProxyType(dict(self.grants)))
+
+    @property
+    def progress(self) -> bool:
+        return self.step_of is not None
+
+    def tool_rules(self, grants: Iterable[Grant]) -> tuple[str, ...]:
+        """The role's grants in this CLI's syntax."""
+        return tuple(rule for grant in grants for rule in self.grants[grant])

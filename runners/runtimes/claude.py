@@ -15,7 +15,7 @@ instead of waiting for a prompt nobody will answer. Writing roles run with
 widening either.
 
 The disallow list names the write tools of the tested Claude Code version exactly
-(see runners.versions): a name it does not know, like the `MultiEdit` of older
+(`CLI` below): a name it does not know, like the `MultiEdit` of older
 versions, is logged as "Permission deny rule matches no known tool" on every run.
 
 With a `base_url` the run talks to that Anthropic-compatible API
@@ -30,10 +30,13 @@ from pathlib import Path
 from types import MappingProxyType
 
 from runners.runtimes.base import (
+    Cli,
+    Grant,
     Invocation,
     Mode,
     RunOutput,
     RunRequest,
+    Runtime,
     Usage,
     as_float,
     as_int,
@@ -43,6 +46,8 @@ from runners.runtimes.base import (
 )
 
 NAME = "claude"
+# The pin: scripts/test installs exactly this, `chatbot check` compares against it.
+CLI = Cli("claude", "@anthropic-ai/claude-code", "2.1.332")
 
 WRITE_TOOLS = ("Edit", "Write", "NotebookEdit")
 # What a reviewer (or the synthesis) needs of git, granted so that `dontAsk` never
@@ -250,3 +255,19 @@ def parse_output(stdout: str, previous_usage: Usage | None = None) -> RunOutput:
         failure=clean_detail(failure) if failure else None,
         turn_limit_reached=subtype == "error_max_turns",
     )
+
+
+RUNTIME = Runtime(
+    name=NAME,
+    cli=CLI,
+    build_argv=build_argv,
+    parse_output=parse_output,
+    step_of=step_of,
+    grants={Grant.GIT_READS: REVIEW_GIT_TOOLS},
+    # `total_cost_usd` in its result.
+    reports_cost=True,
+    # `--max-turns`, and `error_max_turns` when it stopped there.
+    bounds_turns=True,
+    resumes=True,
+    # A key file works without base_url too: ANTHROPIC_API_KEY instead of its login.
+)

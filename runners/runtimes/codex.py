@@ -30,10 +30,14 @@ from pathlib import Path
 from types import MappingProxyType
 
 from runners.runtimes.base import (
+    Cli,
+    Grant,
     Invocation,
+    KeyFile,
     Mode,
     RunOutput,
     RunRequest,
+    Runtime,
     Usage,
     as_int,
     as_str,
@@ -42,6 +46,8 @@ from runners.runtimes.base import (
 )
 
 NAME = "codex"
+# The pin: scripts/test installs exactly this, `chatbot check` compares against it.
+CLI = Cli("codex", "@openai/codex", "0.171.0")
 
 GATEWAY_PROVIDER = "gateway"
 GATEWAY_KEY_ENV = "GATEWAY_API_KEY"
@@ -259,3 +265,23 @@ def _lines(stdout: str) -> Iterable[str]:
     for line in stdout.splitlines():
         if line.strip():
             yield line
+
+
+RUNTIME = Runtime(
+    name=NAME,
+    cli=CLI,
+    build_argv=build_argv,
+    parse_output=parse_output,
+    step_of=step_of,
+    # Its read-only sandbox runs commands that only read: git's reads need no grant.
+    grants={Grant.GIT_READS: ()},
+    # `turn.completed` carries tokens, no cost.
+    reports_cost=False,
+    # No turn limit of its own: each run is one iteration, the worker resumes the thread.
+    bounds_turns=False,
+    resumes=True,
+    key_file=KeyFile(
+        needs_base_url=True,
+        problem="codex uses its own login (CODEX_HOME); a key file needs base_url too",
+    ),
+)

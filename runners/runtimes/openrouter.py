@@ -16,7 +16,15 @@ from __future__ import annotations
 from types import MappingProxyType
 
 from runners.runtimes import codex
-from runners.runtimes.base import InvalidRequest, Invocation, RunOutput, RunRequest, Usage
+from runners.runtimes.base import (
+    InvalidRequest,
+    Invocation,
+    KeyFile,
+    RunOutput,
+    RunRequest,
+    Runtime,
+    Usage,
+)
 
 NAME = "openrouter"
 BASE_URL = "https://openrouter.ai/api/v1"
@@ -54,3 +62,18 @@ def parse_output(stdout: str, previous_usage: Usage | None = None) -> RunOutput:
 
 def step_of(event: dict[str, object]) -> str | None:
     return codex.step_of(event)
+
+
+# The codex program with another provider: codex's pin, grants and capabilities.
+RUNTIME = Runtime(
+    name=NAME,
+    cli=codex.CLI,
+    build_argv=build_argv,
+    parse_output=parse_output,
+    step_of=step_of,
+    grants=codex.RUNTIME.grants,
+    reports_cost=codex.RUNTIME.reports_cost,
+    bounds_turns=codex.RUNTIME.bounds_turns,
+    resumes=codex.RUNTIME.resumes,
+    key_file=KeyFile(required=True, problem="required for the OpenRouter runtime"),
+)

@@ -8,9 +8,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from runners.process import Outcome, ProcessLimits, ProcessResult, run_process
-from runners.runtimes import claude, codex, openrouter
 from runners.runtimes.base import (
-    InvalidRequest,
     Invocation,
     RunnerError,
     RunOutput,
@@ -18,26 +16,12 @@ from runners.runtimes.base import (
     Usage,
     clean_detail,
 )
-from runners.runtimes.progress import StepOf, StepReader
+from runners.runtimes.progress import StepReader
+from runners.runtimes.registry import get_runtime
 
 log = logging.getLogger(__name__)
 
 REDACTED = "[redacted]"
-
-
-@dataclass(frozen=True, slots=True)
-class Adapter:
-    name: str
-    build_argv: Callable[[RunRequest], Invocation]
-    parse_output: Callable[[str, Usage | None], RunOutput]
-    #: What step one line of the CLI's event stream shows, for progress (or None).
-    step_of: StepOf
-
-
-ADAPTERS: Mapping[str, Adapter] = {
-    module.NAME: Adapter(module.NAME, module.build_argv, module.parse_output, module.step_of)
-    for module in (codex, claude, openrouter)
-}
 
 
 class SecretFileError(RunnerError):
@@ -61,15 +45,8 @@ class RunResult:
         return self.failure is None
 
 
-def get_adapter(runtime: str) -> Adapter:
-    try:
-        return ADAPTERS[runtime]
-    except KeyError:
-        raise InvalidRequest(f"unknown runtime: {clean_detail(runtime, 40)!r}") from None
-
-
 def build_invocation(runtime: str, request: RunRequest) -> Invocation:
-    return get_adapter(runtime).build_argv(request)
+    return get_runtime(runtime).build_argv(request)
 
 
 def _read_secret(variable: str, path: Path) -> str:
@@ -128,8 +105,8 @@ async def run_model(
     of the CLI itself (missing binary, exit status, timeout, damaged output) is
     a `RunResult` with `failure` set. Cancelling kills the CLI's process group.
     """
-    adapter = get_adapter(runtime)
-    invocation = adapter.build_argv(request)
+    record = get_runtime(runtime)
+    invocation = record.build_argv(request)
     secrets = {
         variable: _read_secret(variable, path)
         for variable, path in invocation.secret_env_files.items()
@@ -153,7 +130,11 @@ async def run_model(
             extra_env={**invocation.env_extras, **secrets},
             limits=limits,
             on_spawn=on_spawn,
-            on_output=StepReader(adapter.step_of, on_step).feed if on_step else None,
+            on_output=(
+                StepReader(record.step_of, on_step).feed
+                if on_step and record.step_of is not None
+                else None
+            ),
         )
     except NotADirectoryError as error:
         raise RunnerError(str(error)) from None
@@ -162,7 +143,7 @@ async def run_model(
         stdout=_redact(process.stdout, secrets),
         stderr_tail=_redact(process.stderr_tail, secrets),
     )
-    output = adapter.parse_output(process.stdout, previous_usage)
+    output = record.parse_output(process.stdout, previous_usage)
     failure = _failure(runtime, process, output)
     failure = _redact(failure, secrets) if failure else None
     result = RunResult(

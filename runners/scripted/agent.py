@@ -27,20 +27,11 @@ class UsageError(Exception):
     """A command line the real CLI would refuse."""
 
 
-# The real CLIs' exit status for a command line they refuse: codex's clap uses 2,
-# claude's commander 1.
-USAGE_EXIT = {"codex": 2, "claude": 1}
-
-
-def usage_exit(cli: str, message: str, usage: str) -> NoReturn:
-    if cli == "codex":
-        sys.stderr.write(
-            f"error: {message}\n\nUsage: {usage}\n\nFor more information, try '--help'.\n"
-        )
-    else:
-        sys.stderr.write(f"error: {message}\n")
+def usage_exit(cli: str, message: str, said: str, status: int) -> NoReturn:
+    """Refuse a command line as the real CLI does: its words on stderr, its exit status."""
+    sys.stderr.write(said)
     log_call(cli, {"usage_error": message})
-    sys.exit(USAGE_EXIT[cli])
+    sys.exit(status)
 
 
 def tested_version(cli: str) -> str:

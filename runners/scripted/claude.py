@@ -15,7 +15,6 @@ import uuid
 from runners.scripted import agent as script
 
 CLI = "claude"
-USAGE = "claude [options] [command] [prompt]"
 ALIASES = {
     "-r": "--resume",
     "--allowed-tools": "--allowedTools",
@@ -161,7 +160,8 @@ def main() -> None:
     try:
         opts = parse(sys.argv[1:])
     except script.UsageError as error:
-        script.usage_exit(CLI, str(error), USAGE)
+        # commander's words and exit status
+        script.usage_exit(CLI, str(error), f"error: {error}\n", 1)
     stdin = script.read_stdin()
     prompt = opts["prompt"] if opts["prompt"] is not None else stdin
     if not prompt.strip():

@@ -151,7 +151,9 @@ def main() -> None:
     try:
         opts = parse(sys.argv[1:])
     except script.UsageError as error:
-        script.usage_exit(CLI, str(error), USAGE)
+        # clap's words and exit status
+        said = f"error: {error}\n\nUsage: {USAGE}\n\nFor more information, try '--help'.\n"
+        script.usage_exit(CLI, str(error), said, 2)
     if "--cd" in opts:
         if not Path(opts["--cd"]).is_dir():
             script.fail(f"Error: No such file or directory (os error 2): {opts['--cd']}")

@@ -9,7 +9,7 @@ import pytest
 
 from chatbot.config import ConfigError, load_config, parse_config
 from chatbot.pipeline.context import priced
-from runners.runtimes import Usage
+from runners.runtimes import RUNTIMES, Usage
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "config" / "example.toml"
@@ -31,10 +31,16 @@ iteration_limit = 10
 def example(tmp_path: Path) -> Path:
     target = tmp_path / "example.toml"
     shutil.copy(EXAMPLE, target)
-    secrets = tmp_path / "secrets"
-    secrets.mkdir()
-    for name in ("xmpp-password", "matrix-password", "openrouter-key"):
-        (secrets / name).write_text(f"value-of-{name}\n")
+    # Every secret file the example names (a new runtime's key file too).
+    named = parse_config(EXAMPLE.read_text(), target, secrets=False).secret_files()
+    assert {path.name for path in named.values()} >= {
+        "xmpp-password",
+        "matrix-password",
+        "openrouter-key",
+    }
+    for path in named.values():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(f"value-of-{path.name}\n")
     return target
 
 
@@ -189,8 +195,8 @@ def test_the_console_demo_config_loads(tmp_path: Path) -> None:
         (
             "[runtimes.codex]",
             "[runtimes.openrouterx]",
-            "runtimes.openrouterx: 'openrouterx' is not a known name; use one of codex, "
-            "claude, openrouter",
+            "runtimes.openrouterx: 'openrouterx' is not a known name; use one of "
+            + ", ".join(RUNTIMES),
         ),
         ("[lanes.light]", "[lanes.Light]", "lanes.Light: 'Light' is not a lane name"),
         (
@@ -202,7 +208,7 @@ def test_the_console_demo_config_loads(tmp_path: Path) -> None:
         (
             'runtime = "codex"\nmodel',
             'runtime = "gpt"\nmodel',
-            "'gpt' is not one of codex, claude, openrouter",
+            "'gpt' is not one of " + ", ".join(RUNTIMES),
         ),
     ],
 )

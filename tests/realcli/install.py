@@ -2,7 +2,8 @@
 
     python -m tests.realcli.install        (scripts/test runs this)
 
-The versions come from `runners.versions.TESTED`, the one place they are pinned.
+The versions come from the runtime registry (each record's `Cli`, gathered in
+`runners.versions.TESTED`): a registered runtime's CLI is installed with no edit here.
 Nothing is installed globally: the folder is project-local and git-ignored, and a
 second run that finds every pinned version in place does nothing. Without npm it
 installs Debian's `nodejs` and `npm` (root only), as scripts/test does for Prosody.
@@ -24,7 +25,7 @@ CLI_DIR = ROOT / ".agent-clis"
 
 
 def binary(runtime: str, folder: Path = CLI_DIR) -> Path:
-    """Where the installed CLI of a runtime (codex, claude) is started from."""
+    """Where an installed CLI program (`Cli.command`: codex, claude) is started from."""
     return folder / "node_modules" / ".bin" / runtime
 
 

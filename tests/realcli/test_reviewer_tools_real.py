@@ -81,8 +81,8 @@ async def test_the_claude_reviewer_reads_the_commit_and_writes_nothing(pipeline)
     assert not (worktree.parent / "shown.txt").exists()
     assert git(rh.h.repo, "tag") == ""
     assert git(rh.h.repo, "rev-parse", "card/greeting") == commit
-    # The grants are the role table's: the reviewer's git reads.
-    assert BY_NAME["reviewer"].tools == claude.REVIEW_GIT_TOOLS
+    # The grants are the role table's (the reviewer's git reads), in Claude Code's syntax.
+    assert claude.RUNTIME.tool_rules(BY_NAME["reviewer"].grants) == claude.REVIEW_GIT_TOOLS
 
 
 async def test_a_bare_git_grant_would_let_writes_through(

@@ -242,7 +242,7 @@ def test_invalid_values_never_reach_argv(runtime: str, bad: dict[str, object]) -
 
 def test_unknown_runtime_is_refused() -> None:
     with pytest.raises(InvalidRequest, match="unknown runtime"):
-        build_invocation("gemini", request())
+        build_invocation("no-such-cli", request())
 
 
 def test_reprs_hold_no_prompt() -> None:

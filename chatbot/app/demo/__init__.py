@@ -17,6 +17,7 @@ from pathlib import Path
 from string import Template
 
 from chatbot.config import Config, parse_config
+from runners.scripted.stand_ins import STAND_INS
 
 STATE = Path("var") / "console"
 
@@ -41,7 +42,7 @@ def config(state: Path = STATE) -> Config:
         state=state.as_posix(),
         seed=Path(str(files.joinpath("seed"))).as_posix(),
         scenario=Path(str(files.joinpath("scenario.json"))).as_posix(),
-        codex=scripted_cli("codex"),
-        claude=scripted_cli("claude"),
+        # $codex, $claude: console.toml's runtimes run the stand-in of their CLI.
+        **{command: scripted_cli(command) for command in STAND_INS},
     )
     return parse_config(text, state / "console.toml")
