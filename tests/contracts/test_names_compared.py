@@ -13,8 +13,7 @@ registered name fails the test where it is
 outside the module that owns the name (its record's module, or package) and the
 modules that declare the names (the registry). The names come from the registries
 themselves, not from a list here: a new runtime is covered the moment it is
-registered. Another registry (the chat networks) plugs in as one more `Registry` in
-REGISTRIES. A deliberate violation of each kind is caught (the check is tested too).
+registered. The chat networks (chatbot/transports/networks.py) are the second registry. A deliberate violation of each kind is caught (the check is tested too).
 """
 
 from __future__ import annotations
@@ -23,6 +22,7 @@ import ast
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 
+from chatbot.transports import networks as network_registry
 from runners.runtimes import registry as runtime_registry
 from tests.contracts.test_imports import PACKAGES, ROOT, module_name
 
@@ -45,6 +45,7 @@ class Registry:
 
 REGISTRIES: tuple[Registry, ...] = (
     Registry("runtime", runtime_registry.HOMES, frozenset({runtime_registry.__name__})),
+    Registry("chat network", network_registry.homes(), frozenset({network_registry.__name__})),
 )
 
 
@@ -116,8 +117,9 @@ def test_no_registered_name_is_compared_outside_its_module() -> None:
 
 def test_the_names_are_the_registrys() -> None:
     # Generated, not hand-kept: every registered runtime is checked, each in its own module.
-    (runtimes,) = REGISTRIES
+    runtimes, networks = REGISTRIES
     assert set(runtimes.homes) == set(runtime_registry.RUNTIMES)
+    assert set(networks.homes) == set(network_registry.NETWORKS)
     known = {name for name, _ in modules()}
     assert all(home in known for home in runtimes.homes.values())
     assert runtimes.homes["claude"] == "runners.runtimes.claude"
@@ -152,7 +154,7 @@ def f(runtime, record):
 
 
 def test_the_check_catches_a_deliberate_violation_of_each_kind() -> None:
-    (runtimes,) = REGISTRIES
+    runtimes, _ = REGISTRIES
     caught = list(findings(VIOLATIONS, "chatbot.pipeline.building", runtimes))
     hows = {finding.how.split(" outside ")[0] for finding in caught}
     assert hows == {
@@ -185,3 +187,11 @@ def test_a_name_registered_tomorrow_is_checked_with_no_edit_here() -> None:
     inside = 'if kind == "matrix": pass\n'
     assert list(findings(inside, "chatbot.transports.matrix.crypto", network)) == []
     assert len(list(findings(inside, "chatbot.chat.replies", network))) == 1
+
+
+def test_the_chat_networks_are_held_the_same_way() -> None:
+    _, networks = REGISTRIES
+    seen = 'html = markdown(t) if transport == "matrix" else None\nif kind in ("xmpp",): pass\n'
+    caught = list(findings(seen, "chatbot.notify.notifier", networks))
+    assert [(f.line, f.name) for f in caught] == [(1, "matrix"), (2, "xmpp")]
+    assert list(findings(seen, "chatbot.transports.matrix.transport", networks))[0].name == "xmpp"

@@ -8,7 +8,6 @@
 
 from __future__ import annotations
 
-import ast
 import importlib
 import json
 import os
@@ -65,46 +64,6 @@ def test_each_record_is_what_its_home_exports() -> None:
 def module_of(path: Path) -> str:
     parts = path.relative_to(ROOT).with_suffix("").parts
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
-
-
-def names_compared(tree: ast.AST, names: set[str]) -> list[tuple[int, str]]:
-    """Where a network's name is compared as a string (==, !=, in, a match case)."""
-
-    def strings(node: ast.AST) -> list[str]:
-        if isinstance(node, ast.Constant) and isinstance(node.value, str):
-            return [node.value]
-        if isinstance(node, ast.Tuple | ast.List | ast.Set):
-            return [s for item in node.elts for s in strings(item)]
-        return []
-
-    found = []
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Compare):
-            for operand in [node.left, *node.comparators]:
-                found += [(node.lineno, s) for s in strings(operand) if s in names]
-        elif isinstance(node, ast.MatchValue):
-            found += [(node.lineno, s) for s in strings(node.value) if s in names]
-    return found
-
-
-def test_no_network_name_is_compared_as_a_string_outside_its_home() -> None:
-    homes_of = homes()
-    wrong = []
-    for path in sorted((ROOT / "chatbot").rglob("*.py")):
-        module = module_of(path)
-        tree = ast.parse(path.read_text(encoding="utf-8"))
-        for line, name in names_compared(tree, set(homes_of)):
-            home = homes_of[name]
-            if module != home and not module.startswith(home + "."):
-                wrong.append(f"{path.relative_to(ROOT)}:{line} compares {name!r}")
-    assert wrong == []
-
-
-def test_the_scan_finds_a_comparison_it_is_shown() -> None:
-    tree = ast.parse('if transport == "matrix" or kind in ("xmpp", "x"):\n    pass\n')
-    assert names_compared(tree, set(NETWORKS)) == [(1, "matrix"), (1, "xmpp")]
-    tree = ast.parse('match transport:\n    case "console":\n        pass\n')
-    assert names_compared(tree, set(NETWORKS)) == [(2, "console")]
 
 
 @pytest.mark.parametrize(
