@@ -1,11 +1,13 @@
-"""The role table: every fact about a model role, one record per role.
+"""The job table: every fact about a kind of job, one record per kind.
 
-In the spirit of arq's `Function` record: whatever needs to know something about
-a role (which phase queues it, whether it may write, whether a run cut off by a
-crash may simply run again, which profile it runs with, which lane it queues in,
-which prompt templates it reads, which marker blocks its answer is made of)
-looks it up here. The worker's handlers and the
-failure stages stay where they are (pipeline, RUN_FAILURE), keyed by these names.
+In the spirit of arq's `Function` record, which keeps a job's policy with its
+function: whatever needs to know something about a role (which phase queues it,
+whether it may write, whether a run cut off by a crash may simply run again, which
+profile it runs with, which lane it queues in, which prompt templates it reads,
+which marker blocks its answer is made of, what it is granted, and the pipeline
+coroutine that runs it) looks it up here. `JOBS` maps a job's kind to its record;
+the worker has no table of its own. The coroutine is named ("module:function") and
+found by the worker, so this pure table imports nothing above it.
 """
 
 from __future__ import annotations
@@ -30,16 +32,27 @@ class ProfileFrom(StrEnum):
 
 
 @dataclass(frozen=True)
-class Role:
+class JobKind:
+    """A kind of job the worker runs: its name (the job's `kind`), the pipeline
+    coroutine that runs it, and whether a run cut off by a crash may run again."""
+
     name: str
+    #: "module:function" of the coroutine that runs the job (it takes a JobContext).
+    runs: str
+    #: A run cut off by a crash may run again: it only read, and its answer was
+    #: never applied. A writer may have half-changed its worktree: a person decides.
+    repeatable: bool
+
+
+@dataclass(frozen=True)
+class Role(JobKind):
+    """A model role: a job kind whose run is an agent CLI's."""
+
     #: Entering one of these phases queues this role's job.
     phases: frozenset[Phase]
     #: Works in the card's own git worktree with a writable sandbox; the bot commits.
     #: Everything else runs read-only and only proposes.
     writes: bool
-    #: A run cut off by a crash may run again: it only read, and its answer was
-    #: never applied. A writer may have half-changed its worktree: a person decides.
-    repeatable: bool
     profile_from: ProfileFrom
     #: Its prompt templates in roles/ (one per mode).
     templates: tuple[str, ...]
@@ -62,6 +75,7 @@ LANE, ROLE = ProfileFrom.LANE, ProfileFrom.ROLE
 ROLES: tuple[Role, ...] = (
     Role(
         "operator",
+        runs="chatbot.pipeline.planning:run_operator",
         phases=frozenset({P.OPERATOR_RUNNING}),
         writes=False,
         repeatable=True,
@@ -71,6 +85,7 @@ ROLES: tuple[Role, ...] = (
     ),
     Role(
         "planner",
+        runs="chatbot.pipeline.planning:run_planner",
         phases=frozenset({P.SPLIT_REQUESTED, P.DRAFT_RUNNING}),
         writes=False,
         repeatable=True,
@@ -80,6 +95,7 @@ ROLES: tuple[Role, ...] = (
     ),
     Role(
         "builder",
+        runs="chatbot.pipeline.building:run_builder",
         phases=frozenset({P.BUILDING}),
         writes=True,
         repeatable=False,
@@ -89,6 +105,7 @@ ROLES: tuple[Role, ...] = (
     ),
     Role(
         "reviewer",
+        runs="chatbot.pipeline.checking:run_reviewer",
         phases=frozenset({P.REVIEWING}),
         writes=False,
         repeatable=True,
@@ -99,6 +116,7 @@ ROLES: tuple[Role, ...] = (
     ),
     Role(
         "researcher",
+        runs="chatbot.pipeline.checking:run_researcher",
         phases=frozenset({P.RESEARCH_REQUESTED}),
         writes=False,
         repeatable=True,
@@ -108,6 +126,7 @@ ROLES: tuple[Role, ...] = (
     ),
     Role(
         "inspector",
+        runs="chatbot.pipeline.checking:run_inspector",
         phases=frozenset({P.INSPECTOR_RUNNING}),
         writes=False,
         repeatable=True,
@@ -119,6 +138,7 @@ ROLES: tuple[Role, ...] = (
     # limit (the reference does the same), in the card's lane.
     Role(
         "fixer",
+        runs="chatbot.pipeline.building:run_fixer",
         phases=frozenset({P.FIXER_RUNNING}),
         writes=True,
         repeatable=False,
@@ -129,6 +149,7 @@ ROLES: tuple[Role, ...] = (
     # Summarises what the children of a split changed against the parent's intent.
     Role(
         "synthesis",
+        runs="chatbot.pipeline.synthesis:run_synthesis",
         phases=frozenset({P.SYNTHESIS_RUNNING}),
         writes=False,
         repeatable=True,
@@ -143,7 +164,10 @@ FOR_PHASE: dict[Phase, Role] = {phase: role for role in ROLES for phase in role.
 
 #: Not a model role: merging an approved commit and running the deploy command.
 #: It may have half-happened, so like a writer it is never repeated on its own.
-DEPLOY_JOB = "deploy"
+DEPLOY = JobKind("deploy", runs="chatbot.pipeline.deploying:run_deploy", repeatable=False)
+DEPLOY_JOB = DEPLOY.name
+#: Every kind of job, by the name a job row carries.
+JOBS: dict[str, JobKind] = {**BY_NAME, DEPLOY.name: DEPLOY}
 
 
 def role_lane(name: str) -> str:
@@ -152,5 +176,5 @@ def role_lane(name: str) -> str:
 
 
 def is_repeatable(kind: str) -> bool:
-    role = BY_NAME.get(kind)
-    return role is not None and role.repeatable
+    job = JOBS.get(kind)
+    return job is not None and job.repeatable

@@ -104,7 +104,6 @@ def iteration_limit(ctx: JobContext) -> int:
 
 async def agent_turns(
     ctx: JobContext,
-    role: str,
     first_prompt: str,
     worktree: Worktree,
     limit: int,
@@ -117,14 +116,13 @@ async def agent_turns(
     `Runtime.bounds_turns`) gives a resumed run only the turns the earlier ones left, so
     the whole session stays within the limit instead of up to limit x limit turns.
     """
-    profile = ctx.profile(role)
+    profile = ctx.profile()
     record = RUNTIMES.get(profile.runtime)
     counts_turns = record is not None and record.bounds_turns
     session, usage, last_text = "", None, ""
     turns_left, unfinished = limit, 0
     for iteration in range(limit):
         result = await ctx.run(
-            role,
             first_prompt if iteration == 0 else prompts.builder_continue_prompt(),
             cwd=worktree.path,
             profile=profile,
@@ -162,7 +160,7 @@ async def run_builder(ctx: JobContext) -> None:
         write_scope=card.write_scope,
         feedback=_feedback(ctx),
     )
-    turns = await agent_turns(ctx, "builder", first_prompt, worktree, limit, _FINAL)
+    turns = await agent_turns(ctx, first_prompt, worktree, limit, _FINAL)
     if turns.answer is None:
         # Named, so an agent that talks but never finishes is not mistaken for a slow one.
         why = f"{turns.unfinished} answers without the commit-message block"
@@ -233,9 +231,7 @@ async def run_fixer(ctx: JobContext) -> None:
         question_history=history,
         question_rounds_left=rounds_left,
     )
-    turns = await agent_turns(
-        ctx, "fixer", prompt, worktree, limit, (*_FINAL, FIXER_QUESTION.start)
-    )
+    turns = await agent_turns(ctx, prompt, worktree, limit, (*_FINAL, FIXER_QUESTION.start))
     if turns.answer is None:
         why = (
             f" ({turns.unfinished} answers without a fix or a question)" if turns.unfinished else ""

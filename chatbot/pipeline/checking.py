@@ -37,7 +37,7 @@ async def run_reviewer(ctx: JobContext) -> None:
         acceptance_criteria=card.acceptance_criteria,
         builder_report=card.data.get("builder_report", ""),
     )
-    result = await ctx.run("reviewer", prompt, cwd=worktree.path)
+    result = await ctx.run(prompt, cwd=worktree.path)
     review = parse_review(result.output.answer, commit)
     report_path = f"docs/review/{card.slug}.md"
     files = ctx.staged()
@@ -79,7 +79,7 @@ async def run_researcher(ctx: JobContext) -> None:
     prompt = prompts.researcher_prompt(
         slug=card.slug, research_intent_path=intent_path, intent_body=body
     )
-    result = await ctx.run("researcher", prompt, cwd=ctx.repo)
+    result = await ctx.run(prompt, cwd=ctx.repo)
     report = parse_research(result.output.answer)
     path = f"docs/research/{card.slug}.md"
     files = ctx.staged()
@@ -138,7 +138,7 @@ async def run_inspector(ctx: JobContext) -> None:
         ],
         allowed_actions=actions,
     )
-    result = await ctx.run("inspector", prompt, cwd=ctx.repo)
+    result = await ctx.run(prompt, cwd=ctx.repo)
     if mode == "route_next":
         routing = parse_routing(result.output.answer, actions)
         found = routing.model_dump(mode="json")

@@ -85,11 +85,17 @@ class JobContext:
     def payload(self) -> dict[str, Any]:
         return self.job.payload
 
-    def profile(self, role: str) -> Profile:
-        """What `role` runs with on this card, as the role table says where it comes from."""
-        if roles.BY_NAME[role].profile_from is roles.ProfileFrom.LANE:
+    @property
+    def role(self) -> roles.Role:
+        """The record of the role this job runs (its kind, in the job table)."""
+        return roles.BY_NAME[self.job.kind]
+
+    def profile(self) -> Profile:
+        """What this job's role runs with on this card, as its record says where from."""
+        role = self.role
+        if role.profile_from is roles.ProfileFrom.LANE:
             return self.lane_profile(self.card)
-        section = self.config.role(role)
+        section = self.config.role(role.name)
         return Profile(
             section.runtime,
             section.model,
@@ -168,7 +174,6 @@ class JobContext:
 
     async def run(
         self,
-        role: str,
         prompt: str,
         *,
         cwd: Path,
@@ -178,14 +183,17 @@ class JobContext:
         previous_usage: Usage | None = None,
         accept_turn_limit: bool = False,
     ) -> RunResult:
-        """One model run of `role`; its profile (unless given) and sandbox follow the role."""
-        profile = profile or self.profile(role)
-        mode = Mode.WORKSPACE_WRITE if roles.BY_NAME[role].writes else Mode.READ_ONLY
+        """One model run of this job's role; its profile (unless given), its sandbox and
+        its grants follow the role's record."""
+        record = self.role
+        role = record.name
+        profile = profile or self.profile()
+        mode = Mode.WORKSPACE_WRITE if record.writes else Mode.READ_ONLY
         runtime_config = self.config.runtimes.get(profile.runtime)  # type: ignore[call-overload]
         if runtime_config is None:
             raise RunFailed(f"runtime {profile.runtime!r} has no [runtimes.{profile.runtime}]")
         # The role names what it may do; the runtime writes that in its CLI's syntax.
-        tool_rules = get_runtime(profile.runtime).tool_rules(roles.BY_NAME[role].grants)
+        tool_rules = get_runtime(profile.runtime).tool_rules(record.grants)
         request = RunRequest(
             binary=runtime_config.binary,
             cwd=cwd,

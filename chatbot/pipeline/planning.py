@@ -8,6 +8,7 @@ from pathlib import Path
 from chatbot.board import OPERATOR_FAILED_QUESTION, NewChild
 from chatbot.board.files import FileExistsRefusal, StagedFiles
 from chatbot.board.importer import title_of
+from chatbot.domain.phases import Phase
 from chatbot.domain.transitions import Action
 from chatbot.pipeline.context import JobContext, RunFailed
 from runners import prompts
@@ -42,7 +43,7 @@ async def run_operator(ctx: JobContext) -> None:
         allowed=ctx.allowed,
         clarifications=_clarifications(ctx),
     )
-    result = await ctx.run("operator", prompt, cwd=ctx.repo)
+    result = await ctx.run(prompt, cwd=ctx.repo)
     decision = parse_operator_decision(result.output.answer, ctx.allowed, card.slug)
     details = {"decision": decision.model_dump(mode="json")}
     data = {**card.data, "operator_reason": decision.reason}
@@ -136,7 +137,7 @@ async def run_split(ctx: JobContext) -> None:
     prompt = prompts.planner_split_prompt(
         slug=card.slug, intent_path=intent_path, intent_body=body, builder_report=report
     )
-    result = await ctx.run("planner", prompt, cwd=ctx.repo)
+    result = await ctx.run(prompt, cwd=ctx.repo)
     proposal = parse_split(result.output.answer, card.slug)
     children = [
         (
@@ -165,7 +166,7 @@ async def run_draft(ctx: JobContext) -> None:
     prompt = prompts.planner_draft_prompt(conversation=conversation)
     # The intake planner sees no repository at all: an empty folder is its world.
     with tempfile.TemporaryDirectory(prefix="draft-") as empty:
-        result = await ctx.run("planner", prompt, cwd=Path(empty))
+        result = await ctx.run(prompt, cwd=Path(empty))
     answer = parse_draft(result.output.answer)
     if isinstance(answer, DraftQuestion):
         data = {**card.data, "conversation": [*conversation, ("planner", answer.text)]}
@@ -201,3 +202,11 @@ async def run_draft(ctx: JobContext) -> None:
         source_path=path,
         data=data,
     )
+
+
+async def run_planner(ctx: JobContext) -> None:
+    """The planner's job: a turn of a draft dialogue, or a split of a card."""
+    if ctx.card.phase is Phase.DRAFT_RUNNING:
+        await run_draft(ctx)
+    else:
+        await run_split(ctx)

@@ -48,7 +48,7 @@ async def run_synthesis(ctx: JobContext) -> None:
         intent_body=body,
         children=[_child(child) for child in children],
     )
-    result = await ctx.run("synthesis", prompt, cwd=ctx.repo)
+    result = await ctx.run(prompt, cwd=ctx.repo)
     answer = parse_synthesis(result.output.answer, [child.slug for child in children])
     path = f"docs/review/{card.slug}.md"
     files = ctx.staged()

@@ -15,7 +15,6 @@ import contextlib
 import logging
 import os
 import socket
-from collections.abc import Awaitable, Callable
 
 from chatbot.board import (
     BoardService,
@@ -28,44 +27,18 @@ from chatbot.board import (
 )
 from chatbot.board.files import FileExistsRefusal
 from chatbot.config import Config
-from chatbot.domain.phases import WORKTREE_DONE_PHASES, Phase
+from chatbot.domain.phases import WORKTREE_DONE_PHASES
 from chatbot.domain.roles import DEPLOY_JOB, ROLES, ProfileFrom, role_lane
 from chatbot.domain.transitions import TransitionRefused
 from chatbot.pipeline.budget import hold_for_day_budget, stopped_by_budget
-from chatbot.pipeline.building import run_builder, run_fixer
-from chatbot.pipeline.checking import run_inspector, run_researcher, run_reviewer
 from chatbot.pipeline.context import JobContext, RunFailed, RunObserver
-from chatbot.pipeline.deploying import run_deploy
-from chatbot.pipeline.planning import run_draft, run_operator, run_split
-from chatbot.pipeline.synthesis import run_synthesis
+from chatbot.pipeline.jobs import handler_of
 from runners.contracts import ContractError
 from runners.process import kill_orphan, process_identity
 from runners.runtimes import RunnerError
 from runners.workspace import WorkspaceError, remove_worktree, sync_checkout
 
 log = logging.getLogger(__name__)
-
-Handler = Callable[[JobContext], Awaitable[None]]
-
-
-async def _run_planner(ctx: JobContext) -> None:
-    if ctx.card.phase is Phase.DRAFT_RUNNING:
-        await run_draft(ctx)
-    else:
-        await run_split(ctx)
-
-
-HANDLERS: dict[str, Handler] = {
-    "operator": run_operator,
-    "planner": _run_planner,
-    "builder": run_builder,
-    "reviewer": run_reviewer,
-    "researcher": run_researcher,
-    "inspector": run_inspector,
-    "fixer": run_fixer,
-    "synthesis": run_synthesis,
-    DEPLOY_JOB: run_deploy,
-}
 
 
 async def current_branch(repo) -> str | None:
@@ -320,7 +293,7 @@ class Worker:
             heartbeat.cancel()
 
     async def _handle(self, job: Job) -> None:
-        handler = HANDLERS.get(job.kind)
+        handler = handler_of(job.kind)
         card = await self.board.card_by_id(job.card_id) if job.card_id is not None else None
         if handler is None or card is None:
             await self._fail(job, f"no handler for job kind {job.kind!r} or card gone")
