@@ -110,6 +110,22 @@ class Db:
         raise NotImplementedError
 
 
+class ReadOnlyDb(Db):
+    """A reader: committed reads only; a write through it is a bug, said at once."""
+
+    async def execute(self, sql: str, params: Params = ()) -> int:
+        raise StoreError("the reader does not write; use a transaction")
+
+    async def insert(self, sql: str, params: Params = ()) -> int:
+        raise StoreError("the reader does not write; use a transaction")
+
+    async def executemany(self, sql: str, rows: Iterable[Sequence[Any]]) -> None:
+        raise StoreError("the reader does not write; use a transaction")
+
+    async def lock(self, key: str) -> None:
+        raise StoreError("locks live in transactions")
+
+
 class Store:
     """An open database: `reader` for committed reads, `transaction()` for writes."""
 
@@ -238,6 +254,7 @@ class InstanceLock:
 
 __all__ = [
     "Db",
+    "ReadOnlyDb",
     "InstanceLock",
     "IntegrityError",
     "Row",

@@ -34,6 +34,7 @@ from chatbot.store.db import (
     Db,
     IntegrityError,
     Params,
+    ReadOnlyDb,
     Row,
     Store,
     StoreError,
@@ -196,7 +197,7 @@ class PostgresDb(Db):
         )
 
 
-class PooledReader(Db):
+class PooledReader(ReadOnlyDb):
     """Committed reads: each statement on a pooled connection of its own."""
 
     engine = "postgresql"
@@ -210,18 +211,6 @@ class PooledReader(Db):
             async with self._pool.connection() as conn:
                 cursor = await conn.execute(for_postgres(sql), _params(params))
                 return await cursor.fetchall()
-
-    async def execute(self, sql: str, params: Params = ()) -> int:
-        raise StoreError("the reader does not write; use a transaction")
-
-    async def insert(self, sql: str, params: Params = ()) -> int:
-        raise StoreError("the reader does not write; use a transaction")
-
-    async def executemany(self, sql: str, rows: Iterable[Sequence[Any]]) -> None:
-        raise StoreError("the reader does not write; use a transaction")
-
-    async def lock(self, key: str) -> None:
-        raise StoreError("locks live in transactions")
 
 
 class PostgresStore(Store):

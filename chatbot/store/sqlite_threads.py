@@ -14,12 +14,10 @@ import contextlib
 import logging
 import sqlite3
 import time
-from collections.abc import Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Any
 
-from chatbot.store.db import Db, Params, Row, StoreError
+from chatbot.store.db import Params, ReadOnlyDb, Row
 from chatbot.store.dialect import for_sqlite
 
 log = logging.getLogger(__name__)
@@ -32,7 +30,7 @@ INLINE_BELOW_S = 0.0005
 _KNOWN_QUERIES = 2048
 
 
-class SqliteReader(Db):
+class SqliteReader(ReadOnlyDb):
     """Committed reads: inline when known to be quick, else on the reader thread.
 
     Two connections, one per thread, so an inline read never waits for a slow one.
@@ -61,18 +59,6 @@ class SqliteReader(Db):
         if last is not None or len(self._last) < _KNOWN_QUERIES:
             self._last[sql] = took
         return rows
-
-    async def execute(self, sql: str, params: Params = ()) -> int:
-        raise StoreError("the reader does not write; use a transaction")
-
-    async def insert(self, sql: str, params: Params = ()) -> int:
-        raise StoreError("the reader does not write; use a transaction")
-
-    async def executemany(self, sql: str, rows: Iterable[Sequence[Any]]) -> None:
-        raise StoreError("the reader does not write; use a transaction")
-
-    async def lock(self, key: str) -> None:
-        raise StoreError("locks live in transactions")
 
     def data_version(self) -> int:
         return int(self._inline.execute("PRAGMA data_version").fetchone()[0])
