@@ -19,6 +19,7 @@ import json
 import os
 import shutil
 import subprocess
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -36,6 +37,8 @@ PACKAGE, VERSION = "@google/gemini-cli", "0.61.0"
 KEY = "gemini-loopback-key-3d2b"
 MODEL = "gemini-2.5-flash"
 LIMITS = ProcessLimits(timeout=90, idle_timeout=90, kill_grace=1.0)
+YOLO = ("--approval-mode", "yolo")
+GREET = "def greet():\n    return 'hi'\n"
 
 SETTINGS = {
     "security": {
@@ -90,76 +93,71 @@ def gemini_bin(request) -> Path:
         npm = shutil.which("npm")
         if npm is None:
             pytest.fail("npm is missing; scripts/test installs Node.js and npm")
-        subprocess.run(
-            [
-                npm,
-                "install",
-                "--prefix",
-                str(folder),
-                "--no-audit",
-                "--no-fund",
-                "--loglevel=error",
-                f"{PACKAGE}@{VERSION}",
-            ],
-            check=True,
-        )
+        quiet = ["--no-audit", "--no-fund", "--loglevel=error"]
+        argv = [npm, "install", "--prefix", str(folder), *quiet, f"{PACKAGE}@{VERSION}"]
+        subprocess.run(argv, check=True)
     return found
 
 
 @pytest.fixture
-async def gemini_model():
-    provider = GeminiModel(key=KEY)
-    await provider.start()
-    yield provider
-    await provider.stop()
-    assert not provider.problems, provider.problems
+async def probe(gemini_bin, tmp_path):
+    """Runs of the real CLI against a fresh scripted Gemini API, in one Gemini home."""
+    model = GeminiModel(key=KEY)
+    await model.start()
+    yield Probe(gemini_bin, model, tmp_path)
+    await model.stop()
+    assert not model.problems, model.problems
 
 
-def gemini_home(root: Path, policy: str | None = None, **sections: dict[str, Any]) -> Path:
-    """A Gemini home with the settings above (sections merged in), beside a plain HOME."""
-    (root / "home").mkdir(exist_ok=True)
-    home = root / "gemini-home"
-    (home / ".gemini").mkdir(parents=True, exist_ok=True)
-    settings = {
-        key: {**SETTINGS.get(key, {}), **sections.get(key, {})}
-        for key in SETTINGS.keys() | sections.keys()
-    }
-    (home / ".gemini" / "settings.json").write_text(json.dumps(settings))
-    if policy is not None:
-        (home / "review-policy.toml").write_text(policy)
-    return home
+@dataclass
+class Probe:
+    binary: Path
+    model: GeminiModel
+    root: Path
 
+    @property
+    def home(self) -> Path:
+        return self.root / "gemini-home"
 
-async def gemini(
-    binary: Path,
-    model: GeminiModel,
-    cwd: Path,
-    home: Path,
-    prompt: str,
-    *options: str,
-    env: dict[str, str] | None = None,
-    limits: ProcessLimits = LIMITS,
-    model_name: str | None = MODEL,
-) -> tuple[ProcessResult, list[dict[str, Any]]]:
-    """One headless run; its result and its stream-json events."""
-    base = default_base_env()
-    base["HOME"] = str(home.parent / "home")
-    argv = [str(binary), "-o", "stream-json", "--skip-trust", *options]
-    if model_name:
-        argv += ["-m", model_name]
-    extra = {
-        "GEMINI_CLI_HOME": str(home),
-        "GOOGLE_GEMINI_BASE_URL": model.base_url,
-        "GEMINI_API_KEY": KEY,
-        # One process instead of a launcher that ignores SIGTERM and a child: 0.5 s less.
-        "GEMINI_CLI_NO_RELAUNCH": "true",
-        **(env or {}),
-    }
-    result = await run_process(
-        argv, cwd=cwd, stdin=prompt, base_env=base, extra_env=extra, limits=limits
-    )
-    events = [json.loads(line) for line in result.stdout.splitlines() if line.startswith("{")]
-    return result, events
+    def settings(self, **sections: dict[str, Any]) -> None:
+        """Write the Gemini home's settings.json: SETTINGS with `sections` merged in."""
+        (self.home / ".gemini").mkdir(parents=True, exist_ok=True)
+        merged = {
+            key: {**SETTINGS.get(key, {}), **sections.get(key, {})}
+            for key in SETTINGS.keys() | sections.keys()
+        }
+        (self.home / ".gemini" / "settings.json").write_text(json.dumps(merged))
+
+    async def __call__(
+        self,
+        cwd: Path,
+        prompt: str,
+        *options: str,
+        env: dict[str, str] | None = None,
+        limits: ProcessLimits = LIMITS,
+        model_name: str | None = MODEL,
+    ) -> tuple[ProcessResult, list[dict[str, Any]]]:
+        """One headless run; its result and its stream-json events."""
+        if not (self.home / ".gemini" / "settings.json").exists():
+            self.settings()
+        base = default_base_env()
+        base["HOME"] = str(self.root / "home")
+        (self.root / "home").mkdir(exist_ok=True)
+        argv = [str(self.binary), "-o", "stream-json", "--skip-trust", *options]
+        argv += ["-m", model_name] if model_name else []
+        extra = {
+            "GEMINI_CLI_HOME": str(self.home),
+            "GOOGLE_GEMINI_BASE_URL": self.model.base_url,
+            "GEMINI_API_KEY": KEY,
+            # One process instead of a launcher that ignores SIGTERM and a child: 0.5 s less.
+            "GEMINI_CLI_NO_RELAUNCH": "true",
+            **(env or {}),
+        }
+        result = await run_process(
+            argv, cwd=cwd, stdin=prompt, base_env=base, extra_env=extra, limits=limits
+        )
+        lines = result.stdout.splitlines()
+        return result, [json.loads(line) for line in lines if line.startswith("{")]
 
 
 def of_type(events: list[dict[str, Any]], kind: str) -> list[dict[str, Any]]:
@@ -173,83 +171,63 @@ def outputs(events: list[dict[str, Any]]) -> list[tuple[str, str]]:
     ]
 
 
-async def test_a_plain_answer_with_usage_and_session(gemini_bin, gemini_model, tmp_path) -> None:
+async def test_a_plain_answer_with_usage_and_session(probe, tmp_path) -> None:
     repo = make_repo(tmp_path, {})
-    gemini_model.script(Say("Hello from the loopback model."))
-    result, events = await gemini(
-        gemini_bin, gemini_model, repo, gemini_home(tmp_path), "Say hello."
-    )
+    probe.model.script(Say("Hello from the loopback model."))
+    result, events = await probe(repo, "Say hello.")
 
     assert result.ok, result.stderr_tail
     init, user, answer, final = events
     assert init["type"] == "init" and init["model"] == MODEL and init["session_id"]
     assert user == {**user, "role": "user", "content": "Say hello."}
-    assert answer == {
-        **answer,
-        "role": "assistant",
-        "content": "Hello from the loopback model.",
-    }
+    assert answer == {**answer, "role": "assistant", "content": "Hello from the loopback model."}
     # Usage of this invocation; no cost, no turn count.
     assert final["status"] == "success"
     stats = final["stats"]
     assert (stats["input_tokens"], stats["cached"], stats["output_tokens"]) == (100, 20, 10)
     assert list(stats["models"]) == [MODEL] and "cost" not in json.dumps(final)
-    seen = gemini_model.seen[0]
+    seen = probe.model.seen[0]
     assert (seen.model, seen.prompt, seen.cwd) == (MODEL, "Say hello.", str(repo))
     # A headless default-mode run is offered no tool that writes or runs a command.
     assert {"read_file", "grep_search", "glob"} <= seen.tools
     assert not seen.tools & {"write_file", "replace", "run_shell_command", "web_fetch"}
 
 
-async def test_a_writing_role_runs_commands_and_writes_in_its_worktree(
-    gemini_bin, gemini_model, tmp_path
-) -> None:
+async def test_a_writing_role_runs_commands_and_writes_in_its_worktree(probe, tmp_path) -> None:
     repo = make_repo(tmp_path, {})
     worktree = tmp_path / "workspaces" / "greeting"
     git(repo, "worktree", "add", "-q", "-b", "card/greeting", str(worktree))
-    gemini_model.script(
+    probe.model.script(
         Shell("mkdir -p pkg && echo made > pkg/by-shell.txt && ls pkg"),
-        WriteFile("greet.py", "def greet():\n    return 'hi'\n"),
+        WriteFile("greet.py", GREET),
         Say("Built it."),
     )
-    result, events = await gemini(
-        gemini_bin,
-        gemini_model,
-        worktree,
-        gemini_home(tmp_path),
-        "Build it.",
-        "--approval-mode",
-        "yolo",
-    )
+    result, events = await probe(worktree, "Build it.", *YOLO)
 
     assert result.ok, result.stderr_tail
-    assert outputs(events)[0] == ("success", "by-shell.txt")
-    assert outputs(events)[1][0] == "success"
+    assert outputs(events) == [("success", "by-shell.txt"), ("success", "")]
     assert (worktree / "pkg" / "by-shell.txt").read_text() == "made\n"
-    assert (worktree / "greet.py").read_text() == "def greet():\n    return 'hi'\n"
-    assert not (repo / "greet.py").exists()
+    assert (worktree / "greet.py").read_text() == GREET and not (repo / "greet.py").exists()
     uses = of_type(events, "tool_use")
     assert [use["tool_name"] for use in uses] == ["run_shell_command", "write_file"]
     assert uses[1]["parameters"]["file_path"] == str(worktree / "greet.py")
     assert of_type(events, "result")[0]["stats"]["tool_calls"] == 2
     # The shell saw no key: settings redact it.
-    gemini_model.script(Shell("env"), Say("ok"))
-    _, events = await gemini(
-        gemini_bin, gemini_model, worktree, gemini_home(tmp_path), "Env.", "--approval-mode", "yolo"
-    )
+    probe.model.script(Shell("env"), Say("ok"))
+    _, events = await probe(worktree, "Env.", *YOLO)
     shown = outputs(events)[0][1]
     assert "GOOGLE_GEMINI_BASE_URL" in shown and KEY not in shown
 
 
-async def test_a_read_only_role_cannot_write(gemini_bin, gemini_model, tmp_path) -> None:
+async def test_a_read_only_role_cannot_write(probe, tmp_path) -> None:
     repo = make_repo(tmp_path, {})
     before = tree_snapshot(repo)
-    gemini_model.script(
-        WriteFile("greet.py", "x = 1\n"),
+    probe.model.script(
+        WriteFile("greet.py", GREET),
         Shell("touch made.txt && echo changed >> README.md"),
         Say("Looked only."),
     )
-    result, events = await gemini(gemini_bin, gemini_model, repo, gemini_home(tmp_path), "Inspect.")
+    result, events = await probe(repo, "Inspect.")
 
     assert result.ok, result.stderr_tail
     assert tree_snapshot(repo) == before and git(repo, "status", "--porcelain") == ""
@@ -258,16 +236,12 @@ async def test_a_read_only_role_cannot_write(gemini_bin, gemini_model, tmp_path)
     assert write_text.startswith('Tool "write_file" not found')
     assert shell_text.startswith('Tool "run_shell_command" not found')
     # The model is told the same, and the run still ends with its answer.
-    assert gemini_model.seen[-1].tool_results == [write_text, shell_text]
+    assert probe.model.seen[-1].tool_results == [write_text, shell_text]
     assert of_type(events, "message")[-1]["content"] == "Looked only."
 
 
-READS = [
-    "git show --stat {c}",
-    "git diff {c}~0 {c}",
-    "git log -1 --format=%H {c}",
-    "git grep -F demo {c}",
-]
+READS = ["git show --stat {c}", "git diff {c}~0 {c}", "git log -1 --format=%H {c}"]
+READS += ["git grep -F demo {c}"]
 WRITES = [
     "git diff --output=../leak.txt {c} {c}",
     "git commit --allow-empty -m sneaky",
@@ -281,24 +255,14 @@ WRITES = [
 ]
 
 
-async def test_the_reviewer_reads_git_and_writes_nothing(
-    gemini_bin, gemini_model, tmp_path
-) -> None:
+async def test_the_reviewer_reads_git_and_writes_nothing(probe, tmp_path) -> None:
     repo = make_repo(tmp_path, {})
     commit = git(repo, "rev-parse", "HEAD")
-    home = gemini_home(tmp_path, REVIEW_POLICY)
-    gemini_model.script(
-        *(Shell(command.format(c=commit)) for command in READS + WRITES), Say("Reviewed.")
-    )
-    result, events = await gemini(
-        gemini_bin,
-        gemini_model,
-        repo,
-        home,
-        "Review.",
-        "--policy",
-        str(home / "review-policy.toml"),
-    )
+    policy = tmp_path / "review-policy.toml"
+    policy.write_text(REVIEW_POLICY)
+    commands = [command.format(c=commit) for command in READS + WRITES]
+    probe.model.script(*(Shell(command) for command in commands), Say("Reviewed."))
+    result, events = await probe(repo, "Review.", "--policy", str(policy))
 
     assert result.ok, result.stderr_tail
     found = outputs(events)
@@ -307,40 +271,29 @@ async def test_the_reviewer_reads_git_and_writes_nothing(
     assert reads[0][1].startswith(f"commit {commit}") and reads[2][1] == commit
     assert "README.md:# demo" in reads[3][1]
     assert all(status == "error" for status, _ in writes), writes
-    assert all(
-        "denied by policy" in text or "requires user confirmation" in text for _, text in writes
-    )
-    assert sorted(path.name for path in tmp_path.iterdir()) == ["gemini-home", "home", "repo"]
+    refused = ("denied by policy", "requires user confirmation")
+    assert all(any(why in text for why in refused) for _, text in writes), writes
+    assert sorted(path.name for path in tmp_path.iterdir()) == [
+        "gemini-home",
+        "home",
+        "repo",
+        "review-policy.toml",
+    ]
     assert git(repo, "status", "--porcelain") == "" and git(repo, "tag") == ""
     assert git(repo, "rev-parse", "HEAD") == commit
 
 
-async def test_resume_continues_the_session_with_its_history(
-    gemini_bin, gemini_model, tmp_path
-) -> None:
+async def test_resume_continues_the_session_with_its_history(probe, tmp_path) -> None:
     repo = make_repo(tmp_path, {})
-    home = gemini_home(tmp_path)
-    gemini_model.script(Say("First part done."), Say("Second part done."))
-    first, events = await gemini(
-        gemini_bin, gemini_model, repo, home, "Start.", "--approval-mode", "yolo"
-    )
+    probe.model.script(Say("First part done."), Say("Second part done."))
+    first, events = await probe(repo, "Start.", *YOLO)
     assert first.ok, first.stderr_tail
     session = events[0]["session_id"]
-    second, events = await gemini(
-        gemini_bin,
-        gemini_model,
-        repo,
-        home,
-        "Go on.",
-        "--approval-mode",
-        "yolo",
-        "--resume",
-        session,
-    )
+    second, events = await probe(repo, "Go on.", *YOLO, "--resume", session)
 
     assert second.ok, second.stderr_tail
     assert events[0]["session_id"] == session
-    resumed = gemini_model.seen[-1]
+    resumed = probe.model.seen[-1]
     assert resumed.user_texts == ["Start.", "Go on."]
     assert resumed.assistant_texts == ["First part done."]
     # Usage is the resumed invocation's own, not the session's.
@@ -348,83 +301,53 @@ async def test_resume_continues_the_session_with_its_history(
     # Another working directory is another project: the session is not found there.
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
-    third, events = await gemini(
-        gemini_bin, gemini_model, elsewhere, home, "Again.", "--resume", session
-    )
+    third, events = await probe(elsewhere, "Again.", "--resume", session)
     assert (third.outcome, third.exit_code, events) == (Outcome.EXIT_NONZERO, 42, [])
     assert "No previous sessions found for this project" in third.stderr_tail
 
 
-async def test_max_turns_ends_the_run_with_exit_53(gemini_bin, gemini_model, tmp_path) -> None:
+async def test_max_turns_ends_the_run_with_exit_53(probe, tmp_path) -> None:
     repo = make_repo(tmp_path, {})
     # A third request would find no scripted turn and fail the provider's check.
-    gemini_model.script(Shell("ls"), Shell("ls"))
-    result, events = await gemini(
-        gemini_bin,
-        gemini_model,
-        repo,
-        gemini_home(tmp_path),
-        "Loop.",
-        "--approval-mode",
-        "yolo",
-        env={"GEMINI_MAX_TURNS": "2"},
-    )
+    probe.model.script(Shell("ls"), Shell("ls"))
+    result, events = await probe(repo, "Loop.", *YOLO, env={"GEMINI_MAX_TURNS": "2"})
 
     assert (result.outcome, result.exit_code) == (Outcome.EXIT_NONZERO, 53)
     final = of_type(events, "result")[0]
     assert final["status"] == "error" and final["error"]["type"] == "FatalTurnLimitedError"
-    assert len(gemini_model.seen) == 2
+    assert len(probe.model.seen) == 2
 
 
-async def test_a_projects_own_settings_and_hooks_are_ignored(
-    gemini_bin, gemini_model, tmp_path
-) -> None:
+async def test_a_projects_own_settings_and_hooks_are_ignored(probe, tmp_path) -> None:
     # With --skip-trust (not GEMINI_CLI_TRUST_WORKSPACE=true, measured) the CLI
     # reads settings before it trusts the folder: a repository's .gemini/settings.json
     # neither runs hooks nor changes the model.
     repo = make_repo(tmp_path, {})
     hooked = tmp_path / "hooked.txt"
+    hook = {"name": "h", "type": "command", "command": f"touch {hooked}"}
     settings = {
         "model": {"name": "gemini-from-the-repository"},
-        "hooks": {
-            "SessionStart": [
-                {"hooks": [{"name": "h", "type": "command", "command": f"touch {hooked}"}]}
-            ]
-        },
+        "hooks": {"SessionStart": [{"hooks": [hook]}]},
     }
     (repo / ".gemini").mkdir()
     (repo / ".gemini" / "settings.json").write_text(json.dumps(settings))
-    gemini_model.script(Say("ok"))
+    probe.model.script(Say("ok"))
     # The model comes from the Gemini home's settings, which a workspace's would override.
-    home = gemini_home(tmp_path, model={"name": MODEL})
-    result, _ = await gemini(
-        gemini_bin, gemini_model, repo, home, "Hi.", "--approval-mode", "yolo", model_name=None
-    )
+    probe.settings(model={"name": MODEL})
+    result, _ = await probe(repo, "Hi.", *YOLO, model_name=None)
 
     assert result.ok, result.stderr_tail
     assert not hooked.exists()
-    assert gemini_model.seen[0].model == MODEL
+    assert probe.model.seen[0].model == MODEL
 
 
-async def test_a_hanging_model_is_killed_with_its_whole_process_group(
-    gemini_bin, gemini_model, tmp_path
-) -> None:
+async def test_a_hanging_model_is_killed_with_its_whole_process_group(probe, tmp_path) -> None:
     # Without GEMINI_CLI_NO_RELAUNCH the CLI runs as a launcher that ignores SIGTERM
     # and a child: only the group signal ends both.
     repo = make_repo(tmp_path, {})
-    gemini_model.script(Hang())
-    limits = ProcessLimits(timeout=60, idle_timeout=60, kill_grace=1.0)
-    task = gemini(
-        gemini_bin,
-        gemini_model,
-        repo,
-        gemini_home(tmp_path),
-        "Wait.",
-        env={"GEMINI_CLI_NO_RELAUNCH": ""},
-        limits=limits,
-    )
-    runner = asyncio.ensure_future(task)
-    await asyncio.wait_for(gemini_model.hanging.wait(), 60)
+    probe.model.script(Hang())
+    runner = asyncio.ensure_future(probe(repo, "Wait.", env={"GEMINI_CLI_NO_RELAUNCH": ""}))
+    await asyncio.wait_for(probe.model.hanging.wait(), 60)
     group = [
         process
         for process in psutil.process_iter(["cmdline", "cwd"])
@@ -434,5 +357,5 @@ async def test_a_hanging_model_is_killed_with_its_whole_process_group(
     runner.cancel()
     with pytest.raises(asyncio.CancelledError):
         await runner
-    gone, alive = psutil.wait_procs(group, timeout=10)
+    _, alive = psutil.wait_procs(group, timeout=10)
     assert not alive
