@@ -2,8 +2,9 @@
 
 `ResponsesModel` (openai_responses.py) speaks the OpenAI Responses API as codex
 uses it, `MessagesModel` (anthropic_messages.py) the Anthropic Messages API as
-Claude Code uses it. A test scripts what "the model" answers, one turn per
-request, with the same steps for both APIs (`Say`, `Shell`, `WriteFile`, `Hang`),
+Claude Code uses it, `GeminiModel` (gemini_api.py) the Gemini API as Gemini CLI
+uses it. A test scripts what "the model" answers, one turn per request, with the
+same steps for every API (`Say`, `Shell`, `WriteFile`, `Hang`),
 and reads back what each CLI sent: the prompt, the tools it offered, the tool
 results, the working directory it announced and the session id in its headers.
 """
@@ -141,6 +142,8 @@ class ScriptedModel:
             self.side_requests.append(body)
             return await self.side_answer(request, body)
         seen = self.parse(body, dict(request.headers))
+        # The Gemini API names the model in the path, not in the body.
+        seen.model = seen.model or request.match_info.get("model", "")
         self.seen.append(seen)
         turn = self.turns.popleft() if self.turns else self.responder
         if turn is None:
@@ -157,10 +160,13 @@ class ScriptedModel:
         response = web.StreamResponse(headers={"Content-Type": "text/event-stream"})
         await response.prepare(request)
         for event in self.events(steps, seen, len(self.seen)):
-            data = json.dumps(event)
-            await response.write(f"event: {event['type']}\ndata: {data}\n\n".encode())
+            await response.write(self.frame(event))
         await response.write_eof()
         return response
+
+    def frame(self, event: dict[str, Any]) -> bytes:
+        """One server-sent event; an API without event names overrides this."""
+        return f"event: {event['type']}\ndata: {json.dumps(event)}\n\n".encode()
 
     # One API's specifics.
     path = "/"
