@@ -220,6 +220,12 @@ def validate_request(request: RunRequest, rule_re: re.Pattern[str] = TOOL_RULE_R
             raise InvalidRequest(f"invalid tool rule: {clean_detail(rule, 80)!r}")
 
 
+def last_line(stderr: str) -> str:
+    """The last line that says anything: where most CLIs put why they stopped."""
+    lines = [line for line in stderr.splitlines() if line.strip()]
+    return lines[-1] if lines else ""
+
+
 def as_int(value: object) -> int | None:
     """A JSON number that is really a count (not a bool, not negative)."""
     if isinstance(value, bool) or not isinstance(value, int | float):
@@ -315,6 +321,8 @@ class Runtime:
     #: What one of its tool rules may look like: checked here for its grants and by its
     #: argv builder for every rule a request carries, before any reaches a command line.
     rule_re: re.Pattern[str] = TOOL_RULE_RE
+    #: Why a run that printed nothing on stdout failed, read from the tail of its stderr.
+    stderr_reason: Callable[[str], str] = last_line
 
     def __post_init__(self) -> None:
         # Checked at import: a new runtime that forgets a grant fails at once, not in a review.

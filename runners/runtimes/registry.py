@@ -8,9 +8,10 @@ none of them compares a runtime's name (tests/contracts/test_names_compared.py).
 A new runtime: its module, its name in the two lines below, its section in
 config/example.toml (and the packaged copy chatbot/app/example.toml) and its pin's
 row in the README; for the tests, new files only: its scripted provider and its
-module in tests/realcli/clis/ (tests/realcli/test_clis.py insists on one). `chatbot init` writes the example and `check` must then pass on a
-machine without the new CLI: leave its section commented out there unless it has a
-scripted stand-in (runners/scripted says what one needs).
+module in tests/realcli/clis/ (tests/realcli/test_clis.py insists on one). `chatbot
+init` writes the example and `check` must then pass on a machine without the new
+CLI: leave its section commented out there unless it has a scripted stand-in
+(runners/scripted says what one needs).
 """
 
 from __future__ import annotations

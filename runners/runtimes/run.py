@@ -110,18 +110,16 @@ def _redact(text: str, secrets: Mapping[str, str]) -> str:
     return text
 
 
-def _last_line(text: str) -> str:
-    lines = [line for line in text.splitlines() if line.strip()]
-    return lines[-1] if lines else ""
-
-
-def _failure(runtime: str, process: ProcessResult, output: RunOutput) -> str | None:
+def _failure(
+    runtime: str, process: ProcessResult, output: RunOutput, stderr_reason: Callable[[str], str]
+) -> str | None:
     """One reason, most useful first: what the CLI said, else what the process did."""
     if process.outcome is Outcome.OK:
         return output.failure
     reason = f"{runtime}: {process.error}"
     if process.outcome is Outcome.EXIT_NONZERO:
-        detail = _last_line(process.stderr_tail) if not process.stdout.strip() else output.failure
+        printed = process.stdout.strip()
+        detail = output.failure if printed else stderr_reason(process.stderr_tail)
         if detail:
             reason = f"{reason}: {detail}"
     return clean_detail(reason)
@@ -190,7 +188,7 @@ async def run_model(
         stderr_tail=_redact(process.stderr_tail, secrets),
     )
     output = record.parse_output(process.stdout, previous_usage)
-    failure = _failure(runtime, process, output)
+    failure = _failure(runtime, process, output, record.stderr_reason)
     failure = _redact(failure, secrets) if failure else None
     result = RunResult(
         runtime=runtime,

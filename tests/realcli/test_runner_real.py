@@ -99,13 +99,18 @@ async def test_resume_of_an_unknown_session_fails_with_the_clis_reason(
     cli, cli_bins, model, tmp_path: Path
 ) -> None:
     repo = make_repo(tmp_path, {})
+    env = child_env(tmp_path / "home")
+    # A session of its own first: the unknown one is not the only one it could look for.
+    model.script(Say("A first session."))
+    first = run_request(cli, cli_bins, model, tmp_path, repo, "Start.")
+    assert (await run_model(cli, first, limits=LIMITS, base_env=env)).ok
     unknown = "01a22fc5-0000-7000-8000-000000000000"
     request = run_request(cli, cli_bins, model, tmp_path, repo, "Go on.", resume_session_id=unknown)
-    result = await run_model(cli, request, limits=LIMITS, base_env=child_env(tmp_path / "home"))
+    result = await run_model(cli, request, limits=LIMITS, base_env=env)
     assert result.outcome is Outcome.EXIT_NONZERO
     assert CLIS[cli].unknown_session in (result.failure or "")
     assert unknown in (result.failure or "")
-    assert model.seen == []
+    assert len(model.seen) == 1
 
 
 async def test_a_read_only_run_cannot_write_to_the_repository(
