@@ -19,6 +19,7 @@ from typing import Any
 from aiohttp import web
 
 from tests.realcli.providers import (
+    Look,
     Say,
     ScriptedModel,
     Seen,
@@ -32,6 +33,8 @@ _CONTEXT = "<session_context>"
 _CWD_GEMINI = re.compile(r"\*\*Workspace Directories:\*\*\n\s*- (.+)")
 SHELL_TOOL = "run_shell_command"
 WRITE_TOOL = "write_file"
+# A read-only run has no shell: it looks with this.
+LIST_TOOL = "list_directory"
 
 
 class GeminiModel(ScriptedModel):
@@ -127,6 +130,9 @@ class GeminiModel(ScriptedModel):
     def _call(self, step: Step, seen: Seen) -> dict[str, Any]:
         if isinstance(step, Shell):
             return {"name": SHELL_TOOL, "args": {"command": step.command}}
+        if isinstance(step, Look):
+            folder = f"{seen.cwd}/{step.path}" if seen.cwd else step.path
+            return {"name": LIST_TOOL, "args": {"dir_path": folder.removesuffix("/.")}}
         assert isinstance(step, WriteFile)
         path = f"{seen.cwd}/{step.path}" if seen.cwd else step.path
         return {"name": WRITE_TOOL, "args": {"file_path": path, "content": step.content}}

@@ -4,7 +4,7 @@
 uses it, `MessagesModel` (anthropic_messages.py) the Anthropic Messages API as
 Claude Code uses it, `GeminiModel` (gemini_api.py) the Gemini API as Gemini CLI
 uses it. A test scripts what "the model" answers, one turn per request, with the
-same steps for every API (`Say`, `Shell`, `WriteFile`, `Hang`),
+same steps for every API (`Say`, `Shell`, `WriteFile`, `Look`, `Hang`),
 and reads back what each CLI sent: the prompt, the tools it offered, the tool
 results, the working directory it announced and the session id in its headers.
 
@@ -51,11 +51,19 @@ class WriteFile:
 
 
 @dataclass(frozen=True)
+class Look:
+    """The model lists a folder (relative to the CLI's working directory) the CLI's own
+    way: with its listing tool where a read-only run has no shell, else with `ls`."""
+
+    path: str = "."
+
+
+@dataclass(frozen=True)
 class Hang:
     """The model never answers; the request stays open until the provider stops."""
 
 
-Step = Say | Shell | WriteFile | Hang
+Step = Say | Shell | WriteFile | Look | Hang
 
 
 @dataclass

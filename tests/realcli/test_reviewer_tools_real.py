@@ -43,7 +43,9 @@ def run(command: str):
 
 READS = [
     "git show --stat {c}",
-    "git diff {c}~1 {c}",
+    # A CLI may hand its shell a git configuration with diff.external emptied (Gemini CLI
+    # does); git then fails to run "" for a patch unless told to use its own diff.
+    "git diff --no-ext-diff {c}~1 {c}",
     "git grep -F greet {c}",
     "git log -1 --format=%H {c}",
 ]

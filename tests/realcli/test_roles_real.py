@@ -32,7 +32,7 @@ from tests.realcli.harness import (
     review_of,
     split_child,
 )
-from tests.realcli.providers import Say, Seen, Shell, WriteFile
+from tests.realcli.providers import Look, Say, Seen, Shell, WriteFile
 
 INTENT = "# Greeting\n\nAdd `greet.py` with a `greet()` function.\n"
 GREET = "def greet():\n    return 'hi'\n"
@@ -276,7 +276,7 @@ async def test_researcher_looks_around_and_its_report_is_written(real, cli) -> N
     research.write_text("# Which database?\n")
     await rh.h.board.import_cards()
     rh.model.script(
-        Shell("ls docs/research-intent"),
+        Look("docs/research-intent"),
         Say("===RESEARCH-REPORT===\n# Findings\n\nUse SQLite.\n===END-RESEARCH-REPORT==="),
     )
     await rh.h.board.act("pick-db", Action.RESEARCH, actor=OWNER)
@@ -316,7 +316,12 @@ async def test_inspector_in_both_modes(real, cli, mode: str) -> None:
     rh = await real({"greeting": INTENT})
     marker = "INSPECTION_RESULT" if mode == "implementation_status" else "ROUTING_RESULT"
     answer = INSPECTION if mode == "implementation_status" else ROUTING
-    rh.model.script(Shell("ls"), Say(f"==={marker}===\n{json.dumps(answer)}\n===END_{marker}==="))
+    # It looks around and reads the history with git, as its prompt asks.
+    rh.model.script(
+        Look(),
+        Shell("git log --oneline -1"),
+        Say(f"==={marker}===\n{json.dumps(answer)}\n===END_{marker}==="),
+    )
     await rh.h.board.act("greeting", Action.INSPECT, actor=OWNER, payload={"mode": mode})
     await rh.run_until_idle()
     card = await rh.h.board.card("greeting")
@@ -331,6 +336,7 @@ async def test_inspector_in_both_modes(real, cli, mode: str) -> None:
         assert found["deployment_status_discrepancy"] is True
         assert found["deployment_evidence"][0]["source"] == "intent board"
     assert marker in rh.model.seen[0].prompt and "README.md" in rh.model.seen[1].tool_results[0]
+    assert "initial" in rh.model.seen[2].tool_results[1]
 
 
 async def test_a_read_only_role_cannot_change_the_repository(real, cli) -> None:
