@@ -237,8 +237,9 @@ class TestedCli:
     #: command that writes.
     refused_write: str = ""
     refused_shell: str = ""
-    #: What a reviewer's refused git write says: any of these.
-    review_refusals: tuple[str, ...] = ()
+    #: What a read-only role holding grants (reviewer, inspector) is told when a command
+    #: it runs would write: any of these.
+    refused_with_grants: tuple[str, ...] = ()
     #: Its words for a resume of a session it does not know.
     unknown_session: str = ""
     #: Its words when its own turn bound stopped a run (a runtime that bounds turns).

@@ -79,7 +79,7 @@ async def test_the_reviewer_reads_the_commit_and_writes_nothing(pipeline, cli) -
     assert f"{commit}:greet.py:def greet():" in grep
     assert commit in log
     for command, text in zip(WRITES, refused, strict=True):
-        assert any(said in text for said in CLIS[cli].review_refusals), (command, text)
+        assert any(said in text for said in CLIS[cli].refused_with_grants), (command, text)
     worktree = rh.h.config.bot.workspaces / "greeting"
     assert not (worktree.parent / "leak.txt").exists()
     assert not (worktree.parent / "shown.txt").exists()

@@ -357,7 +357,8 @@ async def test_a_read_only_role_cannot_change_the_repository(real, cli) -> None:
     refusals = rh.model.seen[-1].tool_results
     assert len(refusals) == 2
     assert CLIS[cli].refused_write in refusals[0], refusals
-    assert CLIS[cli].refused_shell in refusals[1], refusals
+    # The inspector holds the git reads: its other commands are refused as a reviewer's.
+    assert any(said in refusals[1] for said in CLIS[cli].refused_with_grants), refusals
     assert not CLIS[cli].write_tools & rh.model.seen[0].tools
 
 

@@ -13,7 +13,7 @@ CLI = TestedCli(
     # Its sandbox runs every command; the kernel refuses the writes.
     refused_write="Read-only file system",
     refused_shell="Read-only file system",
-    review_refusals=("Read-only file system",),
+    refused_with_grants=("Read-only file system",),
     unknown_session="no rollout found for thread id",
     processes=2,
 )
