@@ -19,11 +19,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from types import MappingProxyType
 
-from runners.runtimes import claude, codex, openrouter
+from runners.runtimes import claude, codex, gemini, openrouter
 from runners.runtimes.base import Cli, InvalidRequest, Runtime, clean_detail
 
 # In the order configuration errors list the names ("one of codex, claude, ...").
-_MODULES = (codex, claude, openrouter)
+_MODULES = (codex, claude, openrouter, gemini)
 
 RUNTIMES: Mapping[str, Runtime] = MappingProxyType(
     {module.RUNTIME.name: module.RUNTIME for module in _MODULES}
