@@ -136,7 +136,9 @@ def result(status: str = "success", error: dict | None = None) -> dict[str, obje
         # Named by the model version the API answered with, not the one asked for.
         "models": {"gemini-2.5-pro": {"output_tokens": 30}, "gemini-2.5-flash": {}},
     }
-    return {"type": "result", "status": status, "stats": stats} | ({"error": error} if error else {})
+    return {"type": "result", "status": status, "stats": stats} | (
+        {"error": error} if error else {}
+    )
 
 
 def test_the_answer_is_what_it_said_after_its_last_tool_result() -> None:
