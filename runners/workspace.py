@@ -30,6 +30,8 @@ log = logging.getLogger(__name__)
 
 COMMIT_RE = re.compile(r"^[0-9a-f]{7,40}$")
 BRANCH_PREFIX = "card/"
+# Beside the worktrees; a slug never starts with a dot, so no card's worktree is one.
+AGENT_HOMES = ".agent-homes"
 # Worktree bookkeeping and merges change shared refs and `.git/worktrees`; one at a
 # time per repository. Commits inside a worktree only touch that worktree's branch.
 # Locks belong to an event loop, so they are kept per loop.
@@ -70,6 +72,12 @@ class MergeResult:
 def branch_name(slug: str) -> str:
     _check_slug(slug)
     return BRANCH_PREFIX + slug
+
+
+def agent_home(root: Path, runtime: str) -> Path:
+    """The folder a runtime's CLI keeps its state in on this host (`RunRequest.home`):
+    under the workspace root, which is this host's own even when the board is shared."""
+    return root / AGENT_HOMES / runtime
 
 
 def _check_slug(slug: str) -> None:

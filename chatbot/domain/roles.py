@@ -59,9 +59,9 @@ class Role(JobKind):
     #: Its output contract: the marker blocks its answers are made of (the parsers in
     #: runners/contracts read exactly these; its templates must name each of them).
     contract: tuple[Marker, ...]
-    #: What a read-only run may do besides reading files (the git reads a reviewer needs),
-    #: named abstractly: each runtime writes it in its own syntax (Claude Code's
-    #: `--allowedTools` rules; codex's read-only sandbox needs none).
+    #: What a read-only run may do besides reading files (the git reads a reviewer or an
+    #: inspector needs), named abstractly: each runtime writes it in its own syntax
+    #: (Claude Code's `--allowedTools` rules; codex's read-only sandbox needs none).
     grants: tuple[Grant, ...] = ()
 
     def lane(self, card_lane: str | None, default_lane: str) -> str:
@@ -133,6 +133,8 @@ ROLES: tuple[Role, ...] = (
         profile_from=ROLE,
         templates=("inspector-implementation-status", "inspector-route-next"),
         contract=(m.INSPECTION_RESULT, m.ROUTING_RESULT),
+        # Its prompts ask for git commands (tests/contracts/test_role_grants.py).
+        grants=(Grant.GIT_READS,),
     ),
     # Like the builder it works on the card with the card's own profile and iteration
     # limit (the reference does the same), in the card's lane.

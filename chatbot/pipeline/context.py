@@ -25,6 +25,7 @@ from chatbot.domain.transitions import Action
 from runners.process import ProcessLimits, default_base_env, process_identity
 from runners.profiles import AllowedProfiles
 from runners.runtimes import Mode, RunRequest, RunResult, Usage, get_runtime, run_model
+from runners.workspace import agent_home
 
 log = logging.getLogger(__name__)
 
@@ -193,7 +194,8 @@ class JobContext:
         if runtime_config is None:
             raise RunFailed(f"runtime {profile.runtime!r} has no [runtimes.{profile.runtime}]")
         # The role names what it may do; the runtime writes that in its CLI's syntax.
-        tool_rules = get_runtime(profile.runtime).tool_rules(record.grants)
+        runtime = get_runtime(profile.runtime)
+        tool_rules = runtime.tool_rules(record.grants)
         request = RunRequest(
             binary=runtime_config.binary,
             cwd=cwd,
@@ -206,6 +208,7 @@ class JobContext:
             allowed_tools=tool_rules,
             base_url=runtime_config.base_url or "",
             api_key_file=runtime_config.api_key_file,
+            home=agent_home(self.config.bot.workspaces.absolute(), profile.runtime),
         )
         base_env = default_base_env()
         for name in runtime_config.pass_env:
@@ -264,9 +267,12 @@ class JobContext:
             response=output.answer if self.config.bot.keep_transcripts else None,
             created_at=started,
             pipeline_run_id=self.card.pipeline_run_id,
-            # What the CLI was started with; None: its own default. Neither CLI reports
-            # the effort it ran with (codex's session log names it only when one is given).
-            actual_reasoning_effort=profile.reasoning_effort or None,
+            # What the CLI was started with; None: its own default, or a CLI that takes
+            # none. No CLI reports the effort it ran with (codex's session log names it
+            # only when one is given).
+            actual_reasoning_effort=(profile.reasoning_effort or None)
+            if runtime.takes_effort
+            else None,
         )
         self._last_run_id = await self.saved(lambda: self.board.record_run(record))
         self.runs.append(record)

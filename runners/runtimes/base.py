@@ -4,7 +4,9 @@ the `Runtime` record each agent CLI's module exports.
 A runtime's heart is two pure functions: `build_argv(request) -> Invocation` and
 `parse_output(stdout, previous_usage) -> RunOutput`. Neither touches a process,
 a file or the environment, so both are tested without a subprocess; running
-them is `runners.runtimes.run.run_model`. Everything else a caller needs to know
+them is `runners.runtimes.run.run_model`. A CLI that needs files on disk before it
+starts (a settings file, a permission policy) names them in `Invocation.files`, and
+`run_model` writes them: the builder stays pure. Everything else a caller needs to know
 about a CLI (its pin, its grant syntax, what it can do, what its configuration
 must hold) is data on its record, so callers ask the record, never the name.
 """
@@ -67,6 +69,13 @@ class RunRequest:
     into that child's environment. `base_url` points the CLI at another model
     provider: an OpenAI-compatible Responses endpoint (codex, openrouter) or an
     Anthropic-compatible API (claude); "" means the CLI's own.
+
+    `home` is a folder the bot owns for this runtime on this host
+    (`runners.workspace.agent_home`: `<workspaces>/.agent-homes/<runtime>`), the same
+    for every run, so a session begun in one run is found by the next. A CLI that keeps
+    its settings and sessions in a home of its own is pointed there instead of the
+    user's, so nothing of the user's configuration widens or breaks a run; a CLI that
+    needs none ignores it.
     """
 
     binary: str
@@ -83,6 +92,7 @@ class RunRequest:
     # the model provider: where the CLI sends its requests, and the key it sends
     base_url: str = ""
     api_key_file: Path | None = None
+    home: Path | None = None
 
     def __post_init__(self) -> None:
         # Accept the plain strings a configuration file holds ("read_only").
@@ -99,7 +109,9 @@ class Invocation:
 
     `env_extras` holds only non-secret values. `secret_env_files` names, per
     variable, the file its value is read from at spawn time; the value itself is
-    never part of this object.
+    never part of this object. `files` are what the CLI reads from disk (its settings,
+    a permission policy), by absolute path, written before it starts wherever their
+    text differs; never a secret.
     """
 
     runtime: str
@@ -108,6 +120,7 @@ class Invocation:
     stdin: str = field(repr=False, default="")
     env_extras: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
     secret_env_files: Mapping[str, Path] = field(default_factory=lambda: MappingProxyType({}))
+    files: Mapping[Path, str] = field(default_factory=lambda: MappingProxyType({}))
 
 
 @dataclass(frozen=True, slots=True)
@@ -175,8 +188,9 @@ def clean_detail(text: object, limit: int = MAX_FAILURE_DETAIL) -> str:
     return detail[:limit] or "unknown error"
 
 
-def validate_request(request: RunRequest) -> None:
-    """Refuse anything that must not reach an argv. Shared by every adapter."""
+def validate_request(request: RunRequest, rule_re: re.Pattern[str] = TOOL_RULE_RE) -> None:
+    """Refuse anything that must not reach an argv. Shared by every adapter; `rule_re`
+    is what one of its tool rules may look like (`Runtime.rule_re`)."""
     if not request.binary or request.binary.startswith("-"):
         raise InvalidRequest("binary must be a command name or path")
     if request.model and not profiles.is_valid_model(request.model):
@@ -195,12 +209,21 @@ def validate_request(request: RunRequest) -> None:
         or request.max_turns < 1
     ):
         raise InvalidRequest("max_turns must be a positive integer")
-    paths = [request.cwd, *([request.api_key_file] if request.api_key_file is not None else [])]
+    paths = [
+        request.cwd,
+        *(path for path in (request.api_key_file, request.home) if path is not None),
+    ]
     if not all(isinstance(path, Path) and path.is_absolute() for path in paths):
-        raise InvalidRequest("cwd and api_key_file must be absolute paths")
+        raise InvalidRequest("cwd, api_key_file and home must be absolute paths")
     for rule in request.allowed_tools:
-        if not TOOL_RULE_RE.fullmatch(rule):
+        if not rule_re.fullmatch(rule):
             raise InvalidRequest(f"invalid tool rule: {clean_detail(rule, 80)!r}")
+
+
+def last_line(stderr: str) -> str:
+    """The last line that says anything: where most CLIs put why they stopped."""
+    lines = [line for line in stderr.splitlines() if line.strip()]
+    return lines[-1] if lines else ""
 
 
 def as_int(value: object) -> int | None:
@@ -292,6 +315,14 @@ class Runtime:
     #: It continues a session by id (`resume_session_id`), as the builder's turns do.
     resumes: bool
     key_file: KeyFile = KeyFile()
+    #: It runs with the configured reasoning effort; else none is passed, and a run
+    #: records none as the effort it ran with.
+    takes_effort: bool = True
+    #: What one of its tool rules may look like: checked here for its grants and by its
+    #: argv builder for every rule a request carries, before any reaches a command line.
+    rule_re: re.Pattern[str] = TOOL_RULE_RE
+    #: Why a run that printed nothing on stdout failed, read from the tail of its stderr.
+    stderr_reason: Callable[[str], str] = last_line
 
     def __post_init__(self) -> None:
         # Checked at import: a new runtime that forgets a grant fails at once, not in a review.
@@ -300,7 +331,7 @@ class Runtime:
             raise ValueError(f"runtime {self.name}: no rules for the grants {missing}")
         for rules in self.grants.values():
             for rule in rules:
-                if not TOOL_RULE_RE.fullmatch(rule):
+                if not self.rule_re.fullmatch(rule):
                     raise ValueError(f"runtime {self.name}: invalid tool rule {rule!r}")
         object.__setattr__(self, "grants", MappingProxyType(dict(self.grants)))
 

@@ -7,9 +7,11 @@ none of them compares a runtime's name (tests/contracts/test_names_compared.py).
 
 A new runtime: its module, its name in the two lines below, its section in
 config/example.toml (and the packaged copy chatbot/app/example.toml) and its pin's
-row in the README. `chatbot init` writes the example and `check` must then pass on a
-machine without the new CLI: leave its section commented out there unless it has a
-scripted stand-in (runners/scripted says what one needs).
+row in the README; for the tests, new files only: its scripted provider and its
+module in tests/realcli/clis/ (tests/realcli/test_clis.py insists on one). `chatbot
+init` writes the example and `check` must then pass on a machine without the new
+CLI: leave its section commented out there unless it has a scripted stand-in
+(runners/scripted says what one needs).
 """
 
 from __future__ import annotations
@@ -17,11 +19,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from types import MappingProxyType
 
-from runners.runtimes import claude, codex, openrouter
+from runners.runtimes import claude, codex, gemini, openrouter
 from runners.runtimes.base import Cli, InvalidRequest, Runtime, clean_detail
 
 # In the order configuration errors list the names ("one of codex, claude, ...").
-_MODULES = (codex, claude, openrouter)
+_MODULES = (codex, claude, openrouter, gemini)
 
 RUNTIMES: Mapping[str, Runtime] = MappingProxyType(
     {module.RUNTIME.name: module.RUNTIME for module in _MODULES}

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
+import os
+import tempfile
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -61,24 +64,62 @@ def _read_secret(variable: str, path: Path) -> str:
     return value
 
 
+def write_files(files: Mapping[Path, str]) -> None:
+    """Put the files a CLI reads at start (`Invocation.files`) in place.
+
+    A file already holding its text is left alone, so runs do not rewrite what they
+    share; one that differs is replaced whole (a temporary file renamed over it), so a
+    run starting beside this one reads the old text or the new, never half of one.
+    Folders made here are the bot's own: readable by its user only.
+    """
+    for path, text in files.items():
+        try:
+            if path.read_text(encoding="utf-8") == text:
+                continue
+        except (OSError, UnicodeDecodeError):
+            pass  # missing, unreadable or damaged: written below
+        try:
+            _make_folders(path.parent)
+            handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+            try:
+                with os.fdopen(handle, "w", encoding="utf-8") as out:
+                    out.write(text)
+                os.replace(temporary, path)
+            except BaseException:
+                Path(temporary).unlink(missing_ok=True)
+                raise
+        except OSError as error:
+            raise RunnerError(
+                f"cannot write {path} for the agent CLI: {error.strerror or error}"
+            ) from None
+
+
+def _make_folders(folder: Path) -> None:
+    # mkdir(parents=True) gives the parents the umask's mode, not 0o700.
+    missing = []
+    while not folder.is_dir():
+        missing.append(folder)
+        folder = folder.parent
+    for each in reversed(missing):
+        each.mkdir(mode=0o700, exist_ok=True)
+
+
 def _redact(text: str, secrets: Mapping[str, str]) -> str:
     for value in secrets.values():
         text = text.replace(value, REDACTED)
     return text
 
 
-def _last_line(text: str) -> str:
-    lines = [line for line in text.splitlines() if line.strip()]
-    return lines[-1] if lines else ""
-
-
-def _failure(runtime: str, process: ProcessResult, output: RunOutput) -> str | None:
+def _failure(
+    runtime: str, process: ProcessResult, output: RunOutput, stderr_reason: Callable[[str], str]
+) -> str | None:
     """One reason, most useful first: what the CLI said, else what the process did."""
     if process.outcome is Outcome.OK:
         return output.failure
     reason = f"{runtime}: {process.error}"
     if process.outcome is Outcome.EXIT_NONZERO:
-        detail = _last_line(process.stderr_tail) if not process.stdout.strip() else output.failure
+        printed = process.stdout.strip()
+        detail = output.failure if printed else stderr_reason(process.stderr_tail)
         if detail:
             reason = f"{reason}: {detail}"
     return clean_detail(reason)
@@ -101,7 +142,8 @@ async def run_model(
 
     Raises `InvalidRequest` (bad model, effort, session id, runtime) before
     anything runs, `SecretFileError` for an unusable key file and `RunnerError`
-    for a missing working directory (all are `RunnerError`); every failure
+    for a missing working directory or a file the CLI needs that cannot be written
+    (all are `RunnerError`); every failure
     of the CLI itself (missing binary, exit status, timeout, damaged output) is
     a `RunResult` with `failure` set. Cancelling kills the CLI's process group.
     """
@@ -111,6 +153,8 @@ async def run_model(
         variable: _read_secret(variable, path)
         for variable, path in invocation.secret_env_files.items()
     }
+    if invocation.files:
+        await asyncio.to_thread(write_files, invocation.files)
     log.info(
         "starting %s run: mode=%s model=%s effort=%s resume=%s cwd=%s",
         runtime,
@@ -144,7 +188,7 @@ async def run_model(
         stderr_tail=_redact(process.stderr_tail, secrets),
     )
     output = record.parse_output(process.stdout, previous_usage)
-    failure = _failure(runtime, process, output)
+    failure = _failure(runtime, process, output, record.stderr_reason)
     failure = _redact(failure, secrets) if failure else None
     result = RunResult(
         runtime=runtime,

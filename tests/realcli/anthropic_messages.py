@@ -10,7 +10,7 @@ from typing import Any
 
 from aiohttp import web
 
-from tests.realcli.providers import Say, ScriptedModel, Seen, Shell, Step, WriteFile
+from tests.realcli.providers import Look, Say, ScriptedModel, Seen, Shell, Step, WriteFile
 
 _CWD_CLAUDE = re.compile(r"Primary working directory: (\S+)")
 
@@ -82,6 +82,8 @@ class MessagesModel(ScriptedModel):
     def _tool_use(self, step: Step, seen: Seen) -> tuple[str, dict[str, Any]]:
         if isinstance(step, Shell):
             return "Bash", {"command": step.command, "description": "run a command"}
+        if isinstance(step, Look):
+            return "Bash", {"command": f"ls {step.path}", "description": "list a folder"}
         assert isinstance(step, WriteFile)
         if seen.cwd is None:
             self.problems.append("claude announced no working directory")

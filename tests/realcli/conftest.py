@@ -1,6 +1,6 @@
-"""Fixtures for the tests against the real agent CLIs: the installed binaries and
-the two scripted loopback model providers. A CLI that is not installed fails the
-test (scripts/test installs them); nothing here skips."""
+"""Fixtures for the tests against the real agent CLIs: the installed binaries and the
+scripted loopback model providers, one per CLI of tests/realcli/clis/. A CLI that is not
+installed fails the test (scripts/test installs them); nothing here skips."""
 
 from __future__ import annotations
 
@@ -12,9 +12,8 @@ import pytest
 
 from runners.versions import TESTED
 from tests.realcli import install
-from tests.realcli.anthropic_messages import MessagesModel
-from tests.realcli.harness import CLAUDE_KEY, CODEX_KEY, RealHarness, start_real
-from tests.realcli.openai_responses import ResponsesModel
+from tests.realcli.clis import CLIS
+from tests.realcli.harness import RealHarness, start_real
 from tests.realcli.providers import ScriptedModel
 
 
@@ -26,51 +25,54 @@ def cli_bins() -> dict[str, Path]:
             f"the real agent CLIs are not installed ({', '.join(wanted)}); "
             "scripts/test installs them (or: .venv/bin/python -m tests.realcli.install)"
         )
-    return {runtime: install.binary(runtime) for runtime in TESTED}
+    return {command: install.binary(command) for command in TESTED}
 
 
 @pytest.fixture
-async def responses_model() -> AsyncIterator[ResponsesModel]:
-    model = ResponsesModel(key=CODEX_KEY)
-    await model.start()
-    yield model
-    await model.stop()
-    assert not model.problems, model.problems
+async def models() -> AsyncIterator[dict[str, ScriptedModel]]:
+    """Each CLI's scripted provider, by runtime, expecting that CLI's key."""
+    started = {name: cli.provider(cli.key) for name, cli in CLIS.items()}
+    for model in started.values():
+        await model.start()
+    yield started
+    for model in started.values():
+        await model.stop()
+    problems = {name: model.problems for name, model in started.items() if model.problems}
+    assert not problems, problems
 
 
-@pytest.fixture
-async def messages_model() -> AsyncIterator[MessagesModel]:
-    model = MessagesModel(key=CLAUDE_KEY)
-    await model.start()
-    yield model
-    await model.stop()
-    assert not model.problems, model.problems
-
-
-@pytest.fixture(params=["codex", "claude"])
+@pytest.fixture(params=list(CLIS))
 def cli(request) -> str:
+    """Each CLI of tests/realcli/clis/ in turn."""
     return request.param
 
 
 @pytest.fixture
-def model(
-    cli: str, responses_model: ResponsesModel, messages_model: MessagesModel
-) -> ScriptedModel:
+def model(cli: str, models: dict[str, ScriptedModel]) -> ScriptedModel:
     """The provider the parametrised CLI talks to."""
-    return responses_model if cli == "codex" else messages_model
+    return models[cli]
+
+
+# The tests of one CLI's own behaviour name the CLI and its provider.
+@pytest.fixture
+def responses_model(models: dict[str, ScriptedModel]) -> ScriptedModel:
+    return models["codex"]
+
+
+@pytest.fixture
+def messages_model(models: dict[str, ScriptedModel]) -> ScriptedModel:
+    return models["claude"]
 
 
 @pytest.fixture
 async def pipeline(
-    cli_bins, responses_model, messages_model, tmp_path
+    cli_bins, models, tmp_path
 ) -> AsyncIterator[Callable[..., Awaitable[RealHarness]]]:
     """Start the pipeline harness for a CLI: `await pipeline("codex", intents, **options)`."""
     opened: list[RealHarness] = []
 
     async def start(cli: str, intents: dict[str, str], **options: Any) -> RealHarness:
-        rh = await start_real(
-            tmp_path, cli, cli_bins, responses_model, messages_model, intents, **options
-        )
+        rh = await start_real(tmp_path, cli, cli_bins, models, intents, **options)
         opened.append(rh)
         return rh
 

@@ -1,9 +1,9 @@
 """The pipeline harness (real store, worker, git) with the real CLIs and loopback models.
 
-Both runtimes are configured, each with `base_url` pointing at its scripted
-provider and `api_key_file` holding the key that provider expects, so a run that
-reaches a provider went through the bot's own configuration path. Every role and
-the light lane run on the CLI under test; the heavy lane uses the other one.
+Every CLI of tests/realcli/clis/ is configured, each with `base_url` pointing at its
+scripted provider and `api_key_file` holding the key that provider expects, so a run
+that reaches a provider went through the bot's own configuration path. Every role and
+the light lane run on the CLI under test; the heavy lane uses another one.
 """
 
 from __future__ import annotations
@@ -11,24 +11,22 @@ from __future__ import annotations
 import asyncio
 import json
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from chatbot.store import telemetry
 from runners.process import default_base_env
-from runners.runtimes import RunRequest
+from runners.runtimes import RUNTIMES, RunRequest
+from runners.workspace import agent_home
 from tests.pipeline.harness import Harness, child, make_repo, open_harness, operator_answer
-from tests.realcli.anthropic_messages import MessagesModel
-from tests.realcli.openai_responses import ResponsesModel
+from tests.realcli.clis import CLIS
 from tests.realcli.providers import Say, ScriptedModel, Seen
 
 OWNER = "owner@example.org"
-CODEX_KEY = "codex-loopback-key-5f1c"
-CLAUDE_KEY = "claude-loopback-key-9a7e"
-# Model names the pinned CLIs know (codex offers its shell tool as `exec_command`).
-MODELS = {"codex": ("gpt-5.5", "medium"), "claude": ("claude-sonnet-4-5", "")}
-OTHER = {"codex": "claude", "claude": "codex"}
+# Each CLI's model for its lanes and roles, and its light lane's effort.
+MODELS = {name: (cli.models[0], cli.effort) for name, cli in CLIS.items()}
 ROLES = ("operator", "planner", "reviewer", "researcher", "inspector", "synthesis")
 
 CONFIG = """
@@ -37,18 +35,7 @@ owners = ["{owner}"]
 database = "board.sqlite3"
 repo = "repo"
 workspaces = "workspaces"
-
-[runtimes.codex]
-binary = "{codex_bin}"
-base_url = "{codex_url}"
-api_key_file = "secrets/codex-key"
-env = {{ HOME = "./home/codex" }}
-[runtimes.claude]
-binary = "{claude_bin}"
-base_url = "{claude_url}"
-api_key_file = "secrets/claude-key"
-env = {{ HOME = "./home/claude", CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC = "1" }}
-
+{runtimes}
 [lanes.light]
 runtime = "{cli}"
 model = "{model}"
@@ -63,8 +50,15 @@ reasoning_effort = "{other_effort}"
 iteration_limit = 5
 {roles}
 [escalation.models]
-codex = ["gpt-5.5", "gpt-6-luna"]
-claude = ["claude-sonnet-4-5"]
+{escalation}
+"""
+
+RUNTIME = """
+[runtimes.{name}]
+binary = "{binary}"
+base_url = "{url}"
+api_key_file = "secrets/{name}-key"
+env = {{ {env} }}
 """
 
 ROLE = """
@@ -76,41 +70,59 @@ idle_timeout_s = 90
 """
 
 
+def other(cli: str) -> str:
+    """The CLI of the heavy lane when `cli` is under test: the next one."""
+    names = list(CLIS)
+    return names[(names.index(cli) + 1) % len(names)]
+
+
+def binary(bins: Mapping[str, Path], cli: str) -> Path:
+    """The installed program a runtime runs (`Cli.command`)."""
+    return bins[RUNTIMES[cli].cli.command]
+
+
 def write_secrets(root: Path) -> None:
     secrets = root / "secrets"
     secrets.mkdir(exist_ok=True)
-    (secrets / "codex-key").write_text(CODEX_KEY + "\n")
-    (secrets / "claude-key").write_text(CLAUDE_KEY + "\n")
+    for name, cli in CLIS.items():
+        (secrets / f"{name}-key").write_text(cli.key + "\n")
+
+
+def _env(name: str) -> str:
+    values = {"HOME": f"./home/{name}", **CLIS[name].env}
+    return ", ".join(f"{key} = {json.dumps(value)}" for key, value in values.items())
 
 
 def config_text(
     cli: str,
-    bins: dict[str, Path],
-    codex_url: str,
-    claude_url: str,
+    bins: Mapping[str, Path],
+    urls: Mapping[str, str],
     role_runtimes: dict[str, str] | None = None,
 ) -> str:
-    """Every role on `cli` unless `role_runtimes` moves one to the other CLI."""
+    """Every role on `cli` unless `role_runtimes` moves one to another CLI."""
     model, effort = MODELS[cli]
-    other = OTHER[cli]
+    heavy = other(cli)
     runtimes = {role: cli for role in ROLES} | (role_runtimes or {})
     roles = "".join(
         ROLE.format(role=role, cli=runtime, model=MODELS[runtime][0])
         for role, runtime in runtimes.items()
     )
+    sections = "".join(
+        RUNTIME.format(name=name, binary=binary(bins, name), url=urls[name], env=_env(name))
+        for name in CLIS
+    )
+    escalation = "".join(f"{name} = {json.dumps(list(c.models))}\n" for name, c in CLIS.items())
     return CONFIG.format(
         owner=OWNER,
-        codex_bin=bins["codex"],
-        claude_bin=bins["claude"],
-        codex_url=codex_url,
-        claude_url=claude_url,
+        runtimes=sections,
         cli=cli,
         model=model,
         effort=effort,
-        other=other,
-        other_model=MODELS[other][0],
-        other_effort=MODELS[other][1],
+        other=heavy,
+        other_model=MODELS[heavy][0],
+        other_effort=MODELS[heavy][1],
         roles=roles,
+        escalation=escalation,
     )
 
 
@@ -127,6 +139,11 @@ class RealHarness:
     async def run_until_idle(self, timeout: float = 120.0) -> None:
         await asyncio.wait_for(self.h.run_until_idle(), timeout)
 
+    def sessions(self) -> set[str | None]:
+        """The session ids the CLI under test used, as it shows them (tests/realcli/clis)."""
+        home = agent_home(self.h.config.bot.workspaces, self.cli)
+        return CLIS[self.cli].sessions(self.model, home)
+
     async def runs(self, slug: str) -> list[telemetry.RunRecord]:
         """The card's runs, oldest first."""
         card = await self.h.board.card(slug)
@@ -137,9 +154,8 @@ class RealHarness:
 async def start_real(
     root: Path,
     cli: str,
-    bins: dict[str, Path],
-    codex_model: ResponsesModel,
-    claude_model: MessagesModel,
+    bins: Mapping[str, Path],
+    models: dict[str, ScriptedModel],
     intents: dict[str, str],
     *,
     role_runtimes: dict[str, str] | None = None,
@@ -147,12 +163,11 @@ async def start_real(
 ) -> RealHarness:
     repo = make_repo(root, intents)
     write_secrets(root)
-    for name in ("codex", "claude"):
+    for name in CLIS:
         (root / "home" / name).mkdir(parents=True)
-    text = config_text(cli, bins, codex_model.base_url, claude_model.base_url, role_runtimes)
-    text += extra_config
+    urls = {name: model.base_url for name, model in models.items()}
+    text = config_text(cli, bins, urls, role_runtimes) + extra_config
     h = await open_harness(root, repo, text, root / "no-fake-cli-log.jsonl")
-    models: dict[str, ScriptedModel] = {"codex": codex_model, "claude": claude_model}
     return RealHarness(h, cli, models[cli], models)
 
 
@@ -193,17 +208,19 @@ def judge_the_commit_in_the_prompt(seen: Seen) -> Say:
 
 def run_request(
     cli: str,
-    bins: dict[str, Path],
+    bins: Mapping[str, Path],
     model: ScriptedModel,
     root: Path,
     cwd: Path,
     prompt: str,
     **fields: Any,
 ) -> RunRequest:
-    """A runner-level request to the CLI under test, reaching `model` through base_url."""
+    """A runner-level request to the CLI under test, reaching `model` through base_url,
+    with the home the bot would give it (`agent_home(root / "workspaces", cli)`)."""
     write_secrets(root)
+    fields.setdefault("home", agent_home(root / "workspaces", cli))
     return RunRequest(
-        binary=str(bins[cli]),
+        binary=str(binary(bins, cli)),
         cwd=cwd,
         prompt=prompt,
         model=MODELS[cli][0],
@@ -213,10 +230,16 @@ def run_request(
     )
 
 
+def sessions(cli: str, model: ScriptedModel, root: Path) -> set[str | None]:
+    """The session ids `cli` used in runs made with `run_request(..., root, ...)`."""
+    return CLIS[cli].sessions(model, agent_home(root / "workspaces", cli))
+
+
 def child_env(home: Path) -> dict[str, str]:
     """What the bot gives a CLI by default, with a home of the test's own."""
     home.mkdir(parents=True, exist_ok=True)
     env = default_base_env()
     env["HOME"] = str(home)
-    env["CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC"] = "1"
+    for cli in CLIS.values():
+        env.update(cli.env)
     return env

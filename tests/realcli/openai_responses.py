@@ -12,6 +12,7 @@ from typing import Any
 from aiohttp import web
 
 from tests.realcli.providers import (
+    Look,
     Say,
     ScriptedModel,
     Seen,
@@ -112,6 +113,8 @@ class ResponsesModel(ScriptedModel):
                 }
             elif isinstance(step, Shell):
                 item = self._shell_item(step.command, seen, number, index)
+            elif isinstance(step, Look):
+                item = self._shell_item(f"ls {step.path}", seen, number, index)
             else:
                 assert isinstance(step, WriteFile)
                 command = shell_for_file(step.path, step.content)

@@ -2,10 +2,14 @@
 
 `ResponsesModel` (openai_responses.py) speaks the OpenAI Responses API as codex
 uses it, `MessagesModel` (anthropic_messages.py) the Anthropic Messages API as
-Claude Code uses it. A test scripts what "the model" answers, one turn per
-request, with the same steps for both APIs (`Say`, `Shell`, `WriteFile`, `Hang`),
+Claude Code uses it, `GeminiModel` (gemini_api.py) the Gemini API as Gemini CLI
+uses it. A test scripts what "the model" answers, one turn per request, with the
+same steps for every API (`Say`, `Shell`, `WriteFile`, `Look`, `Hang`),
 and reads back what each CLI sent: the prompt, the tools it offered, the tool
 results, the working directory it announced and the session id in its headers.
+
+`TestedCli` is what the tests know of one CLI besides its runtime's record: which of
+these providers it talks to and what it says where CLIs differ (tests/realcli/clis/).
 """
 
 from __future__ import annotations
@@ -16,8 +20,9 @@ import inspect
 import json
 import posixpath
 from collections import deque
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from aiohttp import web
@@ -46,11 +51,19 @@ class WriteFile:
 
 
 @dataclass(frozen=True)
+class Look:
+    """The model lists a folder (relative to the CLI's working directory) the CLI's own
+    way: with its listing tool where a read-only run has no shell, else with `ls`."""
+
+    path: str = "."
+
+
+@dataclass(frozen=True)
 class Hang:
     """The model never answers; the request stays open until the provider stops."""
 
 
-Step = Say | Shell | WriteFile | Hang
+Step = Say | Shell | WriteFile | Look | Hang
 
 
 @dataclass
@@ -141,6 +154,8 @@ class ScriptedModel:
             self.side_requests.append(body)
             return await self.side_answer(request, body)
         seen = self.parse(body, dict(request.headers))
+        # The Gemini API names the model in the path, not in the body.
+        seen.model = seen.model or request.match_info.get("model", "")
         self.seen.append(seen)
         turn = self.turns.popleft() if self.turns else self.responder
         if turn is None:
@@ -157,10 +172,13 @@ class ScriptedModel:
         response = web.StreamResponse(headers={"Content-Type": "text/event-stream"})
         await response.prepare(request)
         for event in self.events(steps, seen, len(self.seen)):
-            data = json.dumps(event)
-            await response.write(f"event: {event['type']}\ndata: {data}\n\n".encode())
+            await response.write(self.frame(event))
         await response.write_eof()
         return response
+
+    def frame(self, event: dict[str, Any]) -> bytes:
+        """One server-sent event; an API without event names overrides this."""
+        return f"event: {event['type']}\ndata: {json.dumps(event)}\n\n".encode()
 
     # One API's specifics.
     path = "/"
@@ -187,3 +205,49 @@ def shell_for_file(path: str, content: str) -> str:
     folder = posixpath.dirname(path)
     make = f"mkdir -p {folder} && " if folder else ""
     return f"{make}printf %s {encoded} | base64 -d > {path}"
+
+
+def wire_sessions(model: ScriptedModel, home: Path) -> set[str | None]:
+    """The session ids a CLI sent with its requests (codex, Claude Code)."""
+    del home
+    return {seen.session for seen in model.seen}
+
+
+@dataclass(frozen=True)
+class TestedCli:
+    """One agent CLI as the real-CLI tests run it: its scripted provider and what it says
+    where CLIs differ. What its runtime can do (cost, turn bound, resume, effort) is read
+    from the runtime's record, never from here; this holds only what a test observes."""
+
+    #: The registered runtime it runs as (runners/runtimes/registry.py).
+    runtime: str
+    #: Its scripted provider, made with the key it expects.
+    provider: Callable[[str], ScriptedModel]
+    key: str
+    #: Models the pinned CLI sends as named: the first runs the lanes and the roles, all
+    #: of them are the escalation ladder's.
+    models: tuple[str, ...]
+    #: The light lane's reasoning effort ("" for the CLI's default).
+    effort: str = ""
+    #: Plain variables each run of it gets, besides a HOME of the test's own.
+    env: Mapping[str, str] = field(default_factory=dict)
+    #: Tools a read-only run is not even offered.
+    write_tools: frozenset[str] = frozenset()
+    #: What the model is told when a read-only run writes a file, and when it runs a
+    #: command that writes.
+    refused_write: str = ""
+    refused_shell: str = ""
+    #: What a read-only role holding grants (reviewer, inspector) is told when a command
+    #: it runs would write: any of these.
+    refused_with_grants: tuple[str, ...] = ()
+    #: Its words for a resume of a session it does not know.
+    unknown_session: str = ""
+    #: Its words when its own turn bound stopped a run (a runtime that bounds turns).
+    turn_limit: str = ""
+    #: Processes a run is at least (codex starts a helper beside itself).
+    processes: int = 1
+    #: Its output names the model that answered.
+    reports_model: bool = False
+    #: The session ids it used: from the wire, or where it keeps them under the home the
+    #: bot gave it (`RunRequest.home`).
+    sessions: Callable[[ScriptedModel, Path], set[str | None]] = wire_sessions

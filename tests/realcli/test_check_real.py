@@ -6,7 +6,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from runners.versions import TESTED
+from runners.runtimes import RUNTIMES
 from tests.realcli.harness import write_secrets
 
 
@@ -14,19 +14,20 @@ def test_check_reports_each_real_cli_at_the_tested_version(cli_bins, tmp_path: P
     (tmp_path / "repo" / "docs" / "intent").mkdir(parents=True)
     subprocess.run(["git", "init", "-q", str(tmp_path / "repo")], check=True)
     write_secrets(tmp_path)
+    # Every registered runtime, each with its program's key (a key file satisfies every
+    # runtime's rule; none is used, check only asks for versions).
+    sections = "".join(
+        f'[runtimes.{name}]\nbinary = "{cli_bins[record.cli.command]}"\n'
+        f'api_key_file = "secrets/{record.cli.command}-key"\nbase_url = "http://127.0.0.1:9"\n'
+        for name, record in RUNTIMES.items()
+    )
     config = tmp_path / "bot.toml"
     config.write_text(
         f"""
 [bot]
 owners = ["owner@example.org"]
 repo = "repo"
-[runtimes.codex]
-binary = "{cli_bins["codex"]}"
-[runtimes.claude]
-binary = "{cli_bins["claude"]}"
-[runtimes.openrouter]
-binary = "{cli_bins["codex"]}"
-api_key_file = "secrets/codex-key"
+{sections}
 [lanes.light]
 runtime = "codex"
 model = "gpt-5.5"
@@ -40,7 +41,7 @@ iteration_limit = 10
         timeout=120,
     )
     assert done.returncode == 0, done.stdout + done.stderr
-    for runtime, binary in (("codex", "codex"), ("claude", "claude"), ("openrouter", "codex")):
-        version = TESTED[binary][1]
-        line = f"runtime {runtime}: {cli_bins[binary]} found, version {version}, the tested version"
+    for name, record in RUNTIMES.items():
+        found = cli_bins[record.cli.command]
+        line = f"runtime {name}: {found} found, version {record.cli.tested}, the tested version"
         assert line in done.stdout

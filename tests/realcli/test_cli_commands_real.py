@@ -10,22 +10,24 @@ import sys
 from pathlib import Path
 
 from tests.pipeline.harness import builder_answer, make_repo, operator_answer
+from tests.realcli.clis import CLIS
 from tests.realcli.harness import (
     config_text,
     direct,
     judge_the_commit_in_the_prompt,
     write_secrets,
 )
-from tests.realcli.providers import Say, WriteFile
+from tests.realcli.providers import Say, ScriptedModel, WriteFile
 
 
-def _setup(tmp_path: Path, bins: dict[str, Path], codex_url: str, claude_url: str) -> Path:
+def _setup(tmp_path: Path, bins: dict[str, Path], models: dict[str, ScriptedModel]) -> Path:
     make_repo(tmp_path, {"greeting": "# Greeting\n\nSay hello.\n"})
     write_secrets(tmp_path)
-    for name in ("codex", "claude"):
+    for name in CLIS:
         (tmp_path / "home" / name).mkdir(parents=True)
     config = tmp_path / "bot.toml"
-    config.write_text(config_text("codex", bins, codex_url, claude_url))
+    urls = {name: model.base_url for name, model in models.items()}
+    config.write_text(config_text("codex", bins, urls))
     return config
 
 
@@ -46,7 +48,7 @@ async def cli(config: Path, *args: str) -> subprocess.CompletedProcess[str]:
 
 
 async def test_cli_drives_a_card_through_a_question_to_review(
-    cli_bins, responses_model, messages_model, tmp_path: Path
+    cli_bins, models, responses_model, tmp_path: Path
 ) -> None:
     question = operator_answer(
         {"decision": "needs_human", "reason": "unclear", "human_action": "English or German?"}
@@ -59,7 +61,7 @@ async def test_cli_drives_a_card_through_a_question_to_review(
         Say(builder_answer("Add hello")),
         judge_the_commit_in_the_prompt,
     )
-    config = _setup(tmp_path, cli_bins, responses_model.base_url, messages_model.base_url)
+    config = _setup(tmp_path, cli_bins, models)
     assert (await cli(config, "run", "--until-idle")).returncode == 0  # imports the intent
 
     refused = await cli(config, "answer", "greeting", "too early")
@@ -86,9 +88,9 @@ async def test_cli_drives_a_card_through_a_question_to_review(
 
 
 async def test_cli_cancel_and_split_refusals(
-    cli_bins, responses_model, messages_model, tmp_path: Path
+    cli_bins, models, responses_model, tmp_path: Path
 ) -> None:
-    config = _setup(tmp_path, cli_bins, responses_model.base_url, messages_model.base_url)
+    config = _setup(tmp_path, cli_bins, models)
     await cli(config, "run", "--until-idle")
     assert (await cli(config, "start", "greeting")).returncode == 0
     cancelled = await cli(config, "cancel", "greeting")

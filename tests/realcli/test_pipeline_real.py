@@ -1,7 +1,8 @@
 """The worker's orchestration with the real CLIs: a codex builder reviewed by Claude Code
 and deployed, the escalation ladder, a rejected review, deploys and merge conflicts,
-and two builds at once. The model is a loopback provider; where runs overlap it
-answers by the role and card in each prompt (a `responder`) instead of a fixed order.
+two builds at once on each CLI, and a builder's turns bounded in total on each CLI that
+bounds them. The model is a loopback provider; where runs overlap it answers by the role
+and card in each prompt (a `responder`) instead of a fixed order.
 """
 
 from __future__ import annotations
@@ -15,8 +16,10 @@ import pytest
 from chatbot.domain.phases import Phase
 from chatbot.domain.transitions import Action
 from chatbot.store import cards as card_store
+from runners.runtimes import RUNTIMES
 from tests.pipeline.harness import builder_answer, git, operator_answer
 from tests.pipeline.support import tree_snapshot
+from tests.realcli.clis import CLIS
 from tests.realcli.harness import (
     MODELS,
     OWNER,
@@ -256,7 +259,6 @@ PAIR_LANE = '\n[lanes.pair]\nruntime = "{cli}"\nmodel = "{model}"\niteration_lim
 PAIR_LANE += "concurrency = 2\ntimeout_s = 60\nidle_timeout_s = 60\n"
 
 
-@pytest.mark.parametrize("cli", ["codex", "claude"])
 async def test_two_cards_build_at_once_in_separate_worktrees(pipeline, cli: str) -> None:
     model, _ = MODELS[cli]
     files = {"alpha": ("alpha.txt", "alpha\n"), "beta": ("beta.txt", "beta\n")}
@@ -295,12 +297,13 @@ async def test_two_cards_build_at_once_in_separate_worktrees(pipeline, cli: str)
     assert {k: v for k, v in after.items() if not k.startswith("docs/review/")} == before
 
 
-async def test_a_claude_builder_gets_the_iteration_limit_in_total(pipeline) -> None:
+@pytest.mark.parametrize("cli", [name for name in CLIS if RUNTIMES[name].bounds_turns])
+async def test_a_builder_gets_the_iteration_limit_in_total(pipeline, cli: str) -> None:
     """The light lane's limit is 5: a first run that talks for three turns leaves the
-    resumed run two (`--max-turns 2` on the real CLI), not five more."""
-    rh = await pipeline("claude", {"greeting": "# Greeting\n\nAdd greet.py.\n"})
+    resumed run two (claude's `--max-turns 2`, gemini's GEMINI_MAX_TURNS), not five more."""
+    rh = await pipeline(cli, {"greeting": "# Greeting\n\nAdd greet.py.\n"})
     rh.model.script(
-        Say(direct("claude")),
+        Say(direct(cli)),
         Shell("ls"),
         Shell("ls"),
         Say("Not finished yet."),
@@ -314,7 +317,7 @@ async def test_a_claude_builder_gets_the_iteration_limit_in_total(pipeline) -> N
     assert card.phase is Phase.PLANNING_WITH_FEEDBACK, (card.failure_stage, card.failure_detail)
     builds = [run for run in await rh.runs("greeting") if run.role == "builder"]
     assert builds[0].turns == 3 and builds[0].outcome == "ok"
-    assert "Reached maximum number of turns (2)" in builds[1].outcome
+    assert CLIS[cli].turn_limit in builds[1].outcome
     # Five model requests of the builder in all; the sixth turn was never requested.
     assert len(rh.model.seen) == 1 + 5 and rh.model.pending == 1
     assert builds[1].session_id == builds[0].session_id

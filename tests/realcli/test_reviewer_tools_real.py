@@ -1,7 +1,8 @@
-"""The reviewer on the real Claude Code (issue 16): it is granted exactly the git commands
-a review needs (`git show`, `git diff`, `git log`; `git grep -F` by Claude Code's own
-read-only check), and nothing that writes gets through: not a commit, not a tag, not a
-redirection, not `git diff --output=FILE`, which a bare grant would let write."""
+"""The reviewer on each real CLI (issue 16): it runs exactly the git commands a review
+needs (`git show`, `git diff`, `git log`, `git grep`: granted in the CLI's own syntax
+where its read-only mode would refuse them), and nothing that writes gets through: not a
+commit, not a tag, not a redirection, not `git diff --output=FILE`, which a bare grant
+would let write (shown on Claude Code)."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from chatbot.domain.transitions import Action
 from runners.process import ProcessLimits
 from runners.runtimes import claude, run_model
 from tests.pipeline.harness import builder_answer, git, make_repo
+from tests.realcli.clis import CLIS
 from tests.realcli.harness import (
     OWNER,
     child_env,
@@ -41,7 +43,9 @@ def run(command: str):
 
 READS = [
     "git show --stat {c}",
-    "git diff {c}~1 {c}",
+    # A CLI may hand its shell a git configuration with diff.external emptied (Gemini CLI
+    # does); git then fails to run "" for a patch unless told to use its own diff.
+    "git diff --no-ext-diff {c}~1 {c}",
     "git grep -F greet {c}",
     "git log -1 --format=%H {c}",
 ]
@@ -53,10 +57,10 @@ WRITES = [
 ]
 
 
-async def test_the_claude_reviewer_reads_the_commit_and_writes_nothing(pipeline) -> None:
-    rh = await pipeline("claude", {"greeting": INTENT})
+async def test_the_reviewer_reads_the_commit_and_writes_nothing(pipeline, cli) -> None:
+    rh = await pipeline(cli, {"greeting": INTENT})
     rh.model.script(
-        Say(direct("claude")),
+        Say(direct(cli)),
         WriteFile("greet.py", "def greet():\n    return 'hi'\n"),
         Say(builder_answer("Add greet()")),
         *(run(command) for command in READS + WRITES),
@@ -75,14 +79,12 @@ async def test_the_claude_reviewer_reads_the_commit_and_writes_nothing(pipeline)
     assert f"{commit}:greet.py:def greet():" in grep
     assert commit in log
     for command, text in zip(WRITES, refused, strict=True):
-        assert DENIED in text, (command, text)
+        assert any(said in text for said in CLIS[cli].refused_with_grants), (command, text)
     worktree = rh.h.config.bot.workspaces / "greeting"
     assert not (worktree.parent / "leak.txt").exists()
     assert not (worktree.parent / "shown.txt").exists()
     assert git(rh.h.repo, "tag") == ""
     assert git(rh.h.repo, "rev-parse", "card/greeting") == commit
-    # The grants are the role table's (the reviewer's git reads), in Claude Code's syntax.
-    assert claude.RUNTIME.tool_rules(BY_NAME["reviewer"].grants) == claude.REVIEW_GIT_TOOLS
 
 
 async def test_a_bare_git_grant_would_let_writes_through(
@@ -124,3 +126,5 @@ async def test_a_bare_git_grant_would_let_writes_through(
     assert git(repo, "rev-parse", "HEAD") == head
     await attempt("git commit --allow-empty -m b", ("Bash(git *)",))
     assert git(repo, "rev-parse", "HEAD") != head
+    # The grants are the role table's (the reviewer's git reads), in Claude Code's syntax.
+    assert claude.RUNTIME.tool_rules(BY_NAME["reviewer"].grants) == claude.REVIEW_GIT_TOOLS

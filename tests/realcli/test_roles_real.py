@@ -1,8 +1,10 @@
-"""Every role through the real codex and the real Claude Code, through the bot's own
+"""Every role through each real agent CLI (tests/realcli/clis/), through the bot's own
 pipeline (store, worker, git worktrees, contracts), with only the model scripted.
 
 Each test runs once per CLI. The scripted model uses the CLI's real tools: a shell
-command or a file write in the builder's worktree, `git show` for the reviewer.
+command or a file write in the builder's worktree, `git show` for the reviewer. What
+differs between CLIs comes from the runtime's record (cost, effort) or the CLI's test
+module (what it says when it refuses), never from its name.
 """
 
 from __future__ import annotations
@@ -18,8 +20,10 @@ from chatbot.domain.phases import Kind, Phase
 from chatbot.domain.transitions import Action
 from chatbot.store import cards as card_store
 from chatbot.store import questions as question_store
+from runners.runtimes import RUNTIMES
 from tests.pipeline.harness import builder_answer, git, operator_answer, synthesis_answer
 from tests.pipeline.support import tree_snapshot
+from tests.realcli.clis import CLIS
 from tests.realcli.harness import (
     OWNER,
     RealHarness,
@@ -28,7 +32,7 @@ from tests.realcli.harness import (
     review_of,
     split_child,
 )
-from tests.realcli.providers import Say, Seen, Shell, WriteFile
+from tests.realcli.providers import Look, Say, Seen, Shell, WriteFile
 
 INTENT = "# Greeting\n\nAdd `greet.py` with a `greet()` function.\n"
 GREET = "def greet():\n    return 'hi'\n"
@@ -41,9 +45,10 @@ def real(cli, pipeline) -> Callable[[dict[str, str]], Awaitable[RealHarness]]:
 
 
 def judge_what_git_show_showed(seen: Seen) -> Say:
-    """The reviewer quotes the commit it saw in its own `git show` output."""
+    """The reviewer quotes the commit it saw in its own `git show` output (which a CLI
+    may hand the model inside a frame of its own, so not at a line's start)."""
     shown = "\n".join(seen.tool_results)
-    found = re.search(r"^commit ([0-9a-f]{40})", shown, re.MULTILINE)
+    found = re.search(r"\bcommit ([0-9a-f]{40})\b", shown)
     return Say(review_of(found[1] if found else "no-commit-in-git-show-output"))
 
 
@@ -53,21 +58,26 @@ def build(path: str, content: str, subject: str) -> list:
 
 
 async def assert_runs_recorded(rh: RealHarness, slug: str, roles: list[str]) -> None:
-    """One telemetry row per run, with the session the CLI used on the wire, and the usage
-    (codex: tokens) or cost (claude: total_cost_usd) from the CLI's own output."""
+    """One telemetry row per run, with the session the CLI used, the usage from the CLI's
+    own output, and its cost where the CLI reports one (no prices are configured here)."""
     runs = await rh.runs(slug)
     assert [run.role for run in runs] == roles
-    sessions = {seen.session for seen in rh.model.seen}
+    sessions = rh.sessions()
+    record = RUNTIMES[rh.cli]
     for run in runs:
         assert run.outcome == "ok", run.outcome
-        assert run.session_id in sessions
+        assert run.session_id and run.session_id in sessions, (run.session_id, sessions)
         assert run.input_tokens and run.input_tokens % 100 == 0
         assert run.output_tokens == run.input_tokens // 10
-        if rh.cli == "claude":
+        if record.reports_cost:
             assert run.cost_usd is not None and run.cost_usd > 0
-            assert run.actual_model
         else:
             assert run.cost_usd is None
+        if CLIS[rh.cli].reports_model:
+            assert run.actual_model
+        # The effort a run records is what its CLI was started with.
+        ran_with = (run.reasoning_effort or None) if record.takes_effort else None
+        assert run.actual_reasoning_effort == ran_with
 
 
 async def test_operator_direct_builder_commit_and_reviewer_git_show(real, cli) -> None:
@@ -118,14 +128,14 @@ async def test_builder_continues_its_real_session(real, cli) -> None:
     card = await rh.h.board.card("greeting")
     assert card.phase is Phase.READY_FOR_DEPLOYMENT, card.failure_detail
     _, first, resumed, _, _ = rh.model.seen
-    # The second builder run resumed the first one's session (exec resume / --resume).
+    # The second builder run resumed the first one's session, with its history.
     assert resumed.session == first.session
     assert "Still working: the module comes next." in resumed.assistant_texts
     assert first.prompt in resumed.user_texts
     assert resumed.prompt.startswith("Continue the same task")
     runs = [run for run in await rh.runs("greeting") if run.role == "builder"]
-    assert [run.session_id for run in runs] == [first.session, first.session]
-    # codex reports the thread's cumulative usage; each run records only its own share.
+    assert runs[0].session_id and [run.session_id for run in runs] == [runs[0].session_id] * 2
+    # Each run records only its own share (codex reports the thread's usage cumulatively).
     assert [run.input_tokens for run in runs] == [100, 200]
     await assert_runs_recorded(rh, "greeting", ["operator", "builder", "builder", "reviewer"])
 
@@ -266,7 +276,7 @@ async def test_researcher_looks_around_and_its_report_is_written(real, cli) -> N
     research.write_text("# Which database?\n")
     await rh.h.board.import_cards()
     rh.model.script(
-        Shell("ls docs/research-intent"),
+        Look("docs/research-intent"),
         Say("===RESEARCH-REPORT===\n# Findings\n\nUse SQLite.\n===END-RESEARCH-REPORT==="),
     )
     await rh.h.board.act("pick-db", Action.RESEARCH, actor=OWNER)
@@ -306,7 +316,12 @@ async def test_inspector_in_both_modes(real, cli, mode: str) -> None:
     rh = await real({"greeting": INTENT})
     marker = "INSPECTION_RESULT" if mode == "implementation_status" else "ROUTING_RESULT"
     answer = INSPECTION if mode == "implementation_status" else ROUTING
-    rh.model.script(Shell("ls"), Say(f"==={marker}===\n{json.dumps(answer)}\n===END_{marker}==="))
+    # It looks around and reads the history with git, as its prompt asks.
+    rh.model.script(
+        Look(),
+        Shell("git log --oneline -1"),
+        Say(f"==={marker}===\n{json.dumps(answer)}\n===END_{marker}==="),
+    )
     await rh.h.board.act("greeting", Action.INSPECT, actor=OWNER, payload={"mode": mode})
     await rh.run_until_idle()
     card = await rh.h.board.card("greeting")
@@ -321,6 +336,7 @@ async def test_inspector_in_both_modes(real, cli, mode: str) -> None:
         assert found["deployment_status_discrepancy"] is True
         assert found["deployment_evidence"][0]["source"] == "intent board"
     assert marker in rh.model.seen[0].prompt and "README.md" in rh.model.seen[1].tool_results[0]
+    assert "initial" in rh.model.seen[2].tool_results[1]
 
 
 async def test_a_read_only_role_cannot_change_the_repository(real, cli) -> None:
@@ -335,15 +351,15 @@ async def test_a_read_only_role_cannot_change_the_repository(real, cli) -> None:
     await rh.run_until_idle()
     card = await rh.h.board.card("greeting")
     assert card.phase is Phase.PLANNED, card.failure_detail
-    # Refused by the real CLI's sandbox (codex) or permission mode (claude): nothing changed.
+    # Refused by the real CLI's sandbox or permission mode: nothing changed.
     assert tree_snapshot(rh.h.repo) == before
     assert git(rh.h.repo, "status", "--porcelain") == ""
     refusals = rh.model.seen[-1].tool_results
     assert len(refusals) == 2
-    if cli == "codex":
-        assert all("Read-only file system" in text for text in refusals), refusals
-    else:
-        assert "No such tool available: Write" in refusals[0] and "denied" in refusals[1]
+    assert CLIS[cli].refused_write in refusals[0], refusals
+    # The inspector holds the git reads: its other commands are refused as a reviewer's.
+    assert any(said in refusals[1] for said in CLIS[cli].refused_with_grants), refusals
+    assert not CLIS[cli].write_tools & rh.model.seen[0].tools
 
 
 async def test_fixer_repairs_a_failed_card_and_its_commit_is_reviewed(real, cli) -> None:
@@ -376,8 +392,9 @@ async def test_fixer_repairs_a_failed_card_and_its_commit_is_reviewed(real, cli)
         assert fixer.cwd == str(rh.h.config.bot.workspaces / "greeting")
         assert "changed no file" in fixer.prompt
     assert "Keep the old API?" in fixed.prompt and "yes" in fixed.prompt
-    # A fresh session for each fixer round.
-    assert asked.session != fixed.session
+    # A fresh session for each fixer round (both are sessions the CLI used: below).
+    first, second = (run for run in await rh.runs("greeting") if run.role == "fixer")
+    assert first.session_id != second.session_id
     await assert_runs_recorded(
         rh, "greeting", ["operator", "builder", "fixer", "fixer", "reviewer"]
     )

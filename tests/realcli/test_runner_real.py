@@ -1,7 +1,8 @@
-"""The runner layer against the real codex and Claude Code, each talking to a scripted
-model on 127.0.0.1 through the `base_url` option: answers, usage, cost and session
-ids from the real output, resume, the read-only sandboxes, and timeouts that leave
-no process behind."""
+"""The runner layer against each real agent CLI (tests/realcli/clis/), each talking to a
+scripted model on 127.0.0.1 through the `base_url` option: answers, usage, cost and
+session ids from the real output, resume, the read-only sandboxes, turn bounds, and
+timeouts that leave no process behind. The tests named for one CLI show that CLI's own
+behaviour."""
 
 from __future__ import annotations
 
@@ -13,12 +14,14 @@ from dataclasses import replace
 from pathlib import Path
 
 import psutil
+import pytest
 
 from runners.process import Outcome, ProcessLimits, run_process
-from runners.runtimes import Mode, Usage, build_invocation, claude, run_model
+from runners.runtimes import RUNTIMES, Mode, Usage, build_invocation, claude, run_model
 from tests.pipeline.harness import git, make_repo
 from tests.pipeline.support import tree_snapshot
-from tests.realcli.harness import CLAUDE_KEY, CODEX_KEY, child_env, run_request
+from tests.realcli.clis import CLIS
+from tests.realcli.harness import child_env, run_request, sessions
 from tests.realcli.providers import Hang, Say, Shell, WriteFile
 
 LIMITS = ProcessLimits(timeout=60, idle_timeout=60, kill_grace=1.0)
@@ -38,16 +41,19 @@ async def test_answer_usage_cost_and_session_come_from_the_real_output(
     seen = model.seen[0]
     assert seen.prompt == "Say hello."
     assert seen.cwd == str(repo)
-    # The session id the bot records is the one the CLI used on the wire.
-    assert result.output.session_id and result.output.session_id == seen.session
+    # The session id the bot records is the one the CLI used.
+    assert result.output.session_id
+    assert sessions(cli, model, tmp_path) == {result.output.session_id}
     assert result.output.usage == PER_RESPONSE
-    if cli == "claude":
+    assert result.output.turns == 1
+    # A CLI reporting the session's usage cumulatively (codex) gives that reading too.
+    assert result.output.thread_usage in (None, PER_RESPONSE)
+    if RUNTIMES[cli].reports_cost:
         assert result.output.cost_usd is not None and result.output.cost_usd > 0
-        assert result.output.turns == 1
-        assert result.output.model  # named by the CLI's own output
     else:
-        assert result.output.cost_usd is None  # codex reports tokens only
-        assert result.output.thread_usage == PER_RESPONSE
+        assert result.output.cost_usd is None  # tokens only: priced by the configuration
+    if CLIS[cli].reports_model:
+        assert result.output.model == seen.model  # named by the CLI's own output
 
 
 async def test_resume_continues_the_real_session(cli, cli_bins, model, tmp_path: Path) -> None:
@@ -80,11 +86,12 @@ async def test_resume_continues_the_real_session(cli, cli_bins, model, tmp_path:
     )
     assert second.ok, second.failure
     assert second.output.answer == "Second part done."
-    assert second.output.session_id == session == model.seen[1].session
+    assert second.output.session_id == session
+    assert sessions(cli, model, tmp_path) == {session}
     # The resumed conversation carries the first run's exchange.
     assert "Start." in model.seen[1].user_texts
     assert "First part done." in model.seen[1].assistant_texts
-    # codex reports usage per thread, cumulatively; the run's share is the difference.
+    # The run's own share (codex reports the thread's usage cumulatively: the difference).
     assert second.output.usage == PER_RESPONSE
 
 
@@ -92,13 +99,18 @@ async def test_resume_of_an_unknown_session_fails_with_the_clis_reason(
     cli, cli_bins, model, tmp_path: Path
 ) -> None:
     repo = make_repo(tmp_path, {})
+    env = child_env(tmp_path / "home")
+    # A session of its own first: the unknown one is not the only one it could look for.
+    model.script(Say("A first session."))
+    first = run_request(cli, cli_bins, model, tmp_path, repo, "Start.")
+    assert (await run_model(cli, first, limits=LIMITS, base_env=env)).ok
     unknown = "01a22fc5-0000-7000-8000-000000000000"
     request = run_request(cli, cli_bins, model, tmp_path, repo, "Go on.", resume_session_id=unknown)
-    result = await run_model(cli, request, limits=LIMITS, base_env=child_env(tmp_path / "home"))
+    result = await run_model(cli, request, limits=LIMITS, base_env=env)
     assert result.outcome is Outcome.EXIT_NONZERO
-    reason = "no rollout found for thread id" if cli == "codex" else "No conversation found"
-    assert reason in (result.failure or "") and unknown in (result.failure or "")
-    assert model.seen == []
+    assert CLIS[cli].unknown_session in (result.failure or "")
+    assert unknown in (result.failure or "")
+    assert len(model.seen) == 1
 
 
 async def test_a_read_only_run_cannot_write_to_the_repository(
@@ -119,14 +131,11 @@ async def test_a_read_only_run_cannot_write_to_the_repository(
     assert git(repo, "status", "--porcelain") == ""
     refusals = model.seen[-1].tool_results
     assert len(refusals) == 2
-    if cli == "codex":
-        # The sandbox ran the commands and the kernel refused the writes.
-        assert all("Read-only file system" in text for text in refusals), refusals
-    else:
-        # The write tools are not offered at all; Bash writes are denied in dontAsk mode.
-        assert not {"Write", "Edit", "NotebookEdit"} & model.seen[0].tools
-        assert "No such tool available: Write" in refusals[0]
-        assert "denied" in refusals[1]
+    # A sandbox that lets the kernel refuse the writes (codex), or write tools not offered
+    # and commands that write denied (the others).
+    assert not CLIS[cli].write_tools & model.seen[0].tools
+    assert CLIS[cli].refused_write in refusals[0], refusals
+    assert CLIS[cli].refused_shell in refusals[1], refusals
 
 
 async def test_a_timeout_kills_the_real_cli_and_every_helper(
@@ -152,7 +161,7 @@ async def test_a_timeout_kills_the_real_cli_and_every_helper(
     await asyncio.wait_for(model.hanging.wait(), 30)
     leader = psutil.Process(groups[0])
     tree = [leader, *leader.children(recursive=True)]
-    key = CODEX_KEY if cli == "codex" else CLAUDE_KEY
+    key = CLIS[cli].key
     # The key is in the CLI's environment, never on a command line.
     assert key in leader.environ().values()
     assert not any(key in " ".join(_cmdline(process)) for process in tree)
@@ -170,7 +179,7 @@ async def test_a_timeout_kills_the_real_cli_and_every_helper(
         except (ProcessLookupError, psutil.NoSuchProcess):
             continue
     assert members == []
-    assert len(tree) >= 2 if cli == "codex" else len(tree) >= 1
+    assert len(tree) >= CLIS[cli].processes
 
 
 def _cmdline(process: psutil.Process) -> list[str]:
@@ -210,7 +219,7 @@ async def test_codex_refuses_a_non_git_folder_without_the_skip_flag(
     argv = [
         arg for arg in build_invocation("codex", request).argv if arg != "--skip-git-repo-check"
     ]
-    env = {**child_env(tmp_path / "home"), "GATEWAY_API_KEY": CODEX_KEY}
+    env = {**child_env(tmp_path / "home"), "GATEWAY_API_KEY": responses_model.key}
     result = await run_process(argv, cwd=empty, stdin="Draft this.", base_env=env, limits=LIMITS)
     assert result.exit_code == 1
     assert "Not inside a trusted directory" in result.stderr_tail
@@ -223,7 +232,7 @@ async def test_claude_write_tools_are_the_real_tool_names(
     """The read-only disallow list names only tools the pinned Claude Code has: no
     "Permission deny rule ... matches no known tool" in its log (as MultiEdit caused)."""
     repo = make_repo(tmp_path, {})
-    env = {**child_env(tmp_path / "home"), "ANTHROPIC_API_KEY": CLAUDE_KEY}
+    env = {**child_env(tmp_path / "home"), "ANTHROPIC_API_KEY": messages_model.key}
     env["ANTHROPIC_BASE_URL"] = messages_model.base_url
     messages_model.script(Say("ok"), Say("ok"), Say("ok"))
 
@@ -254,29 +263,20 @@ async def test_claude_write_tools_are_the_real_tool_names(
     assert set(claude.WRITE_TOOLS) <= set(init["tools"]), init["tools"]
 
 
-async def test_claude_turn_limit_is_reported_as_such(
-    cli_bins, messages_model, tmp_path: Path
-) -> None:
+@pytest.mark.parametrize("cli", [name for name in CLIS if RUNTIMES[name].bounds_turns])
+async def test_the_turn_bound_is_reported_as_such(cli, cli_bins, model, tmp_path: Path) -> None:
     repo = make_repo(tmp_path, {})
-    messages_model.script(Shell("git status"), Shell("git status"))
+    model.script(Shell("git status"), Shell("git status"))
     request = run_request(
-        "claude",
-        cli_bins,
-        messages_model,
-        tmp_path,
-        repo,
-        "Build it.",
-        mode=Mode.WORKSPACE_WRITE,
-        max_turns=1,
+        cli, cli_bins, model, tmp_path, repo, "Build it.", mode=Mode.WORKSPACE_WRITE, max_turns=1
     )
-    result = await run_model(
-        "claude", request, limits=LIMITS, base_env=child_env(tmp_path / "home")
-    )
-    # The real CLI exits 1 with is_error and subtype error_max_turns: the builder escalates.
-    assert result.exit_code == 1
+    result = await run_model(cli, request, limits=LIMITS, base_env=child_env(tmp_path / "home"))
+    # The real CLI stops after one model turn and says why: the builder escalates.
+    assert result.outcome is Outcome.EXIT_NONZERO
     assert result.output.turn_limit_reached
-    assert "maximum number of turns" in (result.failure or "")
-    assert result.output.session_id == messages_model.seen[0].session
+    assert CLIS[cli].turn_limit in (result.failure or "")
+    assert len(model.seen) == 1 and model.pending == 1
+    assert result.output.session_id in sessions(cli, model, tmp_path)
 
 
 async def test_openrouter_runtime_reaches_its_base_url_with_its_key(
@@ -292,7 +292,7 @@ async def test_openrouter_runtime_reaches_its_base_url_with_its_key(
     assert result.ok, result.failure
     assert result.output.answer == "via the openrouter runtime"
     assert responses_model.seen[0].model == "vendor/some-model"
-    assert responses_model.seen[0].headers["Authorization"] == f"Bearer {CODEX_KEY}"
+    assert responses_model.seen[0].headers["Authorization"] == f"Bearer {responses_model.key}"
 
 
 async def test_the_steps_of_a_run_are_read_from_the_real_clis_stream(

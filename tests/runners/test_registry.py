@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from runners import versions
-from runners.runtimes import RUNTIMES, Grant, RunRequest, Runtime, get_runtime
+from runners.runtimes import RUNTIMES, Grant, Invocation, RunRequest, Runtime, get_runtime
 from runners.runtimes.base import KeyFile
 from runners.runtimes.registry import HOMES, clis
 from runners.scripted.stand_ins import STAND_INS
@@ -32,6 +32,7 @@ def request(**overrides: object) -> RunRequest:
         "prompt": "do it",
         "model": "vendor/model",
         "api_key_file": Path("/k"),
+        "home": Path("/srv/board/workspaces/.agent-homes/cli"),
     }
     fields.update(overrides)
     return RunRequest(**fields)  # type: ignore[arg-type]
@@ -48,12 +49,19 @@ def test_the_registry_lists_each_runtime_once_by_its_module(runtime: Runtime) ->
     assert get_runtime(runtime.name) is runtime
 
 
-def test_resume_and_turn_bound_are_what_the_argv_does(runtime: Runtime) -> None:
-    plain = runtime.build_argv(request()).argv
-    resumed = runtime.build_argv(request(resume_session_id=SESSION)).argv
+def _started(invocation: Invocation) -> set[str]:
+    """What reaches the CLI: its argv and its plain environment (a bound may go either way)."""
+    return {*invocation.argv, *(f"{k}={v}" for k, v in invocation.env_extras.items())}
+
+
+def test_resume_turn_bound_and_effort_are_what_the_invocation_does(runtime: Runtime) -> None:
+    plain = _started(runtime.build_argv(request()))
+    resumed = _started(runtime.build_argv(request(resume_session_id=SESSION)))
     assert (SESSION in resumed) is runtime.resumes
-    bounded = runtime.build_argv(request(max_turns=7)).argv
-    assert (bounded != plain and "7" in bounded) is runtime.bounds_turns
+    bounded = _started(runtime.build_argv(request(max_turns=7))) - plain
+    assert any("7" in item for item in bounded) is runtime.bounds_turns
+    effort = _started(runtime.build_argv(request(reasoning_effort="high"))) - plain
+    assert any("high" in item for item in effort) is runtime.takes_effort
 
 
 def test_every_grant_is_written_in_the_clis_syntax_and_reaches_a_valid_argv(
@@ -80,6 +88,17 @@ def test_a_record_without_a_rule_for_a_grant_is_refused_at_import() -> None:
         Runtime(**{**_fields(codex), "grants": {}})
     with pytest.raises(ValueError, match="invalid tool rule"):
         Runtime(**{**_fields(codex), "grants": {Grant.GIT_READS: ("--yolo",)}})
+
+
+def test_a_runtime_checks_its_rules_in_its_own_syntax() -> None:
+    # A CLI whose grants are command prefixes, not claude's `Bash(git show *)`.
+    prefixes = re.compile(r"^git [a-z]+$")
+    fields = {**_fields(RUNTIMES["codex"]), "rule_re": prefixes}
+    Runtime(**{**fields, "grants": {Grant.GIT_READS: ("git show", "git log")}})
+    with pytest.raises(ValueError, match="invalid tool rule"):
+        Runtime(**{**fields, "grants": {Grant.GIT_READS: ("Bash(git show *)",)}})
+    with pytest.raises(ValueError, match="invalid tool rule"):
+        Runtime(**{**fields, "grants": {Grant.GIT_READS: ("git show; touch x",)}})
 
 
 def _fields(runtime: Runtime) -> dict[str, object]:
@@ -134,7 +153,9 @@ CLI = Cli("echo-cli", "@example/echo-cli", "3.2.1")
 
 def build_argv(request):
     built = codex.build_argv(request)
-    return Invocation(NAME, built.argv, built.cwd, built.stdin)
+    # Its settings live in the home the bot gives it, written before it starts.
+    files = {request.home / "settings.json": '{"echo": true}'} if request.home else {}
+    return Invocation(NAME, built.argv, built.cwd, built.stdin, files=files)
 
 
 RUNTIME = Runtime(
@@ -152,11 +173,11 @@ RUNTIME = Runtime(
 '''
 
 PROBE = r"""
-import json, sys
+import asyncio, json, sys
 from pathlib import Path
 from chatbot.config import ConfigError, parse_config
 from runners import versions
-from runners.runtimes import RUNTIMES, RunRequest, build_invocation
+from runners.runtimes import RUNTIMES, RunRequest, build_invocation, run_model
 from tests.contracts.test_names_compared import REGISTRIES
 
 text = '''
@@ -187,7 +208,11 @@ try:
 except ConfigError as error:
     unknown = str(error)
 argv = build_invocation("echo", RunRequest("echo-cli", folder, "hi")).argv
+# No echo-cli is installed: the run fails to start, after its files were written.
+ran = asyncio.run(run_model("echo", RunRequest("echo-cli", folder, "hi", home=folder / "home")))
 print(json.dumps({
+    "ran": ran.failure,
+    "settings": (folder / "home" / "settings.json").read_text(),
     "lane": config.allowed_profiles().lanes["light"].runtime,
     "refused": refused,
     "unknown": unknown,
@@ -235,3 +260,5 @@ def test_a_new_runtime_is_its_module_and_its_registry_line(tmp_path: Path) -> No
     assert seen["tested"] == "3.2.1" and seen["argv0"] == "echo-cli"
     assert seen["home"] == "runners.runtimes.echo"
     assert seen["names"] == [*RUNTIMES, "echo"]
+    assert seen["ran"] == "echo: binary not found: echo-cli"
+    assert seen["settings"] == '{"echo": true}'
