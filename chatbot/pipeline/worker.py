@@ -338,6 +338,7 @@ class Worker:
             # met a full disk or the database away: fail it, once writes work again.
             log.warning("job %s (%s) stopped: %s", job.id, role, error)
             await self._fail(job, f"the database took no writes during this run: {error}", ctx)
+        except Exception as error:  # noqa: BLE001 - a bug must fail one job, not the worker
             log.exception("job %s (%s) crashed", job.id, role)
             await self._fail(job, f"internal error: {type(error).__name__}: {error}", ctx)
 
