@@ -7,10 +7,12 @@ read on the reader connection.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import logging
+from collections.abc import Awaitable, Callable, Iterable
+from typing import TypeVar
 
 from chatbot.domain.roles import ROLES, ProfileFrom, role_lane
-from chatbot.store import Store, telemetry
+from chatbot.store import Store, StoreUnwritable, telemetry
 from chatbot.store import cards as card_store
 from chatbot.store import jobs as job_store
 from chatbot.store import workers as worker_store
@@ -18,6 +20,9 @@ from chatbot.store.cards import Card
 from chatbot.store.jobs import Job
 from chatbot.store.telemetry import RunRecord
 from runners.process import process_identity
+
+log = logging.getLogger(__name__)
+T = TypeVar("T")
 
 
 def _alive(identity: str) -> bool:
@@ -101,6 +106,20 @@ class BoardQueue:
     # A run's own rows (its telemetry, its process) depend on nothing else on the board:
     # they need not wait for other hosts' moves, and the move that follows wakes whoever
     # shows them.
+
+    async def saved(self, write: Callable[[], Awaitable[T]], what: str) -> T:
+        """`write()`, again and again while the database takes no writes (a full disk).
+
+        A run's result, or the failure of its job, is worth more than the time it
+        waits: each write is all or nothing, so repeating it once the store's probe
+        found writes working again applies it exactly once.
+        """
+        while True:
+            try:
+                return await write()
+            except StoreUnwritable as error:
+                log.warning("%s waits until the database takes writes: %s", what, error)
+                await self.store.health.wait_writable()
 
     async def record_run(self, record: RunRecord) -> int:
         async with self.store.transaction(exclusive=False) as db:

@@ -154,24 +154,11 @@ class JobContext:
         )
 
     async def saved(self, write: Callable[[], Awaitable[T]]) -> T:
-        """`write()`, again and again while the database takes no writes (a full disk).
-
-        A run's result is worth more than the time it waits: the write is all or
-        nothing, so repeating it once the store's probe found writes working again
-        applies it exactly once. Meanwhile the job's lease may run out; then the
-        write says LeaseLost, as for any job taken away.
-        """
-        while True:
-            try:
-                return await write()
-            except StoreUnwritable as error:
-                log.warning(
-                    "job %s (%s): its result waits until the database takes writes: %s",
-                    self.job.id,
-                    self.job.kind,
-                    error,
-                )
-                await self.board.store_health.wait_writable()
+        """`write()` once the database takes writes again (a full disk): the run's result
+        waits instead of being lost. Meanwhile the job's lease may run out; then the
+        write says LeaseLost, as for any job taken away."""
+        what = f"job {self.job.id} ({self.job.kind}): its result"
+        return await self.board.saved(write, what)
 
     async def run(
         self,

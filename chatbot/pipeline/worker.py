@@ -347,12 +347,9 @@ class Worker:
         self.failed_jobs += 1
         # A run that ended well but whose answer the job did not apply: it did not count.
         rejected = ctx.answered_run() if ctx is not None else None
-        while True:
-            try:
-                with contextlib.suppress(LeaseLost):
-                    await self.board.fail(
-                        job, self.instance_id, detail=detail, rejected_run=rejected
-                    )
-                return
-            except StoreUnwritable:
-                await self.board.store_health.wait_writable()
+
+        async def record() -> None:
+            with contextlib.suppress(LeaseLost):
+                await self.board.fail(job, self.instance_id, detail=detail, rejected_run=rejected)
+
+        await self.board.saved(record, f"job {job.id} ({job.kind}): its failure")

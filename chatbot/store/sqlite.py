@@ -210,26 +210,13 @@ class SqliteStore(Store):
         async with self._write_lock:
             try:
                 await self._writer.execute("BEGIN IMMEDIATE")
-            except BaseException as error:
-                # A BEGIN that failed half-way (an I/O error) or whose await was
-                # cancelled (it runs on the writer's thread all the same) must not leave
-                # the connection inside a transaction for the next writer.
-                await self._rollback()
-                if isinstance(error, sqlite3.OperationalError):
-                    raise self._refused(error) from None
-                raise
-            try:
                 yield SqliteDb(self._writer)
-            except BaseException as error:
-                await self._rollback()
-                if isinstance(error, sqlite3.OperationalError):
-                    raise self._refused(error) from None
-                raise
-            try:
                 await self._writer.execute("COMMIT")
             except BaseException as error:
-                # A COMMIT that fails (the log cannot grow) leaves the transaction open;
-                # after one that went through, the ROLLBACK finds none and does nothing.
+                # Whatever failed (a BEGIN half-way, the body, a COMMIT the log could not
+                # take) or was cancelled (the statement runs on the writer's thread all
+                # the same) must not leave the connection inside a transaction for the
+                # next writer; after a COMMIT that went through, the ROLLBACK does nothing.
                 await self._rollback()
                 if isinstance(error, sqlite3.OperationalError):
                     raise self._refused(error) from None
