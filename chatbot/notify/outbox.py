@@ -21,7 +21,7 @@ import contextlib
 import logging
 import time
 
-from chatbot.store import Store, StoreError, StoreUnwritable
+from chatbot.store import Store, StoreError
 from chatbot.store import chat as chat_store
 from chatbot.store.chat import OutboxRow, Post
 from chatbot.transports.base import (
@@ -38,10 +38,6 @@ log = logging.getLogger(__name__)
 
 #: Tries of one message before it is given up (each may have cost a reconnect).
 MAX_TRIES = 5
-
-
-class _Unrecorded(Exception):
-    """The mark before a send could not be written: the send must not happen."""
 
 
 def target_of(row: OutboxRow) -> Target:
@@ -233,10 +229,7 @@ class OutboxSender:
                 if message_id is not None:
                     log.info("outbox row %s was delivered before; not sending it again", row.id)
             if message_id is None:
-                try:
-                    await chat_store.mark_send_started(self.store, row.id)
-                except StoreError:
-                    raise _Unrecorded() from None
+                await chat_store.mark_send_started(self.store, row.id)
                 message_id = await transport.send(
                     target_of(row),
                     row.text,
@@ -246,9 +239,10 @@ class OutboxSender:
                     replaces=replaces,
                     mentions=row.mentions,
                 )
-        except _Unrecorded:
-            # Not this message's failure: without the mark a resend could double it.
-            raise StoreUnwritable(f"outbox row {row.id} cannot be marked") from None
+        except StoreError:
+            # The database's failure, not this message's (the mark before the send could
+            # not be written): nothing is sent that could not be recorded.
+            raise
         except NotConnected:
             return False  # the status callback wakes us when it is back
         except TargetUnavailable as error:
