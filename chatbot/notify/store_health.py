@@ -10,7 +10,6 @@ most once per `quiet_s`, and its end only after the trouble was said.
 from __future__ import annotations
 
 import asyncio
-import logging
 import time
 from collections.abc import Awaitable, Callable, Sequence
 
@@ -19,8 +18,6 @@ from chatbot.notify.notifier import Destination
 from chatbot.notify.texts import text
 from chatbot.store.chat import Post
 from chatbot.store.health import StoreHealth
-
-log = logging.getLogger(__name__)
 
 QUIET_S = 600.0
 
@@ -77,8 +74,3 @@ class StoreHealthNotices:
             task = asyncio.get_running_loop().create_task(self.send_now(post))
             self._tasks.add(task)
             task.add_done_callback(self._tasks.discard)
-
-    async def settled(self) -> None:
-        """Until every post begun so far was handed to its transport (tests, shutdown)."""
-        while self._tasks:
-            await asyncio.gather(*list(self._tasks), return_exceptions=True)
