@@ -20,9 +20,10 @@ import logging
 import os
 import shutil
 import signal
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 log = logging.getLogger(__name__)
 
@@ -54,6 +55,8 @@ class Outcome(enum.StrEnum):
     IDLE_TIMEOUT = "idle_timeout"
     OUTPUT_CAP = "output_cap"
     NOT_FOUND = "not_found"
+    #: The conversation with the CLI broke (`run_process(converse=...)` raised).
+    PROTOCOL = "protocol_error"
 
 
 @dataclass(frozen=True, slots=True)
@@ -144,6 +147,10 @@ class _Capture:
         self.stderr = bytearray()
         self.capped = asyncio.Event()
         self.last_output = asyncio.get_running_loop().time()
+        #: The child waits for a person (Pipe.waiting_on_people): silence is no hang.
+        self.waiting = False
+        self.on_line_chunk: Callable[[bytes], None] | None = None
+        self.on_end: Callable[[], None] | None = None
 
     async def read_stdout(self, stream: asyncio.StreamReader) -> None:
         while chunk := await stream.read(_READ_CHUNK):
@@ -152,9 +159,13 @@ class _Capture:
             self.stdout += chunk[: max(room, 0)]
             if self._on_output is not None and room > 0:
                 self._on_output(chunk[:room])
+            if self.on_line_chunk is not None and room > 0:
+                self.on_line_chunk(chunk[:room])
             if len(chunk) > room:
                 self.capped.set()
-                return
+                break
+        if self.on_end is not None:
+            self.on_end()
 
     async def read_stderr(self, stream: asyncio.StreamReader) -> None:
         tail = self._limits.stderr_tail
@@ -163,6 +174,72 @@ class _Capture:
             self.stderr += chunk
             if len(self.stderr) > tail:
                 del self.stderr[:-tail]
+
+
+class Pipe:
+    """A conversation's hold on the child: write lines to its stdin, read its stdout lines.
+
+    Given to `run_process(converse=...)`. Lines arrive as they are printed (complete
+    lines only, without the newline; one over `MAX_LINE_BYTES` is dropped, the capture
+    still holds it); `None` says stdout ended. While `waiting_on_people()` is held (an
+    approval the owner has not answered) the idle watchdog does not count: the CLI is
+    silent because it waits for us.
+    """
+
+    MAX_LINE_BYTES = 4 * 1024 * 1024
+
+    def __init__(self, stdin: asyncio.StreamWriter, capture: _Capture) -> None:
+        self._stdin = stdin
+        self._capture = capture
+        self.lines: asyncio.Queue[bytes | None] = asyncio.Queue()
+        self._partial = bytearray()
+        self._skipping = False
+        self._waits = 0
+
+    async def send(self, line: bytes | str) -> None:
+        """Write one line (a newline is added); a child that is gone is not an error here,
+        its exit is the run's outcome."""
+        data = line.encode() if isinstance(line, str) else line
+        with contextlib.suppress(BrokenPipeError, ConnectionResetError, RuntimeError):
+            self._stdin.write(data + b"\n")
+            await self._stdin.drain()
+
+    def close(self) -> None:
+        with contextlib.suppress(BrokenPipeError, ConnectionResetError, RuntimeError):
+            self._stdin.close()
+
+    @contextlib.contextmanager
+    def waiting_on_people(self) -> Iterator[None]:
+        self._waits += 1
+        self._capture.waiting = True
+        try:
+            yield
+        finally:
+            self._waits -= 1
+            self._capture.waiting = self._waits > 0
+            self._capture.last_output = asyncio.get_running_loop().time()
+
+    def _feed(self, chunk: bytes) -> None:
+        start = 0
+        while (end := chunk.find(b"\n", start)) != -1:
+            if not self._skipping:
+                self._partial += chunk[start:end]
+                if self._partial.strip():
+                    self.lines.put_nowait(bytes(self._partial))
+            self._partial.clear()
+            self._skipping = False
+            start = end + 1
+        if not self._skipping:
+            self._partial += chunk[start:]
+            if len(self._partial) > self.MAX_LINE_BYTES:
+                self._partial.clear()
+                self._skipping = True
+
+    def _ended(self) -> None:
+        if self._partial.strip() and not self._skipping:
+            self.lines.put_nowait(bytes(self._partial))
+        self._partial.clear()
+        self.lines.put_nowait(None)
 
 
 async def _feed_stdin(stream: asyncio.StreamWriter, data: bytes) -> None:
@@ -242,8 +319,15 @@ async def run_process(
     limits: ProcessLimits | None = None,
     on_spawn: Callable[[int], Awaitable[None]] | None = None,
     on_output: Callable[[bytes], None] | None = None,
+    converse: Callable[[Pipe], Awaitable[None]] | None = None,
 ) -> ProcessResult:
     """Run `argv` in its own process group and return what happened.
+
+    With `converse`, stdin stays open: `converse(pipe)` talks to the child (writes
+    lines, reads its stdout lines) and returns when the conversation is over; then
+    stdin is closed, the child gets `kill_grace` to exit, and the group is ended. The
+    run is OK when the conversation ended well, whatever the exit status of a child
+    stopped that way. A `converse` that raises ends the run as `Outcome.PROTOCOL`.
 
     `on_spawn(pgid)` is awaited once the child runs, so a caller can record the
     group and kill it later should this process die first (see `kill_orphan`).
@@ -304,7 +388,15 @@ async def run_process(
             raise
     assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None
     capture = _Capture(limits, on_output)
-    feeder = asyncio.ensure_future(_feed_stdin(proc.stdin, data))
+    talker: asyncio.Future[None] | None = None
+    if converse is None:
+        feeder = asyncio.ensure_future(_feed_stdin(proc.stdin, data))
+    else:
+        pipe = Pipe(proc.stdin, capture)
+        capture.on_line_chunk = pipe._feed
+        capture.on_end = pipe._ended
+        feeder = asyncio.ensure_future(asyncio.sleep(0))
+        talker = asyncio.ensure_future(converse(pipe))
     readers: asyncio.Future[object] = asyncio.gather(
         capture.read_stdout(proc.stdout), capture.read_stderr(proc.stderr)
     )
@@ -315,6 +407,7 @@ async def run_process(
     deadline = started + limits.timeout
     outcome: Outcome | None = None
     error = ""
+    talked = False
     try:
         while not exited.done():
             now = loop.time()
@@ -323,18 +416,35 @@ async def run_process(
                 break
             wake = deadline
             if limits.idle_timeout is not None:
+                if capture.waiting:
+                    capture.last_output = now
                 silent_until = capture.last_output + limits.idle_timeout
                 if now >= silent_until:
                     outcome = Outcome.IDLE_TIMEOUT
                     error = f"no output for {limits.idle_timeout:g}s"
                     break
                 wake = min(wake, silent_until)
+            watched: set[asyncio.Future[Any]] = {exited, capped}
+            if talker is not None and not talked:
+                watched.add(talker)
             done, _ = await asyncio.wait(
-                {exited, capped}, timeout=wake - now, return_when=asyncio.FIRST_COMPLETED
+                watched, timeout=wake - now, return_when=asyncio.FIRST_COMPLETED
             )
             if capped in done:
                 outcome = Outcome.OUTPUT_CAP
                 error = f"output exceeded the cap of {limits.output_cap} bytes"
+                break
+            if talker is not None and talker in done:
+                talked = True
+                if talker.exception() is not None:
+                    outcome = Outcome.PROTOCOL
+                    error = f"the conversation with the CLI broke: {talker.exception()}"
+                    break
+                # Over: end of input, a moment to exit by itself, then the group ends.
+                pipe.close()
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(asyncio.shield(exited), timeout=limits.kill_grace)
+                outcome = Outcome.OK
                 break
         # The leader is gone or must go; either way its helpers go with it.
         await _terminate_group(pgid, exited, readers, limits.kill_grace)
@@ -354,14 +464,15 @@ async def run_process(
             await asyncio.wait_for(asyncio.shield(exited), timeout=max(limits.kill_grace, 1.0))
         raise
     finally:
-        for task in (feeder, readers, exited, capped):
+        ends = [feeder, readers, exited, capped, *([talker] if talker is not None else [])]
+        for task in ends:
             task.cancel()
-        await asyncio.gather(feeder, readers, exited, capped, return_exceptions=True)
+        await asyncio.gather(*ends, return_exceptions=True)
         if proc.returncode is None:
             _signal_group(pgid, signal.SIGKILL)
 
     exit_code = proc.returncode
-    if outcome is None and capture.capped.is_set():
+    if outcome in (None, Outcome.OK) and capture.capped.is_set():
         # The flood and the exit can arrive together; a truncated answer is never "ok".
         outcome = Outcome.OUTPUT_CAP
         error = f"output exceeded the cap of {limits.output_cap} bytes"

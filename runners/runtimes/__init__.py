@@ -19,6 +19,16 @@ from runners.runtimes.base import (
     clean_detail,
 )
 from runners.runtimes.registry import RUNTIMES, get_runtime
+from runners.runtimes.talk import (
+    ApprovalAsked,
+    Conversation,
+    Decision,
+    Refused,
+    Steer,
+    Taken,
+    Talking,
+    Told,
+)
 from runners.runtimes.run import (
     RunResult,
     SecretFileError,
@@ -28,6 +38,14 @@ from runners.runtimes.run import (
 
 __all__ = [
     "RUNTIMES",
+    "ApprovalAsked",
+    "Conversation",
+    "Decision",
+    "Refused",
+    "Steer",
+    "Taken",
+    "Talking",
+    "Told",
     "Cli",
     "Grant",
     "InvalidRequest",

@@ -19,9 +19,13 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
+from typing import TYPE_CHECKING
 
 from runners import profiles
 from runners.runtimes.progress import StepOf
+
+if TYPE_CHECKING:
+    from runners.runtimes.talk import Talking
 
 MAX_FAILURE_DETAIL = 240
 
@@ -175,6 +179,8 @@ class RunOutput:
     duration_ms: int | None = None
     failure: str | None = None
     turn_limit_reached: bool = False
+    #: The owner interrupted the turn (`Conversation.interrupt`); the session can resume.
+    interrupted: bool = False
 
     @property
     def ok(self) -> bool:
@@ -323,6 +329,12 @@ class Runtime:
     rule_re: re.Pattern[str] = TOOL_RULE_RE
     #: Why a run that printed nothing on stdout failed, read from the tail of its stderr.
     stderr_reason: Callable[[str], str] = last_line
+    #: Its interactive protocol (runners.runtimes.talk.Talking); None: it cannot be
+    #: steered, asked or interrupted, and runs one-shot only.
+    talking: Talking | None = None
+    #: The command that continues a session in a terminal on this host, for a person:
+    #: `hand_over(request, session_id)` -> a shell line. None: it cannot be handed over.
+    hand_over: Callable[[RunRequest, str], str] | None = None
 
     def __post_init__(self) -> None:
         # Checked at import: a new runtime that forgets a grant fails at once, not in a review.

@@ -10,7 +10,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from runners.process import Outcome, ProcessLimits, ProcessResult, run_process
+from runners.process import Outcome, Pipe, ProcessLimits, ProcessResult, run_process
 from runners.runtimes.base import (
     Invocation,
     RunnerError,
@@ -21,6 +21,7 @@ from runners.runtimes.base import (
 )
 from runners.runtimes.progress import StepReader
 from runners.runtimes.registry import get_runtime
+from runners.runtimes.talk import Conversation
 
 log = logging.getLogger(__name__)
 
@@ -134,8 +135,13 @@ async def run_model(
     previous_usage: Usage | None = None,
     on_spawn: Callable[[int], Awaitable[None]] | None = None,
     on_step: Callable[[str], None] | None = None,
+    conversation: Conversation | None = None,
 ) -> RunResult:
     """Run one model turn and return its normalised result.
+
+    With a `conversation`, a runtime that can talk (`Runtime.talking`) runs through its
+    interactive protocol: the bot may steer, interrupt and answer approvals while it
+    works. One that cannot runs one-shot as ever, and the conversation stays unused.
 
     `on_step(text)` hears each step the CLI reports while it works (a command run,
     a file changed, a tool used), for a progress line; the result does not depend on it.
@@ -148,16 +154,28 @@ async def run_model(
     a `RunResult` with `failure` set. Cancelling kills the CLI's process group.
     """
     record = get_runtime(runtime)
-    invocation = record.build_argv(request)
+    talking = record.talking if conversation is not None else None
+    build_argv = talking.build_argv if talking else record.build_argv
+    parse_output = talking.parse_output if talking else record.parse_output
+    step_of = talking.step_of if talking else record.step_of
+    invocation = build_argv(request)
     secrets = {
         variable: _read_secret(variable, path)
         for variable, path in invocation.secret_env_files.items()
     }
     if invocation.files:
         await asyncio.to_thread(write_files, invocation.files)
+    converse = None
+    if talking is not None:
+        assert conversation is not None
+
+        async def converse(pipe: Pipe) -> None:
+            await talking.converse(pipe, request, conversation)
+
     log.info(
-        "starting %s run: mode=%s model=%s effort=%s resume=%s cwd=%s",
+        "starting %s run%s: mode=%s model=%s effort=%s resume=%s cwd=%s",
         runtime,
+        " (interactive)" if talking else "",
         request.mode.value,
         request.model or "(default)",
         request.reasoning_effort or "(default)",
@@ -175,10 +193,9 @@ async def run_model(
             limits=limits,
             on_spawn=on_spawn,
             on_output=(
-                StepReader(record.step_of, on_step).feed
-                if on_step and record.step_of is not None
-                else None
+                StepReader(step_of, on_step).feed if on_step and step_of is not None else None
             ),
+            converse=converse,
         )
     except NotADirectoryError as error:
         raise RunnerError(str(error)) from None
@@ -187,7 +204,7 @@ async def run_model(
         stdout=_redact(process.stdout, secrets),
         stderr_tail=_redact(process.stderr_tail, secrets),
     )
-    output = record.parse_output(process.stdout, previous_usage)
+    output = parse_output(process.stdout, previous_usage)
     failure = _failure(runtime, process, output, record.stderr_reason)
     failure = _redact(failure, secrets) if failure else None
     result = RunResult(
