@@ -19,6 +19,12 @@ from runners.runtimes.base import (
     clean_detail,
 )
 from runners.runtimes.registry import RUNTIMES, get_runtime
+from runners.runtimes.run import (
+    RunResult,
+    SecretFileError,
+    build_invocation,
+    run_model,
+)
 from runners.runtimes.talk import (
     ApprovalAsked,
     Conversation,
@@ -28,12 +34,6 @@ from runners.runtimes.talk import (
     Taken,
     Talking,
     Told,
-)
-from runners.runtimes.run import (
-    RunResult,
-    SecretFileError,
-    build_invocation,
-    run_model,
 )
 
 __all__ = [
