@@ -236,6 +236,14 @@ def builder_continue_prompt() -> str:
     return render("builder-continue")
 
 
+def steered_prompt(owner_text: str) -> str:
+    """An interrupted session goes on with the owner's words (/steer after /interrupt)."""
+    return (
+        "The owner interrupted your last turn and now says:\n\n"
+        f"{owner_text.strip()}\n\n" + builder_continue_prompt()
+    )
+
+
 def reviewer_prompt(
     *,
     slug: str,

@@ -56,6 +56,7 @@ def attach_notifier(bot: Running) -> None:
         bot.config.bot.locale,
         prefix=bot.config.bot.command_prefixes[0],
         command_names=NAMES,
+        approval_timeout_s=bot.config.bot.approval_timeout_s,
     )
     bot.board.listeners.append(notifier)
     if bot.worker is not None:

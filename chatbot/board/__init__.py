@@ -11,6 +11,13 @@ from chatbot.board.budget import SpendReport, budget_stopped
 from chatbot.board.failures import OPERATOR_FAILED_QUESTION
 from chatbot.board.moves import Along, BoardError, BoardService, Change, NewChild, closest_slugs
 from chatbot.board.reads import BoardSummary, CardView
+from chatbot.board.talk import (
+    ApprovalDecided,
+    NoApproval,
+    NoRunToTalkTo,
+    RunCannotTalk,
+    Said,
+)
 from chatbot.board.tx import BoardTx
 
 # The records the board hands out, so its users need nothing from the store.
@@ -20,6 +27,7 @@ from chatbot.store.chat import Post, Posted, Request, RequestMessage
 from chatbot.store.jobs import ActiveJobExists, Job, LeaseLost
 from chatbot.store.questions import AlreadyAnswered, QuestionRow
 from chatbot.store.spend import Spend
+from chatbot.store.talk import TalkRow
 from chatbot.store.telemetry import RunRecord
 
 __all__ = [
@@ -27,6 +35,7 @@ __all__ = [
     "OPERATOR_FAILED_QUESTION",
     "ActiveJobExists",
     "AlreadyAnswered",
+    "ApprovalDecided",
     "BoardError",
     "BoardService",
     "BoardSummary",
@@ -38,16 +47,21 @@ __all__ = [
     "Job",
     "LeaseLost",
     "NewChild",
+    "NoApproval",
+    "NoRunToTalkTo",
     "Post",
     "Posted",
     "QuestionRow",
     "Request",
     "RequestMessage",
+    "RunCannotTalk",
     "RunRecord",
+    "Said",
     "StoreError",
     "StoreUnwritable",
     "Spend",
     "SpendReport",
+    "TalkRow",
     "UnknownCard",
     "budget_stopped",
     "closest_slugs",

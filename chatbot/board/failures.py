@@ -18,10 +18,14 @@ from chatbot.store import Db, Store, telemetry
 from chatbot.store import cards as card_store
 from chatbot.store import jobs as job_store
 from chatbot.store import questions as question_store
+from chatbot.store import talk as talk_store
 from chatbot.store.cards import Card
 from chatbot.store.jobs import Job
 
 log = logging.getLogger(__name__)
+
+#: Why what a recovered job's agent was told or asked is closed.
+RUN_GONE = "the run ended when its worker stopped"
 
 SYSTEM_ACTOR = "system"
 # The question a failed operator run asks: its text is the failure.
@@ -63,9 +67,15 @@ class RunFailures:
         async with self.store.transaction() as db:
             recovered = await job_store.recover(db, dead_owners=dead_owners)
             for item in recovered:
+                # Its agent is gone with its process group: nobody can answer it now.
+                closed = await talk_store.close_for_job(db, item.job.id, RUN_GONE)
                 if item.requeued or item.job.card_id is None:
                     continue
-                failed[item.job.id] = await self._fail_card(db, item.job.card_id, item.reason)
+                reason = item.reason
+                asked = [row for row in closed if row.kind == "approval"]
+                if asked:
+                    reason += f"; its approval request ({asked[-1].text[:60]}) was closed"
+                failed[item.job.id] = await self._fail_card(db, item.job.card_id, reason)
         for item in recovered:
             ways = _ways_on(failed.get(item.job.id))
             log.warning(

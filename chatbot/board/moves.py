@@ -23,7 +23,8 @@ from chatbot.board.failures import SYSTEM_ACTOR, RunFailures
 from chatbot.board.files import StagedFiles
 from chatbot.board.queue import BoardQueue
 from chatbot.board.reads import BoardReads
-from chatbot.board.tx import BoardTx
+from chatbot.board.talk import BoardTalk
+from chatbot.board.tx import BoardError, BoardTx
 from chatbot.domain.budgets import Budgets
 from chatbot.domain.phases import QUESTION_KIND, QUESTION_PHASES, Kind, Phase
 from chatbot.domain.roles import DEPLOY_JOB, FOR_PHASE
@@ -39,10 +40,6 @@ from chatbot.store.jobs import ActiveJobExists, Job, JobState
 from chatbot.store.questions import QuestionRow
 
 log = logging.getLogger(__name__)
-
-
-class BoardError(Exception):
-    """A request the board refuses; the message is meant for the person who asked."""
 
 
 @dataclass(frozen=True)
@@ -72,7 +69,7 @@ class NewChild:
     fields: dict[str, Any] = field(default_factory=dict)
 
 
-class BoardService(BoardReads, BoardQueue, RunFailures, BoardBudget):
+class BoardService(BoardReads, BoardQueue, RunFailures, BoardBudget, BoardTalk):
     def __init__(
         self,
         store: Store,

@@ -16,6 +16,10 @@ from chatbot.store.chat import Post, Request, RequestMessage
 from chatbot.store.jobs import Job
 
 
+class BoardError(Exception):
+    """A request the board refuses; the message is meant for the person who asked."""
+
+
 class BoardTx:
     def __init__(self, db: Db):
         self._db = db

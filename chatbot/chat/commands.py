@@ -50,6 +50,9 @@ class Arg:
     kind: ArgKind
     optional: bool = False
     choices: tuple[str, ...] = ()
+    #: Free text that may be longer than MAX_TEXT_CHARS: its handler cuts it and says so
+    #: (a steer pasted from a log), instead of refusing it whole.
+    unbounded: bool = False
 
     @property
     def usage(self) -> str:
@@ -67,6 +70,9 @@ class Command:
     handler: str
     #: The owner action this command performs on a card, if it is one.
     action: Action | None = None
+    #: It speaks to the card's running agent (chat/talking.py), not to its phase: it
+    #: works while a builder or fixer runs, whatever the transition table says.
+    on_run: bool = False
 
     @property
     def usage(self) -> str:
@@ -111,6 +117,24 @@ COMMANDS: tuple[Command, ...] = (
     Command(
         "allow", (Arg("slug", ArgKind.SLUG, optional=True),), Access.OWNER, "allow", Action.ALLOW
     ),
+    # Talking to a running agent (chat/talking.py).
+    Command(
+        "steer",
+        (SLUG, Arg("text", ArgKind.TEXT, unbounded=True)),
+        Access.OWNER,
+        "steer",
+        Action.STEER,
+        on_run=True,
+    ),
+    Command("approve", (SLUG,), Access.OWNER, "approve", on_run=True),
+    Command(
+        "deny",
+        (SLUG, Arg("reason", ArgKind.TEXT, optional=True)),
+        Access.OWNER,
+        "deny",
+        on_run=True,
+    ),
+    Command("interrupt", (SLUG,), Access.OWNER, "interrupt", on_run=True),
 )
 
 BY_NAME: dict[str, Command] = {c.name: c for c in COMMANDS}
@@ -231,7 +255,7 @@ def _check(arg: Arg, value: str) -> ArgValue | Problem:
         word = value.lower()
         return next((word[len(p) :] for p in DEFAULT_PREFIXES if word.startswith(p)), word)
     # Free text becomes part of a prompt and of the card's history: bounded.
-    return value if len(value) <= MAX_TEXT_CHARS else Problem.TOO_LONG
+    return value if len(value) <= MAX_TEXT_CHARS or arg.unbounded else Problem.TOO_LONG
 
 
 _NAME_RE = re.compile(r"[A-Za-z]+(?:\s|$)")

@@ -28,10 +28,11 @@ from chatbot.chat.lookups import Lookups
 from chatbot.chat.reactions import Effect, Reaction
 from chatbot.chat.replies import Decided, Origin, chat_of
 from chatbot.chat.spending import SpendHandlers
+from chatbot.chat.talking import TalkHandlers
 from chatbot.domain.transitions import Action, TransitionRefused, allowed_actions
 
 
-class ChatHandlers(Lookups, SpendHandlers):
+class ChatHandlers(Lookups, SpendHandlers, TalkHandlers):
     """Every act that may change the board; the looking commands come from Lookups,
     what runs cost and /allow from SpendHandlers."""
 
@@ -307,6 +308,13 @@ class ChatHandlers(Lookups, SpendHandlers):
         if posted.request_id is not None and reaction.effect in (Effect.ACCEPT, Effect.DECLINE):
             accept = reaction.effect is Effect.ACCEPT
             await self.decide_request(origin, posted.request_id, accept=accept)
+            return
+        if posted.talk_id is not None and posted.purpose == "approval":
+            if reaction.effect in (Effect.ACCEPT, Effect.DECLINE):
+                allow = reaction.effect is Effect.ACCEPT
+                await self.decide_approval(origin, posted.talk_id, allow, "")
+            else:
+                await self.replies.say(event, "nothing_to_accept", card_id=posted.card_id)
             return
         card = await self.board.card_by_id(posted.card_id) if posted.card_id else None
         if card is None:

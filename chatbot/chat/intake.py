@@ -99,6 +99,26 @@ class ReactAct:
 
 
 @dataclass(frozen=True)
+class SteerAct:
+    """A reply to a run's status message: words for the running agent."""
+
+    card_id: int
+    text: str
+    access: Access = Access.OWNER
+
+
+@dataclass(frozen=True)
+class ApprovalAct:
+    """A reply to an agent's approval request: yes allows once, anything else denies
+    with the words as the reason."""
+
+    talk_id: int
+    allow: bool
+    reason: str
+    access: Access = Access.OWNER
+
+
+@dataclass(frozen=True)
 class HintAct:
     """A plain direct message that is neither a command nor an answer."""
 
@@ -106,7 +126,7 @@ class HintAct:
     access: Access = Access.READ
 
 
-Act = CommandAct | AnswerAct | DecideAct | ReactAct | HintAct
+Act = CommandAct | AnswerAct | DecideAct | ReactAct | SteerAct | ApprovalAct | HintAct
 
 
 class ChatIntake:
@@ -249,6 +269,11 @@ class ChatIntake:
                 decision = yes_or_no(event.text)
                 if decision is not None:
                     return DecideAct(posted.request_id, decision)
+            if posted is not None and posted.talk_id is not None and posted.purpose == "approval":
+                allow = yes_or_no(event.text) is True
+                return ApprovalAct(posted.talk_id, allow, "" if allow else event.text.strip())
+            if posted is not None and posted.purpose == "run" and posted.card_id is not None:
+                return SteerAct(posted.card_id, event.text)
         if event.is_direct:
             open_questions = await self.board.open_questions()
             if len(open_questions) == 1:
@@ -296,6 +321,14 @@ class ChatIntake:
             await handlers.decide_request(origin, act.request_id, accept=act.accept)
         elif isinstance(act, ReactAct):
             await handlers.react(origin, act.posted, act.reaction)
+        elif isinstance(act, SteerAct):
+            card = await self.board.card_by_id(act.card_id)
+            if card is None:
+                await self.replies.say(origin.event, "no_card")
+            else:
+                await handlers.steer_card(origin, card.slug, act.text)
+        elif isinstance(act, ApprovalAct):
+            await handlers.decide_approval(origin, act.talk_id, act.allow, act.reason)
         else:
             key = "several_questions" if act.open_questions > 1 else "not_a_command"
             await self.replies.say(origin.event, key, count=act.open_questions)

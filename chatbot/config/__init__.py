@@ -19,6 +19,7 @@ from chatbot.config.chat import MatrixSection, XmppSection
 from chatbot.config.web import WebSection
 from chatbot.config_file import NAME_RE, KeyProblem, describe, resolve_paths
 from chatbot.domain.budgets import Budgets
+from chatbot.domain.roles import BY_NAME as ROLES_BY_NAME
 from chatbot.domain.roles import ROLES, ProfileFrom
 from chatbot.secret_files import SecretFileError, check_secret_files
 from chatbot.transports.networks import NETWORKS
@@ -56,9 +57,14 @@ class Config(Section):
                     f"runtime {lane.runtime!r} has no [runtimes.{lane.runtime}] section",
                 )
         for name in ROLE_NAMES:
-            if name in LANE_ROLES and name in self.roles:
-                problem = f"the {name} runs with the card's lane ([lanes.*]); remove this section"
-                raise KeyProblem(f"roles.{name}", problem)
+            given = self.roles[name].model_fields_set if name in self.roles else set()  # type: ignore[index]
+            if name in LANE_ROLES and given - {"approvals"}:
+                # Its profile is the lane's; only what it may be allowed is its own.
+                problem = (
+                    f"the {name} runs with the card's lane ([lanes.*]); "
+                    f"only approvals may be set here"
+                )
+                raise KeyProblem(f"roles.{name}.{sorted(given - {'approvals'})[0]}", problem)
             if name in LANE_ROLES:
                 continue
             runtime = self.role(name).runtime
@@ -82,6 +88,10 @@ class Config(Section):
 
     def role(self, name: str) -> RoleSection:
         return self.roles.get(name) or RoleSection()  # type: ignore[call-overload]
+
+    def approvals(self, name: str) -> str:
+        """ "ask" or "deny": what the bot does with an approval its agent asks for."""
+        return self.role(name).approvals or ROLES_BY_NAME[name].approvals_default
 
     def budgets(self) -> Budgets:
         budgets = {name: lane.budget_usd_per_card for name, lane in self.lanes.items()}

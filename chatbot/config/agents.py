@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Literal
 
 from pydantic import Field
 
@@ -49,6 +50,10 @@ class RoleSection(Section):
     reasoning_effort: Effort = ""
     timeout_s: int = Field(default=1200, ge=1, le=24 * 3600)
     idle_timeout_s: int = Field(default=600, ge=1, le=24 * 3600)
+    # What happens when its agent asks to do what the role is not granted: the owners
+    # are asked in the card's room, or the bot refuses at once. Unset: "ask" for the
+    # roles that write (builder, fixer), "deny" for the others.
+    approvals: Literal["ask", "deny"] | None = None
 
 
 class EscalationSection(Section):

@@ -51,6 +51,10 @@ class BotSection(Section):
     )
     # How often a run's status message is edited with its elapsed time and latest step.
     progress_interval_s: float = Field(default=30.0, ge=0.2, le=3600)
+    # An agent's approval request nobody answers within this is denied (and the room told).
+    approval_timeout_s: int = Field(default=900, ge=5, le=7 * 86400)
+    # At most this many approval requests per run; the rest are denied at once.
+    max_open_approvals: int = Field(default=5, ge=1, le=100)
     # Commands sent while the bot was away run when it is back, unless older than this.
     catch_up_max_age_s: int = Field(default=3600, ge=0, le=30 * 86400)
     # What the model runs of one (local) day may cost; reached, no new run starts that day.

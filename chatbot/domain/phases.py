@@ -40,6 +40,9 @@ class Phase(StrEnum):
     ARCHIVED = "archived"
     SYNTHESIS_RUNNING = "synthesis_running"
     SYNTHESIS_FAILED = "synthesis_failed"
+    # The owner stopped a builder's or fixer's turn (/interrupt): its session and
+    # worktree wait for /steer (go on with new instructions), /fix or /cancel.
+    INTERRUPTED = "interrupted"
 
     @property
     def is_running(self) -> bool:
@@ -75,6 +78,7 @@ DETOUR_PHASES: frozenset[Phase] = frozenset(
         Phase.INSPECTOR_FAILED,
         Phase.FIXER_QUESTION,
         Phase.FIXER_FAILED,
+        Phase.INTERRUPTED,
     }
 )
 
@@ -134,4 +138,5 @@ GERMAN_LABELS: dict[Phase, str] = {
     Phase.ARCHIVED: "archiviert",
     Phase.SYNTHESIS_RUNNING: "synthese_laeuft",
     Phase.SYNTHESIS_FAILED: "synthese_fehlgeschlagen",
+    Phase.INTERRUPTED: "unterbrochen",
 }

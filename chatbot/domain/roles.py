@@ -63,6 +63,14 @@ class Role(JobKind):
     #: inspector needs), named abstractly: each runtime writes it in its own syntax
     #: (Claude Code's `--allowedTools` rules; codex's read-only sandbox needs none).
     grants: tuple[Grant, ...] = ()
+    #: Its runs go through the CLI's interactive protocol where the runtime has one
+    #: (`Runtime.talking`): owners may steer it, interrupt it and answer what it asks.
+    talks: bool = False
+
+    @property
+    def approvals_default(self) -> str:
+        """Whether its approval requests go to the owners ("ask") or are refused at once."""
+        return "ask" if self.writes else "deny"
 
     def lane(self, card_lane: str | None, default_lane: str) -> str:
         if self.profile_from is ProfileFrom.LANE:
@@ -102,6 +110,7 @@ ROLES: tuple[Role, ...] = (
         profile_from=LANE,
         templates=("builder", "builder-continue"),
         contract=(m.COMMIT_MESSAGE, m.BUILDER_REPORT),
+        talks=True,
     ),
     Role(
         "reviewer",
@@ -147,6 +156,7 @@ ROLES: tuple[Role, ...] = (
         profile_from=LANE,
         templates=("fixer",),
         contract=(m.FIXER_QUESTION, m.COMMIT_MESSAGE, m.BUILDER_REPORT),
+        talks=True,
     ),
     # Summarises what the children of a split changed against the parent's intent.
     Role(

@@ -28,6 +28,8 @@ class Action(StrEnum):
     DEPLOY = "deploy"
     # Go on past a spent budget: the stopped step again, with more budget for it.
     ALLOW = "allow"
+    # An interrupted builder or fixer goes on in its session with the owner's words.
+    STEER = "steer"
     # System actions: the worker applying a validated result.
     OPERATOR_DIRECT = "operator_direct"
     OPERATOR_SPLIT = "operator_split"
@@ -60,6 +62,8 @@ class Action(StrEnum):
     CHILD_STARTED = "child_started"
     SYNTHESIS_DONE = "synthesis_done"
     SYNTHESIS_FAILED = "synthesis_failed"
+    # The owner's /interrupt stopped the turn; the card waits with its session.
+    RUN_INTERRUPTED = "run_interrupted"
     # A run that was not started because its card's or the day's budget is spent.
     BUDGET_STOPPED = "budget_stopped"
 
@@ -162,6 +166,7 @@ _CANCELLABLE = (
     P.INSPECTOR_FAILED,
     P.FIXER_QUESTION,
     P.FIXER_FAILED,
+    P.INTERRUPTED,
 )
 
 _TABLE: tuple[Transition, ...] = (
@@ -188,7 +193,15 @@ _TABLE: tuple[Transition, ...] = (
     _row(A.INSPECT, _INSPECTABLE, P.INSPECTOR_RUNNING, OWNER),
     _row(A.INSPECT, (P.PLANNED, P.RESEARCH_DONE), P.INSPECTOR_RUNNING, OWNER, (Kind.RESEARCH,)),
     # From planned too: the fixer then builds what the intent asks (as the reference allows).
-    _row(A.FIX, (P.FAILED, P.PLANNING_WITH_FEEDBACK, P.PLANNED), P.FIXER_RUNNING, OWNER),
+    _row(
+        A.FIX,
+        (P.FAILED, P.PLANNING_WITH_FEEDBACK, P.PLANNED, P.INTERRUPTED),
+        P.FIXER_RUNNING,
+        OWNER,
+    ),
+    # The interrupted run's stage says whose session goes on.
+    _row(A.STEER, (P.INTERRUPTED,), P.BUILDING, OWNER, stage=Stage.BUILDER),
+    _row(A.STEER, (P.INTERRUPTED,), P.FIXER_RUNNING, OWNER, stage=Stage.FIXER),
     _row(A.RETRY, (P.FAILED, P.NEEDS_HUMAN), P.OPERATOR_RUNNING, OWNER, stage=Stage.OPERATOR),
     _row(A.RETRY, (P.FAILED,), P.BUILDING, OWNER, stage=Stage.BUILDER),
     _row(A.RETRY, (P.FAILED,), P.REVIEWING, OWNER, stage=Stage.REVIEW),
@@ -258,6 +271,7 @@ _TABLE: tuple[Transition, ...] = (
     # A fixer's commit is reviewed like any builder commit.
     _row(A.FIXER_COMMITTED, (P.FIXER_RUNNING,), P.REVIEWING),
     _row(A.FIXER_FAILED, (P.FIXER_RUNNING,), P.FIXER_FAILED),
+    _row(A.RUN_INTERRUPTED, (P.BUILDING, P.FIXER_RUNNING), P.INTERRUPTED),
 )
 
 
@@ -284,6 +298,11 @@ RUN_FAILURE: dict[Phase, RunFailure] = {
     P.FIXER_RUNNING: RunFailure(A.FIXER_FAILED, Stage.FIXER),
     P.SYNTHESIS_RUNNING: RunFailure(A.SYNTHESIS_FAILED, Stage.SYNTHESIS),
 }
+
+
+# Moves that stop a run without a failure, yet record its stage (as a failure would),
+# so that the move on from there knows whose run to continue.
+STAGE_KEEPING_ACTIONS: frozenset[Action] = frozenset({A.RUN_INTERRUPTED})
 
 
 def _budget_rows(table: tuple[Transition, ...]) -> tuple[Transition, ...]:

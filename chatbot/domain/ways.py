@@ -22,6 +22,8 @@ FAILED_WAYS: dict[Phase, tuple[Action, ...]] = {
     Phase.INSPECTOR_FAILED: (A.RETRY, A.CANCEL),
     Phase.FIXER_FAILED: (A.RETRY, A.CANCEL),
     Phase.SYNTHESIS_FAILED: (A.RETRY, A.CANCEL),
+    # Not a failure: the owner stopped the turn; these go on from there.
+    Phase.INTERRUPTED: (A.STEER, A.FIX, A.CANCEL),
 }
 # A run its budget stopped: more budget for the card, or a raised budget and /retry.
 BUDGET_WAYS: tuple[Action, ...] = (A.ALLOW, A.RETRY)

@@ -152,3 +152,23 @@ def _is_regional(char: str) -> bool:
 def usd(amount: float) -> str:
     """Money as people read it in a room: two decimals, a cent's fraction where it matters."""
     return f"${amount:.2f}" if amount >= 0.1 or amount == 0 else f"${amount:.4f}"
+
+
+#: How much of an asked command a chat message shows.
+SHOWN_CHARS = 400
+
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+_BACKTICKS = re.compile(r"`+")
+
+
+def inert(text: str, limit: int = SHOWN_CHARS) -> str:
+    """`text` as a code block no client renders as anything but text: an agent's
+    command (untrusted) in a chat message. Control characters become visible escapes,
+    the fence is longer than any run of backticks in it, and each `@` is followed by a
+    zero-width space, so no client takes anything in it for markup or a mention."""
+    shown = _CONTROL.sub(lambda found: f"\\x{ord(found.group()):02x}", text)
+    shown = shown.replace("@", "@\u200b")
+    shown = cut(shown, limit, " …")
+    longest = max((len(run) for run in _BACKTICKS.findall(shown)), default=0)
+    fence = "`" * max(3, longest + 1)
+    return f"{fence}\n{shown}\n{fence}"

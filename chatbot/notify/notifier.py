@@ -11,11 +11,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from chatbot.board import Change
+from chatbot.board import Change, TalkRow
 from chatbot.domain.budgets import BudgetState
 from chatbot.domain.transitions import Action
 from chatbot.notify.format import commands_with, cut, html_for, usd
 from chatbot.notify.runs import RunStatus
+from chatbot.notify.talk import TalkNotices
 from chatbot.notify.texts import text
 from chatbot.store import Db, Store
 from chatbot.store import chat as chat_store
@@ -56,6 +57,7 @@ NOTICES: dict[Action, tuple[str, ...]] = {
     A.SYNTHESIS_DONE: ("synthesis_done", "synthesis_gaps", "synthesis_no_gaps", "review_cut"),
     A.SYNTHESIS_FAILED: ("synthesis_failed",),
     A.BUDGET_STOPPED: ("budget_stopped",),
+    A.RUN_INTERRUPTED: ("interrupted",),
 }
 # A question is posted with the text for the move that asked it (default "question"),
 # its options and "question_hint".
@@ -80,6 +82,7 @@ class Notifier:
         *,
         prefix: str = "/",
         command_names: tuple[str, ...] = (),
+        approval_timeout_s: float = 900.0,
     ):
         self.store = store
         self.destinations = list(destinations)
@@ -88,6 +91,7 @@ class Notifier:
         self.prefix = prefix
         self.command_names = command_names
         self.runs = RunStatus(self)
+        self.talk = TalkNotices(self, approval_timeout_s)
 
     # --- posting ----------------------------------------------------------------
 
@@ -100,6 +104,7 @@ class Notifier:
         purpose: str,
         question_id: int | None = None,
         mention_owners: bool = False,
+        talk_id: int | None = None,
     ) -> list[tuple[int, chat_store.Post]]:
         """One post per room (and the draft's own direct chat); the rows and what they hold.
 
@@ -122,6 +127,7 @@ class Notifier:
                 html=html_for(transport, body),
                 card_id=card.id if card else None,
                 question_id=question_id,
+                talk_id=talk_id,
                 purpose=purpose,
                 mentions=owners if mention_owners and kind == "room" else (),
             )
@@ -303,3 +309,20 @@ class Notifier:
 
     async def run_finished(self, card: Card, record: RunRecord) -> None:
         await self.runs.finished(card, record)
+
+    async def run_note(self, card: Card, job_id: int, key: str, values: dict[str, Any]) -> None:
+        await self.runs.note(card, job_id, self.t(key, **values))
+
+    # --- talking to running agents (from the worker) -------------------------------
+
+    async def approval_asked(self, card: Card, row: TalkRow, why: str) -> None:
+        await self.talk.approval_asked(card, row, why)
+
+    async def approval_timed_out(self, card: Card, row: TalkRow, why: str) -> None:
+        await self.talk.approval_timed_out(card, row, why)
+
+    async def approval_flood(self, card: Card, row: TalkRow, why: str) -> None:
+        await self.talk.approval_flood(card, row, why)
+
+    async def steer_refused(self, card: Card, row: TalkRow, why: str) -> None:
+        await self.talk.steer_refused(card, row, why)

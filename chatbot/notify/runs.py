@@ -44,8 +44,15 @@ class _Status:
     model: str
     turns: int = 1
     steps: list[str] = field(default_factory=list)
+    #: What happened besides the agent's own steps (steered, an approval refused):
+    #: kept on the message until the run ends, the latest few.
+    notes: list[str] = field(default_factory=list)
+    elapsed: float = 0.0
+    step: str | None = None
 
 
+# Notes shown on a run's message (steers and what became of them).
+NOTES_KEPT = 4
 # Jobs whose message may still be edited; older ones are done with long since.
 KEPT_JOBS = 200
 
@@ -77,8 +84,19 @@ class RunStatus:
         status = self._jobs.get(job_id)
         if status is None:
             return
+        status.elapsed, status.step = elapsed, step or status.step
         async with self.notifier.store.transaction() as db:
             await self._edit(db, status, card, self._progress_text(card, status, elapsed, step))
+
+    async def note(self, card: Card, job_id: int, note: str) -> None:
+        """A line on the run's message at once (a steer sent, taken), not at the next tick."""
+        status = self._jobs.get(job_id)
+        if status is None:
+            return
+        status.notes = [*status.notes, note][-NOTES_KEPT:]
+        text = self._progress_text(card, status, status.elapsed, status.step)
+        async with self.notifier.store.transaction() as db:
+            await self._edit(db, status, card, text)
 
     async def finished(self, card: Card, record: RunRecord) -> None:
         text = self._outcome_text(card, record)
@@ -106,6 +124,8 @@ class RunStatus:
             text += " " + t("run_turn", turn=status.turns)
         if step:
             text += "\n" + t("run_step", step=step)
+        for note in status.notes:
+            text += "\n" + note
         return text
 
     def _outcome_text(self, card: Card, record: RunRecord) -> str:

@@ -119,7 +119,8 @@ async def agent_turns(
     profile = ctx.profile()
     record = RUNTIMES.get(profile.runtime)
     counts_turns = record is not None and record.bounds_turns
-    session, usage, last_text = "", None, ""
+    # After /interrupt and /steer: the same session goes on with the owner's words.
+    session, usage, last_text = _steered_session(ctx), None, ""
     turns_left, unfinished = limit, 0
     for iteration in range(limit):
         result = await ctx.run(
@@ -147,6 +148,21 @@ async def agent_turns(
     return Turns(None, last_text, unfinished)
 
 
+def _steered_session(ctx: JobContext) -> str:
+    return str(ctx.payload.get("session") or "") if ctx.payload.get("steer") else ""
+
+
+def _first_prompt(ctx: JobContext, fresh: str) -> str:
+    """The prompt a job starts with: its own, or the owner's steer for a resumed session."""
+    steer = str(ctx.payload.get("steer") or "")
+    if not steer:
+        return fresh
+    if _steered_session(ctx):
+        return prompts.steered_prompt(steer)
+    # Interrupted before the CLI named its session: a fresh one, told what the owner said.
+    return f"{fresh}\n\nThe owner adds:\n\n{steer.strip()}"
+
+
 async def run_builder(ctx: JobContext) -> None:
     card = ctx.card
     limit = iteration_limit(ctx)
@@ -160,7 +176,7 @@ async def run_builder(ctx: JobContext) -> None:
         write_scope=card.write_scope,
         feedback=_feedback(ctx),
     )
-    turns = await agent_turns(ctx, first_prompt, worktree, limit, _FINAL)
+    turns = await agent_turns(ctx, _first_prompt(ctx, first_prompt), worktree, limit, _FINAL)
     if turns.answer is None:
         # Named, so an agent that talks but never finishes is not mistaken for a slow one.
         why = f"{turns.unfinished} answers without the commit-message block"
@@ -231,7 +247,8 @@ async def run_fixer(ctx: JobContext) -> None:
         question_history=history,
         question_rounds_left=rounds_left,
     )
-    turns = await agent_turns(ctx, prompt, worktree, limit, (*_FINAL, FIXER_QUESTION.start))
+    final = (*_FINAL, FIXER_QUESTION.start)
+    turns = await agent_turns(ctx, _first_prompt(ctx, prompt), worktree, limit, final)
     if turns.answer is None:
         why = (
             f" ({turns.unfinished} answers without a fix or a question)" if turns.unfinished else ""

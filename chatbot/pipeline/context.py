@@ -15,7 +15,7 @@ import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from chatbot.board import BoardService, Card, Job, RunRecord, StoreError, StoreUnwritable
 from chatbot.board.files import StagedFiles
@@ -26,6 +26,9 @@ from runners.process import ProcessLimits, default_base_env, process_identity
 from runners.profiles import AllowedProfiles
 from runners.runtimes import Mode, RunRequest, RunResult, Usage, get_runtime, run_model
 from runners.workspace import agent_home
+
+if TYPE_CHECKING:
+    from chatbot.pipeline.talking import LiveTalks
 
 log = logging.getLogger(__name__)
 
@@ -38,6 +41,14 @@ class RunFailed(Exception):
     def __init__(self, detail: str):
         super().__init__(detail)
         self.detail = detail
+
+
+class RunInterrupted(Exception):
+    """The owner interrupted the run (/interrupt); its session can go on."""
+
+    def __init__(self, session_id: str | None):
+        super().__init__("interrupted by the owner")
+        self.session_id = session_id
 
 
 class RunObserver(Protocol):
@@ -76,7 +87,10 @@ class JobContext:
     # Told when each model run starts and ends (the notifier posts it).
     observers: list[RunObserver] = field(default_factory=list)
     runs: list[RunRecord] = field(default_factory=list)
+    #: The worker's conversations with its running agents; None: runs are one-shot.
+    talks: LiveTalks | None = None
     _last_run_id: int | None = None
+    _talking: bool = False
 
     @property
     def repo(self) -> Path:
@@ -207,11 +221,16 @@ class JobContext:
             idle_timeout=profile.idle_timeout_s,
             output_cap=self.config.bot.run_output_cap_mb * 1024 * 1024,
         )
-        await self._tell(
-            "run_started", self.card, role, profile.runtime, profile.model, self.job.id
-        )
+        await self.tell("run_started", self.card, role, profile.runtime, profile.model, self.job.id)
         started = time.time()
         latest: list[str] = []
+        conversation = None
+        if record.talks and runtime.talking is not None and self.talks is not None:
+            if not self._talking:
+                await self.saved(lambda: self.board.talk_begins(self.job))
+                self._talking = True
+            conversation = self.talks.open(self)
+        steers = 0
         ticker = asyncio.create_task(self._progress(role, started, latest))
         try:
             result = await run_model(
@@ -222,9 +241,12 @@ class JobContext:
                 previous_usage=previous_usage,
                 on_spawn=self._remember_process,
                 on_step=latest.append,
+                conversation=conversation,
             )
         finally:
             ticker.cancel()
+            if conversation is not None and self.talks is not None:
+                steers = self.talks.close(self.job.id)
         if result.failure and "binary not found" in result.failure:
             detail = f"{result.failure} (set runtimes.{profile.runtime}.binary)"
             result = _with_failure(result, detail)
@@ -246,7 +268,13 @@ class JobContext:
             cost_estimated=estimated,
             duration_s=result.duration,
             turns=output.turns,
-            outcome="ok" if result.ok else (result.failure or "failed")[:240],
+            outcome=(
+                "interrupted"
+                if output.interrupted and result.ok
+                else "ok"
+                if result.ok
+                else (result.failure or "failed")[:240]
+            ),
             session_id=output.session_id,
             job_id=self.job.id,
             card_id=self.card.id,
@@ -261,9 +289,13 @@ class JobContext:
             if runtime.takes_effort
             else None,
         )
+        if steers:
+            record = replace(record, steers=steers)
         self._last_run_id = await self.saved(lambda: self.board.record_run(record))
         self.runs.append(record)
-        await self._tell("run_finished", self.card, record)
+        await self.tell("run_finished", self.card, record)
+        if output.interrupted and result.ok:
+            raise RunInterrupted(output.session_id or resume_session_id or None)
         if not result.ok and not (accept_turn_limit and output.turn_limit_reached):
             raise RunFailed(result.failure or "the run failed")
         return result
@@ -276,7 +308,7 @@ class JobContext:
             elapsed = time.time() - started
             step = steps[-1] if steps else None
             del steps[:-1]  # only the latest is ever shown
-            await self._tell("run_progress", self.card, self.job.id, role, elapsed, step)
+            await self.tell("run_progress", self.card, self.job.id, role, elapsed, step)
 
     def answered_run(self) -> int | None:
         """The last run, if it ended well: a job that fails after it refused its answer,
@@ -295,10 +327,14 @@ class JobContext:
                 "job %s: its agent's process group was not recorded: %s", self.job.id, error
             )
 
-    async def _tell(self, event: str, *args: Any) -> None:
+    async def tell(self, event: str, *args: Any) -> None:
+        """Tell every observer that has an ear for `event` (the notifier has all)."""
         for observer in self.observers:
+            hear = getattr(observer, event, None)
+            if hear is None:
+                continue
             try:
-                await getattr(observer, event)(*args)
+                await hear(*args)
             except StoreError as error:  # the database's state, said by the store already
                 log.warning("run notice %s not written: %s", event, error)
             except Exception:  # a notice that cannot be written must not fail the run

@@ -26,13 +26,15 @@ from chatbot.board import (
     UnknownCard,
 )
 from chatbot.board.files import FileExistsRefusal
+from chatbot.board.talk import can_talk
 from chatbot.config import Config
 from chatbot.domain.phases import WORKTREE_DONE_PHASES
 from chatbot.domain.roles import DEPLOY_JOB, ROLES, ProfileFrom, role_lane
-from chatbot.domain.transitions import TransitionRefused
+from chatbot.domain.transitions import Action, TransitionRefused
 from chatbot.pipeline.budget import hold_for_day_budget, stopped_by_budget
-from chatbot.pipeline.context import JobContext, RunFailed, RunObserver
+from chatbot.pipeline.context import JobContext, RunFailed, RunInterrupted, RunObserver
 from chatbot.pipeline.jobs import handler_of
+from chatbot.pipeline.talking import LiveTalks
 from runners.contracts import ContractError
 from runners.process import kill_orphan, process_identity
 from runners.runtimes import RunnerError
@@ -96,6 +98,8 @@ class Worker:
         self._job_of: dict[int, Job] = {}
         # Cards that reached an end (deployed, archived): their worktrees go.
         self._finished_cards: set[str] = set()
+        # The conversations with the agents running here (steers, approvals).
+        self.talks = LiveTalks(board, config)
         # Any commit may have queued work (here or by the CLI beside a running bot).
 
     async def register(self) -> tuple[str, ...]:
@@ -154,6 +158,8 @@ class Worker:
             while stop is None or not stop.is_set():
                 self._wake.clear()
                 try:
+                    # First: an owner's steer or answer waits for this wake-up.
+                    await self.talks.deliver()
                     await self._tidy_worktrees()
                     await self._notice_cancelled()
                     await self._claim_all()
@@ -291,6 +297,8 @@ class Worker:
             await self._handle(job)
         finally:
             heartbeat.cancel()
+            if can_talk(job.kind):
+                await self._talk_ends(job)
 
     async def _handle(self, job: Job) -> None:
         handler = handler_of(job.kind)
@@ -307,6 +315,7 @@ class Worker:
             target_branch=self.target_branch,
             allowed=self.allowed,
             observers=self.observers,
+            talks=self.talks,
         )
         role = job.kind
         try:
@@ -319,6 +328,8 @@ class Worker:
                 # Another host may have pushed intents or merges since the last job.
                 await sync_checkout(self.config.bot.checkout, self.target_branch)
             await handler(ctx)
+        except RunInterrupted as stopped:
+            await self._interrupted(ctx, stopped)
         except RunFailed as failed:
             await self._fail(job, failed.detail, ctx)
         except ContractError as error:
@@ -341,6 +352,31 @@ class Worker:
         except Exception as error:  # noqa: BLE001 - a bug must fail one job, not the worker
             log.exception("job %s (%s) crashed", job.id, role)
             await self._fail(job, f"internal error: {type(error).__name__}: {error}", ctx)
+
+    async def _interrupted(self, ctx: JobContext, stopped: RunInterrupted) -> None:
+        """The owner's /interrupt: the card waits with the session, for /steer or /fix."""
+        profile = ctx.profile()
+        interrupted = {
+            "session": stopped.session_id,
+            "runtime": profile.runtime,
+            "role": ctx.role.name,
+        }
+        with contextlib.suppress(LeaseLost):
+            await ctx.apply(
+                Action.RUN_INTERRUPTED,
+                answer_used=False,
+                reason=f"{ctx.role.name} interrupted by the owner",
+                data={**ctx.card.data, "interrupted": interrupted},
+            )
+
+    async def _talk_ends(self, job: Job) -> None:
+        try:
+            closed = await self.board.talk_ends(job, "the run had ended")
+        except StoreError as error:
+            log.warning("job %s: its open steers and approvals stay open: %s", job.id, error)
+            return
+        for row in closed:
+            log.info("job %s ended with its %s %s %s", job.id, row.kind, row.id, row.state)
 
     async def _fail(self, job: Job, detail: str, ctx: JobContext | None = None) -> None:
         log.warning("job %s (%s) failed: %s", job.id, job.kind, detail)

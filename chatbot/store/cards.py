@@ -14,7 +14,15 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from chatbot.domain.phases import DETOUR_PHASES, Kind, Phase
-from chatbot.domain.transitions import Action, By, Target, find, resolve
+from chatbot.domain.transitions import (
+    RUN_FAILURE,
+    STAGE_KEEPING_ACTIONS,
+    Action,
+    By,
+    Target,
+    find,
+    resolve,
+)
 from chatbot.store.db import Db, IntegrityError, Row
 
 MAX_FAILURE_DETAIL = 240
@@ -299,6 +307,9 @@ async def transition(
         "updated_at": now,
     }
     assignments.update(_resume_columns(card, action, target))
+    if action in STAGE_KEEPING_ACTIONS and "failure_stage" not in changes:
+        # Which run was interrupted decides whose session /steer continues.
+        changes["failure_stage"] = RUN_FAILURE[card.phase].stage.value
     for column, value in changes.items():
         assignments[column] = _encode(column, value)
     sql = ", ".join(f"{column} = ?" for column in assignments)
@@ -359,6 +370,20 @@ def _resume_columns(card: Card, action: Action, target: Phase) -> dict[str, Any]
             "failure_detail": None,
         }
     return {}
+
+
+async def note(db: Db, card_id: int, action: str, actor: str, reason: str) -> None:
+    """An event in the card's history that moves nothing (a steer, an approval answered)."""
+    card = await get_by_id(db, card_id)
+    if card is None:
+        return
+    now = time.time()
+    await db.execute(
+        "UPDATE cards SET version = version + 1, updated_at = ? WHERE id = ?", (now, card.id)
+    )
+    await _append_event(
+        db, card.id, card.version + 1, card.phase, card.phase, action, actor, reason, now
+    )
 
 
 async def update(db: Db, slug: str, /, **changes: Any) -> Card:

@@ -33,6 +33,8 @@ class Post:
     replaces_id: int | None = None
     #: Identities on this transport whose phones the message should ring.
     mentions: tuple[str, ...] = ()
+    #: The agent's approval request this message asks about (store/talk.py).
+    talk_id: int | None = None
 
 
 @dataclass(frozen=True)
@@ -58,6 +60,7 @@ class OutboxRow:
     send_started_at: float | None = None
     replaces_id: int | None = None
     mentions: tuple[str, ...] = ()
+    talk_id: int | None = None
 
     @classmethod
     def from_row(cls, row: Row) -> OutboxRow:
@@ -75,12 +78,13 @@ class Posted:
     question_id: int | None
     request_id: int | None
     purpose: str
+    talk_id: int | None = None
 
 
 _ENQUEUE = (
     "INSERT INTO outbox (transport, room, target_kind, text, html, reply_to, card_id, "
-    "question_id, request_id, purpose, txn_id, created_at, replaces_id, mentions) "
-    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+    "question_id, request_id, purpose, txn_id, created_at, replaces_id, mentions, talk_id) "
+    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
 )
 
 
@@ -102,6 +106,7 @@ def _row(post: Post) -> tuple[object, ...]:
         time.time(),
         post.replaces_id,
         json.dumps(list(post.mentions)) if post.mentions else None,
+        post.talk_id,
     )
 
 
@@ -141,7 +146,8 @@ async def mark_sent(db: Db, row: OutboxRow, message_id: str) -> None:
     )
     await db.execute(
         "INSERT INTO chat_messages (transport, room, message_id, card_id, question_id, "
-        "request_id, purpose, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
+        "request_id, purpose, created_at, talk_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) "
+        "ON CONFLICT DO NOTHING",
         (
             row.transport,
             row.room,
@@ -151,6 +157,7 @@ async def mark_sent(db: Db, row: OutboxRow, message_id: str) -> None:
             row.request_id,
             row.purpose,
             time.time(),
+            row.talk_id,
         ),
     )
 
@@ -183,7 +190,7 @@ async def mark_failed(db: Db, row_id: int, error: str) -> None:
 
 async def posted(db: Db, transport: str, message_id: str) -> Posted | None:
     row = await db.fetchone(
-        "SELECT transport, room, message_id, card_id, question_id, request_id, purpose "
+        "SELECT transport, room, message_id, card_id, question_id, request_id, purpose, talk_id "
         "FROM chat_messages WHERE transport = ? AND message_id = ? ORDER BY id DESC LIMIT 1",
         (transport, message_id),
     )
@@ -194,7 +201,8 @@ async def remember(db: Db, transport: str, room: str, message_id: str, **links: 
     """Remember a message that did not go through the outbox (e.g. sent directly)."""
     await db.execute(
         "INSERT INTO chat_messages (transport, room, message_id, card_id, question_id, "
-        "request_id, purpose, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
+        "request_id, purpose, created_at, talk_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) "
+        "ON CONFLICT DO NOTHING",
         (
             transport,
             room,
@@ -204,6 +212,7 @@ async def remember(db: Db, transport: str, room: str, message_id: str, **links: 
             links.get("request_id"),
             links.get("purpose", "notice"),
             time.time(),
+            links.get("talk_id"),
         ),
     )
 

@@ -54,6 +54,8 @@ class Job:
     process: str | None = None
     # The host of the worker that claimed it.
     host: str | None = None
+    #: Its runs go through an interactive protocol: it can be steered (store/talk.py).
+    talks: int = 0
 
     @classmethod
     def from_row(cls, row: Row) -> Job:

@@ -344,4 +344,37 @@ MIGRATIONS.register(
     """,
 )
 
+MIGRATIONS.register(
+    11,
+    "talking to a running agent: steers, interrupts and approval requests per job",
+    """
+    CREATE TABLE run_talk (
+        id INTEGER PRIMARY KEY,
+        job_id INTEGER NOT NULL REFERENCES jobs(id) ON DELETE CASCADE,
+        card_id INTEGER NOT NULL REFERENCES cards(id) ON DELETE CASCADE,
+        kind TEXT NOT NULL CHECK (kind IN ('steer', 'interrupt', 'approval')),
+        -- steer: the owner's words; approval: the command (or tool input) asked for
+        text TEXT NOT NULL DEFAULT '',
+        tool TEXT,
+        cwd TEXT,
+        -- steer/interrupt: who sent it; approval: who answered it
+        actor TEXT,
+        -- steer/interrupt: open, sent, taken, refused
+        -- approval: open, allowed, denied, timed_out, closed
+        state TEXT NOT NULL DEFAULT 'open',
+        reason TEXT,
+        created_at REAL NOT NULL,
+        done_at REAL
+    );
+    CREATE INDEX run_talk_job ON run_talk(job_id, state);
+    CREATE INDEX run_talk_card ON run_talk(card_id, kind, state);
+    -- 1 while the job's runs go through an interactive protocol (they can be steered).
+    ALTER TABLE jobs ADD COLUMN talks INTEGER NOT NULL DEFAULT 0;
+    ALTER TABLE outbox ADD COLUMN talk_id INTEGER REFERENCES run_talk(id) ON DELETE SET NULL;
+    ALTER TABLE chat_messages ADD COLUMN talk_id INTEGER REFERENCES run_talk(id)
+        ON DELETE SET NULL;
+    ALTER TABLE telemetry ADD COLUMN steers INTEGER NOT NULL DEFAULT 0;
+    """,
+)
+
 LATEST = MIGRATIONS.latest

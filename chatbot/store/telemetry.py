@@ -43,6 +43,8 @@ class RunRecord:
     rejection: str | None = None
     #: `cost_usd` is tokens times the runtime's configured price, not the CLI's figure.
     cost_estimated: bool = False
+    #: Owners' steers the agent took during this run.
+    steers: int = 0
 
     @property
     def shown_outcome(self) -> str:
@@ -87,6 +89,7 @@ _COLUMNS = (
     "accepted",
     "rejection",
     "cost_estimated",
+    "steers",
 )
 _INSERT = f"INSERT INTO telemetry ({', '.join(_COLUMNS)}) VALUES ({', '.join('?' * len(_COLUMNS))})"
 

@@ -15,17 +15,13 @@ from __future__ import annotations
 
 import enum
 import re
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
-from typing import TYPE_CHECKING
 
 from runners import profiles
 from runners.runtimes.progress import StepOf
-
-if TYPE_CHECKING:
-    from runners.runtimes.talk import Talking
 
 MAX_FAILURE_DETAIL = 240
 
@@ -299,6 +295,28 @@ class KeyFile:
 
 
 @dataclass(frozen=True, slots=True)
+class Talking:
+    """A runtime's interactive protocol: its own command line, driver and parser.
+
+    `converse(pipe, request, conversation)` speaks the protocol over the child's stdin
+    and stdout lines (`runners.process.Pipe`) with the bot's side of it
+    (`runners.runtimes.talk.Conversation`): it sends the prompt, relays steers,
+    interrupts and approvals, and returns when the run is over (then the bot closes
+    stdin and ends the process group). `parse_output` reads the whole stdout afterwards,
+    as strictly as the one-shot parser; an interrupted turn gives `interrupted=True`.
+    """
+
+    build_argv: Callable[[RunRequest], Invocation]
+    converse: Callable[..., Awaitable[None]]
+    parse_output: Callable[[str, Usage | None], RunOutput]
+    step_of: Callable[[dict[str, object]], str | None] | None = None
+    #: What it can do, for `chatbot check` and the answers to /steer, /approve, /interrupt.
+    steers: bool = True
+    asks_approval: bool = True
+    interrupts: bool = True
+
+
+@dataclass(frozen=True, slots=True)
 class Runtime:
     """Everything about one agent CLI, exported as `RUNTIME` by its module and listed once
     in runners.runtimes.registry."""
@@ -329,7 +347,7 @@ class Runtime:
     rule_re: re.Pattern[str] = TOOL_RULE_RE
     #: Why a run that printed nothing on stdout failed, read from the tail of its stderr.
     stderr_reason: Callable[[str], str] = last_line
-    #: Its interactive protocol (runners.runtimes.talk.Talking); None: it cannot be
+    #: Its interactive protocol (`Talking`); None: it cannot be
     #: steered, asked or interrupted, and runs one-shot only.
     talking: Talking | None = None
     #: The command that continues a session in a terminal on this host, for a person:

@@ -16,7 +16,8 @@ import asyncio
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 
-from runners.runtimes.base import Invocation, RunOutput, RunRequest, Usage
+# Talking (a runtime's protocol) lives on the record's module; named here for drivers.
+from runners.runtimes.base import Talking  # noqa: F401
 
 #: What a steer may carry to a CLI; a longer text is cut by the bot, which says so.
 MAX_STEER_CHARS = 16 * 1024
@@ -121,24 +122,3 @@ class Conversation:
     def tell(self, told: Told) -> None:
         if self._on_told is not None:
             self._on_told(told)
-
-
-@dataclass(frozen=True, slots=True)
-class Talking:
-    """A runtime's interactive protocol: its own command line, driver and parser.
-
-    `converse(pipe, request, conversation)` speaks the protocol over the child's stdin
-    and stdout lines (`runners.process.Pipe`): it sends the prompt, relays steers,
-    interrupts and approvals, and returns when the run is over (then the bot closes
-    stdin and ends the process group). `parse_output` reads the whole stdout afterwards,
-    as strictly as the one-shot parser; an interrupted turn gives `interrupted=True`.
-    """
-
-    build_argv: Callable[[RunRequest], Invocation]
-    converse: Callable[..., Awaitable[None]]
-    parse_output: Callable[[str, Usage | None], RunOutput]
-    step_of: Callable[[dict[str, object]], str | None] | None = None
-    #: What it can do, for `chatbot check` and the answers to /steer, /approve, /interrupt.
-    steers: bool = True
-    asks_approval: bool = True
-    interrupts: bool = True

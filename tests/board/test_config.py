@@ -321,9 +321,27 @@ def test_budgets_and_prices(tmp_path: Path, example: Path) -> None:
 @pytest.mark.parametrize("role", ["builder", "fixer"])
 def test_the_lane_roles_have_no_role_section(tmp_path: Path, role: str) -> None:
     message = _error(MINIMAL + f'[roles.{role}]\nmodel = "gpt-5-codex"\n', tmp_path)
-    assert f"roles.{role}: the {role} runs with the card's lane ([lanes.*])" in message
+    assert f"roles.{role}.model: the {role} runs with the card's lane ([lanes.*])" in message
+    assert "only approvals may be set here" in message
+    # What it may be allowed is its own: asked of the owners, or refused at once.
+    config = parse_config(MINIMAL + f'[roles.{role}]\napprovals = "deny"\n', tmp_path / "a.toml")
+    assert config.approvals(role) == "deny"
+    assert parse_config(MINIMAL, tmp_path / "c.toml").approvals(role) == "ask"
     synthesis = parse_config(MINIMAL + '[roles.synthesis]\nmodel = "gpt-5"\n', tmp_path / "b.toml")
     assert synthesis.role("synthesis").model == "gpt-5"
+
+
+def test_approvals_default_to_ask_for_writers_and_deny_for_readers(tmp_path: Path) -> None:
+    config = parse_config(MINIMAL, tmp_path / "b.toml")
+    assert {role: config.approvals(role) for role in ("builder", "fixer", "reviewer")} == {
+        "builder": "ask",
+        "fixer": "ask",
+        "reviewer": "deny",
+    }
+    asked = parse_config(MINIMAL + '[roles.researcher]\napprovals = "ask"\n', tmp_path / "r.toml")
+    assert asked.approvals("researcher") == "ask"
+    message = _error(MINIMAL + '[roles.builder]\napprovals = "always"\n', tmp_path)
+    assert "roles.builder.approvals" in message
 
 
 # --- files that are not what they seem (issue 23) --------------------------------

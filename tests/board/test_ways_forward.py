@@ -143,6 +143,8 @@ def suggested(text: str) -> set[Action]:
     for name in _COMMAND.findall(text):
         if BY_NAME[name].access is Access.READ:
             continue  # /status, /log, /diff only look: they work in every phase
+        if BY_NAME[name].on_run:
+            continue  # /steer, /approve, /deny, /interrupt: for a running agent (below)
         action = BY_NAME[name].action
         assert action is not None, f"/{name} {{slug}} suggested, but /{name} acts on no card"
         found.add(action)
@@ -171,7 +173,19 @@ def posted_for(graph: Graph) -> dict[str, set[State]]:
 # The card view's own hints (chat catalogue) and where the view shows them.
 VIEW_HINTS = {"card_split_offer": frozenset({Phase.PLANNING_WITH_FEEDBACK})}
 # ...and those it shows only right after a move: the states that move leads to.
-VIEW_HINTS_AFTER = {"card_budget_stop": Action.BUDGET_STOPPED}
+VIEW_HINTS_AFTER = {
+    "card_budget_stop": Action.BUDGET_STOPPED,
+    # Said when /interrupt is sent: its suggestions are for the card once it stopped.
+    "interrupt_sent": Action.RUN_INTERRUPTED,
+}
+# Posted while an agent that talks (builder, fixer) runs: approvals and their ends.
+RUNNING_TALKER = frozenset({Phase.BUILDING, Phase.FIXER_RUNNING})
+TALK_TEXTS = {
+    "approval_asked": RUNNING_TALKER,
+    "approval_flood": RUNNING_TALKER,
+    # The answer to /steer or /interrupt on a run that cannot hear it: any run.
+    "steer_cannot": frozenset(p for p in Phase if p.is_running),
+}
 
 
 def view_texts(key: str) -> list[str]:
@@ -183,7 +197,11 @@ def wrong_suggestions(graph: Graph) -> list[tuple[str, Action, State]]:
     for key, phases in VIEW_HINTS.items():
         shown.append((key, view_texts(key), {s for s in graph.states if s.phase in phases}))
     for key, after in VIEW_HINTS_AFTER.items():
-        shown.append((key, view_texts(key), graph.reached_by(after)))
+        texts = view_texts(key) if key in chat_texts.EN else catalogue_texts(key)
+        shown.append((key, texts, graph.reached_by(after)))
+    for key, phases in TALK_TEXTS.items():
+        texts = view_texts(key) if key in chat_texts.EN else catalogue_texts(key)
+        shown.append((key, texts, {s for s in graph.states if s.phase in phases}))
     wrong = []
     for key, texts, states in shown:
         for text in texts:
@@ -271,13 +289,34 @@ async def test_every_suggested_command_is_allowed_where_it_is_posted(graph: Grap
         key
         for catalogue in chat_texts.CATALOGUES.values()
         for key, text in catalogue.items()
-        if any(BY_NAME[name].access is not Access.READ for name in _COMMAND.findall(text))
+        if any(
+            BY_NAME[name].access is not Access.READ and not BY_NAME[name].on_run
+            for name in _COMMAND.findall(text)
+        )
     }
-    accounted = {k for k, states in where.items() if states} | set(VIEW_HINTS)
+    accounted = {k for k, states in where.items() if states} | set(VIEW_HINTS) | set(TALK_TEXTS)
     accounted |= {k for k, action in VIEW_HINTS_AFTER.items() if graph.reached_by(action)}
     unaccounted = suggesting - accounted
     assert unaccounted == set()
     assert wrong_suggestions(graph) == []
+
+
+def test_run_commands_are_suggested_only_while_an_agent_that_talks_runs() -> None:
+    from chatbot.domain.roles import ROLES
+
+    # The phases where /approve, /deny and /interrupt have something to act on...
+    talkers = {phase for role in ROLES if role.talks for phase in role.phases}
+    assert talkers == RUNNING_TALKER
+    # ...and the only texts that suggest them are posted there.
+    # (/steer is also a move: after /interrupt it continues the session.)
+    on_run = {name for name, command in BY_NAME.items() if command.on_run and not command.action}
+    suggesting = {
+        key
+        for table in [*NOTIFY_TEXTS.values(), *chat_texts.CATALOGUES.values()]
+        for key, text in table.items()
+        if set(_COMMAND.findall(text)) & on_run
+    }
+    assert suggesting == {key for key, phases in TALK_TEXTS.items() if phases == RUNNING_TALKER}
 
 
 async def test_a_deliberate_dead_end_is_found(tmp_path: Path, monkeypatch) -> None:

@@ -1,0 +1,207 @@
+"""The worker's side of talking to its running agents.
+
+Each interactive run gets a `Conversation` (runners.runtimes.talk). What people say
+reaches it as rows (board/talk.py): on every wake-up of the worker, which a commit
+here or, on PostgreSQL, on any host causes, `deliver` hands new steers and
+interrupts to the conversations of the jobs running here and resolves the approvals
+people answered. What the agent asks goes the other way: `decide` records it, the
+room is asked, and the run waits for the first answer, the timeout, or the policy.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from chatbot.board import BoardService, Card, Job, StoreError, TalkRow
+from chatbot.board import talk as talk_store
+from chatbot.board.talk import first_line
+from chatbot.config import Config
+from chatbot.domain.roles import Role
+from runners.runtimes import ApprovalAsked, Conversation, Decision, Refused, Taken, Told
+
+log = logging.getLogger(__name__)
+
+#: How much of an asked command is kept and posted (the agent's own text: bounded).
+MAX_ASKED_CHARS = 8000
+
+
+class JobContext(Protocol):
+    """What a conversation needs of its job (pipeline.context.JobContext)."""
+
+    job: Job
+    card: Card
+    config: Config
+
+    @property
+    def role(self) -> Role: ...
+
+    async def tell(self, event: str, *args: Any) -> None: ...
+
+
+@dataclass
+class _Live:
+    ctx: JobContext
+    conversation: Conversation
+    steers: int = 0
+    flood_told: bool = False
+    #: Rows handed to the conversation, by their key, until the agent takes them.
+    sent: dict[str, TalkRow] = field(default_factory=dict)
+
+
+class LiveTalks:
+    def __init__(self, board: BoardService, config: Config) -> None:
+        self.board = board
+        self.config = config
+        self._live: dict[int, _Live] = {}
+        self._waiting: dict[int, asyncio.Future[TalkRow]] = {}
+        self._tasks: set[asyncio.Task[Any]] = set()
+
+    # --- a run's conversation ------------------------------------------------------
+
+    def open(self, ctx: JobContext) -> Conversation:
+        live: _Live | None = None
+
+        async def decide(asked: ApprovalAsked) -> Decision:
+            assert live is not None
+            return await self._decide(live, asked)
+
+        def told(news: Told) -> None:
+            assert live is not None
+            self._spawn(self._told(live, news))
+
+        live = _Live(ctx, Conversation(decide, told))
+        self._live[ctx.job.id] = live
+        return live.conversation
+
+    def close(self, job_id: int) -> int:
+        """The run ended; returns how many steers it took."""
+        live = self._live.pop(job_id, None)
+        if live is None:
+            return 0
+        for item in live.conversation.pending():
+            key = getattr(item, "key", None)
+            if key is not None:
+                self._spawn(self._told(live, Refused(key, "the run ended before it was sent")))
+        return live.steers
+
+    # --- from people to the agents ---------------------------------------------------
+
+    async def deliver(self) -> None:
+        """Hand on what people said to the runs here, and what they answered."""
+        if self._live:
+            for row in await self.board.talk_inbox(list(self._live)):
+                live = self._live.get(row.job_id)
+                if live is None:
+                    continue
+                marked = await self.board.talk_mark(row.id, talk_store.SENT, was=(talk_store.OPEN,))
+                if marked is None:
+                    continue
+                if row.kind == "steer":
+                    live.sent[str(row.id)] = row
+                    live.conversation.steer(row.text, str(row.id))
+                    await self._note(live, "talk_steered", who=row.actor, text=first_line(row.text))
+                else:
+                    live.conversation.interrupt()
+                    await self._note(live, "talk_interrupting", who=row.actor)
+        if self._waiting:
+            for row in await self.board.approval_states(list(self._waiting)):
+                future = self._waiting.get(row.id)
+                if row.state != talk_store.OPEN and future is not None and not future.done():
+                    future.set_result(row)
+
+    async def _told(self, live: _Live, news: Told) -> None:
+        row = live.sent.pop(news.key, None)
+        if row is None:
+            return
+        try:
+            if isinstance(news, Taken):
+                live.steers += 1
+                await self.board.talk_mark(row.id, talk_store.TAKEN, was=(talk_store.SENT,))
+                await self._note(live, "talk_steer_taken", who=row.actor)
+            else:
+                await self.board.talk_mark(
+                    row.id, talk_store.REFUSED, was=(talk_store.SENT,), reason=news.why
+                )
+                await self._tell("steer_refused", live.ctx.card, row, news.why)
+        except StoreError as error:
+            log.warning("steer %s: its state was not saved: %s", row.id, error)
+
+    # --- from the agents to people ---------------------------------------------------
+
+    async def _decide(self, live: _Live, asked: ApprovalAsked) -> Decision:
+        ctx = live.ctx
+        role = ctx.role.name
+        command = asked.command[:MAX_ASKED_CHARS]
+        bot = self.config.bot
+        if self.config.approvals(role) == "deny":
+            reason = f'approvals are off for the {role} (roles.{role}.approvals = "deny")'
+            await self._refuse(live, asked, command, reason)
+            await self._note(live, "talk_denied_policy", command=first_line(command, 80))
+            return Decision(False, reason)
+        if await self.board.approvals_asked(ctx.job) >= bot.max_open_approvals:
+            reason = f"too many approval requests in this run (at most {bot.max_open_approvals})"
+            row = await self._refuse(live, asked, command, reason)
+            if not live.flood_told:
+                live.flood_told = True
+                await self._tell("approval_flood", ctx.card, row, reason)
+            return Decision(False, reason)
+        row = await self.board.ask_approval(
+            ctx.job, ctx.card, tool=asked.tool, command=command, cwd=asked.cwd
+        )
+        future: asyncio.Future[TalkRow] = asyncio.get_running_loop().create_future()
+        self._waiting[row.id] = future
+        try:
+            await self._tell("approval_asked", ctx.card, row, asked.reason)
+            # An answer that came before the future was there is found on the next
+            # wake-up; the worker wakes at least every poll interval.
+            try:
+                row = await asyncio.wait_for(asyncio.shield(future), bot.approval_timeout_s)
+            except TimeoutError:
+                why = f"nobody answered within {_minutes(bot.approval_timeout_s)}"
+                marked = await self.board.talk_mark(
+                    row.id, talk_store.TIMED_OUT, was=(talk_store.OPEN,), reason=why
+                )
+                if marked is not None:
+                    await self._tell("approval_timed_out", ctx.card, marked, why)
+                row = marked or await self.board.approval(row.id) or row
+        finally:
+            self._waiting.pop(row.id, None)
+        if row.state == talk_store.ALLOWED:
+            return Decision(True)
+        if row.state == talk_store.DENIED:
+            reason = row.reason or "no reason given"
+            return Decision(False, f"the owner ({row.actor}) denied this: {reason}")
+        return Decision(False, row.reason or "nobody allowed it")
+
+    async def _refuse(self, live: _Live, asked: ApprovalAsked, command: str, why: str) -> TalkRow:
+        return await self.board.ask_approval(
+            live.ctx.job,
+            live.ctx.card,
+            tool=asked.tool,
+            command=command,
+            cwd=asked.cwd,
+            state=talk_store.DENIED,
+            reason=why,
+        )
+
+    # --- telling people ------------------------------------------------------------
+
+    async def _note(self, live: _Live, key: str, **values: object) -> None:
+        await live.ctx.tell("run_note", live.ctx.card, live.ctx.job.id, key, values)
+
+    async def _tell(self, event: str, card: Card, row: TalkRow, why: str) -> None:
+        ctx = next((live.ctx for live in self._live.values() if live.ctx.card.id == card.id), None)
+        if ctx is not None:
+            await ctx.tell(event, card, row, why)
+
+    def _spawn(self, coroutine: Any) -> None:
+        task = asyncio.get_running_loop().create_task(coroutine)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+
+def _minutes(seconds: float) -> str:
+    return f"{seconds / 60:g} minutes" if seconds >= 120 else f"{seconds:g} seconds"
