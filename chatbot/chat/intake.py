@@ -145,6 +145,7 @@ class ChatIntake:
         clock: Clock = time.monotonic,
         catch_up_max_age_s: float = 3600.0,
         prefixes: tuple[str, ...] = commands.DEFAULT_PREFIXES,
+        config: Config | None = None,
     ):
         self.board = board
         # Awaits the outbox's in-flight sends (wired by the service); None in unit tests.
@@ -155,7 +156,7 @@ class ChatIntake:
         self.notices = NoticeMemory(notice_window_s, clock)
         self.prefixes = prefixes
         self.replies = Replies(board, locale, max_chars, prefix=prefixes[0])
-        self.handlers = ChatHandlers(board, self.replies)
+        self.handlers = ChatHandlers(board, self.replies, config)
         self.catch_up_max_age_s = catch_up_max_age_s
 
     @classmethod
@@ -166,6 +167,7 @@ class ChatIntake:
             authority=Authority.from_config(config),
             catch_up_max_age_s=config.bot.catch_up_max_age_s,
             prefixes=tuple(config.bot.command_prefixes),
+            config=config,
             **options,  # type: ignore[arg-type]
         )
 

@@ -8,7 +8,9 @@ from __future__ import annotations
 from chatbot.board import BoardService, CardView, UnknownCard
 from chatbot.chat import render, render_diff
 from chatbot.chat.commands import Invocation
+from chatbot.chat.hand_over import hand_over
 from chatbot.chat.replies import Origin, Replies
+from chatbot.config import Config
 from runners.commit_view import CommitViewError
 
 # How many runs /status <slug> shows.
@@ -16,10 +18,12 @@ RUNS_SHOWN = 5
 
 
 class Lookups:
-    def __init__(self, board: BoardService, replies: Replies):
+    def __init__(self, board: BoardService, replies: Replies, config: Config | None = None):
         self.board = board
         self.replies = replies
         self.locale = replies.locale
+        # For what only the configuration knows (where a session can be continued).
+        self.config = config
 
     async def help(self, origin: Origin, invocation: Invocation) -> None:
         name = invocation.text("command") or None
@@ -44,6 +48,9 @@ class Lookups:
         if view := await self._view(origin, slug):
             runs = await self.board.runs_of(view.card.id, RUNS_SHOWN)
             text = render.card(view, runs, self.locale)
+            given = hand_over(self.config, view.card, runs) if self.config else None
+            if given is not None:
+                text += "\n" + render.hand_over(given, self.locale)
             await self.replies.send(origin.event, text, card_id=view.card.id)
 
     async def log(self, origin: Origin, invocation: Invocation) -> None:

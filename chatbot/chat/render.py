@@ -27,6 +27,7 @@ from chatbot.chat.commands import (
     UsageProblem,
     shown_with,
 )
+from chatbot.chat.hand_over import HandOver
 from chatbot.chat.texts import CATALOGUES, say
 from chatbot.domain import ways
 from chatbot.domain.phases import Phase
@@ -276,6 +277,19 @@ def run_fields(run: RunRecord, locale: str) -> dict[str, str]:
         "tokens": shown_tokens,
         "cost": cost,
     }
+
+
+def hand_over(given: HandOver, locale: str) -> str:
+    """/status <slug>: the agent's session and how a person continues it in a terminal."""
+    lines = [
+        say(locale, "card_session", session=given.session, role=given.role, runtime=given.runtime),
+        say(locale, "card_worktree", path=str(given.worktree)),
+    ]
+    if given.command:
+        lines.append(say(locale, "card_resume", command=given.command))
+    else:
+        lines.append(say(locale, "card_resume_none", runtime=given.runtime))
+    return "\n".join(lines)
 
 
 def card_extras(c: Card, locale: str) -> list[str]:

@@ -1,0 +1,52 @@
+"""Hand a card's agent session over to a person at a terminal: which session, where
+its worktree is, and the exact command that continues it (`Runtime.hand_over`)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from chatbot.board import Card, RunRecord
+from chatbot.config import Config
+from chatbot.domain.roles import BY_NAME as ROLES
+from runners.runtimes import RUNTIMES, Mode, RunRequest
+from runners.workspace import agent_home
+
+
+@dataclass(frozen=True)
+class HandOver:
+    session: str
+    runtime: str
+    role: str
+    worktree: Path
+    #: The shell line that continues the session; None: its runtime cannot.
+    command: str | None
+
+
+def hand_over(config: Config, card: Card, runs: list[RunRecord]) -> HandOver | None:
+    """The latest session of a worktree role's run on this card (runs: newest first)."""
+    run = next(
+        (r for r in runs if r.session_id and ROLES.get(r.role) and ROLES[r.role].writes), None
+    )
+    if run is None or run.session_id is None:
+        return None
+    root = config.bot.workspaces.absolute()
+    worktree = root / card.slug
+    record = RUNTIMES.get(run.runtime)
+    section = config.runtimes.get(run.runtime)  # type: ignore[call-overload]
+    command = None
+    if record is not None and record.hand_over is not None and section is not None:
+        request = RunRequest(
+            binary=section.binary,
+            cwd=worktree,
+            prompt="",
+            mode=Mode.WORKSPACE_WRITE,
+            base_url=section.base_url or "",
+            api_key_file=section.api_key_file,
+            home=agent_home(root, run.runtime),
+        )
+        try:
+            command = record.hand_over(request, run.session_id)
+        except ValueError:
+            command = None  # a session id the runtime refuses to put on a command line
+    return HandOver(run.session_id, run.runtime, run.role, worktree, command)
