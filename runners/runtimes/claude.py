@@ -1,4 +1,4 @@
-"""Claude Code: `claude -p --output-format json`, prompt on stdin, one result object.
+"""Claude Code: `claude -p --output-format stream-json`, prompt on stdin, a result last.
 
 Command line:
 
@@ -21,17 +21,28 @@ versions, is logged as "Permission deny rule matches no known tool" on every run
 With a `base_url` the run talks to that Anthropic-compatible API
 (`ANTHROPIC_BASE_URL`); `api_key_file` is read at spawn time into
 `ANTHROPIC_API_KEY` of that one child, which otherwise uses its own login.
+
+A run the bot talks to (steers, approvals, interrupts) goes through the same command
+line in its interactive form (`claude_talk`). Claude Code keeps its sessions under the
+HOME it runs with (`~/.claude/projects/<cwd>/`), not in `RunRequest.home`: moving it
+there would also hide the user's own login. So a session is continued in a terminal as
+the same user, in the same working directory (`hand_over`).
 """
 
 from __future__ import annotations
 
 import json
+import shlex
+from dataclasses import replace
 from pathlib import Path
 from types import MappingProxyType
 
+from runners.runtimes import claude_talk
 from runners.runtimes.base import (
+    SESSION_ID_RE,
     Cli,
     Grant,
+    InvalidRequest,
     Invocation,
     Mode,
     RunOutput,
@@ -44,6 +55,7 @@ from runners.runtimes.base import (
     clean_detail,
     validate_request,
 )
+from runners.runtimes.talk import Talking
 
 NAME = "claude"
 # The pin: scripts/test installs exactly this, `chatbot check` compares against it.
@@ -257,6 +269,64 @@ def parse_output(stdout: str, previous_usage: Usage | None = None) -> RunOutput:
     )
 
 
+def talk_argv(request: RunRequest) -> Invocation:
+    return claude_talk.interactive(build_argv(request), request.mode)
+
+
+def parse_talk(stdout: str, previous_usage: Usage | None = None) -> RunOutput:
+    """Read an interactive run's output: the last turn's result as strictly as
+    `parse_output`, over every turn the run had.
+
+    A steer can start a turn of its own, each ending in a result: their usage, turns
+    and durations add up (each result counts only its turn); the cost is the last
+    result's (it counts the whole process). A last turn the bot interrupted is no
+    failure: `interrupted`, no answer, the session id to resume.
+    """
+    output = parse_output(stdout, previous_usage)
+    found = claude_talk.events(stdout)
+    results = [event for event in found if event.get("type") == "result"]
+    if not results:
+        return output
+    usages = [usage for usage in (_usage(result.get("usage")) for result in results) if usage]
+    total = (
+        Usage(
+            sum(usage.input_tokens for usage in usages),
+            sum(usage.cached_input_tokens for usage in usages),
+            sum(usage.output_tokens for usage in usages),
+        )
+        if usages
+        else None
+    )
+    turns = [turn for turn in (as_int(result.get("num_turns")) for result in results) if turn]
+    durations = [ms for ms in (as_int(result.get("duration_ms")) for result in results) if ms]
+    output = replace(
+        output,
+        usage=total,
+        turns=sum(turns) if turns else output.turns,
+        duration_ms=sum(durations) if durations else output.duration_ms,
+    )
+    if claude_talk.interrupted(found):
+        return replace(output, answer="", failure=None, turn_limit_reached=False, interrupted=True)
+    return output
+
+
+def hand_over(request: RunRequest, session_id: str) -> str:
+    """The shell line that continues `session_id` in a terminal, as the bot's user: in the
+    run's working directory (Claude Code files sessions by it), against the same API."""
+    if not SESSION_ID_RE.fullmatch(session_id):
+        raise InvalidRequest("invalid session id to hand over")
+    words = []
+    if request.base_url:
+        words.append(f"{BASE_URL_ENV}={shlex.quote(request.base_url)}")
+    if request.api_key_file is not None:
+        words.append(f'{API_KEY_ENV}="$(cat {shlex.quote(str(request.api_key_file))})"')
+    words.append(shlex.quote(request.binary))
+    if request.model:
+        words += ["--model", shlex.quote(request.model)]
+    words += ["--resume", shlex.quote(session_id)]
+    return f"cd {shlex.quote(str(request.cwd))} && {' '.join(words)}"
+
+
 RUNTIME = Runtime(
     name=NAME,
     cli=CLI,
@@ -270,4 +340,11 @@ RUNTIME = Runtime(
     bounds_turns=True,
     resumes=True,
     # A key file works without base_url too: ANTHROPIC_API_KEY instead of its login.
+    talking=Talking(
+        build_argv=talk_argv,
+        converse=claude_talk.converse,
+        parse_output=parse_talk,
+        step_of=step_of,
+    ),
+    hand_over=hand_over,
 )

@@ -1,7 +1,8 @@
 """Scripted `claude`: the real CLI's options for `-p`, answers from a scenario.
 
 Accepts  claude -p [OPTIONS] [PROMPT]  (prompt from stdin when not given) and
-prints the `--output-format json` result object, or the `stream-json` events.
+prints the `--output-format json` result object, or the `stream-json` events; with
+`--input-format stream-json` it talks as the real one does (claude_talk.py).
 Scenarios: tests/bin/README.md.
 """
 
@@ -13,6 +14,7 @@ import sys
 import uuid
 
 from runners.scripted import agent as script
+from runners.scripted import claude_talk
 
 CLI = "claude"
 ALIASES = {
@@ -23,6 +25,7 @@ ALIASES = {
 }
 CHOICES = {
     "--output-format": {"text", "json", "stream-json"},
+    "--input-format": {"text", "stream-json"},
     # "default" is no longer listed by the real CLI but still accepted.
     "--permission-mode": {
         "acceptEdits",
@@ -50,8 +53,10 @@ VALUE = {
     "--resume",
     "--append-system-prompt",
     "--fallback-model",
+    "--input-format",
+    "--permission-prompt-tool",
 }
-FLAGS = {"-p", "--verbose", "--dangerously-skip-permissions"}
+FLAGS = {"-p", "--verbose", "--dangerously-skip-permissions", "--replay-user-messages"}
 REPEATABLE = {"--add-dir"}
 # The write tools of the tested Claude Code (it has no MultiEdit any more).
 WRITE_TOOLS = {"Edit", "Write", "NotebookEdit"}
@@ -99,6 +104,15 @@ def parse(argv: list[str]) -> dict:
         i += 1
     if not opts.get("-p"):
         raise script.UsageError("the fake claude only implements -p (print mode)")
+    streams = opts.get("--output-format") == "stream-json"
+    talks = opts.get("--input-format") == "stream-json"
+    if talks and not streams:
+        raise script.UsageError("--input-format=stream-json requires output-format=stream-json.")
+    if opts.get("--replay-user-messages") and not (talks and streams):
+        raise script.UsageError(
+            "--replay-user-messages requires both --input-format=stream-json and "
+            "--output-format=stream-json."
+        )
     return opts
 
 
@@ -162,7 +176,16 @@ def main() -> None:
     except script.UsageError as error:
         # commander's words and exit status
         script.usage_exit(CLI, str(error), f"error: {error}\n", 1)
-    stdin = script.read_stdin()
+    talking = None
+    if opts.get("--input-format") == "stream-json":
+        if not opts.get("--verbose"):
+            script.fail("Error: When using --print, --output-format=stream-json requires --verbose")
+        reader = claude_talk.Stdin()
+        first = claude_talk.first_message(reader)
+        talking = (reader, first)
+        stdin = claude_talk.text_of(first)
+    else:
+        stdin = script.read_stdin()
     prompt = opts["prompt"] if opts["prompt"] is not None else stdin
     if not prompt.strip():
         script.fail(
@@ -180,9 +203,11 @@ def main() -> None:
         session = session or turn.get("session_id") or script.new_session_id()
         state.sessions.setdefault(session, {})
 
+    # A turn that hangs before its output still hears an interrupt when it talks.
+    waits = talking is not None and turn.get("hang") == "before_output"
     script.begin_turn(
         CLI,
-        turn,
+        {**turn, "hang": None} if waits else turn,
         writable=can_write(opts),
         record={"turn": index, "stdin": stdin, "session": session},
     )
@@ -217,6 +242,11 @@ def main() -> None:
         "session_id": session,
         "message": {"role": "assistant", "content": [{"type": "text", "text": answer}]},
     }
+    if talking is not None:
+        events = {"init": init, "assistant": assistant, "result": result}
+        replay = bool(opts.get("--replay-user-messages"))
+        talk = claude_talk.Talk(talking[0], turn, session, replay, events)
+        talk.run(talking[1], hang=waits)
     if opts.get("--output-format") == "stream-json":
         if not opts.get("--verbose"):
             script.fail("Error: When using --print, --output-format=stream-json requires --verbose")
