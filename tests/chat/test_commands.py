@@ -49,6 +49,17 @@ GOOD = [
     ("/allow Login", "allow", {"slug": "login"}),
     ("/accept 12", "accept", {"request": 12}),
     ("/decline #3", "decline", {"request": 3}),
+    (
+        "/steer login use the v2 API\nplease",
+        "steer",
+        {"slug": "login", "text": "use the v2 API\nplease"},
+    ),
+    # A steer may be longer than other free text: its handler cuts it and says so.
+    ("/steer login " + "x" * 5000, "steer", {"slug": "login", "text": "x" * 5000}),
+    ("/approve login", "approve", {"slug": "login"}),
+    ("/deny login", "deny", {"slug": "login", "reason": None}),
+    ("/deny login no network", "deny", {"slug": "login", "reason": "no network"}),
+    ("/interrupt Login", "interrupt", {"slug": "login"}),
     ("  /START   login  ", "start", {"slug": "login"}),
     ("/start\tlogin", "start", {"slug": "login"}),
 ]
@@ -80,9 +91,25 @@ BAD = [
     ("/allow -x", "allow", Problem.BAD_SLUG, "-x"),
     ("/status a b", "status", Problem.TOO_MANY, "b"),
     ("/log", "log", Problem.MISSING, "slug"),
+    ("/steer login", "steer", Problem.MISSING, "text"),
+    ("/steer -x hi", "steer", Problem.BAD_SLUG, "-x"),
+    ("/deny", "deny", Problem.MISSING, "slug"),
+    ("/answer login " + "x" * 5000, "answer", Problem.TOO_LONG, "x" * 5000),
 ]
 # Every one-slug command: without its slug, with a bad one, with one word too many.
-for _name in ("split", "research", "fix", "retry", "cancel", "archive", "deploy", "log", "diff"):
+for _name in (
+    "split",
+    "research",
+    "fix",
+    "retry",
+    "cancel",
+    "archive",
+    "deploy",
+    "log",
+    "diff",
+    "approve",
+    "interrupt",
+):
     BAD += [
         (f"/{_name}", _name, Problem.MISSING, "slug"),
         (f"/{_name} -x", _name, Problem.BAD_SLUG, "-x"),
