@@ -154,9 +154,6 @@ class BoardTalk:
                 await along(BoardTx(db))
         return row
 
-    async def talk_of(self, card_id: int, limit: int = 20) -> list[TalkRow]:
-        return await talk_store.for_card(self.store.reader, card_id, limit)
-
     # --- the worker's side -------------------------------------------------------
 
     async def talk_begins(self, job: Job) -> None:

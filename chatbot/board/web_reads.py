@@ -15,8 +15,10 @@ from typing import NamedTuple
 from chatbot.domain.phases import Kind, Phase
 from chatbot.store import Store, telemetry
 from chatbot.store import jobs as job_store
+from chatbot.store import talk as talk_store
 from chatbot.store import workers as worker_store
 from chatbot.store.jobs import Job
+from chatbot.store.talk import TalkRow
 from chatbot.store.telemetry import RunRecord
 from chatbot.store.workers import WorkerRow
 
@@ -184,6 +186,10 @@ class WebReads:
         row = await self.store.reader.fetchone(_MARK_SQL)
         assert row is not None
         return ChangeMark(*row)
+
+    async def talk_of(self, card_id: int, limit: int = 20) -> list[TalkRow]:
+        """What the card's agents were told and asked, newest first."""
+        return await talk_store.for_card(self.store.reader, card_id, limit)
 
     async def card_runs(self, card_id: int, limit: int = 50) -> list[RunRecord]:
         return await telemetry.for_card(self.store.reader, card_id, limit=limit)

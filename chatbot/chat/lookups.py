@@ -6,9 +6,9 @@ Nothing here changes the board; each answer is one post that reports no change.
 from __future__ import annotations
 
 from chatbot.board import BoardService, CardView, UnknownCard
+from chatbot.board.hand_over import hand_over
 from chatbot.chat import render, render_diff
 from chatbot.chat.commands import Invocation
-from chatbot.chat.hand_over import hand_over
 from chatbot.chat.replies import Origin, Replies
 from chatbot.config import Config
 from runners.commit_view import CommitViewError
@@ -48,7 +48,10 @@ class Lookups:
         if view := await self._view(origin, slug):
             runs = await self.board.runs_of(view.card.id, RUNS_SHOWN)
             text = render.card(view, runs, self.locale)
-            given = hand_over(self.config, view.card, runs) if self.config else None
+            given = None
+            if self.config is not None:
+                bot, runtimes = self.config.bot, self.config.runtimes
+                given = hand_over(view.card, runs, bot.workspaces, runtimes)  # type: ignore[arg-type]
             if given is not None:
                 text += "\n" + render.hand_over(given, self.locale)
             await self.replies.send(origin.event, text, card_id=view.card.id)

@@ -14,6 +14,7 @@ from datetime import UTC, datetime
 
 from chatbot.board import BoardSummary, Card, CardView, Job, QuestionRow, Request, RunRecord
 from chatbot.board.budget import budget_stopped
+from chatbot.board.hand_over import HandOver
 from chatbot.chat import reactions
 from chatbot.chat.authority import Role, Verdict, permits
 from chatbot.chat.commands import (
@@ -27,7 +28,6 @@ from chatbot.chat.commands import (
     UsageProblem,
     shown_with,
 )
-from chatbot.chat.hand_over import HandOver
 from chatbot.chat.texts import CATALOGUES, say
 from chatbot.domain import ways
 from chatbot.domain.phases import Phase

@@ -11,8 +11,10 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from chatbot.board import CardView, RunRecord
+from chatbot.board import CardView, RunRecord, TalkRow
+from chatbot.board.hand_over import HandOver
 from chatbot.domain.phases import Kind
+from chatbot.web import talk_section
 from chatbot.web.markup import Safe, clock, iso, join, markdown, scroll_table, tag
 from chatbot.web.texts import Texts
 
@@ -37,6 +39,9 @@ class CardPage:
     research: RepoText | None = None
     # (commit, decision, report) of each review, newest first.
     reviews: Sequence[tuple[str, str, str]] = field(default_factory=list)
+    # What its agents were told and asked, newest first; and its session to hand over.
+    talk: Sequence[TalkRow] = field(default_factory=list)
+    hand_over: HandOver | None = None
 
 
 def _rendered(text: RepoText, t: Texts, missing_key: str) -> Safe:
@@ -180,6 +185,7 @@ def card_main(page: CardPage, t: Texts, now: float | None = None) -> Safe:
             )
         )
     parts.append(_question(view, t))
+    parts.append(talk_section.approvals(page.talk, t))
     relations = [
         (key, slugs)
         for key, slugs in (
@@ -243,6 +249,7 @@ def card_main(page: CardPage, t: Texts, now: float | None = None) -> Safe:
                 body=_rendered(page.research, t, "research_missing"),
             )
         )
+    parts.append(talk_section.hand_over(page.hand_over, t))
     parts.append(
         tag('<section id="runs"><h2>{h}</h2>{b}</section>', h=t("runs"), b=_runs(page.runs, t))
     )

@@ -20,7 +20,8 @@ from importlib import resources
 
 from aiohttp import web
 
-from chatbot.board import UnknownCard
+from chatbot.board import Card, RunRecord, UnknownCard
+from chatbot.board.hand_over import HandOver, hand_over
 from chatbot.board.reads import BoardReads
 from chatbot.web import card_page, live, pages
 from chatbot.web.auth import Guard
@@ -227,9 +228,17 @@ class WebBoard:
             intent=intent,
             research=research,
             reviews=card_page.reviews_of(card.data, report_file),
+            talk=await self.reads.talk_of(card.id),
+            hand_over=self._hand_over(card, runs),
         )
         main = card_page.card_main(page, self.texts)
         return self._page(f"{card.slug}: {card.title}", main, "card", mark=mark.token(), slug=slug)
+
+    def _hand_over(self, card: Card, runs: list[RunRecord]) -> HandOver | None:
+        workspaces = self.settings.workspaces
+        if workspaces is None:
+            return None
+        return hand_over(card, runs, workspaces, self.settings.runtimes)
 
     async def _repo_text(self, path: str) -> RepoText:
         found = await asyncio.to_thread(self.reads.repo_text, path, MAX_TEXT)

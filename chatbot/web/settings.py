@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import ipaddress
 import resource
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
 
+from chatbot.board.hand_over import RuntimeSettings
 from chatbot.config import Config
 from chatbot.secret_files import read_secret
 
@@ -60,6 +63,10 @@ class WebSettings:
     max_connections: int = DEFAULT_MAX_CONNECTIONS
     trusted_proxies: tuple[str, ...] = TRUSTED_PROXIES
     header_timeout_s: float = HEADER_TIMEOUT_S
+    # Where the worktrees are and how each runtime is started: a card's page names the
+    # command that continues its agent's session in a terminal.
+    workspaces: Path | None = None
+    runtimes: Mapping[str, RuntimeSettings] = field(default_factory=dict)
 
     @property
     def url(self) -> str:
@@ -88,6 +95,8 @@ def web_settings(config: Config) -> WebSettings | None:
         config.bot.locale,
         max_connections=config.web.max_connections,
         trusted_proxies=tuple(config.web.trusted_proxies),
+        workspaces=config.bot.workspaces,
+        runtimes=dict(config.runtimes),
     )
 
 
@@ -123,6 +132,8 @@ def describe(config: Config) -> str:
         "",
         max_connections=config.web.max_connections,
         trusted_proxies=tuple(config.web.trusted_proxies),
+        workspaces=config.bot.workspaces,
+        runtimes=dict(config.runtimes),
     )
     line = (
         f"web board: {settings.url} (token from {config.web.token_file}; open "

@@ -3,14 +3,29 @@ its worktree is, and the exact command that continues it (`Runtime.hand_over`)."
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Protocol
 
-from chatbot.board import Card, RunRecord
-from chatbot.config import Config
 from chatbot.domain.roles import BY_NAME as ROLES
+from chatbot.store.cards import Card
+from chatbot.store.telemetry import RunRecord
 from runners.runtimes import RUNTIMES, Mode, RunRequest
 from runners.workspace import agent_home
+
+
+class RuntimeSettings(Protocol):
+    """What a `[runtimes.NAME]` section says of how its CLI is started."""
+
+    @property
+    def binary(self) -> str: ...
+
+    @property
+    def base_url(self) -> str | None: ...
+
+    @property
+    def api_key_file(self) -> Path | None: ...
 
 
 @dataclass(frozen=True)
@@ -23,17 +38,23 @@ class HandOver:
     command: str | None
 
 
-def hand_over(config: Config, card: Card, runs: list[RunRecord]) -> HandOver | None:
-    """The latest session of a worktree role's run on this card (runs: newest first)."""
+def hand_over(
+    card: Card,
+    runs: list[RunRecord],
+    workspaces: Path,
+    runtimes: Mapping[str, RuntimeSettings],
+) -> HandOver | None:
+    """The latest session of a worktree role's run on this card (runs: newest first),
+    with what `workspaces` (the folder of the worktrees) and the runtimes' sections say."""
     run = next(
         (r for r in runs if r.session_id and ROLES.get(r.role) and ROLES[r.role].writes), None
     )
     if run is None or run.session_id is None:
         return None
-    root = config.bot.workspaces.absolute()
+    root = workspaces.absolute()
     worktree = root / card.slug
     record = RUNTIMES.get(run.runtime)
-    section = config.runtimes.get(run.runtime)  # type: ignore[call-overload]
+    section = runtimes.get(run.runtime)
     command = None
     if record is not None and record.hand_over is not None and section is not None:
         request = RunRequest(
