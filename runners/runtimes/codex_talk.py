@@ -239,7 +239,7 @@ class _Driver:
                 except ValueError:
                     continue
                 if isinstance(message, dict):
-                    self._dispatch(message)
+                    await self._dispatch(message)
         finally:
             # Codex is gone: nothing more will be answered, and the turn is over.
             self.over.set()
@@ -247,14 +247,19 @@ class _Driver:
                 if not answer.done():
                     answer.set_result({})
 
-    def _dispatch(self, message: dict[str, Any]) -> None:
+    async def _dispatch(self, message: dict[str, Any]) -> None:
         method = message.get("method")
         ident = message.get("id")
         params = _dict(message.get("params"))
         if isinstance(method, str) and ident is not None:
+            asked = self._asked(ident, method, params)
             key = json.dumps(ident)
-            if key not in self.asking:
-                self.asking[key] = asyncio.ensure_future(self._answer(ident, method, params))
+            if asked is None:
+                # Nothing a person could answer: refused at once, the turn goes on.
+                error = {"code": NOT_SUPPORTED, "message": f"{method} is not supported here"}
+                await self.pipe.send(json.dumps({"id": ident, "error": error}))
+            elif key not in self.asking:
+                self.asking[key] = asyncio.ensure_future(self._answer(ident, asked))
         elif isinstance(method, str):
             self._notice(method, params)
         elif isinstance(ident, str) and ident in self.answers:
@@ -286,12 +291,7 @@ class _Driver:
         if key is not None and self.steering.pop(key, None) is not None:
             self.conversation.tell(Taken(key))
 
-    async def _answer(self, ident: object, method: str, params: dict[str, Any]) -> None:
-        asked = self._asked(ident, method, params)
-        if asked is None:
-            error = {"code": NOT_SUPPORTED, "message": f"{method} is not supported here"}
-            await self.pipe.send(json.dumps({"id": ident, "error": error}))
-            return
+    async def _answer(self, ident: object, asked: ApprovalAsked) -> None:
         with self.pipe.waiting_on_people():
             decision = await self.conversation.decide(asked)
         await self._decide(ident, asked, decision)
