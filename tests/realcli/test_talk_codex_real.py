@@ -33,7 +33,7 @@ from runners.runtimes import (
 )
 from tests.pipeline.harness import git, make_repo
 from tests.realcli.harness import child_env, run_request
-from tests.realcli.openai_responses import Escalate
+from tests.realcli.openai_responses import Escalate, Patch
 from tests.realcli.providers import Say, Seen, Shell
 
 LIMITS = ProcessLimits(timeout=90, idle_timeout=60, kill_grace=1.0)
@@ -197,6 +197,62 @@ async def test_a_denied_request_does_not_run_and_its_reason_reaches_the_provider
     assert any("no network please" in text for text in after.user_texts), after.user_texts
     # The reason travels as a steer of the bot's own, not one the owner sent.
     assert bot.told == []
+
+
+async def test_a_builder_is_asked_about_nothing_its_sandbox_allows(
+    cli_bins, responses_model, tmp_path: Path
+) -> None:
+    """The approval policy of a writing role (`on-request`): commands and edits inside the
+    workspace-write sandbox run unasked, a write the sandbox refuses fails to the model
+    without a question; only the model's own request to leave the sandbox is asked."""
+    repo = make_repo(tmp_path, {})
+    outside = Path("/var/tmp") / f"intent-board-{tmp_path.name}.txt"
+    responses_model.script(
+        Shell("git status --short && echo inside > inside.txt"),
+        Patch("patched.txt", "patched\n"),
+        Shell(f"touch {outside}"),
+        Escalate("echo out-of-sandbox", "Needs more than the sandbox."),
+        heard,
+    )
+    bot = Bot(lambda asked: Decision(False))
+    request = write_request(responses_model, cli_bins, tmp_path, repo, "Work.")
+    result = await run_model(
+        "codex",
+        request,
+        limits=LIMITS,
+        base_env=child_env(tmp_path / "home"),
+        conversation=bot.conversation,
+    )
+    assert result.ok, result.failure
+    assert [asked.command for asked in bot.asked] == ["echo out-of-sandbox"]
+    assert (repo / "inside.txt").exists() and (repo / "patched.txt").exists()
+    refused = responses_model.seen[3].tool_results[-1]
+    assert "Read-only file system" in refused and not outside.exists()
+
+
+async def test_a_reader_is_never_asked_and_cannot_write(
+    cli_bins, responses_model, tmp_path: Path
+) -> None:
+    repo = make_repo(tmp_path, {})
+    responses_model.script(
+        Shell("touch written.txt"), Escalate("touch escalated.txt"), Say("Only read.")
+    )
+    bot = Bot()
+    request = run_request(
+        "codex", cli_bins, responses_model, tmp_path, repo, "Look.", mode=Mode.READ_ONLY
+    )
+    result = await run_model(
+        "codex",
+        request,
+        limits=LIMITS,
+        base_env=child_env(tmp_path / "home"),
+        conversation=bot.conversation,
+    )
+    assert result.ok and result.output.answer == "Only read."
+    assert bot.asked == [] and git(repo, "status", "--porcelain") == ""
+    assert "Read-only file system" in responses_model.seen[1].tool_results[-1]
+    # Under `never` codex refuses the request to leave the sandbox without asking anyone.
+    assert "approval policy is Never" in responses_model.seen[2].tool_results[-1]
 
 
 async def test_an_interrupt_ends_the_turn_kills_its_command_and_the_session_resumes(
