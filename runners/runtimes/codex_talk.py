@@ -123,6 +123,8 @@ class _Driver:
         self.thread = ""
         self.turn = ""
         self.over = asyncio.Event()
+        # Turns codex said are over: a fast turn can end before its start is answered.
+        self.ended: set[str] = set()
         # Steers codex accepted and has not yet put before the model, by client id.
         self.steering: dict[str, Steer] = {}
         # What a file-change approval is about: its item's changes, by item id.
@@ -179,6 +181,8 @@ class _Driver:
         text = {"type": "text", "text": self.request.prompt}
         said = await self._ask(wire.TURN, "turn/start", {"threadId": self.thread, "input": [text]})
         self.turn = as_str(_dict(_dict(said.get("result")).get("turn")).get("id")) or ""
+        if self.turn in self.ended:
+            self.over.set()
         return bool(self.turn)
 
     # --- what the bot sends -----------------------------------------------------------
@@ -259,7 +263,8 @@ class _Driver:
                 error = {"code": NOT_SUPPORTED, "message": f"{method} is not supported here"}
                 await self.pipe.send(json.dumps({"id": ident, "error": error}))
             elif key not in self.asking:
-                self.asking[key] = asyncio.ensure_future(self._answer(ident, asked))
+                turn = as_str(params.get("turnId")) or self.turn
+                self.asking[key] = asyncio.ensure_future(self._answer(ident, asked, turn))
         elif isinstance(method, str):
             self._notice(method, params)
         elif isinstance(ident, str) and ident in self.answers:
@@ -279,7 +284,9 @@ class _Driver:
             if task is not None:
                 task.cancel()
         elif method == "turn/completed":
-            if _dict(params.get("turn")).get("id") == self.turn:
+            ended = as_str(_dict(params.get("turn")).get("id")) or ""
+            self.ended.add(ended)
+            if ended == self.turn:
                 self.over.set()
 
     def _taken(self, item: dict[str, Any]) -> None:
@@ -291,10 +298,10 @@ class _Driver:
         if key is not None and self.steering.pop(key, None) is not None:
             self.conversation.tell(Taken(key))
 
-    async def _answer(self, ident: object, asked: ApprovalAsked) -> None:
+    async def _answer(self, ident: object, asked: ApprovalAsked, turn: str) -> None:
         with self.pipe.waiting_on_people():
             decision = await self.conversation.decide(asked)
-        await self._decide(ident, asked, decision)
+        await self._decide(ident, asked, decision, turn)
 
     def _asked(self, ident: object, method: str, params: dict[str, Any]) -> ApprovalAsked | None:
         key = str(ident)
@@ -309,7 +316,9 @@ class _Driver:
             return ApprovalAsked(key, "file_change", shown, cwd, reason)
         return None
 
-    async def _decide(self, ident: object, asked: ApprovalAsked, decision: Decision) -> None:
+    async def _decide(
+        self, ident: object, asked: ApprovalAsked, decision: Decision, turn: str
+    ) -> None:
         if decision.allow:
             await self.pipe.send(json.dumps({"id": ident, "result": {"decision": "accept"}}))
             return
@@ -323,7 +332,7 @@ class _Driver:
                     "turn/steer",
                     {
                         "threadId": self.thread,
-                        "expectedTurnId": self.turn,
+                        "expectedTurnId": turn,
                         "input": [{"type": "text", "text": text}],
                     },
                 )

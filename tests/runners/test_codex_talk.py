@@ -234,8 +234,10 @@ class Codex:
     `extra` changes the play: {index: [messages]} says more after that line of codex.
     Anything the transcript does not expect is a problem the test fails on, except a
     `turn/steer` codex cannot take (after the turn, or with `refuse_steers`), answered
-    as codex does: "no active turn to steer". Past the transcript's end codex is gone.
-    `on_read[index]` runs when the driver reads that line of codex.
+    as codex does: "no active turn to steer". As the real one, it prints nothing more
+    after the transcript and ends its output only when its stdin closes (`close`), or
+    when a test says it died (`die`). `on_read[index]` runs when the driver reads that
+    line of codex.
     """
 
     def __init__(
@@ -247,6 +249,7 @@ class Codex:
     ) -> None:
         self.script = transcript(name)
         self.extra = extra or {}
+        self.extra_ids = [m.get("id") for more in self.extra.values() for m in more if "id" in m]
         self.refuse_steers = refuse_steers
         #: What the driver must send instead of a captured line, by index.
         self.instead: dict[int, dict[str, Any]] = {}
@@ -257,6 +260,7 @@ class Codex:
         self.waiting = 0
         self.at = 0
         self.over = False
+        self.dead = False
 
     def start(self) -> Codex:
         self._play()
@@ -270,14 +274,17 @@ class Codex:
             for more in self.extra.get(self.at, []):
                 self.lines.put_nowait((-1, json.dumps(more).encode()))
             self.at += 1
-        if self.at >= len(self.script):
-            self.lines.put_nowait((-1, None))
 
     async def send(self, line: str) -> None:
         message = json.loads(line)
         self.sent.append(message)
+        if self.dead:
+            return  # nobody reads any more
+        if "method" not in message and message.get("id") in self.extra_ids:
+            return  # an answer to a request a test added: the test looks at it
         if self.at >= len(self.script):
-            return  # codex is gone: nobody reads
+            self.problems.append(f"sent {message} after the transcript's end")
+            return
         if message.get("method") == "turn/steer" and (self.over or self.refuse_steers):
             error = {"code": -32600, "message": "no active turn to steer"}
             self.lines.put_nowait((-1, json.dumps({"error": error, "id": message["id"]}).encode()))
@@ -297,8 +304,12 @@ class Codex:
         finally:
             self.waiting -= 1
 
+    def die(self) -> None:
+        self.dead = True
+        self.lines.put_nowait((-1, None))
+
     def close(self) -> None:
-        pass
+        self.die()
 
 
 class _Reads(asyncio.Queue):
@@ -519,7 +530,9 @@ async def test_a_bot_that_fails_to_decide_declines() -> None:
 
 async def test_codex_ending_mid_turn_ends_the_driver_and_refuses_what_is_left() -> None:
     side = Codex("steer")
-    side.script = side.script[: index_of("steer", command_started) + 1]  # it dies there
+    died = index_of("steer", command_started)
+    side.script = side.script[: died + 1]
+    side.on_read[died] = side.die  # its output ends there, the turn not completed
     bot = Bot(side)
     bot.conversation.steer("Use tabs, not spaces.", "steer-1")
     await drive(side, bot, request("steer"))
