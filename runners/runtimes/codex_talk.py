@@ -284,10 +284,11 @@ class _Driver:
             if task is not None:
                 task.cancel()
         elif method == "turn/completed":
-            ended = as_str(_dict(params.get("turn")).get("id")) or ""
-            self.ended.add(ended)
-            if ended == self.turn:
-                self.over.set()
+            ended = as_str(_dict(params.get("turn")).get("id"))
+            if ended is not None:
+                self.ended.add(ended)
+                if ended == self.turn:
+                    self.over.set()
 
     def _taken(self, item: dict[str, Any]) -> None:
         key = as_str(item.get("clientId"))

@@ -81,6 +81,7 @@ class _Reading:
 
     def __init__(self) -> None:
         self.session: str | None = None
+        self.turn: str | None = None
         self.model: str | None = None
         self.parts: list[str] = []
         self.usage: Usage | None = None
@@ -119,6 +120,8 @@ class _Reading:
             self.usage = _usage(params.get("tokenUsage")) or self.usage
         elif method == "turn/completed":
             turn = _dict(params.get("turn"))
+            if self.turn is None or turn.get("id") != self.turn:
+                return  # not the turn this run started (codex answers turn/start first)
             self.turns += 1
             self.status = as_str(turn.get("status"))
             self.turn_error = _message(turn.get("error")) if turn.get("error") else ""
@@ -130,6 +133,8 @@ class _Reading:
             self.refused = f"codex refused {_STARTS[ident]}: {_message(message.get('error'))}"
             return
         result = _dict(message.get("result"))
+        if ident == TURN:
+            self.turn = as_str(_dict(result.get("turn")).get("id"))
         if ident == THREAD:
             thread = _dict(result.get("thread"))
             self.session = as_str(thread.get("id")) or self.session

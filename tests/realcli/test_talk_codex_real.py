@@ -15,6 +15,7 @@ import signal
 import struct
 import termios
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 
 import psutil
@@ -255,6 +256,26 @@ async def test_a_reader_is_never_asked_and_cannot_write(
     assert "approval policy is Never" in responses_model.seen[2].tool_results[-1]
 
 
+async def test_a_talking_run_works_in_an_empty_folder_that_is_no_git_repository(
+    cli_bins, responses_model, tmp_path: Path
+) -> None:
+    # The intake planner's world, which `exec` needed --skip-git-repo-check for.
+    empty = tmp_path / "draft-empty"
+    empty.mkdir()
+    responses_model.script(Say("A question for the owner."))
+    request = run_request("codex", cli_bins, responses_model, tmp_path, empty, "Draft this.")
+    result = await run_model(
+        "codex",
+        request,
+        limits=LIMITS,
+        base_env=child_env(tmp_path / "home"),
+        conversation=Bot().conversation,
+    )
+    assert result.ok, result.failure
+    assert result.output.answer == "A question for the owner."
+    assert responses_model.seen[0].cwd == str(empty)
+
+
 async def test_an_interrupt_ends_the_turn_kills_its_command_and_the_session_resumes(
     cli_bins, responses_model, tmp_path: Path
 ) -> None:
@@ -405,7 +426,32 @@ async def _answer_terminal(terminal: tuple[int, int], arrived: asyncio.Event) ->
         loop.remove_reader(fd)
 
 
-def test_every_codex_runtime_talks_and_hands_over() -> None:
-    # openrouter runs the same program with another provider: the same protocol.
-    for name in ("codex", "openrouter"):
-        assert RUNTIMES[name].talking is not None and RUNTIMES[name].hand_over is not None
+async def test_openrouter_talks_through_the_app_server_with_its_provider_and_key(
+    cli_bins, responses_model, tmp_path: Path
+) -> None:
+    repo = make_repo(tmp_path, {})
+    responses_model.script(Shell("sleep 1"), heard)
+    bot = Bot()
+
+    def on_step(step: str) -> None:
+        if step == "ran: sleep 1":
+            bot.conversation.steer("Via OpenRouter too.", "s1")
+
+    request = replace(
+        write_request(responses_model, cli_bins, tmp_path, repo, "Route it."),
+        model="vendor/some-model",
+    )
+    result = await run_model(
+        "openrouter",
+        request,
+        limits=LIMITS,
+        base_env=child_env(tmp_path / "home"),
+        conversation=bot.conversation,
+        on_step=on_step,
+    )
+    assert result.ok, result.failure
+    assert bot.told == [Taken("s1")]
+    for seen in responses_model.seen:
+        assert seen.model == "vendor/some-model" and seen.body["reasoning"]["effort"] == "high"
+        assert seen.headers["Authorization"] == f"Bearer {responses_model.key}"
+    assert responses_model.seen[1].user_texts == ["Route it.", "Via OpenRouter too."]

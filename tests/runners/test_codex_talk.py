@@ -186,8 +186,17 @@ def test_a_failed_turn_fails_after_the_retries_that_were_no_failure() -> None:
 
 def test_damaged_and_foreign_lines_are_skipped_and_decide_nothing() -> None:
     lines = stdout_of("plain").splitlines()
-    noisy = ["not json", "[1, 2]", '{"method": 7}', '{"id": 3, "result": null}']
-    mixed = [noisy[index % 4] + "\n" + line for index, line in enumerate(lines)]
+    noisy = [
+        "not json",
+        "[1, 2]",
+        '{"method": 7}',
+        '{"id": 3, "result": null}',
+        '{"method": "turn/completed", "params": {"turn": ["x"]}}',
+        '{"method": "turn/completed", "params": {"turn": {"id": "another", "status": "failed"}}}',
+        '{"method": "item/completed", "params": {"item": {"type": "agentMessage", "text": 5}}}',
+        '{"method": "thread/tokenUsage/updated", "params": {"tokenUsage": {"total": []}}}',
+    ]
+    mixed = [noisy[index % len(noisy)] + "\n" + line for index, line in enumerate(lines)]
     out = wire.parse_output("\n".join(mixed) + "\n" + '{"method":"turn/compl')
     assert out == wire.parse_output(stdout_of("plain"))
 
@@ -249,7 +258,9 @@ class Codex:
     ) -> None:
         self.script = transcript(name)
         self.extra = extra or {}
-        self.extra_ids = [m.get("id") for more in self.extra.values() for m in more if "id" in m]
+        self.extra_ids = [
+            m.get("id") for more in self.extra.values() for m in more if isinstance(m, dict)
+        ]
         self.refuse_steers = refuse_steers
         #: What the driver must send instead of a captured line, by index.
         self.instead: dict[int, dict[str, Any]] = {}
@@ -273,6 +284,8 @@ class Codex:
             self.over = self.over or message.get("method") == "turn/completed"
             for more in self.extra.get(self.at, []):
                 self.lines.put_nowait((-1, json.dumps(more).encode()))
+            if self.at in self.extra:
+                self.lines.put_nowait((-1, b"not json at all {"))
             self.at += 1
 
     async def send(self, line: str) -> None:
@@ -465,6 +478,26 @@ async def test_a_steer_that_arrives_as_the_turn_completes_is_refused_not_sent() 
     await drive(side, bot, request("first", prompt="Build it."))
     assert bot.told == [Refused("late", codex_talk.FINISHED)]
     assert not any(message.get("method") == "turn/steer" for message in side.sent)
+
+
+async def test_lines_of_unknown_or_broken_shapes_are_ignored_by_the_driver() -> None:
+    strange: list[Any] = [
+        [1, 2],
+        "a string",
+        {"method": "item/started", "params": {"item": "not an object"}},
+        {"method": "item/started", "params": [1]},
+        {"method": "turn/completed", "params": {"turn": ["x"]}},
+        {"method": "serverRequest/resolved", "params": {"requestId": {"odd": 1}}},
+        {"id": True, "result": {}},
+        {"id": "nobody-asked", "result": {}},
+        {"method": "item/started", "params": {"item": {"type": "userMessage", "clientId": 5}}},
+        {"method": "some/future/notification", "params": {"anything": None}},
+    ]
+    side = Codex("steer", {index_of("steer", command_started): strange})
+    bot = Bot(side)
+    bot.conversation.steer("Use tabs, not spaces.", "steer-1")
+    await drive(side, bot, request("steer"))
+    assert bot.told == [Taken("steer-1")]
 
 
 async def test_a_request_the_bot_cannot_answer_gets_an_error_and_the_turn_goes_on() -> None:
