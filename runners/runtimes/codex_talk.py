@@ -23,6 +23,11 @@ outside the workspace; everything its sandbox allows runs unasked. (Measured:
 model without asking anyone.) A read-only role keeps `never` in the read-only
 sandbox, as with `exec`: nothing is asked, a write fails in the sandbox.
 
+An interrupt leaves the running command running (codex keeps it as a background
+terminal); the end of the run ends the process group and it with it. Its sandbox then
+leaves empty `.git`, `.agents`, `.codex` mount points in `/tmp` (measured: also after
+`thread/backgroundTerminals/clean`; only a command that finishes removes them).
+
 app-server has no `--ignore-user-config` (only `exec` has): `-c` overrides win over
 `$CODEX_HOME/config.toml` for every key the bot sets (provider, model, effort), and
 the sandbox and approval policy go in `thread/start`, which win too.

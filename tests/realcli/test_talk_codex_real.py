@@ -1,7 +1,9 @@
-"""Talking to the real codex while it works (`codex app-server`, runners/runtimes/codex_talk.py):
-the same answer as a one-shot run, a steer into the running turn, approvals allowed and
-denied with a reason, an interrupt that keeps the session, and the hand-over command a
-person runs in a terminal. Each against the scripted Responses provider on 127.0.0.1."""
+"""Talking to the real codex while it works (`codex app-server`, runners/runtimes/
+codex_talk.py): the same answer as a one-shot run, a steer into the running turn,
+approvals allowed and denied with a reason, an interrupt that keeps the session, and the
+hand-over command a person runs in a terminal. Each against the scripted Responses
+provider on 127.0.0.1; each kind of run's approval policy is in
+test_talk_codex_modes_real.py."""
 
 from __future__ import annotations
 
@@ -14,66 +16,19 @@ import shlex
 import signal
 import struct
 import termios
-from collections.abc import Callable
-from dataclasses import replace
 from pathlib import Path
 
 import psutil
 
-from runners.process import Outcome, ProcessLimits
-from runners.runtimes import (
-    RUNTIMES,
-    ApprovalAsked,
-    Conversation,
-    Decision,
-    Mode,
-    Taken,
-    Told,
-    Usage,
-    run_model,
-)
+from runners.process import Outcome
+from runners.runtimes import RUNTIMES, Decision, Taken, Usage, run_model
 from tests.pipeline.harness import git, make_repo
-from tests.realcli.harness import child_env, run_request
-from tests.realcli.openai_responses import Escalate, Patch
+from tests.realcli.codex_talk_support import LIMITS, Bot, heard, write_request
+from tests.realcli.harness import child_env
+from tests.realcli.openai_responses import Escalate
 from tests.realcli.providers import Say, Seen, Shell
 
-LIMITS = ProcessLimits(timeout=90, idle_timeout=60, kill_grace=1.0)
 PER_RESPONSE = Usage(input_tokens=100, cached_input_tokens=20, output_tokens=10)
-
-
-class Bot:
-    """The bot's side of one run: what it was told, what it was asked, how it decides."""
-
-    def __init__(self, decide: Callable[[ApprovalAsked], Decision] | None = None) -> None:
-        self.told: list[Told] = []
-        self.asked: list[ApprovalAsked] = []
-        self._decide = decide
-        self.conversation = Conversation(self.decide, self.told.append)
-
-    async def decide(self, asked: ApprovalAsked) -> Decision:
-        self.asked.append(asked)
-        assert self._decide is not None, f"nothing should be asked: {asked}"
-        return self._decide(asked)
-
-
-def heard(seen: Seen) -> Say:
-    """A model that says what it received: the user texts and the last tool result."""
-    results = seen.tool_results[-1:] or ["no tool result"]
-    return Say(f"heard: {' | '.join(seen.user_texts)} || {results[0]}")
-
-
-def write_request(model, cli_bins, tmp_path: Path, repo: Path, prompt: str, **fields):
-    return run_request(
-        "codex",
-        cli_bins,
-        model,
-        tmp_path,
-        repo,
-        prompt,
-        mode=Mode.WORKSPACE_WRITE,
-        reasoning_effort="high",
-        **fields,
-    )
 
 
 async def test_a_builder_run_through_the_protocol_gives_what_the_one_shot_run_gives(
@@ -198,82 +153,6 @@ async def test_a_denied_request_does_not_run_and_its_reason_reaches_the_provider
     assert any("no network please" in text for text in after.user_texts), after.user_texts
     # The reason travels as a steer of the bot's own, not one the owner sent.
     assert bot.told == []
-
-
-async def test_a_builder_is_asked_about_nothing_its_sandbox_allows(
-    cli_bins, responses_model, tmp_path: Path
-) -> None:
-    """The approval policy of a writing role (`on-request`): commands and edits inside the
-    workspace-write sandbox run unasked, a write the sandbox refuses fails to the model
-    without a question; only the model's own request to leave the sandbox is asked."""
-    repo = make_repo(tmp_path, {})
-    outside = Path("/var/tmp") / f"intent-board-{tmp_path.name}.txt"
-    responses_model.script(
-        Shell("git status --short && echo inside > inside.txt"),
-        Patch("patched.txt", "patched\n"),
-        Shell(f"touch {outside}"),
-        Escalate("echo out-of-sandbox", "Needs more than the sandbox."),
-        heard,
-    )
-    bot = Bot(lambda asked: Decision(False))
-    request = write_request(responses_model, cli_bins, tmp_path, repo, "Work.")
-    result = await run_model(
-        "codex",
-        request,
-        limits=LIMITS,
-        base_env=child_env(tmp_path / "home"),
-        conversation=bot.conversation,
-    )
-    assert result.ok, result.failure
-    assert [asked.command for asked in bot.asked] == ["echo out-of-sandbox"]
-    assert (repo / "inside.txt").exists() and (repo / "patched.txt").exists()
-    refused = responses_model.seen[3].tool_results[-1]
-    assert "Read-only file system" in refused and not outside.exists()
-
-
-async def test_a_reader_is_never_asked_and_cannot_write(
-    cli_bins, responses_model, tmp_path: Path
-) -> None:
-    repo = make_repo(tmp_path, {})
-    responses_model.script(
-        Shell("touch written.txt"), Escalate("touch escalated.txt"), Say("Only read.")
-    )
-    bot = Bot()
-    request = run_request(
-        "codex", cli_bins, responses_model, tmp_path, repo, "Look.", mode=Mode.READ_ONLY
-    )
-    result = await run_model(
-        "codex",
-        request,
-        limits=LIMITS,
-        base_env=child_env(tmp_path / "home"),
-        conversation=bot.conversation,
-    )
-    assert result.ok and result.output.answer == "Only read."
-    assert bot.asked == [] and git(repo, "status", "--porcelain") == ""
-    assert "Read-only file system" in responses_model.seen[1].tool_results[-1]
-    # Under `never` codex refuses the request to leave the sandbox without asking anyone.
-    assert "approval policy is Never" in responses_model.seen[2].tool_results[-1]
-
-
-async def test_a_talking_run_works_in_an_empty_folder_that_is_no_git_repository(
-    cli_bins, responses_model, tmp_path: Path
-) -> None:
-    # The intake planner's world, which `exec` needed --skip-git-repo-check for.
-    empty = tmp_path / "draft-empty"
-    empty.mkdir()
-    responses_model.script(Say("A question for the owner."))
-    request = run_request("codex", cli_bins, responses_model, tmp_path, empty, "Draft this.")
-    result = await run_model(
-        "codex",
-        request,
-        limits=LIMITS,
-        base_env=child_env(tmp_path / "home"),
-        conversation=Bot().conversation,
-    )
-    assert result.ok, result.failure
-    assert result.output.answer == "A question for the owner."
-    assert responses_model.seen[0].cwd == str(empty)
 
 
 async def test_an_interrupt_ends_the_turn_kills_its_command_and_the_session_resumes(
@@ -424,34 +303,3 @@ async def _answer_terminal(terminal: tuple[int, int], arrived: asyncio.Event) ->
                 os.write(fd, b"\x1b[1;1R")
     finally:
         loop.remove_reader(fd)
-
-
-async def test_openrouter_talks_through_the_app_server_with_its_provider_and_key(
-    cli_bins, responses_model, tmp_path: Path
-) -> None:
-    repo = make_repo(tmp_path, {})
-    responses_model.script(Shell("sleep 1"), heard)
-    bot = Bot()
-
-    def on_step(step: str) -> None:
-        if step == "ran: sleep 1":
-            bot.conversation.steer("Via OpenRouter too.", "s1")
-
-    request = replace(
-        write_request(responses_model, cli_bins, tmp_path, repo, "Route it."),
-        model="vendor/some-model",
-    )
-    result = await run_model(
-        "openrouter",
-        request,
-        limits=LIMITS,
-        base_env=child_env(tmp_path / "home"),
-        conversation=bot.conversation,
-        on_step=on_step,
-    )
-    assert result.ok, result.failure
-    assert bot.told == [Taken("s1")]
-    for seen in responses_model.seen:
-        assert seen.model == "vendor/some-model" and seen.body["reasoning"]["effort"] == "high"
-        assert seen.headers["Authorization"] == f"Bearer {responses_model.key}"
-    assert responses_model.seen[1].user_texts == ["Route it.", "Via OpenRouter too."]
