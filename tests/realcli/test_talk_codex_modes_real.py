@@ -120,3 +120,32 @@ async def test_openrouter_talks_through_the_app_server_with_its_provider_and_key
         assert seen.model == "vendor/some-model" and seen.body["reasoning"]["effort"] == "high"
         assert seen.headers["Authorization"] == f"Bearer {responses_model.key}"
     assert responses_model.seen[1].user_texts == ["Route it.", "Via OpenRouter too."]
+
+
+async def test_the_users_codex_config_does_not_change_what_the_bot_sets(
+    cli_bins, responses_model, tmp_path: Path
+) -> None:
+    # app-server has no --ignore-user-config: the bot's -c overrides and thread settings
+    # must win over everything $CODEX_HOME/config.toml says about them.
+    repo = make_repo(tmp_path, {})
+    env = child_env(tmp_path / "home")
+    config = Path(env["HOME"]) / ".codex" / "config.toml"
+    config.parent.mkdir(parents=True)
+    config.write_text(
+        'model = "gpt-6-luna"\nmodel_reasoning_effort = "low"\nmodel_provider = "openai"\n'
+        'sandbox_mode = "read-only"\napproval_policy = "never"\n'
+    )
+    responses_model.script(
+        Shell("echo written > written.txt"), Escalate("echo out-of-sandbox"), heard
+    )
+    bot = Bot(lambda asked: Decision(False))
+    request = write_request(responses_model, cli_bins, tmp_path, repo, "Work.")
+    result = await run_model(
+        "codex", request, limits=LIMITS, base_env=env, conversation=bot.conversation
+    )
+    assert result.ok, result.failure
+    assert {(seen.model, seen.body["reasoning"]["effort"]) for seen in responses_model.seen} == {
+        ("gpt-5.5", "high")
+    }
+    assert (repo / "written.txt").exists()  # workspace-write, not the file's read-only
+    assert [asked.command for asked in bot.asked] == ["echo out-of-sandbox"]  # on-request
