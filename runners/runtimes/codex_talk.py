@@ -128,6 +128,7 @@ class _Driver:
         self.thread = ""
         self.turn = ""
         self.over = asyncio.Event()
+        self.gone = False  # its output ended
         # Turns codex said are over: a fast turn can end before its start is answered.
         self.ended: set[str] = set()
         # Steers codex accepted and has not yet put before the model, by client id.
@@ -157,6 +158,8 @@ class _Driver:
     async def _ask(self, ident: str, method: str, params: dict[str, Any]) -> dict[str, Any]:
         """Send a request and wait for its answer; {} when codex ended without one."""
         answer = asyncio.get_running_loop().create_future()
+        if self.gone:
+            return {}
         self.answers[ident] = answer
         await self.pipe.send(json.dumps({"id": ident, "method": method, "params": params}))
         return await answer
@@ -251,6 +254,7 @@ class _Driver:
                     await self._dispatch(message)
         finally:
             # Codex is gone: nothing more will be answered, and the turn is over.
+            self.gone = True
             self.over.set()
             for answer in self.answers.values():
                 if not answer.done():

@@ -246,3 +246,13 @@ async def test_codex_ending_mid_turn_ends_the_driver_and_refuses_what_is_left() 
     bot.conversation.steer("Use tabs, not spaces.", "steer-1")
     await drive(side, bot, request("steer"))
     assert bot.told == [Refused("steer-1", codex_talk.FINISHED)]
+
+
+async def test_codex_ending_during_the_handshake_ends_the_driver() -> None:
+    side = Codex("plain")
+    answered = index_of("plain", lambda message: message.get("id") == "initialize")
+    side.script = side.script[: answered + 1]
+    side.on_read[answered] = side.die
+    bot = Bot(side)
+    await drive(side, bot, request("first", prompt="Build it."))
+    assert [message.get("method") for message in side.sent] == ["initialize", "initialized"]
