@@ -29,6 +29,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from types import MappingProxyType
 
+from runners.runtimes import codex_talk
 from runners.runtimes.base import (
     Cli,
     Grant,
@@ -115,14 +116,8 @@ def build_argv(request: RunRequest) -> Invocation:
     # codex has no turn limit; `max_turns` is validated but the worker's resume
     # loop is what bounds a codex builder.
     validate_request(request)
-    argv = root_options(request)
-    secrets: dict[str, Path] = {}
-    if request.base_url:
-        env_key = GATEWAY_KEY_ENV if request.api_key_file is not None else None
-        argv += provider_options(GATEWAY_PROVIDER, "Gateway", request.base_url, env_key)
-        if request.api_key_file is not None:
-            secrets[GATEWAY_KEY_ENV] = request.api_key_file
-    argv += model_options(request) + exec_options(request)
+    provider, secrets = _provider(request)
+    argv = root_options(request) + provider + model_options(request) + exec_options(request)
     return Invocation(
         runtime=NAME,
         argv=tuple(argv),
@@ -130,6 +125,25 @@ def build_argv(request: RunRequest) -> Invocation:
         stdin=request.prompt,
         secret_env_files=MappingProxyType(secrets),
     )
+
+
+def _provider(request: RunRequest) -> tuple[list[str], dict[str, Path]]:
+    """The gateway's `-c` overrides and key file, when the request names a base_url."""
+    if not request.base_url:
+        return [], {}
+    env_key = GATEWAY_KEY_ENV if request.api_key_file is not None else None
+    options = provider_options(GATEWAY_PROVIDER, "Gateway", request.base_url, env_key)
+    secrets = {GATEWAY_KEY_ENV: request.api_key_file} if request.api_key_file else {}
+    return options, secrets
+
+
+def build_talk_argv(request: RunRequest) -> Invocation:
+    """`codex app-server` with the same provider, model and effort as `exec`."""
+    return codex_talk.invocation(request, NAME, *_provider(request))
+
+
+def hand_over(request: RunRequest, session_id: str) -> str:
+    return codex_talk.hand_over_line(request, session_id, *_provider(request))
 
 
 def step_of(event: dict[str, object]) -> str | None:
@@ -284,4 +298,6 @@ RUNTIME = Runtime(
         needs_base_url=True,
         problem="codex uses its own login (CODEX_HOME); a key file needs base_url too",
     ),
+    talking=codex_talk.talking(build_talk_argv),
+    hand_over=hand_over,
 )

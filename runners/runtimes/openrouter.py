@@ -13,9 +13,10 @@ own endpoint (a proxy in front of it, or any service speaking the same API).
 
 from __future__ import annotations
 
+from pathlib import Path
 from types import MappingProxyType
 
-from runners.runtimes import codex
+from runners.runtimes import codex, codex_talk
 from runners.runtimes.base import (
     InvalidRequest,
     Invocation,
@@ -56,6 +57,27 @@ def build_argv(request: RunRequest) -> Invocation:
     )
 
 
+def _key(request: RunRequest) -> dict[str, Path]:
+    if not request.model:
+        raise InvalidRequest("openrouter needs an explicit model (vendor/model)")
+    if request.api_key_file is None:
+        raise InvalidRequest("openrouter needs api_key_file")
+    return {API_KEY_ENV: request.api_key_file}
+
+
+def build_talk_argv(request: RunRequest) -> Invocation:
+    """`codex app-server` with OpenRouter as its provider, as `exec` gets it."""
+    secrets = _key(request)
+    provider = provider_options(request.base_url or BASE_URL)
+    return codex_talk.invocation(request, NAME, provider, secrets)
+
+
+def hand_over(request: RunRequest, session_id: str) -> str:
+    secrets = _key(request)
+    provider = provider_options(request.base_url or BASE_URL)
+    return codex_talk.hand_over_line(request, session_id, provider, secrets)
+
+
 def parse_output(stdout: str, previous_usage: Usage | None = None) -> RunOutput:
     return codex.parse_output(stdout, previous_usage)
 
@@ -76,4 +98,6 @@ RUNTIME = Runtime(
     bounds_turns=codex.RUNTIME.bounds_turns,
     resumes=codex.RUNTIME.resumes,
     key_file=KeyFile(required=True, problem="required for the OpenRouter runtime"),
+    talking=codex_talk.talking(build_talk_argv),
+    hand_over=hand_over,
 )

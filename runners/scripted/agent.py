@@ -43,7 +43,14 @@ def tested_version(cli: str) -> str:
 
 
 def in_git_repository(path: Path) -> bool:
-    return any((folder / ".git").exists() for folder in (path, *path.parents))
+    """As git finds one: a `.git` file (a worktree's) or a `.git` folder holding HEAD. An
+    empty `.git` folder is none: codex's sandbox leaves one in /tmp when a command it
+    runs is killed (an interrupted or cancelled run)."""
+    for folder in (path, *path.parents):
+        found = folder / ".git"
+        if found.is_file() or (found / "HEAD").is_file():
+            return True
+    return False
 
 
 def fail(message: str, code: int = 1) -> NoReturn:

@@ -1,7 +1,8 @@
 """Scripted `codex`: the real CLI's options for `exec --json`, answers from a scenario.
 
 Accepts  codex [ROOT OPTIONS] exec [EXEC OPTIONS] [resume SESSION_ID] [PROMPT|-]
-and prints `codex exec --json` JSONL events. Scenarios: tests/bin/README.md.
+and prints `codex exec --json` JSONL events; and  codex [-c K=V]... app-server [-c K=V]...
+which speaks JSON-RPC on stdio (codex_app_server.py). Scenarios: tests/bin/README.md.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ import sys
 from pathlib import Path
 
 from runners.scripted import agent as script
+from runners.scripted import codex_app_server
 
 CLI = "codex"
 USAGE = "codex exec [OPTIONS] [PROMPT]\n       codex exec [OPTIONS] <COMMAND> [ARGS]"
@@ -51,7 +53,7 @@ EXEC_FLAGS = {
 
 
 def parse(argv: list[str]) -> dict:
-    opts: dict = {"config": {}, "exec": False, "resume": None, "prompt": None}
+    opts: dict = {"config": {}, "exec": False, "app_server": False, "resume": None, "prompt": None}
     stage = "root"
     i = 0
     while i < len(argv):
@@ -59,7 +61,9 @@ def parse(argv: list[str]) -> dict:
         name, _, inline = arg.partition("=") if arg.startswith("--") else (arg, "", "")
         name = ALIASES.get(name, name)
         takes_value = name in (ROOT_VALUE if stage == "root" else EXEC_VALUE)
-        if stage in ("root", "exec") and arg.startswith("-") and arg != "-":
+        if stage == "app-server" and name != "--config":
+            raise script.UsageError(f"unexpected argument '{arg}' found")
+        if stage in ("root", "exec", "app-server") and arg.startswith("-") and arg != "-":
             if takes_value:
                 if inline:
                     value = inline
@@ -89,11 +93,16 @@ def parse(argv: list[str]) -> dict:
             else:
                 raise script.UsageError(f"unexpected argument '{arg}' found")
         elif stage == "root":
-            if arg != "exec":
+            if arg == "app-server":
+                stage, opts["app_server"] = "app-server", True
+            elif arg != "exec":
                 raise script.UsageError(
-                    f"unrecognized subcommand '{arg}' (the fake knows only exec)"
+                    f"unrecognized subcommand '{arg}' (the fake knows exec and app-server)"
                 )
-            stage, opts["exec"] = "exec", True
+            else:
+                stage, opts["exec"] = "exec", True
+        elif stage == "app-server":
+            raise script.UsageError(f"unexpected argument '{arg}' found")
         elif stage == "exec" and arg == "resume" and opts["resume"] is None:
             if i + 1 >= len(argv) or argv[i + 1].startswith("-") and argv[i + 1] != "-":
                 raise script.UsageError("resume needs a SESSION_ID (the fake does not do --last)")
@@ -105,8 +114,8 @@ def parse(argv: list[str]) -> dict:
         else:
             raise script.UsageError(f"unexpected argument '{arg}' found")
         i += 1
-    if not opts["exec"]:
-        raise script.UsageError("the fake codex only implements 'exec'")
+    if not opts["exec"] and not opts["app_server"]:
+        raise script.UsageError("the fake codex only implements 'exec' and 'app-server'")
     return opts
 
 
@@ -154,6 +163,9 @@ def main() -> None:
         # clap's words and exit status
         said = f"error: {error}\n\nUsage: {USAGE}\n\nFor more information, try '--help'.\n"
         script.usage_exit(CLI, str(error), said, 2)
+    if opts["app_server"]:
+        codex_app_server.main(opts["config"])
+        sys.exit(0)
     if "--cd" in opts:
         if not Path(opts["--cd"]).is_dir():
             script.fail(f"Error: No such file or directory (os error 2): {opts['--cd']}")

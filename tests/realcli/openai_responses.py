@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import re
+from dataclasses import dataclass
 from typing import Any
 
 from aiohttp import web
@@ -22,7 +23,27 @@ from tests.realcli.providers import (
     shell_for_file,
 )
 
+
+@dataclass(frozen=True)
+class Patch:
+    """The model adds a file with codex's `apply_patch` tool (codex only): a path outside
+    the workspace makes codex ask for the file change under `on-request`."""
+
+    path: str
+    content: str
+
+
 _CWD_CODEX = re.compile(r"<cwd>(.*?)</cwd>")
+
+
+@dataclass(frozen=True)
+class Escalate:
+    """The model runs this command outside codex's sandbox: its shell tool's
+    `sandbox_permissions: "require_escalated"` with a justification (codex only), which
+    the approval policy `on-request` puts before the user."""
+
+    command: str
+    justification: str = "This needs to run outside the sandbox."
 
 
 class ResponsesModel(ScriptedModel):
@@ -82,9 +103,11 @@ class ResponsesModel(ScriptedModel):
             body=body,
         )
 
-    def _shell_item(self, command: str, seen: Seen, number: int, index: int) -> dict[str, Any]:
+    def _shell_item(
+        self, command: str, seen: Seen, number: int, index: int, **extra: Any
+    ) -> dict[str, Any]:
         if "exec_command" in seen.tools:
-            name, arguments = "exec_command", {"cmd": command}
+            name, arguments = "exec_command", {"cmd": command, **extra}
         elif "shell" in seen.tools:
             name, arguments = "shell", {"command": ["bash", "-lc", command]}
         else:
@@ -98,7 +121,9 @@ class ResponsesModel(ScriptedModel):
             "arguments": json.dumps(arguments),
         }
 
-    def events(self, steps: list[Step], seen: Seen, number: int) -> list[dict[str, Any]]:
+    def events(
+        self, steps: list[Step | Escalate | Patch], seen: Seen, number: int
+    ) -> list[dict[str, Any]]:
         response_id = f"resp_{number}"
         events: list[dict[str, Any]] = [
             {"type": "response.created", "response": {"id": response_id}}
@@ -113,6 +138,24 @@ class ResponsesModel(ScriptedModel):
                 }
             elif isinstance(step, Shell):
                 item = self._shell_item(step.command, seen, number, index)
+            elif isinstance(step, Escalate):
+                item = self._shell_item(
+                    step.command,
+                    seen,
+                    number,
+                    index,
+                    sandbox_permissions="require_escalated",
+                    justification=step.justification,
+                )
+            elif isinstance(step, Patch):
+                lines = "".join(f"+{line}\n" for line in step.content.splitlines())
+                item = {
+                    "type": "custom_tool_call",
+                    "id": f"ctc_{number}_{index}",
+                    "call_id": f"call_{number}_{index}",
+                    "name": "apply_patch",
+                    "input": f"*** Begin Patch\n*** Add File: {step.path}\n{lines}*** End Patch\n",
+                }
             elif isinstance(step, Look):
                 item = self._shell_item(f"ls {step.path}", seen, number, index)
             else:

@@ -81,6 +81,19 @@ def test_codex_refuses_a_folder_outside_git_without_the_skip_flag(
     assert done.returncode == 0 and "accepted" in done.stdout
 
 
+def test_an_empty_git_folder_above_is_no_repository_as_for_git(
+    fake_cli: FakeCli, tmp_path: Path
+) -> None:
+    # What codex's sandbox leaves in /tmp when a command it runs is killed.
+    fake_cli.write({"answer": "accepted", "repeat": True})
+    (tmp_path / ".git").mkdir()
+    work = tmp_path / "work"
+    work.mkdir()
+    done = call([FAKE_CODEX, "-C", str(work), "exec", "--json", "-"], fake_cli)
+    assert done.returncode == 1 and "Not inside a trusted directory" in done.stderr
+    assert subprocess.run(["git", "-C", str(work), "rev-parse"], capture_output=True).returncode
+
+
 def test_codex_custom_provider_needs_a_name_and_its_key_variable(
     fake_cli: FakeCli, tmp_path: Path
 ) -> None:
