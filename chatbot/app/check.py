@@ -139,8 +139,31 @@ async def check_runtimes(config: Config) -> bool:
     for name, runtime in config.runtimes.items():
         line, found = await describe_runtime(name, runtime, str(folder))
         print(line)
+        print(f"  {talk_line(name)}")
         ok = ok and found
     return ok
+
+
+def talk_line(name: str) -> str:
+    """What an owner can do with this runtime's running builder or fixer (issue 25)."""
+    record = get_runtime(name)
+    talking = record.talking
+    if talking is None:
+        return (
+            f"talk: {name} runs one-shot: /steer, approvals and /interrupt answer that this "
+            "engine cannot (use /cancel, then /fix with a note)"
+        )
+    can = [
+        word
+        for word, ok in (
+            ("/steer", talking.steers),
+            ("approvals", talking.asks_approval),
+            ("/interrupt", talking.interrupts),
+            ("hand-over", record.hand_over is not None),
+        )
+        if ok
+    ]
+    return f"talk: {', '.join(can)} (interactive protocol of {record.cli.pin})"
 
 
 # What `chatbot init` writes into a secret file until the real secret is there.

@@ -25,6 +25,7 @@ from chatbot.board.talk import first_line
 from chatbot.chat import render
 from chatbot.chat.commands import Invocation
 from chatbot.chat.replies import Origin, Replies
+from chatbot.config import Config
 from chatbot.domain.phases import Phase
 from chatbot.domain.roles import BY_NAME as ROLES
 from chatbot.domain.transitions import Action, allowed_actions
@@ -37,6 +38,7 @@ class TalkHandlers:
     board: BoardService
     replies: Replies
     locale: str
+    config: Config | None
 
     if TYPE_CHECKING:  # ChatHandlers.act: a move with its answer
 
@@ -186,7 +188,17 @@ class TalkHandlers:
         role = ROLES.get(kind)
         if role is None or not role.talks:
             return self.replies.text("talk_role_cannot", role=kind)
-        runtime = RUNTIMES.get(card.runtime or "")
+        runtime = RUNTIMES.get(self._runtime_of(card))
         if runtime is not None and runtime.talking is None:
             return self.replies.text("talk_engine_cannot", runtime=runtime.name)
         return self.replies.text("talk_not_yet")
+
+    def _runtime_of(self, card: Card) -> str:
+        """The runtime the card's builder or fixer runs on: its own, else its lane's."""
+        if card.runtime:
+            return card.runtime
+        config = self.config
+        if config is None:
+            return ""
+        lane = config.lanes.get(card.lane or self.board.default_lane)
+        return lane.runtime if lane is not None else ""

@@ -111,6 +111,9 @@ def test_init_then_check_passes_at_once_and_says_what_to_fill_in(tmp_path: Path)
     assert "xmpp.jid: board@example.org is an example" in out
     assert "prompt templates: all 11 found" in out
     assert "deploy.command: ./deploy.sh is not in the repository" in out
+    # What an owner can do with each runtime's running agent, from its record.
+    assert "talk: /steer, approvals, /interrupt, hand-over (interactive protocol of " in out
+    assert "@openai/codex@" in out and "@anthropic-ai/claude-code@" in out
     # A second init would clobber secrets someone filled in: refused, nothing changed.
     secret.write_text("the real password\n")
     again = chatbot("init", str(tmp_path / "bot"))
@@ -158,3 +161,10 @@ def test_check_says_in_plain_words_when_a_server_cannot_be_reached(tmp_path: Pat
     assert f"NOT logged in: cannot reach http://127.0.0.1:{port}: connection refused" in said
     for raw in ("ClientConnectorError", "ConnectionKey", "Errno", "Traceback"):
         assert raw not in said, raw
+
+
+def test_check_says_which_engines_cannot_be_talked_to() -> None:
+    from chatbot.app.check import talk_line
+
+    assert talk_line("claude").startswith("talk: /steer, approvals, /interrupt, hand-over")
+    assert "cannot" in talk_line("gemini") and "/cancel, then /fix" in talk_line("gemini")
