@@ -136,6 +136,8 @@ class World:
         self.answers = Answers()
         self.delivered: list[Delivery] = []
         self.bot: Bot | None = None
+        # Worker instances of "processes" that ended (see shutdown).
+        self.gone: list[str] = []
         self._fifos = 0
 
     def environ(self) -> dict[str, str]:
@@ -147,6 +149,13 @@ class World:
     async def boot(self) -> Bot:
         """What `chatbot.app.serve.serve` wires, in its order, minus the endless loops."""
         store = await Store.open(self.config.bot.database)
+        if self.gone:
+            # An ended process is gone from this host: what the next start sees of it
+            # (`dead_on_host`), though here it was this very test process.
+            marks = ", ".join("?" * len(self.gone))
+            await store.write_one(
+                f"UPDATE workers SET process = '0:0' WHERE id IN ({marks})", tuple(self.gone)
+            )
         board = make_board(self.config, store)
         instance = uuid.uuid4().hex
         worker = make_worker(self.config, board, instance_id=instance)
@@ -172,6 +181,7 @@ class World:
         """The process ends: nothing is flushed, nothing is finished."""
         bot, self.bot = self.bot, None
         if bot is not None:
+            self.gone.append(bot.worker.instance_id)
             await bot.console.stop()
             await bot.store.close()
 
