@@ -265,6 +265,8 @@ def run_fields(run: RunRecord, locale: str) -> dict[str, str]:
     outcome = run.shown_outcome
     if run.review_decision:
         outcome += f" ({run.review_decision})"
+    if run.steers:
+        outcome += ", " + say(locale, "run_steers", count=run.steers)
     cost = "-"
     if run.cost_usd is not None:
         cost = ("~" if run.cost_estimated else "") + f"${run.cost_usd:.2f}"

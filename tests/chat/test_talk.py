@@ -256,3 +256,30 @@ def test_an_asked_command_is_shown_as_inert_text() -> None:
     assert "@\u200broom" in shown and "@room" not in shown
     long = inert("y" * 5000)
     assert len(long) < 500 and long.rstrip("`\n").endswith("…")
+
+
+async def test_status_counts_the_steers_a_run_took(env: Env) -> None:
+    from chatbot.board import RunRecord
+
+    job = await _running(env, "login")
+    run = RunRecord(
+        role="builder",
+        runtime="codex",
+        configured_model="gpt-5.5",
+        actual_model=None,
+        reasoning_effort="",
+        input_tokens=10,
+        cached_tokens=0,
+        output_tokens=5,
+        cost_usd=None,
+        duration_s=3.0,
+        turns=1,
+        outcome="ok",
+        session_id="th_1",
+        job_id=job.id,
+        card_id=job.card_id,
+        steers=2,
+    )
+    await env.board.record_run(run)
+    status = await env.one(msg("/status login"))
+    assert "ok, steered 2×" in status.text
