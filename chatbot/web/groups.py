@@ -44,6 +44,7 @@ _MEMBERS: dict[Group, tuple[Phase, ...]] = {
         Phase.FIXER_QUESTION,
         Phase.FIXER_FAILED,
         Phase.SYNTHESIS_FAILED,
+        Phase.INTERRUPTED,
     ),
     Group.REVIEW: (Phase.REVIEWING,),
     Group.READY: (Phase.READY_FOR_DEPLOYMENT,),
