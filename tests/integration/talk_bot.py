@@ -106,6 +106,8 @@ def bot_config(
     bot_lines: tuple[str, ...] = (),
     requesters: tuple[str, ...] = (),
     extra: str = "",
+    progress_interval_s: float = 0.3,
+    iteration_limit: int = 8,
 ) -> Path:
     """The bot's configuration: XMPP to the real Prosody, every CLI real with its provider's
     `base_url` and key file, the light lane and every role on `cli`."""
@@ -123,7 +125,7 @@ def bot_config(
         'repo = "repo"',
         'workspaces = "workspaces"',
         # The run's message shows its step soon: the owner steers when it shows.
-        "progress_interval_s = 0.3",
+        f"progress_interval_s = {progress_interval_s}",
         *bot_lines,
         "[xmpp]",
         f'jid = "{x["accounts"]["bot"]["jid"]}"',
@@ -143,7 +145,7 @@ def bot_config(
     )
     lane = (
         f'\n[lanes.light]\nruntime = "{cli}"\nmodel = "{model}"\n'
-        f'reasoning_effort = "{effort}"\niteration_limit = 8\ntimeout_s = 600\n'
+        f'reasoning_effort = "{effort}"\niteration_limit = {iteration_limit}\ntimeout_s = 600\n'
         "idle_timeout_s = 120\n"
     )
     path = root / "bot.toml"
@@ -165,18 +167,19 @@ async def start(
     models: Mapping[str, ScriptedModel],
     peer_factory: Callable,
     *,
-    slug: str = "indent",
+    slugs: tuple[str, ...] = ("indent",),
+    program: tuple[str, ...] = ("-m", "chatbot"),
     **options: Any,
 ) -> tuple[BotProcess, Room, Agents]:
-    """The bot process with one planned card `slug`, the owner in its room."""
-    make_repo(root, {slug: INTENT})
+    """The bot process with planned cards `slugs`, the owner in its room."""
+    make_repo(root, dict.fromkeys(slugs, INTENT))
     urls = {name: model.base_url for name, model in models.items()}
     path = bot_config(root, servers_info, cli, bins, urls, **options)
     agents = Agents(cli, models[cli])
     room_jid = servers_info["xmpp"]["rooms"]["public"]
     peer = await peer_factory("owner")
     await peer.join(room_jid, "owner")
-    bot = await BotProcess(root, path).start()
+    bot = await BotProcess(root, path, program=program).start()
     await wait_for_occupant(peer, room_jid, BOT_NICK)
     await bot.logged(r"xmpp transport online", within=WITHIN)
     return bot, Room(peer, room_jid), agents
@@ -187,6 +190,12 @@ async def step_shown(room: Room, slug: str, step: str) -> Any:
     return await room.bot_says(
         rf"{re.escape(slug)}: builder running.*Latest step: .*{re.escape(step)}"
     )
+
+
+async def approval_asked(room: Room, slug: str, within: float = WITHIN) -> Any:
+    """The bot's approval request in the room; not a reply to it, which quotes its first
+    line ("> 🔐 ...")."""
+    return await room.bot_says(rf"(?<!> )🔐 {re.escape(slug)}: the agent asks to run", within)
 
 
 def builder_session(bot: BotProcess, slug: str) -> str | None:

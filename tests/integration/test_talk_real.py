@@ -16,8 +16,16 @@ from pathlib import Path
 import psutil
 import pytest
 
+from runners.versions import TESTED
 from tests.integration.e2e import Room, stanza_id
-from tests.integration.talk_bot import TALKING, builder_session, finish, start, step_shown
+from tests.integration.talk_bot import (
+    TALKING,
+    approval_asked,
+    builder_session,
+    finish,
+    start,
+    step_shown,
+)
 from tests.pipeline.harness import git
 from tests.realcli import install
 from tests.realcli.clis import CLIS
@@ -37,7 +45,7 @@ def cli_bins() -> dict[str, Path]:
             f"the real agent CLIs are not installed ({', '.join(wanted)}); "
             "scripts/test installs them (or: .venv/bin/python -m tests.realcli.install)"
         )
-    return {name: install.binary(CLIS[name].runtime) for name in CLIS}
+    return {command: install.binary(command) for command in TESTED}
 
 
 @pytest.fixture
@@ -52,13 +60,12 @@ async def models() -> AsyncIterator[dict[str, ScriptedModel]]:
     assert not problems, problems
 
 
-def committed(bot, slug: str = SLUG) -> dict[str, str]:
-    """The card's commit: its hash (the branch's head) and the files it changed."""
+def committed(bot, slug: str = SLUG) -> str:
+    """The files the card's commit (the head of its branch) changed."""
     card = bot.card(slug)
     repo = bot.root / "repo"
     assert git(repo, "rev-parse", f"card/{slug}") == card["commit_hash"]
-    files = git(repo, "show", "--name-only", "--format=", card["commit_hash"]).split()
-    return {"commit": card["commit_hash"], "files": " ".join(files)}
+    return git(repo, "show", "--name-only", "--format=", card["commit_hash"])
 
 
 @pytest.mark.parametrize("cli", TALKING)
@@ -87,7 +94,7 @@ async def test_a_steer_from_the_chat_reaches_the_running_turn_and_the_answer_is_
         assert text in json.dumps(after.body)
         assert len(after.tool_results) == 1 and after.session == first.session
         assert bot.phase(SLUG) == "ready_for_deployment"
-        assert committed(bot)["files"] == "indent.txt"
+        assert committed(bot) == "indent.txt"
         [run] = bot.query("SELECT steers, outcome FROM telemetry WHERE role = 'builder'")
         assert (run["steers"], run["outcome"]) == (1, "ok")
         [row] = bot.query("SELECT state, text FROM run_talk WHERE kind = 'steer'")
@@ -113,7 +120,7 @@ def asking(cli: str, command: str):
 
 async def approval_posted(room, command: str) -> object:
     """The approval request in the room, the command shown as inert text (a code block)."""
-    message = await room.bot_says(rf"🔐 {SLUG}: the agent asks to run")
+    message = await approval_asked(room, SLUG)
     assert f"```\n{command}\n```" in message["body"], message["body"]
     return message
 
@@ -141,7 +148,7 @@ async def test_a_thumbs_up_lets_the_command_run_and_its_output_reaches_the_provi
         assert (row["state"], row["text"]) == ("allowed", ASKED)
         assert row["actor"].startswith("xmpp:owner@")
         assert bot.phase(SLUG) == "ready_for_deployment"
-        assert committed(bot)["files"] == "indent.txt"
+        assert committed(bot) == "indent.txt"
     finally:
         await bot.stop()
 
@@ -174,7 +181,7 @@ async def test_a_denial_with_a_reason_keeps_the_command_from_running_and_the_age
         assert f"denied this: {reason}" in json.dumps(after.body)
         await room.bot_says(rf"{SLUG}: review approve")
         assert not (bot.root / "workspaces" / SLUG / "denied.txt").exists()
-        assert committed(bot)["files"] == "indent.txt"
+        assert committed(bot) == "indent.txt"
         [row] = bot.query("SELECT state, reason FROM run_talk WHERE kind = 'approval'")
         assert row["state"] == "denied"
     finally:
@@ -300,7 +307,7 @@ async def test_interrupt_then_steer_goes_on_in_the_same_session(
         assert long in json.dumps(resumed.body)
         await room.bot_says(rf"{SLUG}: review approve")
         assert bot.phase(SLUG) == "ready_for_deployment"
-        assert committed(bot)["files"] == "indent.txt"
+        assert committed(bot) == "indent.txt"
         assert builder_session(bot, SLUG) == session
     finally:
         await bot.stop()
