@@ -18,9 +18,11 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
+import psutil
+
 from tests.integration.bot_process import BotProcess, wait_for_occupant
 from tests.integration.e2e import BOT_NICK, WITHIN, Room
-from tests.pipeline.harness import builder_answer, make_repo
+from tests.pipeline.harness import builder_answer, git, make_repo
 from tests.realcli.clis import CLIS
 from tests.realcli.harness import (
     MODELS,
@@ -205,3 +207,47 @@ def builder_session(bot: BotProcess, slug: str) -> str | None:
         (slug,),
     )
     return rows[0]["session_id"] if rows else None
+
+
+def committed(bot: BotProcess, slug: str = "indent") -> str:
+    """The files the card's commit (the head of its branch) changed."""
+    card = bot.card(slug)
+    repo = bot.root / "repo"
+    assert git(repo, "rev-parse", f"card/{slug}") == card["commit_hash"]
+    return git(repo, "show", "--name-only", "--format=", card["commit_hash"])
+
+
+def drained(room: Room) -> list[Any]:
+    """Every message the owner's client received and no expectation took."""
+    found = []
+    while not room.peer.inbox.empty():
+        found.append(room.peer.inbox.get_nowait())
+    return found
+
+
+def running(command: str) -> list[psutil.Process]:
+    """Live processes whose command line holds `command`."""
+    found = []
+    for process in psutil.process_iter(["cmdline", "status"]):
+        line = " ".join(process.info["cmdline"] or [])
+        if command in line and process.info["status"] != psutil.STATUS_ZOMBIE:
+            found.append(process)
+    return found
+
+
+def as_the_person(cli: str, home: Path, worktree: Path) -> None:
+    """What a person who used the CLI in this folder once has answered already: its
+    first-run dialogs are the person's, not the line's (in dialogs that drop keys typed
+    too early, so a test cannot answer them in time)."""
+    if cli == "codex":
+        (home / ".codex" / "config.toml").write_text(
+            f'[projects."{worktree}"]\ntrust_level = "trusted"\n'
+            '[notice.model_migrations]\n"gpt-5.5" = "gpt-6-sol"\n'
+        )
+        return
+    person = home / ".claude.json"
+    settings = json.loads(person.read_text())
+    settings["hasCompletedOnboarding"] = True
+    settings.setdefault("projects", {})[str(worktree)] = {"hasTrustDialogAccepted": True}
+    settings["customApiKeyResponses"] = {"approved": [CLIS[cli].key[-20:]], "rejected": []}
+    person.write_text(json.dumps(settings))

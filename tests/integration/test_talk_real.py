@@ -13,7 +13,6 @@ import shlex
 from collections.abc import AsyncIterator
 from pathlib import Path
 
-import psutil
 import pytest
 
 from runners.versions import TESTED
@@ -21,12 +20,15 @@ from tests.integration.e2e import Room, stanza_id
 from tests.integration.talk_bot import (
     TALKING,
     approval_asked,
+    as_the_person,
     builder_session,
+    committed,
+    drained,
     finish,
+    running,
     start,
     step_shown,
 )
-from tests.pipeline.harness import git
 from tests.realcli import install
 from tests.realcli.clis import CLIS
 from tests.realcli.harness import child_env
@@ -58,14 +60,6 @@ async def models() -> AsyncIterator[dict[str, ScriptedModel]]:
         await model.stop()
     problems = {name: model.problems for name, model in started.items() if model.problems}
     assert not problems, problems
-
-
-def committed(bot, slug: str = SLUG) -> str:
-    """The files the card's commit (the head of its branch) changed."""
-    card = bot.card(slug)
-    repo = bot.root / "repo"
-    assert git(repo, "rev-parse", f"card/{slug}") == card["commit_hash"]
-    return git(repo, "show", "--name-only", "--format=", card["commit_hash"])
 
 
 @pytest.mark.parametrize("cli", TALKING)
@@ -250,25 +244,7 @@ async def test_the_deny_policy_refuses_at_once_without_asking_the_room(
         await bot.stop()
 
 
-def drained(room) -> list:
-    """Every message the owner's client received and no expectation took."""
-    found = []
-    while not room.peer.inbox.empty():
-        found.append(room.peer.inbox.get_nowait())
-    return found
-
-
 # --- interrupt, then go on in the same session -------------------------------------------
-
-
-def running(command: str) -> list[psutil.Process]:
-    """Live processes whose command line holds `command`."""
-    found = []
-    for process in psutil.process_iter(["cmdline", "status"]):
-        line = " ".join(process.info["cmdline"] or [])
-        if command in line and process.info["status"] != psutil.STATUS_ZOMBIE:
-            found.append(process)
-    return found
 
 
 @pytest.mark.parametrize("cli", TALKING)
@@ -314,24 +290,6 @@ async def test_interrupt_then_steer_goes_on_in_the_same_session(
 
 
 # --- hand over -----------------------------------------------------------------------------
-
-
-def as_the_person(cli: str, home: Path, worktree: Path) -> None:
-    """What a person who used the CLI in this folder once has answered already: its
-    first-run dialogs are the person's, not the line's (in dialogs that drop keys typed
-    too early, so a test cannot answer them in time)."""
-    if cli == "codex":
-        (home / ".codex" / "config.toml").write_text(
-            f'[projects."{worktree}"]\ntrust_level = "trusted"\n'
-            '[notice.model_migrations]\n"gpt-5.5" = "gpt-6-sol"\n'
-        )
-        return
-    person = home / ".claude.json"
-    settings = json.loads(person.read_text())
-    settings["hasCompletedOnboarding"] = True
-    settings.setdefault("projects", {})[str(worktree)] = {"hasTrustDialogAccepted": True}
-    settings["customApiKeyResponses"] = {"approved": [CLIS[cli].key[-20:]], "rejected": []}
-    person.write_text(json.dumps(settings))
 
 
 QUESTION = "What did you indent?"
