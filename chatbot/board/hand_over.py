@@ -62,6 +62,11 @@ def hand_over(
             cwd=worktree,
             prompt="",
             mode=Mode.WORKSPACE_WRITE,
+            # The model and effort the session ran with: on another one it is another
+            # agent, and codex compacts the whole history away when a resumed session
+            # switches models.
+            model=run.configured_model or "",
+            reasoning_effort=run.actual_reasoning_effort or "",
             base_url=section.base_url or "",
             api_key_file=section.api_key_file,
             home=agent_home(root, run.runtime),

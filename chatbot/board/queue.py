@@ -94,8 +94,9 @@ class BoardQueue:
             await worker_store.stopped(db, [worker])
 
     async def stopped(self, job_ids: Iterable[int]) -> list[int]:
-        """Of these jobs, those no longer running (cancelled from here or elsewhere)."""
-        return await job_store.not_running(self.store.reader, tuple(job_ids))
+        """Of these jobs, those cancelled (from here or elsewhere). A job that ended by
+        its own result is not one: its task still closes what it opened."""
+        return await job_store.cancelled(self.store.reader, tuple(job_ids))
 
     async def card_by_id(self, card_id: int) -> Card | None:
         return await card_store.get_by_id(self.store.reader, card_id)

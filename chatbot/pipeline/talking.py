@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -86,6 +87,27 @@ class LiveTalks:
             if key is not None:
                 self._spawn(self._told(live, Refused(key, "the run ended before it was sent")))
         return live.steers
+
+    async def job_ended(self, job: Job, observers: Iterable[object]) -> None:
+        """The job's runs are over: what still waits is closed; a steer its agent never
+        took is said to be refused (the owner was told it was sent)."""
+        try:
+            closed = await self.board.talk_ends(job, "the run had ended")
+        except StoreError as error:
+            log.warning("job %s: its open steers and approvals stay open: %s", job.id, error)
+            return
+        for row in closed:
+            log.info("job %s ended with its %s %s %s", job.id, row.kind, row.id, row.state)
+            card = await self.board.card_by_id(row.card_id) if row.kind == "steer" else None
+            if card is None:
+                continue
+            for observer in observers:
+                hear = getattr(observer, "steer_refused", None)
+                try:
+                    if hear is not None:
+                        await hear(card, row, row.reason or "the run had ended")
+                except Exception:  # noqa: BLE001 - a notice must not fail the worker
+                    log.exception("could not tell that steer %s was refused", row.id)
 
     # --- from people to the agents ---------------------------------------------------
 

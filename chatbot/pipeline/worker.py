@@ -96,6 +96,9 @@ class Worker:
         self._running: dict[int, asyncio.Task[None]] = {}
         self._lane_of: dict[int, str] = {}
         self._job_of: dict[int, Job] = {}
+        # Jobs past their handler (result applied, or stopped): their last step, closing
+        # their conversation, must run to its end whatever wakes the worker meanwhile.
+        self._ending: set[int] = set()
         # Cards that reached an end (deployed, archived): their worktrees go.
         self._finished_cards: set[str] = set()
         # The conversations with the agents running here (steers, approvals).
@@ -247,6 +250,7 @@ class Worker:
         self._running.pop(job_id, None)
         self._lane_of.pop(job_id, None)
         self._job_of.pop(job_id, None)
+        self._ending.discard(job_id)
         self._wake.set()
 
     async def _notice_cancelled(self) -> None:
@@ -255,7 +259,7 @@ class Worker:
             return
         for job_id in await self.board.stopped(self._running):
             task = self._running.get(job_id)
-            if task is not None:
+            if task is not None and job_id not in self._ending:
                 log.info("job %s was cancelled; stopping its run", job_id)
                 task.cancel()
 
@@ -297,8 +301,9 @@ class Worker:
             await self._handle(job)
         finally:
             heartbeat.cancel()
+            self._ending.add(job.id)
             if can_talk(job.kind):
-                await self._talk_ends(job)
+                await self.talks.job_ended(job, self.observers)
 
     async def _handle(self, job: Job) -> None:
         handler = handler_of(job.kind)
@@ -368,15 +373,6 @@ class Worker:
                 reason=f"{ctx.role.name} interrupted by the owner",
                 data={**ctx.card.data, "interrupted": interrupted},
             )
-
-    async def _talk_ends(self, job: Job) -> None:
-        try:
-            closed = await self.board.talk_ends(job, "the run had ended")
-        except StoreError as error:
-            log.warning("job %s: its open steers and approvals stay open: %s", job.id, error)
-            return
-        for row in closed:
-            log.info("job %s ended with its %s %s %s", job.id, row.kind, row.id, row.state)
 
     async def _fail(self, job: Job, detail: str, ctx: JobContext | None = None) -> None:
         log.warning("job %s (%s) failed: %s", job.id, job.kind, detail)

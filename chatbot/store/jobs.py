@@ -176,12 +176,12 @@ async def claimable_lanes(db: Db, limits: dict[str, int]) -> set[str]:
     return {lane for lane in queued if running.get(lane, 0) < limits[lane]}
 
 
-async def not_running(db: Db, job_ids: tuple[int, ...]) -> list[int]:
+async def cancelled(db: Db, job_ids: tuple[int, ...]) -> list[int]:
     if not job_ids:
         return []
     marks = ", ".join("?" * len(job_ids))
     rows = await db.fetchall(
-        f"SELECT id FROM jobs WHERE id IN ({marks}) AND state <> 'running'", job_ids
+        f"SELECT id FROM jobs WHERE id IN ({marks}) AND state = 'cancelled'", job_ids
     )
     return [row[0] for row in rows]
 

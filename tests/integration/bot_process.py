@@ -103,6 +103,8 @@ class BotProcess:
     _news: asyncio.Event = field(default_factory=asyncio.Event)
     #: Extra environment for the bot process (e.g. systemd's NOTIFY_SOCKET).
     env: dict[str, str] = field(default_factory=dict)
+    #: What the interpreter runs: the bot's own entry point, or a script that wraps it.
+    program: tuple[str, ...] = ("-m", "chatbot")
 
     async def start(self) -> BotProcess:
         log = self.root / f"bot-{len(self.logs) + 1}.log"
@@ -110,8 +112,7 @@ class BotProcess:
         self.lines = []
         self.process = await asyncio.create_subprocess_exec(
             sys.executable,
-            "-m",
-            "chatbot",
+            *self.program,
             "run",
             "--config",
             str(self.config),

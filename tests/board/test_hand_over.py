@@ -1,0 +1,74 @@
+"""The hand-over line `/status <slug>` and the card page print (issue 25): the session goes
+on in a terminal with the model and effort the bot's run used, not the CLI's default (on
+another model codex first compacts the session's history into a summary; the end-to-end
+proof is tests/integration/test_talk_real.py's hand-over test)."""
+
+from __future__ import annotations
+
+import shlex
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from chatbot.board.hand_over import hand_over
+from chatbot.domain.phases import Phase
+from chatbot.store.cards import Card, Kind
+from chatbot.store.telemetry import RunRecord
+
+SESSION = "01a232e3-15af-7c33-aae9-97144a6a602d"
+
+
+@dataclass(frozen=True)
+class Section:
+    binary: str
+    base_url: str | None = "http://127.0.0.1:9/v1"
+    api_key_file: Path | None = Path("/etc/bot/key")
+
+
+def builder_run(runtime: str, model: str, effort: str | None) -> RunRecord:
+    return RunRecord(
+        role="builder",
+        runtime=runtime,
+        configured_model=model,
+        actual_model=None,
+        reasoning_effort="",
+        input_tokens=1,
+        cached_tokens=0,
+        output_tokens=1,
+        cost_usd=None,
+        duration_s=1.0,
+        turns=1,
+        outcome="ok",
+        session_id=SESSION,
+        actual_reasoning_effort=effort,
+    )
+
+
+@pytest.mark.parametrize(
+    ("runtime", "model", "effort", "expected"),
+    [
+        (
+            "codex",
+            "gpt-5.5",
+            "high",
+            ["-c", 'model="gpt-5.5"', "-c", 'model_reasoning_effort="high"'],
+        ),
+        ("claude", "claude-sonnet-4-5", None, ["--model", "claude-sonnet-4-5"]),
+    ],
+)
+def test_the_hand_over_line_keeps_the_runs_model_and_effort(
+    tmp_path: Path, runtime: str, model: str, effort: str | None, expected: list[str]
+) -> None:
+    card = Card(1, "indent", Kind.INTENT, "Indent", Phase.READY_FOR_DEPLOYMENT, None, 1)
+    given = hand_over(
+        card,
+        [builder_run(runtime, model, effort)],
+        tmp_path / "ws",
+        {runtime: Section(binary=runtime)},
+    )
+    assert given is not None and given.command is not None
+    words = shlex.split(given.command.split("&&")[-1])
+    found = [words[i : i + len(expected)] for i in range(len(words))]
+    assert expected in found, given.command
+    assert given.session == SESSION
