@@ -21,6 +21,9 @@ import pytest
 from chatbot.transports.base import IncomingEvent, MemoryStateStore, StateStore
 from chatbot.transports.matrix.transport import MatrixSettings, MatrixTransport
 from chatbot.transports.xmpp.transport import XmppSettings, XmppTransport
+
+# The real CLIs and their scripted providers, for the tests that talk to a working agent.
+from tests.realcli.conftest import cli_bins, models  # noqa: F401 - fixtures
 from tests.realservers import Servers
 
 from .matrix_peer import MatrixPeer

@@ -10,12 +10,10 @@ import asyncio
 import json
 import re
 import shlex
-from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
 
-from runners.versions import TESTED
 from tests.integration.e2e import Room, stanza_id
 from tests.integration.talk_bot import (
     TALKING,
@@ -29,37 +27,13 @@ from tests.integration.talk_bot import (
     start,
     step_shown,
 )
-from tests.realcli import install
 from tests.realcli.clis import CLIS
 from tests.realcli.harness import child_env
 from tests.realcli.openai_responses import Escalate
-from tests.realcli.providers import Say, ScriptedModel, Seen, Shell, WriteFile
+from tests.realcli.providers import Say, Seen, Shell, WriteFile
 from tests.realcli.terminal import run_until
 
 SLUG = "indent"
-
-
-@pytest.fixture(scope="module")
-def cli_bins() -> dict[str, Path]:
-    wanted = install.missing()
-    if wanted:
-        pytest.fail(
-            f"the real agent CLIs are not installed ({', '.join(wanted)}); "
-            "scripts/test installs them (or: .venv/bin/python -m tests.realcli.install)"
-        )
-    return {command: install.binary(command) for command in TESTED}
-
-
-@pytest.fixture
-async def models() -> AsyncIterator[dict[str, ScriptedModel]]:
-    started = {name: cli.provider(cli.key) for name, cli in CLIS.items()}
-    for model in started.values():
-        await model.start()
-    yield started
-    for model in started.values():
-        await model.stop()
-    problems = {name: model.problems for name, model in started.items() if model.problems}
-    assert not problems, problems
 
 
 @pytest.mark.parametrize("cli", TALKING)
