@@ -13,7 +13,6 @@ from chatbot.board.moves import Along, BoardError, BoardService, Change, NewChil
 from chatbot.board.reads import BoardSummary, CardView
 from chatbot.board.talk import (
     ApprovalDecided,
-    NoApproval,
     NoRunToTalkTo,
     RunCannotTalk,
     Said,
@@ -47,7 +46,6 @@ __all__ = [
     "Job",
     "LeaseLost",
     "NewChild",
-    "NoApproval",
     "NoRunToTalkTo",
     "Post",
     "Posted",

@@ -56,12 +56,6 @@ class RunCannotTalk(BoardError):
         self.job = job
 
 
-class NoApproval(BoardError):
-    def __init__(self, card: Card):
-        super().__init__(f"card '{card.slug}' has no approval request open")
-        self.card = card
-
-
 class ApprovalDecided(BoardError):
     """Someone (or the bot) answered first; the first answer stands."""
 
@@ -88,16 +82,6 @@ class BoardTalk:
     store: Store
 
     # --- people's side ----------------------------------------------------------
-
-    async def running_talker(self, slug: str) -> tuple[Card, Job]:
-        """The card and its running job that can hear a steer; raises why not."""
-        card = await card_store.require(self.store.reader, slug)
-        job = await job_store.active_for_card(self.store.reader, card.id)
-        if job is None or job.state is not JobState.RUNNING:
-            raise NoRunToTalkTo(card)
-        if not job.talks:
-            raise RunCannotTalk(card, job)
-        return card, job
 
     async def steer(self, slug: str, text: str, *, actor: str, along: Along | None = None) -> Said:
         return await self._say(slug, "steer", text, actor, f"steered: {first_line(text)}", along)
@@ -218,12 +202,3 @@ def can_talk(kind: str) -> bool:
     role = ROLES.get(kind)
     return role is not None and role.talks
 
-
-__all__ = [
-    "ApprovalDecided",
-    "BoardTalk",
-    "NoApproval",
-    "NoRunToTalkTo",
-    "RunCannotTalk",
-    "Said",
-]
