@@ -20,10 +20,12 @@ import logging
 import os
 import shutil
 import signal
-from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from runners.pipe import Pipe
 
 log = logging.getLogger(__name__)
 
@@ -174,72 +176,6 @@ class _Capture:
             self.stderr += chunk
             if len(self.stderr) > tail:
                 del self.stderr[:-tail]
-
-
-class Pipe:
-    """A conversation's hold on the child: write lines to its stdin, read its stdout lines.
-
-    Given to `run_process(converse=...)`. Lines arrive as they are printed (complete
-    lines only, without the newline; one over `MAX_LINE_BYTES` is dropped, the capture
-    still holds it); `None` says stdout ended. While `waiting_on_people()` is held (an
-    approval the owner has not answered) the idle watchdog does not count: the CLI is
-    silent because it waits for us.
-    """
-
-    MAX_LINE_BYTES = 4 * 1024 * 1024
-
-    def __init__(self, stdin: asyncio.StreamWriter, capture: _Capture) -> None:
-        self._stdin = stdin
-        self._capture = capture
-        self.lines: asyncio.Queue[bytes | None] = asyncio.Queue()
-        self._partial = bytearray()
-        self._skipping = False
-        self._waits = 0
-
-    async def send(self, line: bytes | str) -> None:
-        """Write one line (a newline is added); a child that is gone is not an error here,
-        its exit is the run's outcome."""
-        data = line.encode() if isinstance(line, str) else line
-        with contextlib.suppress(BrokenPipeError, ConnectionResetError, RuntimeError):
-            self._stdin.write(data + b"\n")
-            await self._stdin.drain()
-
-    def close(self) -> None:
-        with contextlib.suppress(BrokenPipeError, ConnectionResetError, RuntimeError):
-            self._stdin.close()
-
-    @contextlib.contextmanager
-    def waiting_on_people(self) -> Iterator[None]:
-        self._waits += 1
-        self._capture.waiting = True
-        try:
-            yield
-        finally:
-            self._waits -= 1
-            self._capture.waiting = self._waits > 0
-            self._capture.last_output = asyncio.get_running_loop().time()
-
-    def _feed(self, chunk: bytes) -> None:
-        start = 0
-        while (end := chunk.find(b"\n", start)) != -1:
-            if not self._skipping:
-                self._partial += chunk[start:end]
-                if self._partial.strip():
-                    self.lines.put_nowait(bytes(self._partial))
-            self._partial.clear()
-            self._skipping = False
-            start = end + 1
-        if not self._skipping:
-            self._partial += chunk[start:]
-            if len(self._partial) > self.MAX_LINE_BYTES:
-                self._partial.clear()
-                self._skipping = True
-
-    def _ended(self) -> None:
-        if self._partial.strip() and not self._skipping:
-            self.lines.put_nowait(bytes(self._partial))
-        self._partial.clear()
-        self.lines.put_nowait(None)
 
 
 async def _feed_stdin(stream: asyncio.StreamWriter, data: bytes) -> None:

@@ -37,7 +37,7 @@ import uuid
 from dataclasses import replace
 from typing import Any
 
-from runners.process import Pipe
+from runners.pipe import Pipe
 from runners.runtimes.base import Invocation, Mode, RunRequest
 from runners.runtimes.talk import (
     ApprovalAsked,

@@ -44,7 +44,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
-from runners.process import Pipe
+from runners.pipe import Pipe
 from runners.runtimes import codex_wire as wire
 from runners.runtimes.base import (
     SESSION_ID_RE,

@@ -10,7 +10,8 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from runners.process import Outcome, Pipe, ProcessLimits, ProcessResult, run_process
+from runners.pipe import Pipe
+from runners.process import Outcome, ProcessLimits, ProcessResult, run_process
 from runners.runtimes.base import (
     Invocation,
     RunnerError,

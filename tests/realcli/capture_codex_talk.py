@@ -21,7 +21,8 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from runners.process import Pipe, ProcessLimits, run_process
+from runners.pipe import Pipe
+from runners.process import ProcessLimits, run_process
 from runners.runtimes import ApprovalAsked, Conversation, Decision, Mode, codex, codex_talk
 from runners.runtimes import codex_wire as wire
 from runners.runtimes.progress import StepReader

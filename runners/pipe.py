@@ -1,0 +1,86 @@
+"""A conversation's hold on a child process: lines to its stdin, its stdout lines.
+
+`runners.process.run_process(converse=...)` makes one for a run the bot talks to (a
+steer, an approval's answer) and feeds it what the child prints; the CLI's driver
+(runners/runtimes/*_talk.py) reads and writes through it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import Iterator
+from typing import Protocol
+
+
+class Watched(Protocol):
+    """What the run's watchdog keeps of the child's output (runners.process._Capture)."""
+
+    last_output: float
+    waiting: bool
+
+
+class Pipe:
+    """A conversation's hold on the child: write lines to its stdin, read its stdout lines.
+
+    Given to `run_process(converse=...)`. Lines arrive as they are printed (complete
+    lines only, without the newline; one over `MAX_LINE_BYTES` is dropped, the capture
+    still holds it); `None` says stdout ended. While `waiting_on_people()` is held (an
+    approval the owner has not answered) the idle watchdog does not count: the CLI is
+    silent because it waits for us.
+    """
+
+    MAX_LINE_BYTES = 4 * 1024 * 1024
+
+    def __init__(self, stdin: asyncio.StreamWriter, capture: Watched) -> None:
+        self._stdin = stdin
+        self._capture = capture
+        self.lines: asyncio.Queue[bytes | None] = asyncio.Queue()
+        self._partial = bytearray()
+        self._skipping = False
+        self._waits = 0
+
+    async def send(self, line: bytes | str) -> None:
+        """Write one line (a newline is added); a child that is gone is not an error here,
+        its exit is the run's outcome."""
+        data = line.encode() if isinstance(line, str) else line
+        with contextlib.suppress(BrokenPipeError, ConnectionResetError, RuntimeError):
+            self._stdin.write(data + b"\n")
+            await self._stdin.drain()
+
+    def close(self) -> None:
+        with contextlib.suppress(BrokenPipeError, ConnectionResetError, RuntimeError):
+            self._stdin.close()
+
+    @contextlib.contextmanager
+    def waiting_on_people(self) -> Iterator[None]:
+        self._waits += 1
+        self._capture.waiting = True
+        try:
+            yield
+        finally:
+            self._waits -= 1
+            self._capture.waiting = self._waits > 0
+            self._capture.last_output = asyncio.get_running_loop().time()
+
+    def _feed(self, chunk: bytes) -> None:
+        start = 0
+        while (end := chunk.find(b"\n", start)) != -1:
+            if not self._skipping:
+                self._partial += chunk[start:end]
+                if self._partial.strip():
+                    self.lines.put_nowait(bytes(self._partial))
+            self._partial.clear()
+            self._skipping = False
+            start = end + 1
+        if not self._skipping:
+            self._partial += chunk[start:]
+            if len(self._partial) > self.MAX_LINE_BYTES:
+                self._partial.clear()
+                self._skipping = True
+
+    def _ended(self) -> None:
+        if self._partial.strip() and not self._skipping:
+            self.lines.put_nowait(bytes(self._partial))
+        self._partial.clear()
+        self.lines.put_nowait(None)
