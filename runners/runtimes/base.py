@@ -156,6 +156,17 @@ class Usage:
 
 
 @dataclass(frozen=True, slots=True)
+class Limited:
+    """The provider's quota or rate limit stopped the run: nothing is wrong with the work.
+
+    `reset_at` is the epoch time the CLI said the limit resets, when it said one.
+    """
+
+    reason: str
+    reset_at: float | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class RunOutput:
     """What a run produced, normalised over runtimes; `failure` is None on success.
 
@@ -177,6 +188,8 @@ class RunOutput:
     turn_limit_reached: bool = False
     #: The owner interrupted the turn (`Conversation.interrupt`); the session can resume.
     interrupted: bool = False
+    #: The failure is the provider's quota or rate limit (read by the runtime's parser).
+    limited: Limited | None = None
 
     @property
     def ok(self) -> bool:

@@ -32,6 +32,7 @@ the same user, in the same working directory (`hand_over`).
 from __future__ import annotations
 
 import json
+import re
 import shlex
 from dataclasses import replace
 from pathlib import Path
@@ -44,6 +45,7 @@ from runners.runtimes.base import (
     Grant,
     InvalidRequest,
     Invocation,
+    Limited,
     Mode,
     RunOutput,
     RunRequest,
@@ -256,6 +258,7 @@ def parse_output(stdout: str, previous_usage: Usage | None = None) -> RunOutput:
 
     return RunOutput(
         answer=answer,
+        limited=_limited(stdout, result) if failure else None,
         session_id=as_str(result.get("session_id")),
         usage=_usage(result.get("usage")),
         cost_usd=cost,
@@ -267,6 +270,45 @@ def parse_output(stdout: str, previous_usage: Usage | None = None) -> RunOutput:
         failure=clean_detail(failure) if failure else None,
         turn_limit_reached=subtype == "error_max_turns",
     )
+
+
+# Claude Code's own words on a subscription's limit: "Claude AI usage limit reached|<epoch>"
+# (older versions), "You've hit your session limit · resets 3pm" (newer ones).
+_USAGE_LIMIT = re.compile(
+    r"usage limit reached(?:\|(\d{9,11}))?|hit your (?:session |weekly |fast )?limit", re.I
+)
+
+
+def _limited(stdout: str, result: dict[str, object]) -> Limited | None:
+    """The provider's quota or rate limit ended the run, with its reset time if given.
+
+    Measured (tests/runners/data/quota/claude_rate_limit.json): on a 429 the result has
+    `is_error: true`, `api_error_status: 429`, `api_error_type: "rate_limit_error"` and
+    the text "API Error: Request rejected (429) · <the API's message>"; a subscription's
+    limit adds a `rate_limit_event` whose `rate_limit_info.status` is "rejected" with
+    `resetsAt` (epoch seconds).
+    """
+    text = as_str(result.get("result")) or _errors_text(result.get("errors"))
+    reset_at = None
+    rejected = False
+    for line in stdout.splitlines():
+        if '"rate_limit_event"' not in line:
+            continue
+        try:
+            event = json.loads(line)
+        except ValueError:
+            continue
+        info = event.get("rate_limit_info") if isinstance(event, dict) else None
+        if isinstance(info, dict) and info.get("status") == "rejected":
+            rejected = True
+            reset_at = as_float(info.get("resetsAt")) or reset_at
+    found = _USAGE_LIMIT.search(text)
+    if found and found[1]:
+        reset_at = reset_at or float(found[1])
+    status = as_int(result.get("api_error_status"))
+    if rejected or found or status == 429 or result.get("api_error_type") == "rate_limit_error":
+        return Limited(clean_detail(text or "claude: rate limited"), reset_at)
+    return None
 
 
 def talk_argv(request: RunRequest) -> Invocation:

@@ -29,7 +29,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from types import MappingProxyType
 
-from runners.runtimes import codex_talk
+from runners.runtimes import codex_limits, codex_talk
 from runners.runtimes.base import (
     Cli,
     Grant,
@@ -252,8 +252,10 @@ def parse_output(stdout: str, previous_usage: Usage | None = None) -> RunOutput:
     answer = "\n\n".join(parts).strip()
 
     failure: str | None = None
+    limited = None
     if turn_failed is not None:
         failure = f"codex turn failed: {turn_failed}"
+        limited = codex_limits.limited(turn_failed)
     elif pending_damage is not None and not turns:
         failure = f"codex output ends in a damaged line: {pending_damage}"
     elif not answer:
@@ -272,6 +274,7 @@ def parse_output(stdout: str, previous_usage: Usage | None = None) -> RunOutput:
         turns=turns or None,
         model=model,
         failure=clean_detail(failure) if failure else None,
+        limited=limited,
     )
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from runners.runtimes import codex_limits
 from runners.runtimes.base import RunOutput, Usage, as_int, as_str, clean_detail
 
 # The ids of the requests that start a run: a refusal of one of these ends the run, and
@@ -189,5 +190,6 @@ def parse_output(stdout: str, previous_usage: Usage | None = None) -> RunOutput:
         turns=reading.turns or None,
         model=reading.model,
         failure=clean_detail(failure) if failure else None,
+        limited=(codex_limits.limited(reading.turn_error) if reading.status == "failed" else None),
         interrupted=reading.status == "interrupted" and not reading.refused,
     )

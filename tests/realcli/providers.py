@@ -63,7 +63,17 @@ class Hang:
     """The model never answers; the request stays open until the provider stops."""
 
 
-Step = Say | Shell | WriteFile | Look | Hang
+@dataclass(frozen=True)
+class Refuse:
+    """The provider refuses the request as the real APIs do when a quota or rate limit is
+    spent: this HTTP status, headers (`retry-after`...) and JSON body, nothing streamed."""
+
+    body: dict[str, Any]
+    status: int = 429
+    headers: Mapping[str, str] = field(default_factory=dict)
+
+
+Step = Say | Shell | WriteFile | Look | Hang | Refuse
 
 
 @dataclass
@@ -106,6 +116,8 @@ class ScriptedModel:
         self.seen: list[Seen] = []
         self.side_requests: list[dict[str, Any]] = []
         self.problems: list[str] = []
+        #: How many requests a `Refuse` step answered (the CLI's own retries count too).
+        self.refused = 0
         self.usage = {"input": 100, "cached": 20, "output": 10}
         self.hanging = asyncio.Event()
         self._stopping = asyncio.Event()
@@ -165,6 +177,12 @@ class ScriptedModel:
         if inspect.isawaitable(steps):
             steps = await steps
         steps = steps if isinstance(steps, list) else [steps]
+        refused = [step for step in steps if isinstance(step, Refuse)]
+        if refused:
+            self.refused += 1
+            return web.json_response(
+                refused[0].body, status=refused[0].status, headers=dict(refused[0].headers)
+            )
         if any(isinstance(step, Hang) for step in steps):
             self.hanging.set()
             await self._stopping.wait()
