@@ -71,6 +71,15 @@ class BoardQueue:
         async with self.store.transaction(exclusive=False) as db:
             return await job_store.claim(db, lane, owner, lease_s, limit=limit, host=host)
 
+    async def wait_for_limit(self, job: Job, owner: str, not_before: float, reason: str) -> Job:
+        """The job's run met the provider's quota or rate limit: queued again, claimed
+        not before `not_before`, its attempt not counted."""
+        async with self.store.transaction(exclusive=False) as db:
+            return await job_store.wait(db, job.id, owner, not_before, reason)
+
+    async def next_not_before(self, lanes: Iterable[str]) -> float | None:
+        return await job_store.next_not_before(self.store.reader, tuple(lanes))
+
     async def heartbeat(self, job: Job, owner: str, lease_s: float) -> None:
         """Extend the lease; LeaseLost when the job is not ours any more (cancelled)."""
         async with self.store.transaction(exclusive=False) as db:

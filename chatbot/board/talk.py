@@ -201,4 +201,3 @@ class BoardTalk:
 def can_talk(kind: str) -> bool:
     role = ROLES.get(kind)
     return role is not None and role.talks
-

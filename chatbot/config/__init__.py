@@ -56,6 +56,14 @@ class Config(Section):
                     f"lanes.{name}.runtime",
                     f"runtime {lane.runtime!r} has no [runtimes.{lane.runtime}] section",
                 )
+            if lane.fallback is not None and (
+                lane.fallback == name or lane.fallback not in self.lanes
+            ):
+                raise KeyProblem(
+                    f"lanes.{name}.fallback",
+                    f"{lane.fallback!r} is not another configured lane "
+                    f"(lanes: {', '.join(sorted(self.lanes))})",
+                )
         for name in ROLE_NAMES:
             given = self.roles[name].model_fields_set if name in self.roles else set()  # type: ignore[index]
             if name in LANE_ROLES and given - {"approvals"}:

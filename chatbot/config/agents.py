@@ -42,6 +42,9 @@ class LaneSection(Section):
     idle_timeout_s: int = Field(default=900, ge=1, le=24 * 3600)
     # What all runs of one card in this lane may cost; reached, no new run starts for it.
     budget_usd_per_card: USD | None = None
+    # Another lane whose profile a run takes at once when this lane's provider says its
+    # quota or rate limit is spent; unset: the run waits for the reset.
+    fallback: str | None = None
 
 
 class RoleSection(Section):

@@ -53,6 +53,9 @@ class BotSection(Section):
     progress_interval_s: float = Field(default=30.0, ge=0.2, le=3600)
     # An agent's approval request nobody answers within this is denied (and the room told).
     approval_timeout_s: int = Field(default=900, ge=5, le=7 * 86400)
+    # A run the provider's quota or rate limit stopped is tried again after this, unless
+    # the CLI named the reset time (or the lane has a fallback).
+    quota_retry_s: float = Field(default=900.0, ge=0.05, le=7 * 86400)
     # At most this many approval requests per run; the rest are denied at once.
     max_open_approvals: int = Field(default=5, ge=1, le=100)
     # Commands sent while the bot was away run when it is back, unless older than this.

@@ -15,6 +15,7 @@ from chatbot.board import Change, TalkRow
 from chatbot.domain.budgets import BudgetState
 from chatbot.domain.transitions import Action
 from chatbot.notify.format import commands_with, cut, html_for, usd
+from chatbot.notify.quota import QuotaNotices
 from chatbot.notify.runs import RunStatus
 from chatbot.notify.talk import TalkNotices
 from chatbot.notify.texts import text
@@ -22,6 +23,7 @@ from chatbot.store import Db, Store
 from chatbot.store import chat as chat_store
 from chatbot.store.cards import Card
 from chatbot.store.telemetry import RunRecord
+from runners.runtimes import Limited
 
 MAX_POST_CHARS = 3500
 NUMBER_KEYS = ("1️⃣", "2️⃣", "3️⃣", "4️⃣")
@@ -92,6 +94,7 @@ class Notifier:
         self.command_names = command_names
         self.runs = RunStatus(self)
         self.talk = TalkNotices(self, approval_timeout_s)
+        self.quota = QuotaNotices(self)
 
     # --- posting ----------------------------------------------------------------
 
@@ -308,7 +311,18 @@ class Notifier:
         await self.runs.progress(card, job_id, role, elapsed, step)
 
     async def run_finished(self, card: Card, record: RunRecord) -> None:
+        self.quota.finished(record)
         await self.runs.finished(card, record)
+
+    async def run_limited(
+        self,
+        card: Card,
+        runtime: str,
+        limited: Limited,
+        fell_back: bool,
+        at: float | None = None,
+    ) -> None:
+        await self.quota.limited(card, runtime, limited, fell_back, at)
 
     async def run_note(self, card: Card, job_id: int, key: str, values: dict[str, Any]) -> None:
         await self.runs.note(card, job_id, self.t(key, **values))

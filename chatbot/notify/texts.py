@@ -58,6 +58,8 @@ TEXTS: dict[str, dict[str, str]] = {
         "talk_steer_taken": "✔️ the agent took {who}'s steer",
         "talk_interrupting": "⏸ {who} interrupts the run…",
         "talk_denied_policy": "🚫 denied without asking (approvals are off for this role): {command}",
+        "quota_wait": "⏳ {runtime}: the provider's quota or rate limit is spent ({reason}). This is not a failure of the work: {slug} and other runs on {runtime} wait and start again at {when}.",
+        "quota_fallback": "↪️ {runtime}: the provider's quota or rate limit is spent ({reason}). {slug} and other runs of lanes with a fallback go on at once with the fallback lane's profile.",
         "budget_held": "💸 Today's budget is spent: {spent} of {limit} ({setting}). Queued runs wait until tomorrow; /budget shows the spend. To go on today: /allow gives today another {budget}, or raise {setting} in the configuration and restart the bot.",
     },
     "de": {
@@ -115,6 +117,8 @@ TEXTS: dict[str, dict[str, str]] = {
         "talk_steer_taken": "✔️ der Agent hat die Lenkung von {who} übernommen",
         "talk_interrupting": "⏸ {who} unterbricht den Lauf …",
         "talk_denied_policy": "🚫 ohne Nachfrage abgelehnt (Freigaben sind für diese Rolle aus): {command}",
+        "quota_wait": "⏳ {runtime}: Das Kontingent oder Ratenlimit des Anbieters ist erschöpft ({reason}). Das ist kein Fehler der Arbeit: {slug} und andere Läufe auf {runtime} warten und starten wieder um {when}.",
+        "quota_fallback": "↪️ {runtime}: Das Kontingent oder Ratenlimit des Anbieters ist erschöpft ({reason}). {slug} und andere Läufe von Lanes mit Ausweich-Lane laufen sofort mit deren Profil weiter.",
         "budget_held": "💸 Das Tagesbudget ist aufgebraucht: {spent} von {limit} ({setting}). Wartende Läufe warten bis morgen; /budget zeigt die Ausgaben. Heute weiter: /allow gibt dem Tag weitere {budget}, oder {setting} in der Konfiguration erhöhen und den Bot neu starten.",
     },
 }

@@ -24,7 +24,15 @@ from chatbot.domain import roles
 from chatbot.domain.transitions import Action
 from runners.process import ProcessLimits, default_base_env, process_identity
 from runners.profiles import AllowedProfiles
-from runners.runtimes import Mode, RunRequest, RunResult, Usage, get_runtime, run_model
+from runners.runtimes import (
+    Limited,
+    Mode,
+    RunRequest,
+    RunResult,
+    Usage,
+    get_runtime,
+    run_model,
+)
 from runners.workspace import agent_home
 
 if TYPE_CHECKING:
@@ -41,6 +49,16 @@ class RunFailed(Exception):
     def __init__(self, detail: str):
         super().__init__(detail)
         self.detail = detail
+
+
+class RunLimited(Exception):
+    """The provider's quota or rate limit ended the run: the work is not at fault, the
+    job waits for the reset (`Limited.reset_at`, else `[bot] quota_retry_s`)."""
+
+    def __init__(self, runtime: str, limited: Limited):
+        super().__init__(limited.reason)
+        self.runtime = runtime
+        self.limited = limited
 
 
 class RunInterrupted(Exception):
@@ -91,6 +109,8 @@ class JobContext:
     talks: LiveTalks | None = None
     _last_run_id: int | None = None
     _talking: bool = False
+    #: The lane profile this job's runs moved to when their own provider was limited.
+    _fallback: Profile | None = None
 
     @property
     def repo(self) -> Path:
@@ -190,6 +210,9 @@ class JobContext:
         record = self.role
         role = record.name
         profile = profile or self.profile()
+        if self._fallback is not None and profile.runtime != self._fallback.runtime:
+            # The session the caller resumes is the fallback's own (from its last run).
+            profile = self._fallback
         mode = Mode.WORKSPACE_WRITE if record.writes else Mode.READ_ONLY
         runtime_config = self.config.runtimes.get(profile.runtime)  # type: ignore[call-overload]
         if runtime_config is None:
@@ -296,9 +319,36 @@ class JobContext:
         await self.tell("run_finished", self.card, record)
         if output.interrupted and result.ok:
             raise RunInterrupted(output.session_id or resume_session_id or None)
+        if not result.ok and output.limited is not None:
+            fallback = self._fallback_for(profile)
+            if fallback is None:
+                raise RunLimited(profile.runtime, output.limited)
+            self._fallback = fallback
+            await self.tell("run_limited", self.card, profile.runtime, output.limited, True)
+            return await self.run(
+                prompt, cwd=cwd, profile=fallback, accept_turn_limit=accept_turn_limit
+            )
         if not result.ok and not (accept_turn_limit and output.turn_limit_reached):
             raise RunFailed(result.failure or "the run failed")
         return result
+
+    def _fallback_for(self, profile: Profile) -> Profile | None:
+        """The profile of the card lane's `fallback` lane, for a role that runs with the
+        lane's profile and has not fallen back yet."""
+        if self._fallback is not None or self.role.profile_from is not roles.ProfileFrom.LANE:
+            return None
+        lane = self.config.lanes.get(self.card.lane or self.board.default_lane)
+        other = self.config.lanes.get(lane.fallback) if lane and lane.fallback else None
+        if other is None or other.runtime == profile.runtime:
+            return None
+        return Profile(
+            other.runtime,
+            other.model,
+            other.reasoning_effort,
+            other.timeout_s,
+            other.idle_timeout_s,
+            other.reasoning_effort,
+        )
 
     async def _progress(self, role: str, started: float, steps: list[str]) -> None:
         """Every `progress_interval_s` while the run goes on: how long, the latest step."""

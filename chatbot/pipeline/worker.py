@@ -32,8 +32,15 @@ from chatbot.domain.phases import WORKTREE_DONE_PHASES
 from chatbot.domain.roles import DEPLOY_JOB, ROLES, ProfileFrom, role_lane
 from chatbot.domain.transitions import Action, TransitionRefused
 from chatbot.pipeline.budget import hold_for_day_budget, stopped_by_budget
-from chatbot.pipeline.context import JobContext, RunFailed, RunInterrupted, RunObserver
+from chatbot.pipeline.context import (
+    JobContext,
+    RunFailed,
+    RunInterrupted,
+    RunLimited,
+    RunObserver,
+)
 from chatbot.pipeline.jobs import handler_of
+from chatbot.pipeline.quota import next_wake, wait_for_reset
 from chatbot.pipeline.talking import LiveTalks
 from runners.contracts import ContractError
 from runners.process import kill_orphan, process_identity
@@ -160,6 +167,7 @@ class Worker:
         try:
             while stop is None or not stop.is_set():
                 self._wake.clear()
+                timeout = self.poll_s
                 try:
                     # First: an owner's steer or answer waits for this wake-up.
                     await self.talks.deliver()
@@ -168,6 +176,8 @@ class Worker:
                     await self._claim_all()
                     if until_idle and not self._running and not await self._queued():
                         return
+                    # A job waiting for a provider's reset is due: wake then, not later.
+                    timeout = await next_wake(self.board, list(self.lanes), self.poll_s)
                 except StoreUnwritable as error:
                     # A full disk: the runs go on; claiming waits until writes work.
                     log.warning("worker: no new jobs while %s", error)
@@ -181,7 +191,7 @@ class Worker:
                     waiters.add(stopper)
                 done, pending = await asyncio.wait(
                     waiters | set(self._running.values()),
-                    timeout=self.poll_s,
+                    timeout=timeout,
                     return_when=asyncio.FIRST_COMPLETED,
                 )
                 for waiter in waiters - {stopper}:
@@ -335,6 +345,8 @@ class Worker:
             await handler(ctx)
         except RunInterrupted as stopped:
             await self._interrupted(ctx, stopped)
+        except RunLimited as limited:
+            await wait_for_reset(ctx, job, self.instance_id, limited)
         except RunFailed as failed:
             await self._fail(job, failed.detail, ctx)
         except ContractError as error:

@@ -56,6 +56,8 @@ class Job:
     host: str | None = None
     #: Its runs go through an interactive protocol: it can be steered (store/talk.py).
     talks: int = 0
+    #: Not to be claimed before this time: the provider's quota or rate limit (`wait`).
+    not_before: float | None = None
 
     @classmethod
     def from_row(cls, row: Row) -> Job:
@@ -142,12 +144,53 @@ async def claim(
         "UPDATE jobs SET state = 'running', lease_owner = ?, host = ?, lease_expires_at = ?, "
         "heartbeat_at = ?, started_at = ?, attempts = attempts + 1 "
         "WHERE id = (SELECT id FROM jobs WHERE lane = ? AND state = 'queued' "
+        "AND (not_before IS NULL OR not_before <= ?) "
         "ORDER BY id LIMIT 1 FOR UPDATE SKIP LOCKED) "
         "AND (SELECT count(*) FROM jobs WHERE lane = ? AND state = 'running') < ? "
         "RETURNING *",
-        (owner, host, now + lease_s, now, now, lane, lane, 1 << 30 if limit is None else limit),
+        (
+            owner,
+            host,
+            now + lease_s,
+            now,
+            now,
+            lane,
+            now,
+            lane,
+            1 << 30 if limit is None else limit,
+        ),
     )
     return Job.from_row(row) if row else None
+
+
+async def wait(db: Db, job_id: int, owner: str, not_before: float, reason: str) -> Job:
+    """Put a running job back in the queue until `not_before`: its run met the provider's
+    quota or rate limit, which says nothing about the work, so the attempt is not counted."""
+    changed = await db.execute(
+        "UPDATE jobs SET state = 'queued', lease_owner = NULL, lease_expires_at = NULL, "
+        "process = NULL, attempts = CASE WHEN attempts > 0 THEN attempts - 1 ELSE 0 END, "
+        "not_before = ?, error = ? "
+        "WHERE id = ? AND state = 'running' AND lease_owner = ?",
+        (not_before, _CONTROL.sub(" ", reason).strip()[:1000], job_id, owner),
+    )
+    if changed != 1:
+        raise LeaseLost(f"job {job_id} is not active for this worker")
+    job = await get(db, job_id)
+    assert job is not None
+    return job
+
+
+async def next_not_before(db: Db, lanes: tuple[str, ...]) -> float | None:
+    """When the earliest waiting job of these lanes may be claimed; None: none waits."""
+    if not lanes:
+        return None
+    marks = ", ".join("?" * len(lanes))
+    row = await db.fetchone(
+        f"SELECT min(not_before) FROM jobs WHERE state = 'queued' AND lane IN ({marks}) "
+        "AND not_before IS NOT NULL",
+        lanes,
+    )
+    return float(row[0]) if row and row[0] is not None else None
 
 
 async def queued_lanes(db: Db, lanes: tuple[str, ...]) -> set[str]:
@@ -168,8 +211,9 @@ async def claimable_lanes(db: Db, limits: dict[str, int]) -> set[str]:
     marks = ", ".join("?" * len(lanes))
     rows = await db.fetchall(
         "SELECT lane, state, count(*) FROM jobs "
-        f"WHERE state IN ('queued', 'running') AND lane IN ({marks}) GROUP BY lane, state",
-        lanes,
+        f"WHERE state IN ('queued', 'running') AND lane IN ({marks}) "
+        "AND (not_before IS NULL OR state = 'running' OR not_before <= ?) GROUP BY lane, state",
+        (*lanes, time.time()),
     )
     queued = {row[0] for row in rows if row[1] == "queued"}
     running = {row[0]: row[2] for row in rows if row[1] == "running"}

@@ -377,4 +377,12 @@ MIGRATIONS.register(
     """,
 )
 
+MIGRATIONS.register(
+    12,
+    "a job the provider's quota or rate limit stopped waits until not_before",
+    """
+    ALTER TABLE jobs ADD COLUMN not_before REAL;
+    """,
+)
+
 LATEST = MIGRATIONS.latest

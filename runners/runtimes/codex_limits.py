@@ -50,7 +50,11 @@ def _reset_at(message: str, now: float | None) -> float | None:
         month, day, year, hour, minute, half = found.groups()
         try:
             at = datetime(
-                int(year), _MONTHS.index(month.title()) + 1, int(day), _hour(hour, half.upper()), int(minute)
+                int(year),
+                _MONTHS.index(month.title()) + 1,
+                int(day),
+                _hour(hour, half.upper()),
+                int(minute),
             )
         except ValueError:
             return None
@@ -59,7 +63,9 @@ def _reset_at(message: str, now: float | None) -> float | None:
     if found:
         today = datetime.fromtimestamp(time.time() if now is None else now)
         try:
-            at = today.replace(hour=_hour(found[1], found[3].upper()), minute=int(found[2]), second=0)
+            at = today.replace(
+                hour=_hour(found[1], found[3].upper()), minute=int(found[2]), second=0
+            )
         except ValueError:
             return None
         if at < today:

@@ -1,0 +1,41 @@
+"""The room hears of a provider's spent quota or rate limit once per runtime and outage.
+
+Cards hit by the same outage are not each a notice: the first limited run of a runtime
+is told, the rest are quiet until a run of that runtime ends well (the outage is over);
+the next limit after that is a new outage, told again. The memory is the process's:
+after a restart the first limited run is told once more.
+"""
+
+from __future__ import annotations
+
+import time
+from chatbot.board import Card, RunRecord
+from chatbot.notify.talk import Poster
+from runners.runtimes import Limited
+
+
+class QuotaNotices:
+    def __init__(self, notifier: Poster) -> None:
+        self.notifier = notifier
+        self.told: set[str] = set()
+
+    async def limited(
+        self, card: Card, runtime: str, limited: Limited, fell_back: bool, at: float | None
+    ) -> None:
+        if runtime in self.told:
+            return
+        self.told.add(runtime)
+        n = self.notifier
+        if fell_back:
+            body = n.t("quota_fallback", runtime=runtime, slug=card.slug, reason=limited.reason)
+        else:
+            when = time.strftime("%Y-%m-%d %H:%M", time.localtime(at or time.time()))
+            body = n.t(
+                "quota_wait", runtime=runtime, slug=card.slug, reason=limited.reason, when=when
+            )
+        async with n.store.transaction() as db:
+            await n.post(db, body, card=None, purpose="quota")
+
+    def finished(self, record: RunRecord) -> None:
+        if record.outcome == "ok":
+            self.told.discard(record.runtime)
