@@ -88,8 +88,8 @@ def write_secrets(root: Path) -> None:
         (secrets / f"{name}-key").write_text(cli.key + "\n")
 
 
-def _env(name: str) -> str:
-    values = {"HOME": f"./home/{name}", **CLIS[name].env}
+def _env(name: str, extra: Mapping[str, str] | None = None) -> str:
+    values = {"HOME": f"./home/{name}", **CLIS[name].env, **(extra or {})}
     return ", ".join(f"{key} = {json.dumps(value)}" for key, value in values.items())
 
 
@@ -98,8 +98,10 @@ def config_text(
     bins: Mapping[str, Path],
     urls: Mapping[str, str],
     role_runtimes: dict[str, str] | None = None,
+    runtime_env: Mapping[str, Mapping[str, str]] | None = None,
 ) -> str:
-    """Every role on `cli` unless `role_runtimes` moves one to another CLI."""
+    """Every role on `cli` unless `role_runtimes` moves one to another CLI; `runtime_env`
+    adds to a runtime's `env`."""
     model, effort = MODELS[cli]
     heavy = other(cli)
     runtimes = {role: cli for role in ROLES} | (role_runtimes or {})
@@ -108,7 +110,12 @@ def config_text(
         for role, runtime in runtimes.items()
     )
     sections = "".join(
-        RUNTIME.format(name=name, binary=binary(bins, name), url=urls[name], env=_env(name))
+        RUNTIME.format(
+            name=name,
+            binary=binary(bins, name),
+            url=urls[name],
+            env=_env(name, (runtime_env or {}).get(name)),
+        )
         for name in CLIS
     )
     escalation = "".join(f"{name} = {json.dumps(list(c.models))}\n" for name, c in CLIS.items())
@@ -160,13 +167,21 @@ async def start_real(
     *,
     role_runtimes: dict[str, str] | None = None,
     extra_config: str = "",
+    bot_config: str = "",
+    light_config: str = "",
+    runtime_env: Mapping[str, Mapping[str, str]] | None = None,
 ) -> RealHarness:
     repo = make_repo(root, intents)
     write_secrets(root)
     for name in CLIS:
         (root / "home" / name).mkdir(parents=True)
     urls = {name: model.base_url for name, model in models.items()}
-    text = config_text(cli, bins, urls, role_runtimes) + extra_config
+    text = config_text(cli, bins, urls, role_runtimes, runtime_env) + extra_config
+    # Keys of sections the template opens: [bot] and the light lane.
+    text = text.replace(
+        'workspaces = "workspaces"\n', f'workspaces = "workspaces"\n{bot_config}', 1
+    )
+    text = text.replace("[lanes.light]\n", f"[lanes.light]\n{light_config}", 1)
     h = await open_harness(root, repo, text, root / "no-fake-cli-log.jsonl")
     return RealHarness(h, cli, models[cli], models)
 
