@@ -436,3 +436,15 @@ def test_good_listen_addresses_pass(tmp_path: Path, listen: str) -> None:
     (tmp_path / "token").write_text("a-long-enough-token-1234\n")
     config = parse_config(MINIMAL + WEB.format(listen=listen), tmp_path / "bot.toml")
     assert config.web is not None and config.web.listen == listen
+
+
+@pytest.mark.parametrize("fallback", ["light", "nowhere"])
+def test_a_lane_fallback_names_another_configured_lane(tmp_path: Path, fallback: str) -> None:
+    text = MINIMAL.replace("[lanes.light]\n", f'[lanes.light]\nfallback = "{fallback}"\n', 1)
+    message = _error(text, tmp_path)
+    assert f"lanes.light.fallback: {fallback!r} is not another configured lane" in message
+    assert "Traceback" not in message
+
+
+def test_quota_retry_defaults_to_fifteen_minutes(tmp_path: Path) -> None:
+    assert parse_config(MINIMAL, tmp_path / "a.toml").bot.quota_retry_s == 900
