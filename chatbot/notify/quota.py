@@ -9,6 +9,7 @@ after a restart the first limited run is told once more.
 from __future__ import annotations
 
 import time
+
 from chatbot.board import Card, RunRecord
 from chatbot.notify.talk import Poster
 from runners.runtimes import Limited

@@ -240,3 +240,24 @@ async def test_jobs_left_in_a_former_role_lane_move_to_their_card_s_lane(
     async with store.transaction() as db:
         claimed = await job_store.claim(db, board.default_lane, "w", 60)
     assert claimed is not None and claimed.card_id == laneless
+
+
+async def test_a_job_waiting_for_a_quota_reset_is_claimed_only_after_it(store: Store) -> None:
+    card_id = await _card(store, "limited", Phase.BUILDING)
+    async with store.transaction() as db:
+        job, _ = await job_store.enqueue(db, kind="builder", lane="light", card_id=card_id)
+        claimed = await job_store.claim(db, "light", "w1", 60)
+        assert claimed is not None and claimed.attempts == 1
+        due = time.time() + 3600
+        waiting = await job_store.wait(db, job.id, "w1", due, "codex: quota or rate limit")
+    # Back in the queue, the attempt not counted, not claimable before its time.
+    assert (waiting.state, waiting.attempts, waiting.not_before) == (JobState.QUEUED, 0, due)
+    assert await job_store.claimable_lanes(store.reader, {"light": 1}) == set()
+    assert await job_store.next_not_before(store.reader, ("light",)) == due
+    async with store.transaction() as db:
+        assert await job_store.claim(db, "light", "w1", 60) is None
+        with pytest.raises(LeaseLost):
+            await job_store.wait(db, job.id, "w1", due, "not running any more")
+        await db.execute("UPDATE jobs SET not_before = ? WHERE id = ?", (time.time() - 1, job.id))
+        again = await job_store.claim(db, "light", "w2", 60)
+    assert again is not None and again.id == job.id and again.attempts == 1
