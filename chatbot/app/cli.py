@@ -17,7 +17,7 @@ from chatbot.app import demo
 from chatbot.app.cli_runs import pipeline_runs, runs
 from chatbot.app.logfile import LogFile
 from chatbot.app.startup import StoreError, open_board, running_bot, stop_on_signals
-from chatbot.app.views import JSON_SCHEMA_VERSION, view_json
+from chatbot.app.views import JSON_SCHEMA_VERSION, inbox_json, view_json, why_json
 from chatbot.board import (
     AlreadyAnswered,
     BoardError,
@@ -26,7 +26,8 @@ from chatbot.board import (
     budget_stopped,
     closest_slugs,
 )
-from chatbot.chat import render
+from chatbot.board import inbox as board_inbox
+from chatbot.chat import render, render_inbox
 from chatbot.chat.commands import BY_NAME, INSPECT_MODES, shown_with
 from chatbot.chat.texts import say
 from chatbot.config import Config, ConfigError, load_config
@@ -92,6 +93,11 @@ def _parser() -> argparse.ArgumentParser:
         moved.add_argument("slug")
         if name == "inspect":
             moved.add_argument("mode", nargs="?", choices=tuple(INSPECT_MODES), default="status")
+    inbox = command("inbox", say("en", BY_NAME["inbox"].help_key))
+    inbox.add_argument("--json", action="store_true", help="machine-readable output")
+    why = command("why", say("en", BY_NAME["why"].help_key))
+    why.add_argument("slug")
+    why.add_argument("--json", action="store_true", help="machine-readable output")
     allow = command("allow", say("en", BY_NAME["allow"].help_key))
     allow.add_argument("slug", nargs="?", help="the card; without it: today's waiting runs")
     answer = command("answer", say("en", BY_NAME["answer"].help_key))
@@ -197,6 +203,25 @@ async def _allow(board: BoardService, slug: str | None, locale: str) -> int:
         print(say(locale, "not_budget_stopped", slug=slug), file=sys.stderr)
         return EXIT_FAILURE
     return await _guarded(board, slug, _move(board, slug, Action.ALLOW, locale))
+
+
+async def _inbox(board: BoardService, as_json: bool, locale: str, prefix: str) -> int:
+    items = await board_inbox.inbox(board)
+    if as_json:
+        print(json.dumps(inbox_json(items), indent=2))
+    else:
+        print(shown_with(render_inbox.inbox(items, locale), prefix))
+    return EXIT_OK
+
+
+async def _why(board: BoardService, slug: str, as_json: bool, locale: str, prefix: str) -> int:
+    try:
+        found = await board_inbox.why(board, slug)
+    except UnknownCard:
+        return await _unknown(board, slug)
+    sentence = shown_with(render_inbox.why(found, locale), prefix)
+    print(json.dumps(why_json(found, sentence), indent=2) if as_json else sentence)
+    return EXIT_OK
 
 
 def _init(folder: Path) -> int:
@@ -369,6 +394,10 @@ def main(argv: list[str] | None = None) -> int:
             return runs(board, config, args.json)
         if command == "allow":
             return _allow(board, args.slug, locale)
+        if command == "inbox":
+            return _inbox(board, args.json, locale, prefix)
+        if command == "why":
+            return _why(board, args.slug, args.json, locale, prefix)
         if command == "answer":
             return _guarded(board, args.slug, _answer(board, args.slug, args.text, locale))
         action = BY_NAME[command].action

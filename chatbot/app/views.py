@@ -9,6 +9,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from chatbot.board import Card, CardView, Event, RunRecord
+from chatbot.board.inbox import InboxItem, Why
 from chatbot.chat.render import ways_forward
 
 # Bump only with a note in the README: scripts parse this.
@@ -102,3 +103,33 @@ def view_json(view: CardView, locale: str = "en", prefix: str = "/") -> dict[str
         events=view.events,
         ways=ways,
     )
+
+
+def inbox_json(items: list[InboxItem]) -> dict[str, Any]:
+    """`chatbot inbox --json`: what waits for an owner, oldest first."""
+    rows = [
+        {
+            "kind": i.kind,
+            "at": _time(i.at),
+            "card": i.slug,
+            "request": i.request_id,
+            "requester": i.requester,
+            "text": i.text,
+            "ways": list(i.ways),
+        }
+        for i in items
+    ]
+    return {"schema_version": JSON_SCHEMA_VERSION, "items": rows}
+
+
+def why_json(found: Why, sentence: str) -> dict[str, Any]:
+    """`chatbot why SLUG --json`: the first thing that holds the card."""
+    return {
+        "schema_version": JSON_SCHEMA_VERSION,
+        "card": found.slug,
+        "phase": found.phase.value,
+        "hold": found.hold.kind.value,
+        "facts": found.hold.facts,
+        "ways": list(found.ways),
+        "text": sentence,
+    }

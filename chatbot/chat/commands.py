@@ -114,6 +114,8 @@ COMMANDS: tuple[Command, ...] = (
     Command("accept", (Arg("request", ArgKind.NUMBER),), Access.OWNER, "decide"),
     Command("decline", (Arg("request", ArgKind.NUMBER),), Access.OWNER, "decide"),
     Command("budget", (), Access.READ, "budget"),
+    Command("inbox", (), Access.READ, "inbox"),
+    Command("why", (SLUG,), Access.READ, "why"),
     Command(
         "allow", (Arg("slug", ArgKind.SLUG, optional=True),), Access.OWNER, "allow", Action.ALLOW
     ),

@@ -57,7 +57,7 @@ from chatbot.transports.base import (
 log = logging.getLogger(__name__)
 
 # What a direct chat may say without a command prefix.
-BARE_WORDS = frozenset({"help", "status"})
+BARE_WORDS = frozenset({"help", "status", "inbox"})
 # Replies to a request message that decide it; the first word counts ("yes please").
 YES = frozenset({"yes", "y", "ok", "okay", "accept", "ja", "j", "👍"})
 NO = frozenset({"no", "n", "decline", "nein", "👎"})
@@ -259,7 +259,7 @@ class ChatIntake:
             return CommandAct(commands.parse(event.text, self.prefixes))
         bare = event.text.strip().lower()
         if event.is_direct and bare in BARE_WORDS:
-            # In a direct chat nobody else is addressed: "help" and "status" need no prefix.
+            # In a direct chat nobody else is addressed: "help", "status", "inbox" need no prefix.
             return CommandAct(commands.parse(commands.PREFIX + bare, (commands.PREFIX,)))
         if event.reply_to:
             posted = await self._posted(event.transport, event.reply_to)

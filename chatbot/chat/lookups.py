@@ -6,8 +6,10 @@ Nothing here changes the board; each answer is one post that reports no change.
 from __future__ import annotations
 
 from chatbot.board import BoardService, CardView, UnknownCard
+from chatbot.board import inbox as board_inbox
 from chatbot.board.hand_over import hand_over
-from chatbot.chat import render, render_diff
+from chatbot.chat import render, render_diff, render_inbox
+from chatbot.chat.authority import Role
 from chatbot.chat.commands import Invocation
 from chatbot.chat.replies import Origin, Replies
 from chatbot.config import Config
@@ -55,6 +57,22 @@ class Lookups:
             if given is not None:
                 text += "\n" + render.hand_over(given, self.locale)
             await self.replies.send(origin.event, text, card_id=view.card.id)
+
+    async def inbox(self, origin: Origin, invocation: Invocation) -> None:
+        # A requester sees their own requests only: the rest is for owners to resolve.
+        own = origin.role is not Role.OWNER
+        items = await board_inbox.inbox(self.board, origin.actor if own else None)
+        await self.replies.send(origin.event, render_inbox.inbox(items, self.locale, own=own))
+
+    async def why(self, origin: Origin, invocation: Invocation) -> None:
+        slug = invocation.text("slug")
+        try:
+            found = await board_inbox.why(self.board, slug)
+        except UnknownCard:
+            await self.replies.unknown_card(origin.event, slug)
+            return
+        text = render_inbox.why(found, self.locale)
+        await self.replies.send(origin.event, text)
 
     async def log(self, origin: Origin, invocation: Invocation) -> None:
         if view := await self._view(origin, invocation.text("slug")):

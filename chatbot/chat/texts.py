@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from chatbot.chat import texts_inbox
+
 EN: dict[str, str] = {
     # --- help ---
     "help_commands": "Commands:",
@@ -454,6 +456,9 @@ DE: dict[str, str] = {
     "not_budget_stopped": "{slug} wurde nicht vom Budget angehalten; nichts freizugeben.",
 }
 
+# /inbox and /why keep their sentences beside them (this file is long enough).
+EN |= texts_inbox.EN
+DE |= texts_inbox.DE
 CATALOGUES: dict[str, dict[str, str]] = {"en": EN, "de": DE}
 
 

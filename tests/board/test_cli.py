@@ -289,3 +289,16 @@ async def test_a_card_whose_worker_died_names_its_ways_on(config: Path) -> None:
     # ...and the first of them works.
     retried = chatbot("retry", "alpha", "--config", str(config))
     assert retried.returncode == 0 and "alpha: building" in retried.stdout, retried.stderr
+
+
+def test_inbox_and_why_in_the_shell(config: Path) -> None:
+    chatbot("run", "--until-idle", "--config", str(config))
+    inbox = json.loads(chatbot("inbox", "--config", str(config), "--json").stdout)
+    assert inbox == {"schema_version": 1, "items": []}
+    assert chatbot("inbox", "--config", str(config)).stdout.strip() == "Nothing waits for you."
+    why = json.loads(chatbot("why", "alpha", "--config", str(config), "--json").stdout)
+    assert set(why) == {"schema_version", "card", "phase", "hold", "facts", "ways", "text"}
+    assert (why["card"], why["hold"], why["ways"]) == ("alpha", "start", ["/start alpha"])
+    assert why["text"] == "alpha is planned and waits for you to start it. Way on: /start alpha."
+    missing = chatbot("why", "alpah", "--config", str(config))
+    assert missing.returncode == 1 and "did you mean alpha" in missing.stderr

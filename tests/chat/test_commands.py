@@ -45,6 +45,8 @@ GOOD = [
     ("/runs", "runs", {"pipeline": None}),
     ("/runs 3F9C0A1B2D4E", "runs", {"pipeline": "3f9c0a1b2d4e"}),
     ("/budget", "budget", {}),
+    ("/inbox", "inbox", {}),
+    ("/why Login", "why", {"slug": "login"}),
     ("/allow", "allow", {"slug": None}),
     ("/allow Login", "allow", {"slug": "login"}),
     ("/accept 12", "accept", {"request": 12}),
@@ -88,6 +90,9 @@ BAD = [
     ("/accept ٣", "accept", Problem.BAD_NUMBER, "٣"),  # not an ASCII digit
     ("/runs a b", "runs", Problem.TOO_MANY, "b"),
     ("/budget now", "budget", Problem.TOO_MANY, "now"),
+    ("/inbox all", "inbox", Problem.TOO_MANY, "all"),
+    ("/why", "why", Problem.MISSING, "slug"),
+    ("/why a b", "why", Problem.TOO_MANY, "b"),
     ("/allow -x", "allow", Problem.BAD_SLUG, "-x"),
     ("/status a b", "status", Problem.TOO_MANY, "b"),
     ("/log", "log", Problem.MISSING, "slug"),

@@ -132,3 +132,17 @@ async def test_diff_when_the_repository_is_gone(env: Env, repo) -> None:
     repo.rename(repo.with_name("moved"))
     row = await env.one(msg("/diff gone"))
     assert "the repository is not there" in row.text
+
+
+async def test_inbox_and_why_in_chat(env):
+    from tests.chat.conftest import dm
+
+    assert (await env.one(msg("/inbox"))).text == "Nothing waits for you."
+    await env.card("broken", Phase.FAILED, failure_stage="review")
+    text = (await env.one(dm("inbox"))).text  # the bare word in a direct chat
+    assert "broken: the review stage failed" in text and "/retry broken, /fix broken" in text
+    assert (await env.one(msg("/inbox", REQUESTER))).text == "Nothing waits for you."
+    why = (await env.one(msg("/why broken"))).text
+    assert why == "broken is held by its failed review stage. Way on: /retry broken, /fix broken."
+    unknown = (await env.one(msg("/why brokn"))).text
+    assert "brokn" in unknown and "broken" in unknown  # close slugs are suggested

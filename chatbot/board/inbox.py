@@ -1,0 +1,201 @@
+"""What waits for an owner (`/inbox`), and what holds one card (`/why`): reads only.
+
+Both return plain records; chat, the CLI and the web board say them in their words.
+`inbox` lists every item a person can resolve, oldest first; `why` gathers the
+snapshot `domain/why.hold` decides on.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from chatbot.board.budget import budget_stopped
+from chatbot.domain import ways
+from chatbot.domain.phases import Phase, child_success_phases
+from chatbot.domain.why import Hold, JobSnap, Snapshot, WorkerSnap, commands_for, hold
+from chatbot.store import cards as card_store
+from chatbot.store import chat as chat_store
+from chatbot.store import jobs as job_store
+from chatbot.store import questions as question_store
+from chatbot.store import talk as talk_store
+from chatbot.store import workers as worker_store
+from chatbot.store.cards import Card
+
+if TYPE_CHECKING:
+    from chatbot.board.moves import BoardService
+
+
+class Kind:
+    QUESTION = "question"
+    REQUEST = "request"
+    BUDGET = "budget"
+    APPROVAL = "approval"
+    INTERRUPTED = "interrupted"
+    DEPLOY = "deploy"
+    FAILED = "failed"
+
+
+@dataclass(frozen=True)
+class InboxItem:
+    kind: str
+    #: Since when it waits (when it was asked, requested, or the card got there).
+    at: float
+    slug: str | None = None
+    #: What was asked or requested, or the failure's stage.
+    text: str = ""
+    request_id: int | None = None
+    requester: str | None = None
+    #: The commands that resolve it, "/" written, "{slug}" filled.
+    ways: tuple[str, ...] = ()
+
+
+# Where a card waits for a person besides a question or a request.
+_CARD_PHASES = tuple(p.value for p in (*ways.FAILED_WAYS, Phase.READY_FOR_DEPLOYMENT))
+
+
+async def inbox(board: BoardService, requester: str | None = None) -> list[InboxItem]:
+    """Everything that waits for an owner, oldest first; for `requester` (an identity as
+    requests record it), only their own pending requests."""
+    db = board.store.reader
+    items = [
+        InboxItem(
+            Kind.REQUEST,
+            r.created_at,
+            text=f"/{r.command} {r.argument}".rstrip(),
+            request_id=r.id,
+            requester=r.requester,
+            ways=(f"/accept {r.id}", f"/decline {r.id}"),
+        )
+        for r in await chat_store.pending_requests(db)
+        if requester is None or r.requester == requester
+    ]
+    if requester is not None:
+        return sorted(items, key=lambda i: i.at)
+    slug_of = {row[0]: row[1] for row in await db.fetchall("SELECT id, slug FROM cards")}
+    asked = set()
+    for q in await question_store.all_open(db):
+        asked.add(q.card_id)
+        slug = slug_of.get(q.card_id, "-")
+        found = commands_for((ways.Action.ANSWER,))
+        items.append(InboxItem(Kind.QUESTION, q.created_at, slug, q.text, ways=_fill(found, slug)))
+    approvals = await db.fetchall(
+        "SELECT * FROM run_talk WHERE kind = 'approval' AND state = 'open' ORDER BY id"
+    )
+    for row in approvals:
+        talk = talk_store.TalkRow.from_row(row)
+        slug = slug_of.get(talk.card_id, "-")
+        found = ("👍", "/approve {slug}", "/deny {slug} <reason>")
+        items.append(
+            InboxItem(Kind.APPROVAL, talk.created_at, slug, talk.text, ways=_fill(found, slug))
+        )
+    marks = ", ".join("?" * len(_CARD_PHASES))
+    rows = await db.fetchall(f"SELECT * FROM cards WHERE phase IN ({marks})", _CARD_PHASES)
+    busy = await job_store.active_card_slugs(db)
+    for card in (Card.from_row(r) for r in rows):
+        if card.id not in asked and card.id not in busy:
+            item = _card_item(card)
+            if item is not None:
+                items.append(item)
+    return sorted(items, key=lambda i: (i.at, i.slug or ""))
+
+
+def _card_item(card: Card) -> InboxItem | None:
+    at, slug = card.updated_at, card.slug
+    if budget_stopped(card) is not None:
+        found = commands_for(ways.BUDGET_WAYS)
+        return InboxItem(Kind.BUDGET, at, slug, card.failure_stage or "", ways=_fill(found, slug))
+    if card.phase is Phase.INTERRUPTED:
+        found = commands_for(ways.FAILED_WAYS[Phase.INTERRUPTED])
+        return InboxItem(Kind.INTERRUPTED, at, slug, ways=_fill(found, slug))
+    if card.phase is Phase.READY_FOR_DEPLOYMENT:
+        if card.deployment_status != "pending":
+            return None
+        return InboxItem(Kind.DEPLOY, at, slug, ways=(f"/deploy {slug}",))
+    actions = ways.ways_forward(card.phase, card.failure_stage)
+    if not actions:
+        return None
+    stage = card.failure_stage or card.phase.value
+    return InboxItem(Kind.FAILED, at, slug, stage, ways=_fill(commands_for(actions), slug))
+
+
+def _fill(found: tuple[str, ...], slug: str) -> tuple[str, ...]:
+    return tuple(way.replace("{slug}", slug) for way in found)
+
+
+@dataclass(frozen=True)
+class Why:
+    slug: str
+    phase: Phase
+    hold: Hold
+
+    @property
+    def ways(self) -> tuple[str, ...]:
+        return _fill(self.hold.ways, self.slug)
+
+
+async def why(board: BoardService, slug: str, now: float | None = None) -> Why:
+    """What holds `slug` first (UnknownCard when there is no such card)."""
+    view = await board.view(slug)
+    card, db = view.card, board.store.reader
+    now = time.time() if now is None else now
+    done = child_success_phases(board.deploy_configured)
+    children = tuple(
+        (c.slug, c.phase) for c in await card_store.children(db, card.id) if c.phase not in done
+    )
+    blockers = []
+    for other in view.blocked_by:
+        found = await card_store.get(db, other)
+        if found is not None and found.phase not in done:
+            blockers.append((found.slug, found.phase))
+    approvals = await talk_store.open_approvals(db, card.id)
+    job = view.active_job
+    snap_job, ahead, spent = None, (), False
+    if job is not None:
+        snap_job = JobSnap(
+            job.id,
+            job.kind,
+            job.lane,
+            job.state.value,
+            job.created_at,
+            job.lease_owner,
+            job.lease_expires_at,
+            job.host,
+            job.started_at,
+        )
+        if job.state.value == "queued":
+            ahead = await _ahead(board, job)
+            day = await board.day_budget(now)
+            spent = day is not None and day.reached
+    workers = tuple(
+        WorkerSnap(w.id, w.host, tuple(w.lanes), w.heartbeat_at, w.expires_at)
+        for w in await worker_store.seen_since(db, 0.0)
+    )
+    snapshot = Snapshot(
+        slug=card.slug,
+        phase=card.phase,
+        now=now,
+        failure_stage=card.failure_stage,
+        budget_stopped=budget_stopped(card) is not None,
+        deploy_pending=card.deployment_status == "pending",
+        blockers=tuple(blockers),
+        children=children,
+        question_at=view.open_question.created_at if view.open_question else None,
+        approval_at=approvals[0].created_at if approvals else None,
+        job=snap_job,
+        ahead=ahead,
+        workers=workers,
+        day_budget_spent=spent,
+    )
+    return Why(card.slug, card.phase, hold(snapshot))
+
+
+async def _ahead(board: BoardService, job: job_store.Job) -> tuple[str, ...]:
+    """The lane's jobs before `job`: the running ones, then those queued before it."""
+    db = board.store.reader
+    slugs = await job_store.active_card_slugs(db)
+    lane = [j for j in await job_store.listing(db) if j.lane == job.lane and j.id != job.id]
+    running = [j for j in lane if j.state.value == "running"]
+    queued = [j for j in lane if j.state.value == "queued" and j.id < job.id]
+    return tuple(slugs.get(j.card_id or 0, j.kind) for j in (*running, *queued))

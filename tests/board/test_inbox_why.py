@@ -1,0 +1,214 @@
+"""/inbox and /why on the real store and board, on SQLite and PostgreSQL."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from chatbot.board import BoardService, UnknownCard
+from chatbot.board import inbox as board_inbox
+from chatbot.chat import render_inbox
+from chatbot.domain.phases import Kind, Phase
+from chatbot.domain.transitions import Action
+from chatbot.domain.why import HoldKind
+from chatbot.store import cards as card_store
+from chatbot.store import chat as chat_store
+from chatbot.store import jobs as job_store
+from chatbot.store import questions as question_store
+from chatbot.store import talk as talk_store
+from chatbot.store import workers as worker_store
+
+REQUESTER = "xmpp:req@example.org"
+
+
+async def card(board: BoardService, slug: str, phase: Phase, **fields: Any):
+    async with board.store.transaction() as db:
+        return await card_store.create(
+            db, slug, Kind.INTENT, phase, actor="test", title=slug, **fields
+        )
+
+
+async def one_of_each(board: BoardService) -> None:
+    """A board with one item of every waiting kind, made oldest first in this order."""
+    db_tx = board.store.transaction
+    asked = await card(board, "asked", Phase.NEEDS_HUMAN)
+    async with db_tx() as db:
+        await question_store.ask(db, asked.id, "operator", "Which database?", [])
+        await chat_store.add_request(db, REQUESTER, "xmpp", "start", "wish")
+    await card(
+        board, "costly", Phase.FAILED, failure_stage="builder", data={"budget_stop": {"version": 1}}
+    )
+    asking = await card(board, "asking", Phase.BUILDING)
+    async with db_tx() as db:
+        job, _ = await job_store.enqueue(db, kind="builder", lane="light", card_id=asking.id)
+        await talk_store.add(db, job.id, asking.id, "approval", "rm -rf build")
+    await card(board, "paused", Phase.INTERRUPTED)
+    await card(board, "approved", Phase.READY_FOR_DEPLOYMENT, deployment_status="pending")
+    await card(board, "broken", Phase.FAILED, failure_stage="review")
+
+
+@pytest.mark.asyncio
+async def test_inbox_lists_one_of_each_kind_oldest_first(board: BoardService):
+    await one_of_each(board)
+    await card(board, "moving", Phase.PLANNED)  # waits for nobody's answer: not listed
+    items = await board_inbox.inbox(board)
+    assert [(i.kind, i.slug or i.request_id) for i in items] == [
+        ("question", "asked"),
+        ("request", 1),
+        ("budget", "costly"),
+        ("approval", "asking"),
+        ("interrupted", "paused"),
+        ("deploy", "approved"),
+        ("failed", "broken"),
+    ]
+    ways = {i.kind: i.ways for i in items}
+    assert ways["question"] == ("/answer asked <text>",)
+    assert ways["request"] == ("/accept 1", "/decline 1")
+    assert ways["budget"] == ("/allow costly", "/retry costly")
+    assert ways["approval"] == ("👍", "/approve asking", "/deny asking <reason>")
+    assert ways["interrupted"] == ("/steer paused <text>", "/fix paused", "/cancel paused")
+    assert ways["deploy"] == ("/deploy approved",)
+    assert ways["failed"] == ("/retry broken", "/fix broken")
+    text = render_inbox.inbox(items, "en")
+    assert text.splitlines()[0] == "Waiting for you (7), oldest first:"
+    assert "reply to its message or /answer asked <text>" in text
+    assert render_inbox.inbox(items, "de").startswith("Wartet auf dich (7)")
+
+
+@pytest.mark.asyncio
+async def test_a_requester_sees_only_their_own_requests(board: BoardService):
+    await one_of_each(board)
+    async with board.store.transaction() as db:
+        await chat_store.add_request(db, "xmpp:other@example.org", "xmpp", "start", "x")
+    items = await board_inbox.inbox(board, REQUESTER)
+    assert [(i.kind, i.request_id) for i in items] == [("request", 1)]
+    assert "an owner decides it" in render_inbox.inbox(items, "en", own=True)
+
+
+@pytest.mark.asyncio
+async def test_an_empty_inbox_says_so(board: BoardService):
+    await card(board, "idle", Phase.PLANNED)
+    assert await board_inbox.inbox(board) == []
+    assert render_inbox.inbox([], "en") == "Nothing waits for you."
+
+
+async def why(board: BoardService, slug: str) -> tuple[HoldKind, str]:
+    found = await board_inbox.why(board, slug)
+    return found.hold.kind, render_inbox.why(found, "en")
+
+
+@pytest.mark.asyncio
+async def test_why_a_question_and_answering_it(board: BoardService):
+    asked = await card(board, "asked", Phase.NEEDS_HUMAN)
+    async with board.store.transaction() as db:
+        await question_store.ask(db, asked.id, "operator", "Which?", [])
+    kind, text = await why(board, "asked")
+    assert kind is HoldKind.QUESTION
+    assert "waits for your answer to its question, open since" in text
+    assert "Way on: /answer asked <text>." in text
+    await board.answer("asked", "Postgres", actor="test")
+    kind, text = await why(board, "asked")
+    assert kind is not HoldKind.QUESTION
+
+
+@pytest.mark.asyncio
+async def test_why_budget_stop_and_allow(board: BoardService):
+    await card(
+        board, "costly", Phase.FAILED, failure_stage="builder", data={"budget_stop": {"version": 1}}
+    )
+    kind, text = await why(board, "costly")
+    assert kind is HoldKind.BUDGET_CARD and "/allow costly" in text
+    await board.act("costly", Action.ALLOW, actor="test")
+    assert (await why(board, "costly"))[0] is not HoldKind.BUDGET_CARD
+
+
+@pytest.mark.asyncio
+async def test_why_blocked_until_its_dependency_is_done(board: BoardService):
+    first = await card(board, "first", Phase.BUILDING)
+    await card(board, "second", Phase.PLANNED, blocked_by_ids=(first.id,))
+    kind, text = await why(board, "second")
+    assert kind is HoldKind.BLOCKED
+    assert text == "second is blocked by first (building); it starts when they are done."
+    async with board.store.transaction() as db:
+        await db.execute("UPDATE cards SET phase = 'done' WHERE slug = 'first'")
+    kind, text = await why(board, "second")
+    assert kind is HoldKind.START and text.endswith("Way on: /start second.")
+    await board.act("second", Action.START, actor="test")
+    assert (await why(board, "second"))[0] is HoldKind.NO_WORKER
+
+
+@pytest.mark.asyncio
+async def test_why_split_parent_waits_for_children(board: BoardService):
+    parent = await card(board, "parent", Phase.SPLIT)
+    await card(board, "kid", Phase.BUILDING, parent_id=parent.id)
+    kind, text = await why(board, "parent")
+    assert kind is HoldKind.CHILDREN and "waiting for its children: kid (building)" in text
+
+
+@pytest.mark.asyncio
+async def test_why_no_worker_then_lane_then_running_then_lease_lost(board: BoardService):
+    a = await card(board, "a", Phase.BUILDING)
+    b = await card(board, "b", Phase.BUILDING)
+    async with board.store.transaction() as db:
+        await job_store.enqueue(db, kind="builder", lane="light", card_id=a.id)
+        await job_store.enqueue(db, kind="builder", lane="light", card_id=b.id)
+    kind, text = await why(board, "b")
+    assert kind is HoldKind.NO_WORKER and "no worker has ever served lane light" in text
+    async with board.store.transaction() as db:
+        await worker_store.beat(db, "w1", host="hostA", process=None, lanes=["light"], lease_s=60)
+    kind, text = await why(board, "b")
+    assert kind is HoldKind.LANE
+    assert "behind 1 job(s): a" in text
+    async with board.store.transaction() as db:
+        claimed = await job_store.claim(db, "light", "w1", 60, host="hostA")
+    assert claimed is not None and claimed.card_id == a.id
+    assert (await why(board, "a"))[0] is HoldKind.RUNNING
+    assert "behind 1 job(s): a" in (await why(board, "b"))[1]
+    # The worker stops heartbeating: its registration runs out.
+    async with board.store.transaction() as db:
+        await worker_store.stopped(db, ["w1"])
+    kind, text = await why(board, "a")
+    assert kind is HoldKind.LEASE_LOST
+    assert "worker w1 on hostA, which stopped heartbeating" in text
+    assert "no live worker serves lane light" in text
+    kind, text = await why(board, "b")
+    assert kind is HoldKind.NO_WORKER and "last seen: hostA" in text
+    # The named way: a live worker's round takes the orphaned job over.
+    async with board.store.transaction() as db:
+        await worker_store.beat(db, "w2", host="hostB", process=None, lanes=["light"], lease_s=60)
+    assert "a live worker takes it over" in (await why(board, "a"))[1]
+    await board.recover(())
+    assert (await why(board, "a"))[0] is not HoldKind.LEASE_LOST
+
+
+@pytest.mark.asyncio
+async def test_why_failed_interrupted_approval_deploy_done(board: BoardService):
+    await card(board, "broken", Phase.FAILED, failure_stage="review")
+    kind, text = await why(board, "broken")
+    assert kind is HoldKind.FAILED
+    assert text == "broken is held by its failed review stage. Way on: /retry broken, /fix broken."
+    await board.act("broken", Action.RETRY, actor="test")
+    assert (await why(board, "broken"))[0] is not HoldKind.FAILED
+    await card(board, "paused", Phase.INTERRUPTED)
+    assert (await why(board, "paused"))[0] is HoldKind.INTERRUPTED
+    asking = await card(board, "asking", Phase.BUILDING)
+    async with board.store.transaction() as db:
+        job, _ = await job_store.enqueue(db, kind="builder", lane="light", card_id=asking.id)
+        await talk_store.add(db, job.id, asking.id, "approval", "rm -rf build")
+    kind, text = await why(board, "asking")
+    assert kind is HoldKind.APPROVAL and "/approve asking, /deny asking <reason>" in text
+    await card(board, "approved", Phase.READY_FOR_DEPLOYMENT, deployment_status="pending")
+    kind, text = await why(board, "approved")
+    assert kind is HoldKind.DEPLOY and text.endswith("Way on: /deploy approved.")
+    await card(board, "shipped", Phase.DEPLOYED)
+    assert await why(board, "shipped") == (
+        HoldKind.DONE,
+        "shipped is deployed: nothing holds it, it is finished.",
+    )
+
+
+@pytest.mark.asyncio
+async def test_why_an_unknown_card(board: BoardService):
+    with pytest.raises(UnknownCard):
+        await board_inbox.why(board, "nope")
