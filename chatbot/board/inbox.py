@@ -163,6 +163,8 @@ async def why(board: BoardService, slug: str, now: float | None = None) -> Why:
             job.lease_expires_at,
             job.host,
             job.started_at,
+            job.not_before,
+            job.error,
         )
         if job.state.value == "queued":
             ahead = await _ahead(board, job)

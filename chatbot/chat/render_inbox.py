@@ -42,7 +42,7 @@ def why(found: Why, locale: str) -> str:
     held = found.hold
     facts = dict(held.facts)
     fields: dict[str, object] = {"slug": found.slug, **facts}
-    for key in ("since", "last_seen"):
+    for key in ("since", "last_seen", "until"):
         if key in facts:
             fields[key] = when(facts[key])
     if "phase" in facts:

@@ -31,6 +31,7 @@ class HoldKind(StrEnum):
     LEASE_LOST = "lease_lost"
     RUNNING = "running"
     DAY_BUDGET = "day_budget"
+    QUOTA = "quota"
     NO_WORKER = "no_worker"
     LANE = "lane"
     QUEUED = "queued"
@@ -50,6 +51,10 @@ class JobSnap:
     lease_expires_at: float | None = None
     host: str | None = None
     started_at: float | None = None
+    #: Not claimed before this time: its run met the provider's quota or rate limit.
+    not_before: float | None = None
+    #: Why it last stopped (the provider's words for a quota wait).
+    error: str | None = None
 
 
 @dataclass(frozen=True)
@@ -158,6 +163,10 @@ def _job_hold(s: Snapshot, job: JobSnap) -> Hold:
         return Hold(HoldKind.RUNNING, facts)
     if s.day_budget_spent and job.kind != DEPLOY_JOB:
         return Hold(HoldKind.DAY_BUDGET, facts, ("/allow",))
+    if job.not_before is not None and job.not_before > s.now:
+        # Not the work's failure: it runs again by itself at the reset time.
+        facts |= {"until": job.not_before, "detail": job.error or "-"}
+        return Hold(HoldKind.QUOTA, facts)
     if _serving(s, job.lane) is None:
         seen = [w for w in s.workers if job.lane in w.lanes]
         last = max(seen, key=lambda w: w.heartbeat_at) if seen else None

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 import pytest
@@ -212,3 +213,23 @@ async def test_why_failed_interrupted_approval_deploy_done(board: BoardService):
 async def test_why_an_unknown_card(board: BoardService):
     with pytest.raises(UnknownCard):
         await board_inbox.why(board, "nope")
+
+
+@pytest.mark.asyncio
+async def test_why_a_quota_wait_is_not_a_failure_and_ends_by_itself(board: BoardService):
+    limited = await card(board, "limited", Phase.BUILDING)
+    async with board.store.transaction() as db:
+        await worker_store.beat(db, "w1", host="hostA", process=None, lanes=["light"], lease_s=60)
+        await job_store.enqueue(db, kind="builder", lane="light", card_id=limited.id)
+        job = await job_store.claim(db, "light", "w1", 60, host="hostA")
+        assert job is not None
+        # What the worker does when the run met the provider's limit (pipeline/quota.py).
+        await job_store.wait(db, job.id, "w1", time.time() + 600, "quota or rate limit: 429")
+    kind, text = await why(board, "limited")
+    assert kind is HoldKind.QUOTA
+    assert "waits for the provider's quota or rate limit, not for a fault of the work" in text
+    assert "(quota or rate limit: 429)" in text and "Way on" not in text
+    # Its time comes: it is an ordinary queued job again, which a worker takes.
+    async with board.store.transaction() as db:
+        await db.execute("UPDATE jobs SET not_before = ? WHERE id = ?", (time.time() - 1, job.id))
+    assert (await why(board, "limited"))[0] is HoldKind.QUEUED
