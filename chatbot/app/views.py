@@ -116,6 +116,7 @@ def inbox_json(items: list[InboxItem]) -> dict[str, Any]:
             "requester": i.requester,
             "text": i.text,
             "ways": list(i.ways),
+            "until": _time(i.until) if i.until else None,
         }
         for i in items
     ]

@@ -35,6 +35,7 @@ class Kind:
     INTERRUPTED = "interrupted"
     DEPLOY = "deploy"
     FAILED = "failed"
+    QUOTA = "quota"
 
 
 @dataclass(frozen=True)
@@ -49,6 +50,8 @@ class InboxItem:
     requester: str | None = None
     #: The commands that resolve it, "/" written, "{slug}" filled.
     ways: tuple[str, ...] = ()
+    #: When it moves on by itself (a quota wait's reset time).
+    until: float | None = None
 
 
 # Where a card waits for a person besides a question or a request.
@@ -89,6 +92,20 @@ async def inbox(board: BoardService, requester: str | None = None) -> list[Inbox
         found = ("👍", "/approve {slug}", "/deny {slug} <reason>")
         items.append(
             InboxItem(Kind.APPROVAL, talk.created_at, slug, talk.text, ways=_fill(found, slug))
+        )
+    # Runs that met the provider's quota or rate limit: nothing to do but know it.
+    now = time.time()
+    waiting = await db.fetchall(
+        "SELECT card_id, not_before, error, created_at FROM jobs "
+        "WHERE state = 'queued' AND not_before > ? ORDER BY id",
+        (now,),
+    )
+    for card_id, until, error, created_at in waiting:
+        slug = slug_of.get(card_id, "-")
+        items.append(
+            InboxItem(
+                Kind.QUOTA, created_at, slug, error or "", ways=(f"/cancel {slug}",), until=until
+            )
         )
     marks = ", ".join("?" * len(_CARD_PHASES))
     rows = await db.fetchall(f"SELECT * FROM cards WHERE phase IN ({marks})", _CARD_PHASES)

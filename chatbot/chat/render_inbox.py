@@ -30,6 +30,7 @@ def item_line(item: InboxItem, locale: str, *, own: bool = False) -> str:
         "since": when(item.at),
         "text": one_line(item.text, 120),
         "ways": ", ".join(item.ways),
+        "until": when(item.until),
     }
     if item.kind == Kind.REQUEST:
         key = "inbox_request_own" if own else "inbox_request"

@@ -233,3 +233,23 @@ async def test_why_a_quota_wait_is_not_a_failure_and_ends_by_itself(board: Board
     async with board.store.transaction() as db:
         await db.execute("UPDATE jobs SET not_before = ? WHERE id = ?", (time.time() - 1, job.id))
     assert (await why(board, "limited"))[0] is HoldKind.QUEUED
+
+
+@pytest.mark.asyncio
+async def test_inbox_shows_a_quota_wait_until_its_time(board: BoardService):
+    limited = await card(board, "limited", Phase.BUILDING)
+    async with board.store.transaction() as db:
+        await job_store.enqueue(db, kind="builder", lane="light", card_id=limited.id)
+        job = await job_store.claim(db, "light", "w1", 60, host="hostA")
+        assert job is not None
+        await job_store.wait(db, job.id, "w1", time.time() + 600, "quota or rate limit: 429")
+    [item] = await board_inbox.inbox(board)
+    assert (item.kind, item.slug, item.ways) == ("quota", "limited", ("/cancel limited",))
+    line = render_inbox.inbox([item], "en")
+    assert (
+        "limited: its run met the provider's quota or rate limit (quota or rate limit: 429)" in line
+    )
+    assert "runs again by itself at" in line
+    async with board.store.transaction() as db:
+        await db.execute("UPDATE jobs SET not_before = ? WHERE id = ?", (time.time() - 1, job.id))
+    assert await board_inbox.inbox(board) == []
