@@ -10,6 +10,9 @@ from chatbot.domain.phases import Phase
 from chatbot.domain.why import HoldKind
 from chatbot.notify.format import one_line
 
+# How the worker words a quota wait's error (pipeline/quota.py); the sentence says it already.
+_QUOTA_PREFIX = "quota or rate limit: "
+
 
 def when(at: float | None) -> str:
     return datetime.fromtimestamp(at, UTC).strftime("%Y-%m-%d %H:%M UTC") if at else "-"
@@ -28,7 +31,7 @@ def item_line(item: InboxItem, locale: str, *, own: bool = False) -> str:
     fields = {
         "slug": item.slug or "-",
         "since": when(item.at),
-        "text": one_line(item.text, 120),
+        "text": one_line(item.text.replace(_QUOTA_PREFIX, ""), 120),
         "ways": ", ".join(item.ways),
         "until": when(item.until),
     }
@@ -46,6 +49,8 @@ def why(found: Why, locale: str) -> str:
     for key in ("since", "last_seen", "until"):
         if key in facts:
             fields[key] = when(facts[key])
+    if held.kind is HoldKind.QUOTA:
+        fields["detail"] = str(facts.get("detail", "-")).replace(_QUOTA_PREFIX, "")
     if "phase" in facts:
         fields["phase"] = Phase(facts["phase"]).label(locale)
     if "cards" in facts:

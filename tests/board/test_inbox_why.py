@@ -224,11 +224,11 @@ async def test_why_a_quota_wait_is_not_a_failure_and_ends_by_itself(board: Board
         job = await job_store.claim(db, "light", "w1", 60, host="hostA")
         assert job is not None
         # What the worker does when the run met the provider's limit (pipeline/quota.py).
-        await job_store.wait(db, job.id, "w1", time.time() + 600, "quota or rate limit: 429")
+        await job_store.wait(db, job.id, "w1", time.time() + 600, "codex: quota or rate limit: 429")
     kind, text = await why(board, "limited")
     assert kind is HoldKind.QUOTA
     assert "waits for the provider's quota or rate limit, not for a fault of the work" in text
-    assert "(quota or rate limit: 429)" in text and "Way on" not in text
+    assert text.endswith("(codex: 429).") and "Way on" not in text
     # Its time comes: it is an ordinary queued job again, which a worker takes.
     async with board.store.transaction() as db:
         await db.execute("UPDATE jobs SET not_before = ? WHERE id = ?", (time.time() - 1, job.id))
@@ -242,13 +242,11 @@ async def test_inbox_shows_a_quota_wait_until_its_time(board: BoardService):
         await job_store.enqueue(db, kind="builder", lane="light", card_id=limited.id)
         job = await job_store.claim(db, "light", "w1", 60, host="hostA")
         assert job is not None
-        await job_store.wait(db, job.id, "w1", time.time() + 600, "quota or rate limit: 429")
+        await job_store.wait(db, job.id, "w1", time.time() + 600, "codex: quota or rate limit: 429")
     [item] = await board_inbox.inbox(board)
     assert (item.kind, item.slug, item.ways) == ("quota", "limited", ("/cancel limited",))
     line = render_inbox.inbox([item], "en")
-    assert (
-        "limited: its run met the provider's quota or rate limit (quota or rate limit: 429)" in line
-    )
+    assert "limited: its run met the provider's quota or rate limit (codex: 429)" in line
     assert "runs again by itself at" in line
     async with board.store.transaction() as db:
         await db.execute("UPDATE jobs SET not_before = ? WHERE id = ?", (time.time() - 1, job.id))
