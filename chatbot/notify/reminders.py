@@ -65,10 +65,14 @@ class Reminders:
     async def remind(self, now: float) -> int:
         """One pass at `now`: the number of messages it wrote into the outbox."""
         quiet = self.quiet is not None and self.quiet.is_quiet(now)
-        posted = 0 if quiet else await self._digest(now)
-        for item in await store.waiting(self.store.reader):
+        items = await store.waiting(self.store.reader)
+        held = [item for item in items if item.held_since is not None]
+        posted = 0 if quiet or not held else await self._digest(now, held)
+        for item in items:
             if item.due_at(self.remind_after_s, self.every_s) > now:
                 continue
+            if not quiet and item.held_since is not None:
+                continue  # the digest named it just now
             async with self.store.transaction() as db:
                 # Read open in the transaction that records the reminder: an answer
                 # that came first means no reminder.
@@ -106,11 +110,8 @@ class Reminders:
         await store.reminded(db, item.subject, item.id, now)
         return len(originals)
 
-    async def _digest(self, now: float) -> int:
+    async def _digest(self, now: float, held: list[Waiting]) -> int:
         """After quiet hours: one message per room with what waited, mentioning owners."""
-        held = [w for w in await store.waiting(self.store.reader) if w.held_since is not None]
-        if not held:
-            return 0
         async with self.store.transaction() as db:
             lines = []
             for item in held:
