@@ -15,8 +15,10 @@ from chatbot.app import readiness
 from chatbot.app.startup import Running
 from chatbot.app.wiring import build_transports, destinations
 from chatbot.chat.commands import NAMES
+from chatbot.domain.quiet import QuietHours
 from chatbot.notify.notifier import Notifier
 from chatbot.notify.outbox import OutboxSender
+from chatbot.notify.reminders import Reminders
 from chatbot.notify.store_health import StoreHealthNotices
 from chatbot.store.kv import TransportState
 from chatbot.transports.base import Transport
@@ -47,7 +49,7 @@ async def _tell_ready(transports: dict[str, Transport], within: float) -> None:
     readiness.notify(f"READY=1\nSTATUS={status}")
 
 
-def attach_notifier(bot: Running) -> None:
+def attach_notifier(bot: Running) -> Notifier:
     """Moves and runs become posts in the outbox, in their own transaction; the bot's
     outbox sender delivers them, also those a worker on another host wrote."""
     notifier = Notifier(
@@ -57,10 +59,16 @@ def attach_notifier(bot: Running) -> None:
         prefix=bot.config.bot.command_prefixes[0],
         command_names=NAMES,
         approval_timeout_s=bot.config.bot.approval_timeout_s,
+        quiet=quiet_hours(bot.config.bot.quiet_hours),
     )
     bot.board.listeners.append(notifier)
     if bot.worker is not None:
         bot.worker.observers.append(notifier)
+    return notifier
+
+
+def quiet_hours(value: str | None) -> QuietHours | None:
+    return QuietHours.parse(value) if value else None
 
 
 async def work(bot: Running, stop: asyncio.Event, *, until_idle: bool) -> None:
@@ -141,7 +149,8 @@ async def serve(
     # Every listener of the running bot besides the worker's own (startup.make_worker):
     # the notifier hears each move (in its transaction) and each run; the outbox wakes
     # on each commit; each transport hands every event to the chat intake.
-    attach_notifier(bot)
+    notifier = attach_notifier(bot)
+    reminders = Reminders(notifier, bot.config.bot.remind_after_s, notifier.quiet)
     sender = OutboxSender(bot.store, transports)
     bot.store.on_commit.append(sender.wake)
     bot.store.on_write.append(sender.wake)  # chat's replies are single statements
@@ -168,7 +177,7 @@ async def serve(
     try:
         # Without a worker (`run --no-worker`), `chatbot worker` processes run the jobs.
         work = bot.worker.run(stop=stop) if bot.worker else stop.wait()
-        await asyncio.gather(work, sender.run(stop))
+        await asyncio.gather(work, sender.run(stop), reminders.run(stop))
     finally:
         ready.cancel()
         if board_web is not None:

@@ -17,6 +17,7 @@ from chatbot.config_file import (
     KeyProblem,
     database_file_problem,
 )
+from chatbot.domain.quiet import problem as quiet_problem
 from chatbot.transports.networks import claiming
 
 
@@ -62,6 +63,10 @@ class BotSection(Section):
     catch_up_max_age_s: int = Field(default=3600, ge=0, le=30 * 86400)
     # What the model runs of one (local) day may cost; reached, no new run starts that day.
     budget_usd_per_day: USD | None = None
+    # A question, request or approval unanswered this long is posted again (then daily).
+    remind_after_s: int = Field(default=14400, ge=60, le=30 * 86400)
+    # "22:00-07:00" in the bot's local time: nobody is mentioned then; None: no quiet hours.
+    quiet_hours: str | None = None
 
     @property
     def remote(self) -> str | None:
@@ -87,6 +92,13 @@ class BotSection(Section):
             raise KeyProblem(f"bot.{info.field_name}", f"{shown!r} is not {PATTERN_WORDS[pattern]}")
         if info.field_name == "database" and (problem := database_file_problem(value)):
             raise KeyProblem("bot.database", problem)
+        return value
+
+    @field_validator("quiet_hours")
+    @classmethod
+    def _quiet_hours(cls, value: str | None) -> str | None:
+        if value is not None and (why := quiet_problem(value)):
+            raise KeyProblem("bot.quiet_hours", why)
         return value
 
     @model_validator(mode="after")

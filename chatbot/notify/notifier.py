@@ -7,12 +7,14 @@ rolled-back change posts nothing.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import time
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from chatbot.board import Change, TalkRow
 from chatbot.domain.budgets import BudgetState
+from chatbot.domain.quiet import QuietHours
 from chatbot.domain.transitions import Action
 from chatbot.notify.format import commands_with, cut, html_for, usd
 from chatbot.notify.quota import QuotaNotices
@@ -21,6 +23,7 @@ from chatbot.notify.talk import TalkNotices
 from chatbot.notify.texts import text
 from chatbot.store import Db, Store
 from chatbot.store import chat as chat_store
+from chatbot.store import reminders as reminder_store
 from chatbot.store.cards import Card
 from chatbot.store.telemetry import RunRecord
 from runners.runtimes import Limited
@@ -85,6 +88,8 @@ class Notifier:
         prefix: str = "/",
         command_names: tuple[str, ...] = (),
         approval_timeout_s: float = 900.0,
+        quiet: QuietHours | None = None,
+        clock: Callable[[], float] = time.time,
     ):
         self.store = store
         self.destinations = list(destinations)
@@ -95,6 +100,8 @@ class Notifier:
         self.runs = RunStatus(self)
         self.talk = TalkNotices(self, approval_timeout_s)
         self.quota = QuotaNotices(self)
+        self.quiet = quiet
+        self.clock = clock
 
     # --- posting ----------------------------------------------------------------
 
@@ -112,7 +119,14 @@ class Notifier:
         """One post per room (and the draft's own direct chat); the rows and what they hold.
 
         Only a question mentions anyone: the owners of each room, so their phones ring.
+        In quiet hours it mentions nobody; the mention waits for their end (reminders.py).
         """
+        if mention_owners and self.quiet is not None and self.quiet.is_quiet(now := self.clock()):
+            mention_owners = False
+            if question_id is not None:
+                await reminder_store.hold(db, reminder_store.QUESTION, question_id, now)
+            elif talk_id is not None:
+                await reminder_store.hold(db, reminder_store.APPROVAL, talk_id, now)
         body = cut(commands_with(body, self.prefix, self.command_names), MAX_POST_CHARS, " …")
         targets = [(d.transport, d.kind, d.room, d.owners) for d in self.destinations]
         origin = card.data.get("origin") if card else None

@@ -60,6 +60,10 @@ TEXTS: dict[str, dict[str, str]] = {
         "talk_denied_policy": "🚫 denied without asking (approvals are off for this role): {command}",
         "quota_wait": "⏳ {runtime}: the provider's quota or rate limit is spent ({reason}). This is not a failure of the work: {slug} and other runs on {runtime} wait and start again at {when}.",
         "quota_fallback": "↪️ {runtime}: the provider's quota or rate limit is spent ({reason}). {slug} and other runs of lanes with a fallback go on at once with the fallback lane's profile.",
+        "reminder_question": "⏰ {slug}: this question waits for an answer since {waited}: {text}\nReply to it, react with the option's number, or /answer {slug} <text>.",
+        "reminder_request": "⏰ Request #{id} waits for a decision since {waited}: {text}\nReact 👍 or 👎 on it, or /accept {id} / /decline {id}.",
+        "reminder_approval": "⏰ {slug}: the agent waits for your approval since {waited}:\n{text}\nReact 👍 or /approve {slug}; /deny {slug} <reason> denies it.",
+        "quiet_digest": "🌅 Quiet hours are over; what waited for you ({count}):",
         "budget_held": "💸 Today's budget is spent: {spent} of {limit} ({setting}). Queued runs wait until tomorrow; /budget shows the spend. To go on today: /allow gives today another {budget}, or raise {setting} in the configuration and restart the bot.",
     },
     "de": {
@@ -119,6 +123,10 @@ TEXTS: dict[str, dict[str, str]] = {
         "talk_denied_policy": "🚫 ohne Nachfrage abgelehnt (Freigaben sind für diese Rolle aus): {command}",
         "quota_wait": "⏳ {runtime}: Das Kontingent oder Ratenlimit des Anbieters ist erschöpft ({reason}). Das ist kein Fehler der Arbeit: {slug} und andere Läufe auf {runtime} warten und starten wieder um {when}.",
         "quota_fallback": "↪️ {runtime}: Das Kontingent oder Ratenlimit des Anbieters ist erschöpft ({reason}). {slug} und andere Läufe von Lanes mit Ausweich-Lane laufen sofort mit deren Profil weiter.",
+        "reminder_question": "⏰ {slug}: Diese Frage wartet seit {waited} auf eine Antwort: {text}\nAntworte darauf, reagiere mit der Nummer der Option oder /answer {slug} <Text>.",
+        "reminder_request": "⏰ Anfrage #{id} wartet seit {waited} auf eine Entscheidung: {text}\nReagiere mit 👍 oder 👎 darauf, oder /accept {id} / /decline {id}.",
+        "reminder_approval": "⏰ {slug}: Der Agent wartet seit {waited} auf deine Freigabe:\n{text}\nReagiere mit 👍 oder /approve {slug}; /deny {slug} <Grund> lehnt ab.",
+        "quiet_digest": "🌅 Die Ruhezeit ist vorbei; das hat auf dich gewartet ({count}):",
         "budget_held": "💸 Das Tagesbudget ist aufgebraucht: {spent} von {limit} ({setting}). Wartende Läufe warten bis morgen; /budget zeigt die Ausgaben. Heute weiter: /allow gibt dem Tag weitere {budget}, oder {setting} in der Konfiguration erhöhen und den Bot neu starten.",
     },
 }

@@ -385,4 +385,26 @@ MIGRATIONS.register(
     """,
 )
 
+MIGRATIONS.register(
+    13,
+    "reminders: when an unanswered question, request or approval was last reminded, "
+    "and mentions held back by quiet hours",
+    """
+    CREATE TABLE reminders (
+        -- 'question', 'request' or 'approval', and that row's id
+        subject TEXT NOT NULL,
+        subject_id INTEGER NOT NULL,
+        -- the last reminder (or quiet hours' digest) that named it, and how many there were
+        reminded_at REAL,
+        reminders INTEGER NOT NULL DEFAULT 0,
+        -- when quiet hours' digest rang the owners about it before any reminder did
+        rung_at REAL,
+        -- set while a mention of it waits for the end of quiet hours
+        held_since REAL,
+        PRIMARY KEY (subject, subject_id)
+    );
+    CREATE INDEX reminders_held ON reminders(held_since);
+    """,
+)
+
 LATEST = MIGRATIONS.latest
