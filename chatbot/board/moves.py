@@ -16,13 +16,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from chatbot.board import fanout, importer
+from chatbot.board import fanout, importer, split_plan
 from chatbot.board.acting import new_pipeline_id, owner_changes
 from chatbot.board.budget import BoardBudget
 from chatbot.board.failures import SYSTEM_ACTOR, RunFailures
 from chatbot.board.files import StagedFiles
 from chatbot.board.queue import BoardQueue
 from chatbot.board.reads import BoardReads
+from chatbot.board.split_plan import NewChild
 from chatbot.board.talk import BoardTalk
 from chatbot.board.tx import BoardError, BoardTx
 from chatbot.domain.budgets import Budgets
@@ -58,15 +59,6 @@ class Change:
 Listener = Callable[[Db, Change], Awaitable[None]]
 # Chat's part of a move: its answer, written in the move's own transaction.
 Along = Callable[[BoardTx, Change], Awaitable[None]]
-
-
-@dataclass(frozen=True)
-class NewChild:
-    slug: str
-    title: str
-    intent_path: str
-    blocked_by: tuple[str, ...] = ()
-    fields: dict[str, Any] = field(default_factory=dict)
 
 
 class BoardService(BoardReads, BoardQueue, RunFailures, BoardBudget, BoardTalk):
@@ -121,6 +113,7 @@ class BoardService(BoardReads, BoardQueue, RunFailures, BoardBudget, BoardTalk):
             card = await card_store.transition(
                 db, slug, action, actor=actor, by=By.OWNER, reason=reason, **changes
             )
+            files = await self._make_plan(db, card) if action is Action.CONFIRM else None
             if action is Action.CANCEL:
                 active = await job_store.active_for_card(db, card.id)
                 if active is not None:
@@ -136,7 +129,21 @@ class BoardService(BoardReads, BoardQueue, RunFailures, BoardBudget, BoardTalk):
             change = await self.announce(db, before, card, action, actor, reason)
             if along is not None:
                 await along(BoardTx(db), change)
+            if files is not None:
+                files.commit()  # last step before COMMIT, as in apply()
             return card
+
+    async def _make_plan(self, db: Db, card: Card) -> StagedFiles:
+        """The approved split plan's children and their intent files (staged)."""
+        children = split_plan.load(card.data.get("split_plan") or [])
+        taken = {c.slug for c, _ in children if await card_store.get(db, c.slug) is not None}
+        files = split_plan.stage(self.repo, children, taken)
+        try:
+            await self._create_children(db, card, [child for child, _ in children])
+        except BaseException:
+            files.discard()
+            raise
+        return files
 
     async def answer(
         self,
