@@ -221,3 +221,18 @@ async def test_requester_cannot_approve(tmp_path, monkeypatch, harnesses):
     parent = await h.board.card("report")
     assert parent.phase is Phase.SPLIT_PLAN_WAITING
     assert await h.board.children_of(parent.id) == []
+
+
+async def test_split_plan_in_german(tmp_path, monkeypatch, harnesses):
+    h = await begin(
+        tmp_path,
+        [{"match": "OPERATOR-DECISION", "answer": split_decision()}],
+        monkeypatch,
+        harnesses,
+    )
+    room = open_room(h, locale="de")
+    await room.say("/start report")
+    await run_idle(h)
+    posted = "\n".join(await room.new())
+    assert "Aufteilungsplan freigeben?" in posted and "fertig, wenn: part-a works" in posted
+    assert "aufteilungsplan_wartet" == Phase.SPLIT_PLAN_WAITING.label("de")
