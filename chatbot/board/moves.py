@@ -107,43 +107,38 @@ class BoardService(BoardReads, BoardQueue, RunFailures, BoardBudget, BoardTalk):
         `along` runs inside the same transaction with the change (the chat layer
         writes its answer there, so the move and the reply commit together).
         """
-        async with self.store.transaction() as db:
-            before = await card_store.require(db, slug)
-            changes = {**owner_changes(before, action, payload), **changes}
-            card = await card_store.transition(
-                db, slug, action, actor=actor, by=By.OWNER, reason=reason, **changes
-            )
-            files = await self._make_plan(db, card) if action is Action.CONFIRM else None
-            if action is Action.CANCEL:
-                active = await job_store.active_for_card(db, card.id)
-                if active is not None:
-                    await job_store.cancel(db, active.id, f"cancelled by {actor}")
-            elif action is Action.ARCHIVE:
-                await self._drop_queued(db, card, actor)
-            elif action is Action.DEPLOY or (
-                card.phase is Phase.READY_FOR_DEPLOYMENT and action is Action.RETRY
-            ):
-                await self.queue_deploy(db, card, retry=action is Action.RETRY)
-            else:
-                await self._queue_run(db, card, payload)
-            change = await self.announce(db, before, card, action, actor, reason)
-            if along is not None:
-                await along(BoardTx(db), change)
-            if files is not None:
-                files.commit()  # last step before COMMIT, as in apply()
-            return card
-
-    async def _make_plan(self, db: Db, card: Card) -> StagedFiles:
-        """The approved split plan's children and their intent files (staged)."""
-        children = split_plan.load(card.data.get("split_plan") or [])
-        taken = {c.slug for c, _ in children if await card_store.get(db, c.slug) is not None}
-        files = split_plan.stage(self.repo, children, taken)
+        files: StagedFiles | None = None  # an approved split plan's intent files
         try:
-            await self._create_children(db, card, [child for child, _ in children])
+            async with self.store.transaction() as db:
+                before = await card_store.require(db, slug)
+                changes = {**owner_changes(before, action, payload), **changes}
+                card = await card_store.transition(
+                    db, slug, action, actor=actor, by=By.OWNER, reason=reason, **changes
+                )
+                if action is Action.CONFIRM:
+                    files = await split_plan.make(db, self.repo, card, self._create_children)
+                if action is Action.CANCEL:
+                    active = await job_store.active_for_card(db, card.id)
+                    if active is not None:
+                        await job_store.cancel(db, active.id, f"cancelled by {actor}")
+                elif action is Action.ARCHIVE:
+                    await self._drop_queued(db, card, actor)
+                elif action is Action.DEPLOY or (
+                    card.phase is Phase.READY_FOR_DEPLOYMENT and action is Action.RETRY
+                ):
+                    await self.queue_deploy(db, card, retry=action is Action.RETRY)
+                else:
+                    await self._queue_run(db, card, payload)
+                change = await self.announce(db, before, card, action, actor, reason)
+                if along is not None:
+                    await along(BoardTx(db), change)
+                if files is not None:
+                    files.commit()  # last step before COMMIT, as in apply()
+                return card
         except BaseException:
-            files.discard()
+            if files is not None:
+                files.discard()  # staged, or placed before a COMMIT that failed
             raise
-        return files
 
     async def answer(
         self,

@@ -7,12 +7,16 @@ exactly what the operator's split makes without confirmation.
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from chatbot.board.files import FileExistsRefusal, StagedFiles
 from chatbot.board.tx import BoardError
+from chatbot.store import Db
+from chatbot.store import cards as card_store
+from chatbot.store.cards import Card
 
 
 @dataclass(frozen=True)
@@ -69,6 +73,25 @@ def stage(repo: Path, children: list[tuple[NewChild, str]], taken: set[str]) -> 
     except FileExistsRefusal as refusal:
         files.discard()
         raise PlanNotMade(str(refusal)) from None
+    except BaseException:
+        files.discard()
+        raise
+    return files
+
+
+async def make(
+    db: Db,
+    repo: Path,
+    card: Card,
+    create: Callable[[Db, Card, Sequence[NewChild]], Awaitable[None]],
+) -> StagedFiles:
+    """The approved plan's children (`create`, as an operator's split makes them) and
+    their intent files, staged for the caller to place just before COMMIT."""
+    children = load(card.data.get("split_plan") or [])
+    taken = {c.slug for c, _ in children if await card_store.get(db, c.slug) is not None}
+    files = stage(repo, children, taken)
+    try:
+        await create(db, card, [child for child, _ in children])
     except BaseException:
         files.discard()
         raise

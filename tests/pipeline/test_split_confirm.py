@@ -236,3 +236,23 @@ async def test_split_plan_in_german(tmp_path, monkeypatch, harnesses):
     posted = "\n".join(await room.new())
     assert "Aufteilungsplan freigeben?" in posted and "fertig, wenn: part-a works" in posted
     assert "aufteilungsplan_wartet" == Phase.SPLIT_PLAN_WAITING.label("de")
+
+
+async def test_plan_that_cannot_be_made_any_more_is_refused(tmp_path, monkeypatch, harnesses):
+    h = await begin(
+        tmp_path,
+        [{"match": "OPERATOR-DECISION", "answer": split_decision()}],
+        monkeypatch,
+        harnesses,
+    )
+    room = await planned(h)
+    # Someone wrote part-b's intent file while the plan waited.
+    (h.repo / "docs/intent/part-b.md").write_text("# Mine\n")
+    answer = await room.say("/confirm report")
+    assert "part-b.md exists already; nothing was written" in answer, answer
+    parent = await h.board.card("report")
+    assert parent.phase is Phase.SPLIT_PLAN_WAITING
+    assert await h.board.children_of(parent.id) == []
+    assert not (h.repo / "docs/intent/part-a.md").exists()
+    assert (h.repo / "docs/intent/part-b.md").read_text() == "# Mine\n"
+    assert not list((h.repo / "docs/intent").glob(".*.tmp"))  # nothing staged is left
