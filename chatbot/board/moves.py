@@ -16,13 +16,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from chatbot.board import fanout, importer
+from chatbot.board import fanout, importer, split_plan
 from chatbot.board.acting import new_pipeline_id, owner_changes
 from chatbot.board.budget import BoardBudget
 from chatbot.board.failures import SYSTEM_ACTOR, RunFailures
 from chatbot.board.files import StagedFiles
 from chatbot.board.queue import BoardQueue
 from chatbot.board.reads import BoardReads
+from chatbot.board.split_plan import NewChild
 from chatbot.board.talk import BoardTalk
 from chatbot.board.tx import BoardError, BoardTx
 from chatbot.domain.budgets import Budgets
@@ -58,15 +59,6 @@ class Change:
 Listener = Callable[[Db, Change], Awaitable[None]]
 # Chat's part of a move: its answer, written in the move's own transaction.
 Along = Callable[[BoardTx, Change], Awaitable[None]]
-
-
-@dataclass(frozen=True)
-class NewChild:
-    slug: str
-    title: str
-    intent_path: str
-    blocked_by: tuple[str, ...] = ()
-    fields: dict[str, Any] = field(default_factory=dict)
 
 
 class BoardService(BoardReads, BoardQueue, RunFailures, BoardBudget, BoardTalk):
@@ -115,28 +107,38 @@ class BoardService(BoardReads, BoardQueue, RunFailures, BoardBudget, BoardTalk):
         `along` runs inside the same transaction with the change (the chat layer
         writes its answer there, so the move and the reply commit together).
         """
-        async with self.store.transaction() as db:
-            before = await card_store.require(db, slug)
-            changes = {**owner_changes(before, action, payload), **changes}
-            card = await card_store.transition(
-                db, slug, action, actor=actor, by=By.OWNER, reason=reason, **changes
-            )
-            if action is Action.CANCEL:
-                active = await job_store.active_for_card(db, card.id)
-                if active is not None:
-                    await job_store.cancel(db, active.id, f"cancelled by {actor}")
-            elif action is Action.ARCHIVE:
-                await self._drop_queued(db, card, actor)
-            elif action is Action.DEPLOY or (
-                card.phase is Phase.READY_FOR_DEPLOYMENT and action is Action.RETRY
-            ):
-                await self.queue_deploy(db, card, retry=action is Action.RETRY)
-            else:
-                await self._queue_run(db, card, payload)
-            change = await self.announce(db, before, card, action, actor, reason)
-            if along is not None:
-                await along(BoardTx(db), change)
-            return card
+        files: StagedFiles | None = None  # an approved split plan's intent files
+        try:
+            async with self.store.transaction() as db:
+                before = await card_store.require(db, slug)
+                changes = {**owner_changes(before, action, payload), **changes}
+                card = await card_store.transition(
+                    db, slug, action, actor=actor, by=By.OWNER, reason=reason, **changes
+                )
+                if action is Action.CONFIRM:
+                    files = await split_plan.make(db, self.repo, card, self._create_children)
+                if action is Action.CANCEL:
+                    active = await job_store.active_for_card(db, card.id)
+                    if active is not None:
+                        await job_store.cancel(db, active.id, f"cancelled by {actor}")
+                elif action is Action.ARCHIVE:
+                    await self._drop_queued(db, card, actor)
+                elif action is Action.DEPLOY or (
+                    card.phase is Phase.READY_FOR_DEPLOYMENT and action is Action.RETRY
+                ):
+                    await self.queue_deploy(db, card, retry=action is Action.RETRY)
+                else:
+                    await self._queue_run(db, card, payload)
+                change = await self.announce(db, before, card, action, actor, reason)
+                if along is not None:
+                    await along(BoardTx(db), change)
+                if files is not None:
+                    files.commit()  # last step before COMMIT, as in apply()
+                return card
+        except BaseException:
+            if files is not None:
+                files.discard()  # staged, or placed before a COMMIT that failed
+            raise
 
     async def answer(
         self,

@@ -95,6 +95,8 @@ COMMANDS: tuple[Command, ...] = (
     Command("draft", (Arg("text", ArgKind.TEXT),), Access.REQUEST, "draft"),
     Command("answer", (SLUG, Arg("text", ArgKind.TEXT)), Access.OWNER, "answer", Action.ANSWER),
     Command("split", (SLUG,), Access.OWNER, "move", Action.SPLIT),
+    # Approves an operator's split plan (`confirm_splits`); /accept is for requests.
+    Command("confirm", (SLUG,), Access.OWNER, "move", Action.CONFIRM),
     Command("research", (SLUG,), Access.REQUEST, "move", Action.RESEARCH),
     Command(
         "inspect",

@@ -14,6 +14,7 @@ from chatbot.board import (
     Along,
     BoardError,
     BoardTx,
+    Card,
     Change,
     Post,
     Posted,
@@ -29,6 +30,7 @@ from chatbot.chat.reactions import Effect, Reaction
 from chatbot.chat.replies import Decided, Origin, chat_of
 from chatbot.chat.spending import SpendHandlers
 from chatbot.chat.talking import TalkHandlers
+from chatbot.domain.phases import Phase
 from chatbot.domain.transitions import Action, TransitionRefused, allowed_actions
 
 
@@ -169,6 +171,10 @@ class ChatHandlers(Lookups, SpendHandlers, TalkHandlers):
             text = question.options[option - 1]
         if not text:
             await self.replies.say(event, "empty_answer")
+            return
+        if question.kind == "split_plan" and reactions.yes_or_no(text):
+            # "yes" approves the plan; any other words are the reason against it.
+            await self.act(origin, card.slug, Action.CONFIRM, reason="split plan approved")
             return
         invocation = Invocation(FOR_ACTION[Action.ANSWER], {"slug": card.slug, "text": text})
         await self.answer(origin, invocation, question)
@@ -325,6 +331,9 @@ class ChatHandlers(Lookups, SpendHandlers, TalkHandlers):
             assert reaction.action is not None
             await self.act(origin, card.slug, reaction.action, reason=reason)
             return
+        if card.phase is Phase.SPLIT_PLAN_WAITING:
+            await self._decide_plan(origin, card, reaction)
+            return
         recommendation = reactions.pending_recommendation(card)
         if reaction.effect is Effect.DECLINE:
             if recommendation is None:
@@ -351,6 +360,16 @@ class ChatHandlers(Lookups, SpendHandlers, TalkHandlers):
             await self.act(origin, card.slug, Action.ALLOW, reason=f"budget, {reason}")
         else:
             await self.replies.say(event, "nothing_to_accept", card_id=card.id)
+
+    async def _decide_plan(self, origin: Origin, card: Card, reaction: Reaction) -> None:
+        """👍 on a split plan creates its cards; 👎 sends it back to the operator."""
+        if reaction.effect is Effect.ACCEPT:
+            reason = f"split plan approved, reaction {reaction.shown}"
+            await self.act(origin, card.slug, Action.CONFIRM, reason=reason)
+            return
+        text = self.replies.text("split_plan_declined")
+        invocation = Invocation(FOR_ACTION[Action.ANSWER], {"slug": card.slug, "text": text})
+        await self.answer(origin, invocation)
 
     async def _dismiss(self, origin: Origin, slug: str) -> None:
         """👎 on a routing recommendation: it is no longer pending; the card stays put."""

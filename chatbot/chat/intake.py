@@ -40,7 +40,7 @@ from chatbot.chat.authority import (
 )
 from chatbot.chat.commands import Access, Invocation, UsageProblem
 from chatbot.chat.handlers import ChatHandlers
-from chatbot.chat.reactions import Reaction
+from chatbot.chat.reactions import Reaction, yes_or_no
 from chatbot.chat.replies import Origin, Replies
 from chatbot.config import Config
 from chatbot.notify.format import duration
@@ -58,9 +58,6 @@ log = logging.getLogger(__name__)
 
 # What a direct chat may say without a command prefix.
 BARE_WORDS = frozenset({"help", "status", "inbox"})
-# Replies to a request message that decide it; the first word counts ("yes please").
-YES = frozenset({"yes", "y", "ok", "okay", "accept", "ja", "j", "👍"})
-NO = frozenset({"no", "n", "decline", "nein", "👎"})
 
 
 # --- what an event asks for (step 1) -----------------------------------------
@@ -399,18 +396,6 @@ def _is_help(act: Act) -> bool:
         and isinstance(act.parsed, Invocation)
         and act.parsed.command.name == "help"
     )
-
-
-def yes_or_no(text: str) -> bool | None:
-    words = text.strip().split()
-    if not words:
-        return None
-    first = reactions.normalise(words[0].strip(".,!?;:").lower())
-    if first in YES:
-        return True
-    if first in NO:
-        return False
-    return None
 
 
 __all__ = ["ChatIntake", "yes_or_no"]

@@ -58,6 +58,23 @@ REACTIONS: tuple[Reaction, ...] = (
     ),
 )
 
+# Replies that decide a request or a split plan; the first word counts ("yes please").
+YES = frozenset({"yes", "y", "ok", "okay", "accept", "ja", "j", "👍"})
+NO = frozenset({"no", "n", "decline", "nein", "👎"})
+
+
+def yes_or_no(text: str) -> bool | None:
+    words = text.strip().split()
+    if not words:
+        return None
+    first = normalise(words[0].strip(".,!?;:").lower())
+    if first in YES:
+        return True
+    if first in NO:
+        return False
+    return None
+
+
 _BY_KEY: dict[str, Reaction] = {r.key: r for r in REACTIONS}
 
 

@@ -61,6 +61,9 @@ class BotSection(Section):
     max_open_approvals: int = Field(default=5, ge=1, le=100)
     # Commands sent while the bot was away run when it is back, unless older than this.
     catch_up_max_age_s: int = Field(default=3600, ge=0, le=30 * 86400)
+    # An operator's split is posted as a plan and waits for an owner's approval
+    # (👍, /confirm or "yes") before any child card exists.
+    confirm_splits: bool = False
     # What the model runs of one (local) day may cost; reached, no new run starts that day.
     budget_usd_per_day: USD | None = None
     # A question, request or approval unanswered this long is posted again (then daily).

@@ -43,6 +43,9 @@ class Phase(StrEnum):
     # The owner stopped a builder's or fixer's turn (/interrupt): its session and
     # worktree wait for /steer (go on with new instructions), /fix or /cancel.
     INTERRUPTED = "interrupted"
+    # `confirm_splits`: the operator's split plan waits for the owner's approval;
+    # nothing of it exists yet but the plan in the card's data.
+    SPLIT_PLAN_WAITING = "split_plan_waiting"
 
     @property
     def is_running(self) -> bool:
@@ -89,6 +92,8 @@ QUESTION_KIND: dict[Phase, str] = {
     Phase.DRAFT_QUESTION: "draft",
     Phase.INSPECTOR_QUESTION: "inspector",
     Phase.FIXER_QUESTION: "fixer",
+    # An answer there is the owner's reason against the plan: the operator runs again.
+    Phase.SPLIT_PLAN_WAITING: "split_plan",
 }
 QUESTION_PHASES: frozenset[Phase] = frozenset(QUESTION_KIND)
 
@@ -139,4 +144,5 @@ GERMAN_LABELS: dict[Phase, str] = {
     Phase.SYNTHESIS_RUNNING: "synthese_laeuft",
     Phase.SYNTHESIS_FAILED: "synthese_fehlgeschlagen",
     Phase.INTERRUPTED: "unterbrochen",
+    Phase.SPLIT_PLAN_WAITING: "aufteilungsplan_wartet",
 }

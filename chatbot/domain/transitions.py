@@ -30,9 +30,12 @@ class Action(StrEnum):
     ALLOW = "allow"
     # An interrupted builder or fixer goes on in its session with the owner's words.
     STEER = "steer"
+    # The owner approves an operator's split plan (`confirm_splits`): the children are made.
+    CONFIRM = "confirm"
     # System actions: the worker applying a validated result.
     OPERATOR_DIRECT = "operator_direct"
     OPERATOR_SPLIT = "operator_split"
+    OPERATOR_SPLIT_PLANNED = "operator_split_planned"
     OPERATOR_NEEDS_HUMAN = "operator_needs_human"
     OPERATOR_FAILED = "operator_failed"
     BUILD_COMMITTED = "build_committed"
@@ -152,6 +155,7 @@ _ARCHIVABLE = (
     P.FIXER_QUESTION,
     P.FIXER_FAILED,
     P.SYNTHESIS_FAILED,
+    P.SPLIT_PLAN_WAITING,
 )
 _CANCELLABLE = (
     P.OPERATOR_RUNNING,
@@ -182,6 +186,9 @@ _TABLE: tuple[Transition, ...] = (
     _row(A.ANSWER, (P.DRAFT_QUESTION,), P.DRAFT_RUNNING, OWNER, (Kind.DRAFT,)),
     _row(A.ANSWER, (P.INSPECTOR_QUESTION,), P.INSPECTOR_RUNNING, OWNER, ALL_KINDS),
     _row(A.ANSWER, (P.FIXER_QUESTION,), P.FIXER_RUNNING, OWNER),
+    # An answer to a split plan is a reason against it: the operator plans again.
+    _row(A.ANSWER, (P.SPLIT_PLAN_WAITING,), P.OPERATOR_RUNNING, OWNER),
+    _row(A.CONFIRM, (P.SPLIT_PLAN_WAITING,), P.SPLIT, OWNER),
     _row(A.SPLIT, (P.PLANNED, P.PLANNING_WITH_FEEDBACK, P.FAILED), P.SPLIT_REQUESTED, OWNER),
     _row(
         A.RESEARCH,
@@ -230,6 +237,7 @@ _TABLE: tuple[Transition, ...] = (
     # --- system actions: applying a validated model or deploy result ---------
     _row(A.OPERATOR_DIRECT, (P.OPERATOR_RUNNING,), P.BUILDING),
     _row(A.OPERATOR_SPLIT, (P.OPERATOR_RUNNING,), P.SPLIT),
+    _row(A.OPERATOR_SPLIT_PLANNED, (P.OPERATOR_RUNNING,), P.SPLIT_PLAN_WAITING),
     _row(A.OPERATOR_NEEDS_HUMAN, (P.OPERATOR_RUNNING,), P.NEEDS_HUMAN),
     # A failed operator run is a question for the owner: an answer reruns it with
     # more context, /retry reruns it as it is.

@@ -38,6 +38,7 @@ A = Action
 NOTICES: dict[Action, tuple[str, ...]] = {
     A.OPERATOR_DIRECT: ("direct",),
     A.OPERATOR_SPLIT: ("split", "split_table", "deps"),
+    A.OPERATOR_SPLIT_PLANNED: ("split_plan", "split_table", "deps", "split_plan_child"),
     A.OPERATOR_NEEDS_HUMAN: ("needs_human",),
     A.BUILD_COMMITTED: ("committed",),
     A.FIXER_COMMITTED: ("fixer_committed",),
@@ -66,7 +67,10 @@ NOTICES: dict[Action, tuple[str, ...]] = {
 }
 # A question is posted with the text for the move that asked it (default "question"),
 # its options and "question_hint".
-QUESTION_NOTICES: dict[Action, str] = {A.OPERATOR_FAILED: "question_operator_failed"}
+QUESTION_NOTICES: dict[Action, str] = {
+    A.OPERATOR_FAILED: "question_operator_failed",
+    A.OPERATOR_SPLIT_PLANNED: "question_split_plan",
+}
 
 
 @dataclass(frozen=True)
@@ -166,7 +170,8 @@ class Notifier:
             key = QUESTION_NOTICES.get(change.action, "question")  # type: ignore[call-overload]
             lines = [self.t(key, slug=card.slug, text=question.text)]
             lines += [f"{NUMBER_KEYS[i]} {option}" for i, option in enumerate(question.options)]
-            lines.append(self.t("question_hint", slug=card.slug))
+            if change.action != A.OPERATOR_SPLIT_PLANNED:  # its text names the ways itself
+                lines.append(self.t("question_hint", slug=card.slug))
             await self.post(
                 db,
                 "\n".join(lines),
@@ -187,8 +192,8 @@ class Notifier:
         keys = NOTICES.get(action)
         if keys is None:
             return None
-        if action is Action.OPERATOR_SPLIT:
-            return self._split(card, details, change.reason)
+        if action in (Action.OPERATOR_SPLIT, Action.OPERATOR_SPLIT_PLANNED):
+            return self._split(card, details, change.reason, plan=keys[0] == "split_plan")
         if action in (Action.BUILD_COMMITTED, Action.FIXER_COMMITTED):
             commit = (details.get("commit") or card.commit_hash or "")[:12]
             report = details.get("report", "")
@@ -225,9 +230,12 @@ class Notifier:
             back=card.resume_phase.label(self.locale) if card.resume_phase else "-",
         )
 
-    def _split(self, card: Card, details: dict[str, Any], reason: str) -> str:
+    def _split(self, card: Card, details: dict[str, Any], reason: str, plan: bool = False) -> str:
+        """The operator's split; as a plan for approval, with each child's profile,
+        write scope and acceptance criteria too."""
         children = details.get("decision", {}).get("children", [])
-        lines = [self.t("split", slug=card.slug, count=len(children), reason=reason)]
+        head = "split_plan" if plan else "split"
+        lines = [self.t(head, slug=card.slug, count=len(children), reason=reason)]
         for child in sorted(children, key=lambda c: (c["wave"], c["slug"])):
             deps = (
                 self.t("deps", deps=", ".join(child["blocked_by"])) if child["blocked_by"] else ""
@@ -242,6 +250,16 @@ class Notifier:
                     deps=deps,
                 )
             )
+            if plan:
+                lines.append(
+                    self.t(
+                        "split_plan_child",
+                        runtime=child.get("runtime") or "-",
+                        model=child.get("model") or "default",
+                        scope=", ".join(child.get("write_scope") or []) or "-",
+                        criteria="; ".join(child.get("acceptance_criteria") or []) or "-",
+                    )
+                )
         return "\n".join(lines)
 
     def _review(self, card: Card, details: dict[str, Any]) -> str:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import tempfile
 from pathlib import Path
 
-from chatbot.board import OPERATOR_FAILED_QUESTION, NewChild
+from chatbot.board import OPERATOR_FAILED_QUESTION, NewChild, split_plan
 from chatbot.board.files import FileExistsRefusal, StagedFiles
 from chatbot.board.importer import title_of
 from chatbot.domain.phases import Phase
@@ -26,7 +26,7 @@ def _clarifications(ctx: JobContext) -> str:
     answers = [
         a
         for a in ctx.card.data.get("answers", [])
-        if a.get("kind") in ("needs_human", OPERATOR_FAILED_QUESTION)
+        if a.get("kind") in ("needs_human", OPERATOR_FAILED_QUESTION, "split_plan")
     ]
     if not answers:
         return ""
@@ -99,6 +99,18 @@ async def run_operator(ctx: JobContext) -> None:
             },
         )
         children.append((new, child.intent_markdown))
+    if ctx.config.bot.confirm_splits:
+        # Checked now (slugs free, files absent) so the owner approves a plan that can be
+        # made; written only on approval, when it is checked once more.
+        (await _stage_children(ctx, children)).discard()
+        await ctx.apply(
+            Action.OPERATOR_SPLIT_PLANNED,
+            reason=decision.reason,
+            details=details,
+            question=("split_plan", decision.reason, []),
+            data={**data, "split_plan": split_plan.dump(children)},
+        )
+        return
     files = await _stage_children(ctx, children)
     await ctx.apply(
         Action.OPERATOR_SPLIT,

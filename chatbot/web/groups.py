@@ -45,6 +45,7 @@ _MEMBERS: dict[Group, tuple[Phase, ...]] = {
         Phase.FIXER_FAILED,
         Phase.SYNTHESIS_FAILED,
         Phase.INTERRUPTED,
+        Phase.SPLIT_PLAN_WAITING,
     ),
     Group.REVIEW: (Phase.REVIEWING,),
     Group.READY: (Phase.READY_FOR_DEPLOYMENT,),

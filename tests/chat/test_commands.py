@@ -30,6 +30,7 @@ GOOD = [
     ("/draft\nfirst line", "draft", {"text": "first line"}),
     ("/answer login use OAuth, please", "answer", {"slug": "login", "text": "use OAuth, please"}),
     ("/split login", "split", {"slug": "login"}),
+    ("/confirm login", "confirm", {"slug": "login"}),
     ("/research r-1", "research", {"slug": "r-1"}),
     ("/inspect login", "inspect", {"slug": "login", "mode": None}),
     ("/inspect login route", "inspect", {"slug": "login", "mode": "route"}),
@@ -104,6 +105,7 @@ BAD = [
 # Every one-slug command: without its slug, with a bad one, with one word too many.
 for _name in (
     "split",
+    "confirm",
     "research",
     "fix",
     "retry",

@@ -1,0 +1,258 @@
+"""`confirm_splits` (issue 26): an operator's split is posted as a plan and waits for
+the owner. Nothing exists before the approval; 👍 (or /confirm, or "yes") makes the
+children and starts the first wave; 👎 or a reason runs the operator again with it."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from chatbot.chat import ChatIntake
+from chatbot.domain.phases import Phase
+from chatbot.store import chat as chat_store
+from chatbot.transports.base import Identity, IncomingMessage
+from tests.pipeline.harness import (
+    BIN,
+    CONFIG,
+    Harness,
+    child,
+    direct,
+    make_repo,
+    open_harness,
+    operator_answer,
+)
+from tests.pipeline.room import OWNER, ROOM, ChatRoom, open_room
+from tests.pipeline.support import kill_strays, run_idle
+
+INTENT = "# Report\n\nA report in two parts.\n"
+REQUESTER = Identity("xmpp", "requester@example.org")
+
+
+def split_decision() -> str:
+    children = [child("part-a", 1, []), child("part-b", 2, ["part-a"])]
+    return operator_answer({"decision": "split", "children": children})
+
+
+def config_text(confirm: bool = True) -> str:
+    text = CONFIG.format(bin=BIN)
+    line = f'workspaces = "workspaces"\nconfirm_splits = {"true" if confirm else "false"}\n'
+    return text.replace('workspaces = "workspaces"\n', line, 1)
+
+
+async def begin(root: Path, turns: list[dict], monkeypatch, harnesses) -> Harness:
+    repo = make_repo(root, {"report": INTENT})
+    (root / "scenario.json").write_text(json.dumps({"turns": turns}))
+    monkeypatch.setenv("FAKE_CLI_SCENARIO", str(root / "scenario.json"))
+    monkeypatch.setenv("FAKE_CLI_STATE", str(root / "scenario.state.json"))
+    monkeypatch.setenv("FAKE_CLI_LOG", str(root / "calls.jsonl"))
+    h = await open_harness(root, repo, config_text(), root / "calls.jsonl")
+    harnesses.append(h)
+    return h
+
+
+async def planned(h: Harness) -> ChatRoom:
+    """/start report; the operator's split waits as a plan."""
+    room = open_room(h)
+    await room.say("/start report")
+    await run_idle(h)
+    return room
+
+
+async def plan_message(room: ChatRoom):
+    rows = await room.rows()
+    return next(row for row in rows if row.purpose == "question" and "split plan" in row.text)
+
+
+async def reply(room: ChatRoom, row, text: str, sender: Identity = OWNER) -> str:
+    async with room.h.store.transaction() as db:
+        await chat_store.mark_sent(db, row, f"out-{row.id}")
+    await room.new()
+    await room.chat.handle(
+        IncomingMessage(
+            transport=ROOM.transport,
+            chat=ROOM,
+            sender=sender,
+            text=text,
+            message_id=f"in-reply-{row.id}-{len(text)}",
+            reply_to=f"out-{row.id}",
+            is_direct=False,
+            sender_name="someone",
+        )
+    )
+    return "\n".join(await room.new())
+
+
+@pytest.fixture(autouse=True)
+def _no_strays(harnesses):
+    yield
+    for h in list(harnesses):
+        kill_strays(h)
+
+
+async def test_split_plan_is_posted_and_nothing_is_created(tmp_path, monkeypatch, harnesses):
+    h = await begin(
+        tmp_path,
+        [{"match": "OPERATOR-DECISION", "answer": split_decision()}],
+        monkeypatch,
+        harnesses,
+    )
+    room = await planned(h)
+    parent = await h.board.card("report")
+    assert parent.phase is Phase.SPLIT_PLAN_WAITING
+    assert await h.board.children_of(parent.id) == []
+    assert not (h.repo / "docs/intent/part-a.md").exists()
+    posted = "\n".join(await room.new())
+    for shown in (
+        "part-a",
+        "Part part-a",
+        "part-b",
+        "after part-a",
+        "lane light",
+        "src/part-a/**",
+        "part-a works",
+        "codex gpt-5-codex-mini",
+        "/confirm report",
+    ):
+        assert shown in posted, (shown, posted)
+
+
+async def test_thumbs_up_creates_children_and_starts_first_wave(tmp_path, monkeypatch, harnesses):
+    h = await begin(
+        tmp_path,
+        [{"match": "OPERATOR-DECISION", "answer": split_decision()}],
+        monkeypatch,
+        harnesses,
+    )
+    room = await planned(h)
+    await room.react(await plan_message(room), "👍")
+    parent = await h.board.card("report")
+    kids = {kid.slug: kid for kid in await h.board.children_of(parent.id)}
+    assert parent.phase is Phase.SPLIT
+    assert kids["part-a"].phase is Phase.BUILDING  # wave 1 started, as without confirmation
+    assert kids["part-b"].phase is Phase.PLANNED  # blocked by part-a
+    assert kids["part-a"].write_scope == ["src/part-a/**"]
+    assert (h.repo / "docs/intent/part-b.md").read_text().startswith("# Part part-b")
+
+
+async def test_yes_reply_and_confirm_command_approve(tmp_path, monkeypatch, harnesses):
+    h = await begin(
+        tmp_path,
+        [{"match": "OPERATOR-DECISION", "answer": split_decision()}],
+        monkeypatch,
+        harnesses,
+    )
+    room = await planned(h)
+    await reply(room, await plan_message(room), "yes please")
+    assert (await h.board.card("report")).phase is Phase.SPLIT
+    # Approved once: /confirm again is refused, nothing is made twice.
+    answer = await room.say("/confirm report")
+    assert "/confirm is not possible" in answer
+    assert len(await h.board.children_of((await h.board.card("report")).id)) == 2
+
+
+async def test_thumbs_down_or_reason_reruns_the_operator_with_it(tmp_path, monkeypatch, harnesses):
+    turns = [
+        {"match": "too coarse", "answer": direct()},
+        {"match": "OPERATOR-DECISION", "answer": split_decision()},
+    ]
+    h = await begin(tmp_path, turns, monkeypatch, harnesses)
+    room = await planned(h)
+    await reply(room, await plan_message(room), "too coarse: keep it one card")
+    await run_idle(h)
+    parent = await h.board.card("report")
+    assert parent.phase is not Phase.SPLIT_PLAN_WAITING
+    prompts = h.prompts_of("OPERATOR-DECISION")
+    assert len(prompts) == 2 and "too coarse: keep it one card" in prompts[1]
+    assert await h.board.children_of(parent.id) == []
+    assert not (h.repo / "docs/intent/part-a.md").exists()
+
+
+async def test_thumbs_down_sends_the_plan_back(tmp_path, monkeypatch, harnesses):
+    turns = [
+        {"match": "declined this split plan", "answer": direct()},
+        {"match": "OPERATOR-DECISION", "answer": split_decision()},
+    ]
+    h = await begin(tmp_path, turns, monkeypatch, harnesses)
+    room = await planned(h)
+    await room.react(await plan_message(room), "👎")
+    await run_idle(h)
+    assert len(h.prompts_of("declined this split plan")) == 1
+    parent = await h.board.card("report")
+    assert parent.phase is not Phase.SPLIT_PLAN_WAITING
+    assert await h.board.children_of(parent.id) == []
+
+
+async def test_restart_between_plan_and_approval(tmp_path, monkeypatch, harnesses):
+    h = await begin(
+        tmp_path,
+        [{"match": "OPERATOR-DECISION", "answer": split_decision()}],
+        monkeypatch,
+        harnesses,
+    )
+    await planned(h)
+    await h.store.close()
+    harnesses.remove(h)
+    again = await open_harness(tmp_path, h.repo, config_text(), h.log)
+    harnesses.append(again)
+    room = open_room(again)
+    waiting = await again.board.card("report")
+    assert waiting.phase is Phase.SPLIT_PLAN_WAITING
+    assert await again.board.children_of(waiting.id) == []
+    answer = await room.say("/confirm report")
+    assert "report" in answer
+    parent = await again.board.card("report")
+    assert parent.phase is Phase.SPLIT
+    assert {k.slug for k in await again.board.children_of(parent.id)} == {"part-a", "part-b"}
+
+
+async def test_requester_cannot_approve(tmp_path, monkeypatch, harnesses):
+    h = await begin(
+        tmp_path,
+        [{"match": "OPERATOR-DECISION", "answer": split_decision()}],
+        monkeypatch,
+        harnesses,
+    )
+    room = await planned(h)
+    room.chat = ChatIntake(h.board, owners=[OWNER], requesters=[REQUESTER])
+    refused = await reply(room, await plan_message(room), "yes", sender=REQUESTER)
+    assert "Only an owner may do that" in refused
+    parent = await h.board.card("report")
+    assert parent.phase is Phase.SPLIT_PLAN_WAITING
+    assert await h.board.children_of(parent.id) == []
+
+
+async def test_split_plan_in_german(tmp_path, monkeypatch, harnesses):
+    h = await begin(
+        tmp_path,
+        [{"match": "OPERATOR-DECISION", "answer": split_decision()}],
+        monkeypatch,
+        harnesses,
+    )
+    room = open_room(h, locale="de")
+    await room.say("/start report")
+    await run_idle(h)
+    posted = "\n".join(await room.new())
+    assert "Aufteilungsplan freigeben?" in posted and "fertig, wenn: part-a works" in posted
+    assert "aufteilungsplan_wartet" == Phase.SPLIT_PLAN_WAITING.label("de")
+
+
+async def test_plan_that_cannot_be_made_any_more_is_refused(tmp_path, monkeypatch, harnesses):
+    h = await begin(
+        tmp_path,
+        [{"match": "OPERATOR-DECISION", "answer": split_decision()}],
+        monkeypatch,
+        harnesses,
+    )
+    room = await planned(h)
+    # Someone wrote part-b's intent file while the plan waited.
+    (h.repo / "docs/intent/part-b.md").write_text("# Mine\n")
+    answer = await room.say("/confirm report")
+    assert "part-b.md exists already; nothing was written" in answer, answer
+    parent = await h.board.card("report")
+    assert parent.phase is Phase.SPLIT_PLAN_WAITING
+    assert await h.board.children_of(parent.id) == []
+    assert not (h.repo / "docs/intent/part-a.md").exists()
+    assert (h.repo / "docs/intent/part-b.md").read_text() == "# Mine\n"
+    assert not list((h.repo / "docs/intent").glob(".*.tmp"))  # nothing staged is left
