@@ -167,6 +167,8 @@ def posted_for(graph: Graph) -> dict[str, set[State]]:
     asking = {s for s in graph.states if s.phase in QUESTION_PHASES}
     where.setdefault("question", set()).update(asking)
     where.setdefault("question_hint", set()).update(asking)
+    # A question unanswered for a while is posted again, in the phase that asks it.
+    where.setdefault("reminder_question", set()).update(asking)
     return where
 
 
@@ -183,6 +185,8 @@ RUNNING_TALKER = frozenset({Phase.BUILDING, Phase.FIXER_RUNNING})
 TALK_TEXTS = {
     "approval_asked": RUNNING_TALKER,
     "approval_flood": RUNNING_TALKER,
+    # An open approval is reminded while its run waits for it.
+    "reminder_approval": RUNNING_TALKER,
     # The answer to /steer or /interrupt on a run that cannot hear it: any run.
     "steer_cannot": frozenset(p for p in Phase if p.is_running),
 }
