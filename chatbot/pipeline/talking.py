@@ -147,7 +147,7 @@ class LiveTalks:
                 await self.board.talk_mark(
                     row.id, talk_store.REFUSED, was=(talk_store.SENT,), reason=news.why
                 )
-                await self._tell("steer_refused", live.ctx.card, row, news.why)
+                await live.ctx.tell("steer_refused", live.ctx.card, row, news.why)
         except StoreError as error:
             log.warning("steer %s: its state was not saved: %s", row.id, error)
 
@@ -168,7 +168,7 @@ class LiveTalks:
             row = await self._refuse(live, asked, command, reason)
             if not live.flood_told:
                 live.flood_told = True
-                await self._tell("approval_flood", ctx.card, row, reason)
+                await ctx.tell("approval_flood", ctx.card, row, reason)
             return Decision(False, reason)
         row = await self.board.ask_approval(
             ctx.job, ctx.card, tool=asked.tool, command=command, cwd=asked.cwd
@@ -176,7 +176,7 @@ class LiveTalks:
         future: asyncio.Future[TalkRow] = asyncio.get_running_loop().create_future()
         self._waiting[row.id] = future
         try:
-            await self._tell("approval_asked", ctx.card, row, asked.reason)
+            await ctx.tell("approval_asked", ctx.card, row, asked.reason)
             # An answer that came before the future was there is found on the next
             # wake-up; the worker wakes at least every poll interval.
             try:
@@ -187,7 +187,7 @@ class LiveTalks:
                     row.id, talk_store.TIMED_OUT, was=(talk_store.OPEN,), reason=why
                 )
                 if marked is not None:
-                    await self._tell("approval_timed_out", ctx.card, marked, why)
+                    await ctx.tell("approval_timed_out", ctx.card, marked, why)
                 row = marked or await self.board.approval(row.id) or row
         finally:
             self._waiting.pop(row.id, None)
@@ -213,11 +213,6 @@ class LiveTalks:
 
     async def _note(self, live: _Live, key: str, **values: object) -> None:
         await live.ctx.tell("run_note", live.ctx.card, live.ctx.job.id, key, values)
-
-    async def _tell(self, event: str, card: Card, row: TalkRow, why: str) -> None:
-        ctx = next((live.ctx for live in self._live.values() if live.ctx.card.id == card.id), None)
-        if ctx is not None:
-            await ctx.tell(event, card, row, why)
 
     def _spawn(self, coroutine: Any) -> None:
         task = asyncio.get_running_loop().create_task(coroutine)
