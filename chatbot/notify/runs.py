@@ -45,7 +45,8 @@ class _Status:
     turns: int = 1
     steps: list[str] = field(default_factory=list)
     #: What happened besides the agent's own steps (steered, an approval refused):
-    #: kept on the message until the run ends, the latest few.
+    #: the latest few, kept on the message to its end, so its final text still says
+    #: who steered it even when an edit in between was superseded before it went out.
     notes: list[str] = field(default_factory=list)
     elapsed: float = 0.0
     step: str | None = None
@@ -101,6 +102,8 @@ class RunStatus:
     async def finished(self, card: Card, record: RunRecord) -> None:
         text = self._outcome_text(card, record)
         status = self._jobs.get(record.job_id) if record.job_id is not None else None
+        if status is not None and status.notes:
+            text += "\n" + "\n".join(status.notes)
         async with self.notifier.store.transaction() as db:
             if status is None:
                 await self.notifier.post(db, text, card=card, purpose="run")

@@ -171,6 +171,48 @@ async def test_run_endings_say_the_failure_once(board) -> None:
     )
 
 
+async def test_a_runs_final_text_keeps_who_steered_it_though_the_edit_that_said_so_was_superseded(
+    board,
+) -> None:
+    """Pending edits of one message are superseded by the next: the steer's lines must
+    reach the room on the run's last edit, not only on an edit that may never go out."""
+    from chatbot.store.telemetry import RunRecord
+
+    async with board.store.transaction() as db:
+        card = await card_store.create(db, "c", Kind.INTENT, Phase.BUILDING, actor="t")
+    notifier = board.listeners[0]
+    await notifier.run_started(card, "builder", "codex", "m", 7)
+    who = "xmpp:owner@example.org"
+    await notifier.run_note(card, 7, "talk_steered", {"who": who, "text": "Use tabs."})
+    await notifier.run_note(card, 7, "talk_steer_taken", {"who": who})
+    record = RunRecord(
+        role="builder",
+        runtime="codex",
+        configured_model="m",
+        actual_model=None,
+        reasoning_effort="",
+        input_tokens=3,
+        cached_tokens=None,
+        output_tokens=4,
+        cost_usd=None,
+        duration_s=12.0,
+        turns=None,
+        outcome="ok",
+        session_id=None,
+        job_id=7,
+    )
+    await notifier.run_finished(card, record)
+    rows = [r for r in await posts(board) if r.transport == "xmpp"]
+    # The run's first post and one pending edit: the notes' own edits were superseded.
+    first, last = rows
+    assert last.replaces_id == first.id
+    assert last.text.splitlines()[1:] == [
+        f"↪️ steered by {who}: Use tabs.",
+        f"✔️ the agent took {who}'s steer",
+    ]
+    assert last.text.startswith("⏹ c: builder run ok after 12s")
+
+
 async def test_a_fixer_commit_is_announced_as_the_fixers(board) -> None:
     async with board.store.transaction() as db:
         await card_store.create(db, "c", Kind.INTENT, Phase.FIXER_RUNNING, actor="t")
