@@ -315,7 +315,7 @@ class ChatHandlers(Lookups, SpendHandlers, TalkHandlers):
             accept = reaction.effect is Effect.ACCEPT
             await self.decide_request(origin, posted.request_id, accept=accept)
             return
-        if posted.talk_id is not None and posted.purpose == "approval":
+        if posted.asks_approval:
             if reaction.effect in (Effect.ACCEPT, Effect.DECLINE):
                 allow = reaction.effect is Effect.ACCEPT
                 await self.decide_approval(origin, posted.talk_id, allow, "")

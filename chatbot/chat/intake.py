@@ -268,7 +268,7 @@ class ChatIntake:
                 decision = yes_or_no(event.text)
                 if decision is not None:
                     return DecideAct(posted.request_id, decision)
-            if posted is not None and posted.talk_id is not None and posted.purpose == "approval":
+            if posted is not None and posted.asks_approval:
                 allow = yes_or_no(event.text) is True
                 return ApprovalAct(posted.talk_id, allow, "" if allow else event.text.strip())
             if posted is not None and posted.purpose == "run" and posted.card_id is not None:

@@ -103,7 +103,8 @@ class Reminders:
                     reply_to=original.message_id,
                     purpose="reminder",
                     mentions=where.owners if where and kind == "room" else (),
-                    # A reply to the reminder answers like one to the original.
+                    # A reply or reaction to the reminder answers like one to the original.
+                    card_id=original.card_id,
                     **{_LINKS[item.subject]: item.id},
                 ),
             )
@@ -149,7 +150,9 @@ class Reminders:
             text = cut(item.text, MAX_LINE, " …")
         return self._body(
             self.notifier.t(
-                f"reminder_{item.subject}",
+                "reminder_split_plan"
+                if item.question_kind == "split_plan"
+                else f"reminder_{item.subject}",
                 slug=item.slug,
                 id=item.id,
                 text=text,

@@ -80,6 +80,11 @@ class Posted:
     purpose: str
     talk_id: int | None = None
 
+    @property
+    def asks_approval(self) -> bool:
+        """An agent's approval request, or its reminder: 👍, 👎 and replies answer both."""
+        return self.talk_id is not None and self.purpose in ("approval", "reminder")
+
 
 _ENQUEUE = (
     "INSERT INTO outbox (transport, room, target_kind, text, html, reply_to, card_id, "

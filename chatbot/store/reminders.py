@@ -13,21 +13,22 @@ from chatbot.store.db import Db
 
 QUESTION, REQUEST, APPROVAL = "question", "request", "approval"
 
-# Each subject: its open rows (id, card, created, a short text) and the purpose of
+# Each subject: its open rows (id, card, created, a short text, what kind of question)
+# and the purpose of
 # the message that first asked it (chat_messages links that message to the row).
 _OPEN = {
     QUESTION: (
-        "SELECT q.id, c.slug, q.created_at, q.text FROM questions q "
+        "SELECT q.id, c.slug, q.created_at, q.text, q.kind FROM questions q "
         "JOIN cards c ON c.id = q.card_id WHERE q.state = 'open'",
         "SELECT 1 FROM questions WHERE id = ? AND state = 'open'",
     ),
     REQUEST: (
-        "SELECT id, NULL, created_at, '/' || command || ' ' || argument FROM requests "
+        "SELECT id, NULL, created_at, '/' || command || ' ' || argument, NULL FROM requests "
         "WHERE state = 'pending'",
         "SELECT 1 FROM requests WHERE id = ? AND state = 'pending'",
     ),
     APPROVAL: (
-        "SELECT t.id, c.slug, t.created_at, t.text FROM run_talk t "
+        "SELECT t.id, c.slug, t.created_at, t.text, NULL FROM run_talk t "
         "JOIN cards c ON c.id = t.card_id WHERE t.kind = 'approval' AND t.state = 'open'",
         "SELECT 1 FROM run_talk WHERE id = ? AND kind = 'approval' AND state = 'open'",
     ),
@@ -47,6 +48,8 @@ class Waiting:
     reminders: int = 0
     rung_at: float | None = None
     held_since: float | None = None
+    #: A question's kind (a split plan is approved, not answered); None for the others.
+    question_kind: str | None = None
 
     def due_at(self, remind_after_s: float, every_s: float) -> float:
         """The first reminder comes `remind_after_s` after the owners were rung
@@ -64,6 +67,7 @@ class Original:
     room: str
     message_id: str
     target_kind: str | None
+    card_id: int | None = None
 
 
 async def waiting(db: Db) -> list[Waiting]:
@@ -77,7 +81,9 @@ async def waiting(db: Db) -> list[Waiting]:
                 (subject, row[0]),
             )
             extra = tuple(state) if state else (None, 0, None, None)
-            found.append(Waiting(subject, row[0], row[1], row[2], row[3], *extra))
+            found.append(
+                Waiting(subject, row[0], row[1], row[2], row[3], *extra, question_kind=row[4])
+            )
     return sorted(found, key=lambda w: (w.created_at, w.subject, w.id))
 
 
@@ -89,7 +95,7 @@ async def originals(db: Db, subject: str, subject_id: int) -> list[Original]:
     rows = await db.fetchall(
         "SELECT m.transport, m.room, m.message_id, "
         "(SELECT o.target_kind FROM outbox o WHERE o.transport = m.transport "
-        "AND o.message_id = m.message_id LIMIT 1) "
+        "AND o.message_id = m.message_id LIMIT 1), m.card_id "
         f"FROM chat_messages m WHERE m.{_LINK[subject]} = ? AND m.purpose = ? ORDER BY m.id",
         (subject_id, subject),
     )

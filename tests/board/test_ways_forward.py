@@ -169,6 +169,10 @@ def posted_for(graph: Graph) -> dict[str, set[State]]:
     where.setdefault("question_hint", set()).update(asking)
     # A question unanswered for a while is posted again, in the phase that asks it.
     where.setdefault("reminder_question", set()).update(asking)
+    # ...and a split plan, in the phase that waits for its approval.
+    where.setdefault("reminder_split_plan", set()).update(
+        graph.reached_by(Action.OPERATOR_SPLIT_PLANNED)
+    )
     return where
 
 

@@ -13,6 +13,8 @@ import pytest
 from chatbot.board import TalkRow
 from chatbot.domain.phases import Phase
 from chatbot.notify.format import inert
+from chatbot.notify.notifier import Destination, Notifier
+from chatbot.notify.reminders import Reminders
 from chatbot.store import jobs as job_store
 from chatbot.store import talk as talk_store
 from chatbot.store.jobs import Job
@@ -200,6 +202,47 @@ async def test_an_owner_denies_with_a_reason_for_the_agent(env: Env, answer, rea
     assert row is not None and (row.state, row.reason) == ("denied", reason)
     history = (await env.board.view("login")).events
     assert history[-1].action == "approval_denied"
+
+
+async def _reminded(env: Env, job: Job) -> TalkRow:
+    """The agent asks, nobody answers: the reminder goes out as 'bot-remind'."""
+    asked = await _asked(env, job)
+    where = Destination(ROOM.transport, ROOM.id, owners=("owner@example.org",))
+    reminders = Reminders(Notifier(env.store, [where]), remind_after_s=60.0)
+    await env.new()
+    assert await reminders.remind(asked.created_at + 120) == 1
+    [reminder] = await env.new()
+    assert reminder.purpose == "reminder" and reminder.talk_id == asked.id
+    await env.sent(reminder, "bot-remind")
+    return asked
+
+
+@pytest.mark.parametrize(
+    ("answer", "state"),
+    [
+        (lambda: react("bot-remind", "👍"), "allowed"),
+        (lambda: msg("yes", reply_to="bot-remind"), "allowed"),
+        (lambda: react("bot-remind", "👎"), "denied"),
+        (lambda: msg("not today", reply_to="bot-remind"), "denied"),
+    ],
+)
+async def test_the_reminder_of_an_approval_answers_like_the_request(
+    env: Env, answer, state: str
+) -> None:
+    job = await _running(env, "login")
+    asked = await _reminded(env, job)
+    reply = await env.one(answer())
+    assert ("allowed once" if state == "allowed" else "denied") in reply.text
+    row = await env.board.approval(asked.id)
+    assert row is not None and (row.state, row.actor) == (state, "xmpp:owner@example.org")
+
+
+async def test_a_requester_cannot_approve_from_the_reminder(env: Env) -> None:
+    job = await _running(env, "login")
+    asked = await _reminded(env, job)
+    await env.said(react("bot-remind", "👍", REQUESTER))
+    row = await env.board.approval(asked.id)
+    assert row is not None and row.state == "open"
 
 
 async def test_the_first_answer_wins(env: Env) -> None:

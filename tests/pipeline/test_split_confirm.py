@@ -5,12 +5,15 @@ children and starts the first wave; 👎 or a reason runs the operator again wit
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 
 import pytest
 
 from chatbot.chat import ChatIntake
 from chatbot.domain.phases import Phase
+from chatbot.notify.notifier import Notifier
+from chatbot.notify.reminders import Reminders
 from chatbot.store import chat as chat_store
 from chatbot.transports.base import Identity, IncomingMessage
 from tests.pipeline.harness import (
@@ -256,3 +259,28 @@ async def test_plan_that_cannot_be_made_any_more_is_refused(tmp_path, monkeypatc
     assert not (h.repo / "docs/intent/part-a.md").exists()
     assert (h.repo / "docs/intent/part-b.md").read_text() == "# Mine\n"
     assert not list((h.repo / "docs/intent").glob(".*.tmp"))  # nothing staged is left
+
+
+async def test_thumbs_up_on_the_plans_reminder_approves_it(tmp_path, monkeypatch, harnesses):
+    """The reminder is a reply to the plan, mentioning the owners: 👍 on it is 👍 on
+    the plan (a phone shows the reminder, not the plan hours above it)."""
+    h = await begin(
+        tmp_path,
+        [{"match": "OPERATOR-DECISION", "answer": split_decision()}],
+        monkeypatch,
+        harnesses,
+    )
+    room = await planned(h)
+    plan = await plan_message(room)
+    async with h.store.transaction() as db:
+        await chat_store.mark_sent(db, plan, f"out-{plan.id}")
+    notifier = h.board.listeners[-1]
+    assert isinstance(notifier, Notifier)
+    reminders = Reminders(notifier, remind_after_s=60.0)
+    assert await reminders.remind(time.time() + 120) == 1
+    [reminder] = [row for row in await room.rows() if row.purpose == "reminder"]
+    assert reminder.reply_to == f"out-{plan.id}" and "/confirm report" in reminder.text
+    await room.react(reminder, "👍")
+    parent = await h.board.card("report")
+    assert parent.phase is Phase.SPLIT
+    assert {kid.slug for kid in await h.board.children_of(parent.id)} == {"part-a", "part-b"}
