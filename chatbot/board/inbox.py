@@ -29,6 +29,7 @@ if TYPE_CHECKING:
 
 class Kind:
     QUESTION = "question"
+    SPLIT_PLAN = "split_plan"
     REQUEST = "request"
     BUDGET = "budget"
     APPROVAL = "approval"
@@ -53,6 +54,9 @@ class InboxItem:
     #: When it moves on by itself (a quota wait's reset time).
     until: float | None = None
 
+
+# The question an operator's split plan waits on (pipeline/planning.py asks it).
+SPLIT_PLAN_QUESTION = "split_plan"
 
 # Where a card waits for a person besides a question or a request.
 _CARD_PHASES = tuple(p.value for p in (*ways.FAILED_WAYS, Phase.READY_FOR_DEPLOYMENT))
@@ -81,6 +85,13 @@ async def inbox(board: BoardService, requester: str | None = None) -> list[Inbox
     for q in await question_store.all_open(db):
         asked.add(q.card_id)
         slug = slug_of.get(q.card_id, "-")
+        if q.kind == SPLIT_PLAN_QUESTION:
+            planned = ", ".join(await _planned_slugs(board, slug))
+            found = ("👍", "/confirm {slug}", "/answer {slug} <reason>")
+            items.append(
+                InboxItem(Kind.SPLIT_PLAN, q.created_at, slug, planned, ways=_fill(found, slug))
+            )
+            continue
         found = commands_for((ways.Action.ANSWER,))
         items.append(InboxItem(Kind.QUESTION, q.created_at, slug, q.text, ways=_fill(found, slug)))
     approvals = await db.fetchall(
@@ -116,6 +127,13 @@ async def inbox(board: BoardService, requester: str | None = None) -> list[Inbox
             if item is not None:
                 items.append(item)
     return sorted(items, key=lambda i: (i.at, i.slug or ""))
+
+
+async def _planned_slugs(board: BoardService, slug: str) -> tuple[str, ...]:
+    """The children an operator's split plan would create (kept in the card's data)."""
+    card = await card_store.get(board.store.reader, slug)
+    plan = card.data.get("split_plan") if card is not None else None
+    return tuple(str(entry.get("slug")) for entry in plan or () if isinstance(entry, dict))
 
 
 def _card_item(card: Card) -> InboxItem | None:
@@ -206,6 +224,9 @@ async def why(board: BoardService, slug: str, now: float | None = None) -> Why:
         ahead=ahead,
         workers=workers,
         day_budget_spent=spent,
+        split_plan=(
+            await _planned_slugs(board, card.slug) if card.phase is Phase.SPLIT_PLAN_WAITING else ()
+        ),
     )
     return Why(card.slug, card.phase, hold(snapshot))
 

@@ -24,6 +24,7 @@ class HoldKind(StrEnum):
     BUDGET_CARD = "budget_card"
     INTERRUPTED = "interrupted"
     APPROVAL = "approval"
+    SPLIT_PLAN = "split_plan"
     QUESTION = "question"
     FAILED = "failed"
     CHILDREN = "children"
@@ -86,6 +87,8 @@ class Snapshot:
     ahead: tuple[str, ...] = ()
     workers: tuple[WorkerSnap, ...] = ()
     day_budget_spent: bool = False
+    #: The slugs an operator's split plan would create, while it waits for approval.
+    split_plan: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -121,6 +124,9 @@ def hold(s: Snapshot) -> Hold:
             {"since": s.approval_at},
             ("/approve {slug}", "/deny {slug} <reason>"),
         )
+    if s.phase is Phase.SPLIT_PLAN_WAITING:
+        facts = {"since": s.question_at, "count": len(s.split_plan), "cards": list(s.split_plan)}
+        return Hold(HoldKind.SPLIT_PLAN, facts, ("/confirm {slug}", "/answer {slug} <reason>"))
     if s.question_at is not None or s.phase in QUESTION_PHASES:
         return Hold(HoldKind.QUESTION, {"since": s.question_at}, commands_for((A.ANSWER,)))
     failed = ways.ways_forward(s.phase, s.failure_stage)

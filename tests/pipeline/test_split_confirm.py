@@ -284,3 +284,24 @@ async def test_thumbs_up_on_the_plans_reminder_approves_it(tmp_path, monkeypatch
     parent = await h.board.card("report")
     assert parent.phase is Phase.SPLIT
     assert {kid.slug for kid in await h.board.children_of(parent.id)} == {"part-a", "part-b"}
+
+
+async def test_inbox_and_why_name_the_plan_and_confirm_works(tmp_path, monkeypatch, harnesses):
+    h = await begin(
+        tmp_path,
+        [{"match": "OPERATOR-DECISION", "answer": split_decision()}],
+        monkeypatch,
+        harnesses,
+    )
+    room = await planned(h)
+    inbox = await room.say("/inbox")
+    assert "🧭 report: its split plan waits for your approval since" in inbox, inbox
+    assert "part-a, part-b — 👍, /confirm report, /answer report <reason>" in inbox, inbox
+    assert "❓" not in inbox  # not also listed as a plain question
+    why = await room.say("/why report")
+    assert "report waits for your approval of its split plan (2 cards: part-a, part-b)" in why
+    assert why.endswith("Way on: /confirm report, /answer report <reason>."), why
+    await room.say("/confirm report")
+    assert (await h.board.card("report")).phase is Phase.SPLIT
+    assert "split plan" not in await room.say("/inbox")
+    assert "/confirm" not in await room.say("/why report")
