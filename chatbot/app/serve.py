@@ -16,6 +16,7 @@ from chatbot.app.startup import Running
 from chatbot.app.wiring import build_transports, destinations
 from chatbot.chat.commands import NAMES
 from chatbot.domain.quiet import QuietHours
+from chatbot.notify import deprecations
 from chatbot.notify.notifier import Notifier
 from chatbot.notify.outbox import OutboxSender
 from chatbot.notify.reminders import Reminders
@@ -159,6 +160,8 @@ async def serve(
         bot.store.health
     )
     await bot.prepare()  # now that the room listens, recovered runs are reported there
+    found = [(d.key, d.line()) for d in bot.config.deprecated]
+    await deprecations.tell_owners(notifier, found)
     board_web = await start_web(bot, transports)
 
     # Ctrl-D (or the end of piped input) ends the session, once what was typed is answered.

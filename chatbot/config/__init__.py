@@ -6,6 +6,7 @@ is usually on a phone looking at a service log.
 
 from __future__ import annotations
 
+import logging
 import tomllib
 from pathlib import Path
 from typing import Annotated, Any, Literal
@@ -16,6 +17,7 @@ from chatbot.config.agents import EscalationSection, LaneSection, RoleSection, R
 from chatbot.config.base import ConfigError, RuntimeName, Section
 from chatbot.config.bot import BotSection, ConsoleSection, DeploySection, WorkersSection
 from chatbot.config.chat import MatrixSection, XmppSection
+from chatbot.config.deprecated import Deprecated, set_aside
 from chatbot.config.web import WebSection
 from chatbot.config_file import NAME_RE, KeyProblem, describe, resolve_paths
 from chatbot.domain.budgets import Budgets
@@ -25,6 +27,8 @@ from chatbot.secret_files import SecretFileError, check_secret_files
 from chatbot.transports.networks import NETWORKS
 from runners.profiles import AllowedProfiles, LaneProfile
 from runners.runtimes.registry import RUNTIMES
+
+log = logging.getLogger(__name__)
 
 ROLE_NAMES = tuple(role.name for role in ROLES)
 # Roles that run with the card's lane profile ([lanes.*]), not a [roles.*] section of their own.
@@ -47,6 +51,8 @@ class Config(Section):
     workers: WorkersSection = WorkersSection()
     # Where the file was read from; relative paths in it are resolved against it.
     source: Path = Field(default=Path("."), exclude=True)
+    # Keys an earlier release accepted that were taken out before validation.
+    deprecated: tuple[Deprecated, ...] = Field(default=(), exclude=True)
 
     @model_validator(mode="after")
     def _runtimes_exist(self) -> Config:
@@ -164,12 +170,13 @@ def parse_config(text: str, file: Path, *, secrets: bool = True) -> Config:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as error:
         raise ConfigError(f"{file}: not valid TOML: {error}") from None
+    deprecated = set_aside(data)
     base = file.resolve().parent
     problem = resolve_paths(data, base, Config)
     if problem is not None:
         raise ConfigError(f"{file}: {problem}")
     try:
-        config = Config.model_validate({**data, "source": file.resolve()})
+        config = Config.model_validate({**data, "source": file.resolve(), "deprecated": deprecated})
     except ValidationError as error:
         raise ConfigError(describe(error, file, Config)) from None
     if secrets:
@@ -195,13 +202,17 @@ def load_config(path: str | Path) -> Config:
         raise ConfigError(
             f"{file}: line {line}: not UTF-8 text (TOML must be); save the file as UTF-8"
         ) from None
-    return parse_config(text, file)
+    config = parse_config(text, file)
+    for found in config.deprecated:
+        log.warning("%s: %s", file, found.line())
+    return config
 
 
 __all__ = [
     "BotSection",
     "Config",
     "ConfigError",
+    "Deprecated",
     "ConsoleSection",
     "DeploySection",
     "EscalationSection",

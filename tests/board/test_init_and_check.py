@@ -62,7 +62,7 @@ def model_keys(model: type[BaseModel] = Config, section: str = "") -> set[tuple[
     """Every key the configuration model accepts, as (section, key)."""
     keys = set()
     for name, field in model.model_fields.items():
-        if name == "source":
+        if field.exclude:  # set by the loader (where it was read, keys set aside), not the file
             continue
         sub, named = _section(field.annotation)
         if sub is None:
