@@ -20,7 +20,7 @@ from pathlib import Path
 
 from chatbot.app.check_db import check_database, remote_line
 from chatbot.app.startup import open_store
-from chatbot.app.wiring import servers, settings_for
+from chatbot.app.wiring import destinations, servers, settings_for
 from chatbot.board.importer import SOURCES, scan
 from chatbot.config import Config, RuntimeSection
 from chatbot.domain.roles import ROLES
@@ -190,6 +190,7 @@ def run_check(config: Config, connect: bool) -> bool:
         # Accepted for now, so the bot starts; said here so the file gets mended.
         print("deprecated (the bot starts; edit the file):")
         print("\n".join(f"  - {found.line()}" for found in config.deprecated))
+    print(digest_line(config))
     todo = to_fill_in(config)
     if todo:
         print("to fill in:")
@@ -198,6 +199,19 @@ def run_check(config: Config, connect: bool) -> bool:
     if connect:
         ok = asyncio.run(check_transports(config)) and ok
     return ok
+
+
+def digest_line(config: Config) -> str:
+    """When the daily digest comes, and where; or how to have one."""
+    at = config.bot.digest_at
+    if at is None:
+        return 'digest: off (set bot.digest_at = "09:00" for one message a day)'
+    zone = time.strftime("%Z") or "local time"
+    rooms = len(destinations(config))
+    return (
+        f"digest: daily at {at} ({zone}, the bot's local time) to {rooms} room(s); "
+        "it mentions nobody, so quiet hours do not hold it"
+    )
 
 
 def repository_line(config: Config) -> tuple[str, bool]:

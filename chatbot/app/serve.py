@@ -15,8 +15,10 @@ from chatbot.app import readiness
 from chatbot.app.startup import Running
 from chatbot.app.wiring import build_transports, destinations
 from chatbot.chat.commands import NAMES
+from chatbot.domain import daily
 from chatbot.domain.quiet import QuietHours
 from chatbot.notify import deprecations
+from chatbot.notify.digest import Digest
 from chatbot.notify.notifier import Notifier
 from chatbot.notify.outbox import OutboxSender
 from chatbot.notify.reminders import Reminders
@@ -152,6 +154,9 @@ async def serve(
     # on each commit; each transport hands every event to the chat intake.
     notifier = attach_notifier(bot)
     reminders = Reminders(notifier, bot.config.bot.remind_after_s, notifier.quiet)
+    loops = [reminders.run(stop)]
+    if bot.config.bot.digest_at:
+        loops.append(Digest(notifier, bot.board, daily.parse(bot.config.bot.digest_at)).run(stop))
     sender = OutboxSender(bot.store, transports)
     bot.store.on_commit.append(sender.wake)
     bot.store.on_write.append(sender.wake)  # chat's replies are single statements
@@ -180,7 +185,7 @@ async def serve(
     try:
         # Without a worker (`run --no-worker`), `chatbot worker` processes run the jobs.
         work = bot.worker.run(stop=stop) if bot.worker else stop.wait()
-        await asyncio.gather(work, sender.run(stop), reminders.run(stop))
+        await asyncio.gather(work, sender.run(stop), *loops)
     finally:
         ready.cancel()
         if board_web is not None:

@@ -17,6 +17,7 @@ from chatbot.config_file import (
     KeyProblem,
     database_file_problem,
 )
+from chatbot.domain.daily import problem as daily_problem
 from chatbot.domain.quiet import problem as quiet_problem
 from chatbot.transports.networks import claiming
 
@@ -70,6 +71,8 @@ class BotSection(Section):
     remind_after_s: int = Field(default=14400, ge=60, le=30 * 86400)
     # "22:00-07:00" in the bot's local time: nobody is mentioned then; None: no quiet hours.
     quiet_hours: str | None = None
+    # "09:00" in the bot's local time: one digest a day to every room; None: no digest.
+    digest_at: str | None = None
 
     @property
     def remote(self) -> str | None:
@@ -102,6 +105,13 @@ class BotSection(Section):
     def _quiet_hours(cls, value: str | None) -> str | None:
         if value is not None and (why := quiet_problem(value)):
             raise KeyProblem("bot.quiet_hours", why)
+        return value
+
+    @field_validator("digest_at")
+    @classmethod
+    def _digest_at(cls, value: str | None) -> str | None:
+        if value is not None and (why := daily_problem(value)):
+            raise KeyProblem("bot.digest_at", why)
         return value
 
     @model_validator(mode="after")

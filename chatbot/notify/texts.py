@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from chatbot.notify import texts_digest
+
 TEXTS: dict[str, dict[str, str]] = {
     "en": {
         "direct": "🧭 {slug}: operator chose the {lane} lane ({runtime} {model}). {reason}",
@@ -140,6 +142,9 @@ TEXTS: dict[str, dict[str, str]] = {
         "budget_held": "💸 Das Tagesbudget ist aufgebraucht: {spent} von {limit} ({setting}). Wartende Läufe warten bis morgen; /budget zeigt die Ausgaben. Heute weiter: /allow gibt dem Tag weitere {budget}, oder {setting} in der Konfiguration erhöhen und den Bot neu starten.",
     },
 }
+
+TEXTS["en"] |= texts_digest.EN
+TEXTS["de"] |= texts_digest.DE
 
 
 def text(locale: str, key: str, **values: object) -> str:

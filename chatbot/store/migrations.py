@@ -407,4 +407,22 @@ MIGRATIONS.register(
     """,
 )
 
+MIGRATIONS.register(
+    14,
+    "the daily digest: the day and moment it was last sent; events found by their time",
+    """
+    CREATE TABLE digests (
+        -- one row per kind of digest ('daily')
+        name TEXT PRIMARY KEY,
+        -- the bot's local day it was last sent ('' before the first), and when
+        last_day TEXT NOT NULL,
+        last_at REAL,
+        -- the moment of the one before: what the last digest covered started there
+        previous_at REAL
+    );
+    INSERT INTO digests (name, last_day) VALUES ('daily', '');
+    CREATE INDEX events_at ON events(at);
+    """,
+)
+
 LATEST = MIGRATIONS.latest

@@ -4,17 +4,23 @@ in the log, in `chatbot check` and once in the rooms."""
 
 from __future__ import annotations
 
+import asyncio
 import logging
+import re
 from pathlib import Path
 
 import pytest
 
+from chatbot.app import demo
+from chatbot.app.serve import serve
+from chatbot.app.startup import running_bot
 from chatbot.config import ConfigError, load_config, parse_config
-from chatbot.config.deprecated import REMOVED, REMOVED_IN
+from chatbot.config.deprecated import REMOVED, REMOVED_IN, Deprecated
 from chatbot.notify import deprecations
 from chatbot.notify.notifier import Destination, Notifier
 from chatbot.store import Store
 from chatbot.store import chat as chat_store
+from chatbot.transports.console import ConsoleSettings, ConsoleTransport
 from tests.board.earlier_configs import from_history, kept
 from tests.board.test_init_and_check import chatbot
 
@@ -129,3 +135,34 @@ async def test_the_notice_in_german(notifier: Notifier) -> None:
     assert await deprecations.tell_owners(notifier, [("roles.fixer.model", "…")])
     [told] = await _posted(notifier)
     assert told.text.startswith("⚠️ Die Konfiguration nutzt 1 veraltete(n) Schlüssel")
+
+
+async def _serve_demo(tmp_path: Path, deprecated: tuple[Deprecated, ...]) -> list[str]:
+    """The console demo with `deprecated` as if read from its file, served until it
+    answered /status: what the console showed."""
+    config = demo.config(tmp_path).model_copy(update={"deprecated": deprecated})
+    console = ConsoleTransport(ConsoleSettings(owner="owner@localhost", bot_name="board"))
+    stop = asyncio.Event()
+    seen: list[str] = []
+    async with running_bot(config) as running:
+        serving = asyncio.create_task(serve(running, stop, transports={"console": console}))
+        try:
+            await asyncio.wait_for(console.wait_online(), 10)
+            await console.push("/status")
+            async with asyncio.timeout(30):
+                while not seen or not re.search(r"^\d+ cards", seen[-1]):
+                    seen.append((await console.pop(30)).text)
+        finally:
+            stop.set()
+            await serving
+    return seen
+
+
+async def test_the_running_bot_tells_the_owners_once(tmp_path: Path) -> None:
+    found = (Deprecated("roles.fixer.model", "0.1.0", "set it in [lanes.<name>] model"),)
+    first = await _serve_demo(tmp_path, found)
+    told = [line for line in first if line.startswith("⚠️ The configuration uses")]
+    assert len(told) == 1 and "roles.fixer.model is deprecated since 0.1.0" in told[0]
+    # Restarted with the same file: the owners heard it already.
+    again = await _serve_demo(tmp_path, found)
+    assert not any(line.startswith("⚠️ The configuration") for line in again), again
