@@ -206,6 +206,7 @@ async def why(board: BoardService, slug: str, now: float | None = None) -> Why:
         ahead=ahead,
         workers=workers,
         day_budget_spent=spent,
+        kind=card.kind,
     )
     return Why(card.slug, card.phase, hold(snapshot))
 

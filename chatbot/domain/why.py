@@ -14,9 +14,9 @@ from enum import StrEnum
 from typing import Any
 
 from chatbot.domain import ways
-from chatbot.domain.phases import END_PHASES, QUESTION_PHASES, Phase
+from chatbot.domain.phases import END_PHASES, QUESTION_PHASES, Kind, Phase
 from chatbot.domain.roles import DEPLOY_JOB
-from chatbot.domain.transitions import Action
+from chatbot.domain.transitions import Action, find
 
 
 class HoldKind(StrEnum):
@@ -86,6 +86,8 @@ class Snapshot:
     ahead: tuple[str, ...] = ()
     workers: tuple[WorkerSnap, ...] = ()
     day_budget_spent: bool = False
+    #: What is allowed depends on it too: a research card starts with /research.
+    kind: Kind = Kind.INTENT
 
 
 @dataclass(frozen=True)
@@ -137,7 +139,8 @@ def hold(s: Snapshot) -> Hold:
     if s.phase is Phase.READY_FOR_DEPLOYMENT and s.deploy_pending:
         return Hold(HoldKind.DEPLOY, ways=commands_for((A.DEPLOY,)))
     if s.phase is Phase.PLANNED or s.phase is Phase.PLANNING_WITH_FEEDBACK:
-        return Hold(HoldKind.START, {"phase": s.phase.value}, commands_for((A.START,)))
+        start = A.RESEARCH if s.kind is Kind.RESEARCH else A.START
+        return Hold(HoldKind.START, {"phase": s.phase.value}, commands_for((start,)))
     return Hold(HoldKind.IDLE, {"phase": s.phase.value})
 
 
@@ -158,7 +161,9 @@ def _job_hold(s: Snapshot, job: JobSnap) -> Hold:
                 "taken_over_at": ends,
                 "live_worker": _serving(s, job.lane) is not None,
             }
-            return Hold(HoldKind.LEASE_LOST, facts, commands_for((A.CANCEL,)))
+            # Named only where the table allows it: a deploy has no /cancel, it is taken over.
+            cancel = find(A.CANCEL, s.phase, s.kind, s.failure_stage) is not None
+            return Hold(HoldKind.LEASE_LOST, facts, commands_for((A.CANCEL,) if cancel else ()))
         facts |= {"host": owner.host, "since": job.started_at or job.created_at}
         return Hold(HoldKind.RUNNING, facts)
     if s.day_budget_spent and job.kind != DEPLOY_JOB:
