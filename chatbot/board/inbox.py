@@ -182,6 +182,7 @@ async def why(board: BoardService, slug: str, now: float | None = None) -> Why:
             job.started_at,
             job.not_before,
             job.error,
+            job_store.requeued_when_orphaned(job),
         )
         if job.state.value == "queued":
             ahead = await _ahead(board, job)

@@ -60,7 +60,8 @@ def why(found: Why, locale: str) -> str:
         )
     key = f"why_{held.kind.value}"
     if held.kind is HoldKind.LEASE_LOST:
-        taken = "why_taken_live" if facts["live_worker"] else "why_taken_none"
+        taken = "why_taken" if facts.get("requeued", True) else "why_fails"
+        taken += "_live" if facts["live_worker"] else "_none"
         fields["taken"] = say(locale, taken, ends=when(facts["taken_over_at"]), lane=facts["lane"])
     if held.kind is HoldKind.NO_WORKER and facts.get("host") is None:
         key = "why_no_worker_never"

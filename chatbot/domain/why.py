@@ -55,6 +55,8 @@ class JobSnap:
     not_before: float | None = None
     #: Why it last stopped (the provider's words for a quota wait).
     error: str | None = None
+    #: Orphaned, it is queued again; else its card fails (a builder's result is unknown).
+    requeued_when_lost: bool = True
 
 
 @dataclass(frozen=True)
@@ -154,12 +156,16 @@ def _job_hold(s: Snapshot, job: JobSnap) -> Hold:
             # The lease ends with the worker's registration or its own, whichever first;
             # a live worker's next round takes the job over from then on.
             ends = min(lease_end, owner.expires_at) if owner else lease_end
+            # Any live worker's round fails an orphan; only one of its lane runs it again.
+            again = job.requeued_when_lost
+            live = _serving(s, job.lane) if again else _live(s)
             facts |= {
                 "worker": job.lease_owner or "-",
                 "host": owner.host if owner else job.host or "-",
                 "last_seen": owner.heartbeat_at if owner else None,
                 "taken_over_at": ends,
-                "live_worker": _serving(s, job.lane) is not None,
+                "live_worker": live is not None,
+                "requeued": again,
             }
             # Named only where the table allows it: a deploy has no /cancel, it is taken over.
             cancel = find(A.CANCEL, s.phase, s.kind, s.failure_stage) is not None
@@ -183,6 +189,10 @@ def _job_hold(s: Snapshot, job: JobSnap) -> Hold:
     if s.ahead:
         return Hold(HoldKind.LANE, facts | {"count": len(s.ahead), "cards": list(s.ahead)})
     return Hold(HoldKind.QUEUED, facts)
+
+
+def _live(s: Snapshot) -> WorkerSnap | None:
+    return next((w for w in s.workers if w.expires_at >= s.now), None)
 
 
 def _serving(s: Snapshot, lane: str) -> WorkerSnap | None:
