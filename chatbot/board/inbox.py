@@ -200,6 +200,7 @@ async def why(board: BoardService, slug: str, now: float | None = None) -> Why:
             job.started_at,
             job.not_before,
             job.error,
+            job_store.requeued_when_orphaned(job),
         )
         if job.state.value == "queued":
             ahead = await _ahead(board, job)
@@ -227,6 +228,7 @@ async def why(board: BoardService, slug: str, now: float | None = None) -> Why:
         split_plan=(
             await _planned_slugs(board, card.slug) if card.phase is Phase.SPLIT_PLAN_WAITING else ()
         ),
+        kind=card.kind,
     )
     return Why(card.slug, card.phase, hold(snapshot))
 

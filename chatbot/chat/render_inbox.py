@@ -2,20 +2,11 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
-
 from chatbot.board.inbox import InboxItem, Kind, Why
 from chatbot.chat.texts import say
-from chatbot.domain.phases import Phase
-from chatbot.domain.why import HoldKind
+from chatbot.domain import why_words
+from chatbot.domain.why_words import QUOTA_PREFIX, when
 from chatbot.notify.format import one_line
-
-# How the worker words a quota wait's error (pipeline/quota.py); the sentence says it already.
-_QUOTA_PREFIX = "quota or rate limit: "
-
-
-def when(at: float | None) -> str:
-    return datetime.fromtimestamp(at, UTC).strftime("%Y-%m-%d %H:%M UTC") if at else "-"
 
 
 def inbox(items: list[InboxItem], locale: str, *, own: bool = False) -> str:
@@ -31,7 +22,7 @@ def item_line(item: InboxItem, locale: str, *, own: bool = False) -> str:
     fields = {
         "slug": item.slug or "-",
         "since": when(item.at),
-        "text": one_line(item.text.replace(_QUOTA_PREFIX, ""), 120),
+        "text": one_line(item.text.replace(QUOTA_PREFIX, ""), 120),
         "ways": ", ".join(item.ways),
         "until": when(item.until),
     }
@@ -43,28 +34,8 @@ def item_line(item: InboxItem, locale: str, *, own: bool = False) -> str:
 
 def why(found: Why, locale: str) -> str:
     """One sentence (and its way on, when a person has one)."""
-    held = found.hold
-    facts = dict(held.facts)
-    fields: dict[str, object] = {"slug": found.slug, **facts}
-    for key in ("since", "last_seen", "until"):
-        if key in facts:
-            fields[key] = when(facts[key])
-    if held.kind is HoldKind.QUOTA:
-        fields["detail"] = str(facts.get("detail", "-")).replace(_QUOTA_PREFIX, "")
-    if "phase" in facts:
-        fields["phase"] = Phase(facts["phase"]).label(locale)
-    if "cards" in facts:
-        fields["cards"] = ", ".join(
-            f"{c[0]} ({Phase(c[1]).label(locale)})" if isinstance(c, (tuple, list)) else c
-            for c in facts["cards"]
-        )
-    key = f"why_{held.kind.value}"
-    if held.kind is HoldKind.LEASE_LOST:
-        taken = "why_taken_live" if facts["live_worker"] else "why_taken_none"
-        fields["taken"] = say(locale, taken, ends=when(facts["taken_over_at"]), lane=facts["lane"])
-    if held.kind is HoldKind.NO_WORKER and facts.get("host") is None:
-        key = "why_no_worker_never"
-    text = say(locale, key, **fields)
-    if found.ways:
-        text += say(locale, "why_ways", ways=", ".join(found.ways))
-    return text
+
+    def text(key: str, **fields: object) -> str:
+        return say(locale, key, **fields)
+
+    return why_words.sentence(found.slug, found.hold, found.ways, locale, text)

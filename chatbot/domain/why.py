@@ -14,9 +14,9 @@ from enum import StrEnum
 from typing import Any
 
 from chatbot.domain import ways
-from chatbot.domain.phases import END_PHASES, QUESTION_PHASES, Phase
+from chatbot.domain.phases import END_PHASES, QUESTION_PHASES, Kind, Phase
 from chatbot.domain.roles import DEPLOY_JOB
-from chatbot.domain.transitions import Action
+from chatbot.domain.transitions import Action, find
 
 
 class HoldKind(StrEnum):
@@ -56,6 +56,8 @@ class JobSnap:
     not_before: float | None = None
     #: Why it last stopped (the provider's words for a quota wait).
     error: str | None = None
+    #: Orphaned, it is queued again; else its card fails (a builder's result is unknown).
+    requeued_when_lost: bool = True
 
 
 @dataclass(frozen=True)
@@ -89,6 +91,8 @@ class Snapshot:
     day_budget_spent: bool = False
     #: The slugs an operator's split plan would create, while it waits for approval.
     split_plan: tuple[str, ...] = ()
+    #: What is allowed depends on it too: a research card starts with /research.
+    kind: Kind = Kind.INTENT
 
 
 @dataclass(frozen=True)
@@ -143,7 +147,8 @@ def hold(s: Snapshot) -> Hold:
     if s.phase is Phase.READY_FOR_DEPLOYMENT and s.deploy_pending:
         return Hold(HoldKind.DEPLOY, ways=commands_for((A.DEPLOY,)))
     if s.phase is Phase.PLANNED or s.phase is Phase.PLANNING_WITH_FEEDBACK:
-        return Hold(HoldKind.START, {"phase": s.phase.value}, commands_for((A.START,)))
+        start = A.RESEARCH if s.kind is Kind.RESEARCH else A.START
+        return Hold(HoldKind.START, {"phase": s.phase.value}, commands_for((start,)))
     return Hold(HoldKind.IDLE, {"phase": s.phase.value})
 
 
@@ -157,14 +162,20 @@ def _job_hold(s: Snapshot, job: JobSnap) -> Hold:
             # The lease ends with the worker's registration or its own, whichever first;
             # a live worker's next round takes the job over from then on.
             ends = min(lease_end, owner.expires_at) if owner else lease_end
+            # Any live worker's round fails an orphan; only one of its lane runs it again.
+            again = job.requeued_when_lost
+            live = _serving(s, job.lane) if again else _live(s)
             facts |= {
                 "worker": job.lease_owner or "-",
                 "host": owner.host if owner else job.host or "-",
                 "last_seen": owner.heartbeat_at if owner else None,
                 "taken_over_at": ends,
-                "live_worker": _serving(s, job.lane) is not None,
+                "live_worker": live is not None,
+                "requeued": again,
             }
-            return Hold(HoldKind.LEASE_LOST, facts, commands_for((A.CANCEL,)))
+            # Named only where the table allows it: a deploy has no /cancel, it is taken over.
+            cancel = find(A.CANCEL, s.phase, s.kind, s.failure_stage) is not None
+            return Hold(HoldKind.LEASE_LOST, facts, commands_for((A.CANCEL,) if cancel else ()))
         facts |= {"host": owner.host, "since": job.started_at or job.created_at}
         return Hold(HoldKind.RUNNING, facts)
     if s.day_budget_spent and job.kind != DEPLOY_JOB:
@@ -184,6 +195,10 @@ def _job_hold(s: Snapshot, job: JobSnap) -> Hold:
     if s.ahead:
         return Hold(HoldKind.LANE, facts | {"count": len(s.ahead), "cards": list(s.ahead)})
     return Hold(HoldKind.QUEUED, facts)
+
+
+def _live(s: Snapshot) -> WorkerSnap | None:
+    return next((w for w in s.workers if w.expires_at >= s.now), None)
 
 
 def _serving(s: Snapshot, lane: str) -> WorkerSnap | None:

@@ -302,6 +302,11 @@ async def move_to_card_lanes(db: Db, old_lanes: dict[str, str], default_lane: st
     return moved
 
 
+def requeued_when_orphaned(job: Job) -> bool:
+    """Whether `recover` queues this job again (else it fails it: its result is unknown)."""
+    return is_repeatable(job.kind) and job.attempts < MAX_AUTOMATIC_ATTEMPTS
+
+
 async def recover(
     db: Db, *, now: float | None = None, dead_owners: tuple[str, ...] = ()
 ) -> list[Recovered]:
@@ -324,7 +329,7 @@ async def recover(
     )
     recovered = []
     for job in map(Job.from_row, rows):
-        if is_repeatable(job.kind) and job.attempts < MAX_AUTOMATIC_ATTEMPTS:
+        if requeued_when_orphaned(job):
             reason = f"the worker stopped during attempt {job.attempts}; queued again"
             await db.execute(
                 "UPDATE jobs SET state = 'queued', lease_owner = NULL, lease_expires_at = NULL, "

@@ -13,8 +13,9 @@ from dataclasses import dataclass, field
 
 from chatbot.board import CardView, RunRecord, TalkRow
 from chatbot.board.hand_over import HandOver
+from chatbot.board.inbox import Why
 from chatbot.domain.phases import Kind
-from chatbot.web import talk_section
+from chatbot.web import talk_section, why_line
 from chatbot.web.markup import Safe, clock, iso, join, markdown, scroll_table, tag
 from chatbot.web.texts import Texts
 
@@ -42,6 +43,8 @@ class CardPage:
     # What its agents were told and asked, newest first; and its session to hand over.
     talk: Sequence[TalkRow] = field(default_factory=list)
     hand_over: HandOver | None = None
+    # What holds it first, as /why says it.
+    why: Why | None = None
 
 
 def _rendered(text: RepoText, t: Texts, missing_key: str) -> Safe:
@@ -175,7 +178,8 @@ def card_main(page: CardPage, t: Texts, now: float | None = None) -> Safe:
             title=card.title,
             slug=card.slug,
             facts=" · ".join(facts),
-        )
+        ),
+        why_line.why_line(page.why, t),
     ]
     if card.failure_stage:
         parts.append(

@@ -21,6 +21,7 @@ from importlib import resources
 from aiohttp import web
 
 from chatbot.board import Card, RunRecord, UnknownCard
+from chatbot.board import inbox as board_inbox
 from chatbot.board.hand_over import HandOver, hand_over
 from chatbot.board.reads import BoardReads
 from chatbot.web import card_page, live, pages
@@ -230,6 +231,8 @@ class WebBoard:
             reviews=card_page.reviews_of(card.data, report_file),
             talk=await self.reads.talk_of(card.id),
             hand_over=self._hand_over(card, runs),
+            # A read like the others (it also reads the day's budget): the board service.
+            why=await board_inbox.why(self.reads, slug),  # type: ignore[arg-type]
         )
         main = card_page.card_main(page, self.texts)
         return self._page(f"{card.slug}: {card.title}", main, "card", mark=mark.token(), slug=slug)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from chatbot.web import texts_why
+
 EN: dict[str, str] = {
     "title": "Intent board",
     "nav_board": "Board",
@@ -210,6 +212,8 @@ DE: dict[str, str] = {
     "u_d": "{n} T.",
 }
 
+EN |= texts_why.EN
+DE |= texts_why.DE
 CATALOGUES = {"en": EN, "de": DE}
 
 

@@ -302,3 +302,10 @@ def test_inbox_and_why_in_the_shell(config: Path) -> None:
     assert why["text"] == "alpha is planned and waits for you to start it. Way on: /start alpha."
     missing = chatbot("why", "alpah", "--config", str(config))
     assert missing.returncode == 1 and "did you mean alpha" in missing.stderr
+
+
+def test_why_without_a_slug_in_the_shell_says_its_usage(config: Path) -> None:
+    missing = chatbot("why", "--config", str(config))
+    assert missing.returncode == 2
+    assert "usage: chatbot why" in missing.stderr and "required: slug" in missing.stderr
+    assert "Traceback" not in missing.stderr

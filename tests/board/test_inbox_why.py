@@ -172,15 +172,16 @@ async def test_why_no_worker_then_lane_then_running_then_lease_lost(board: Board
     kind, text = await why(board, "a")
     assert kind is HoldKind.LEASE_LOST
     assert "worker w1 on hostA, which stopped heartbeating" in text
-    assert "no live worker serves lane light" in text
+    # A builder's result is unknown: it is not run again, its card fails.
+    assert "its result is unknown; no live worker is left to mark it failed" in text
     kind, text = await why(board, "b")
     assert kind is HoldKind.NO_WORKER and "last seen: hostA" in text
-    # The named way: a live worker's round takes the orphaned job over.
+    # The named way: a live worker's round marks the orphaned run failed.
     async with board.store.transaction() as db:
         await worker_store.beat(db, "w2", host="hostB", process=None, lanes=["light"], lease_s=60)
-    assert "a live worker takes it over" in (await why(board, "a"))[1]
+    assert "a live worker's next round marks it failed" in (await why(board, "a"))[1]
     await board.recover(())
-    assert (await why(board, "a"))[0] is not HoldKind.LEASE_LOST
+    assert (await why(board, "a"))[0] is HoldKind.FAILED
 
 
 @pytest.mark.asyncio

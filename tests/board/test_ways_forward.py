@@ -9,7 +9,8 @@ the phase to return to are those the code really writes. Then:
 - every command or reaction a posted text suggests is allowed in every state the
   text can be posted for;
 - a failure notice suggests exactly the failed card's ways on (domain/ways.py, what
-  /status, `chatbot card` and `card --json` name), and each of them is allowed there.
+  /status, `chatbot card` and `card --json` name), and each of them is allowed there;
+- every way on that /why names (domain/why.py) is allowed in the state it is said for.
 
 A deliberately broken table must fail each check.
 """
@@ -28,8 +29,10 @@ from chatbot.chat.commands import BY_NAME, Access
 from chatbot.chat.reactions import REACTIONS, Effect
 from chatbot.domain import transitions, ways
 from chatbot.domain.phases import END_PHASES, QUESTION_PHASES, Kind, Phase
+from chatbot.domain.roles import DEPLOY_JOB
 from chatbot.domain.transitions import RUN_FAILURE, Action, By, Target, TransitionRefused
 from chatbot.domain.ways import ways_forward
+from chatbot.domain.why import HoldKind, JobSnap, Snapshot, hold
 from chatbot.notify.notifier import NOTICES, QUESTION_NOTICES
 from chatbot.notify.texts import TEXTS as NOTIFY_TEXTS
 from chatbot.store import Store
@@ -401,3 +404,69 @@ def test_every_way_on_has_its_words() -> None:
         for action in actions:
             keys = {f"way_{group}_{action.value}", f"way_{action.value}"}
             assert keys & set(chat_texts.EN), (group, action)
+
+
+# --- what /why names ----------------------------------------------------------------
+
+
+def why_snapshots(graph: Graph) -> list[tuple[State, Snapshot]]:
+    """Each reachable state with what can hold a card there: a question, its agent's
+    approval, its budget's stop, a deploy waiting, its job queued (under a spent day
+    budget too) or running on a worker that stopped."""
+    now = 1_000_000.0
+    stopped = graph.reached_by(Action.BUDGET_STOPPED)
+    found = []
+    for state in graph.states:
+        base = Snapshot("c", state.phase, now, failure_stage=state.stage, kind=state.kind)
+        variants = [base]
+        if state.phase in QUESTION_PHASES:
+            variants.append(replace(base, question_at=now))
+        if state in stopped:
+            variants.append(replace(base, budget_stopped=True))
+        if state.phase is Phase.READY_FOR_DEPLOYMENT:
+            variants.append(replace(base, deploy_pending=True))
+        if state.phase.is_running or state.phase is Phase.READY_FOR_DEPLOYMENT:
+            role = DEPLOY_JOB if state.phase is Phase.READY_FOR_DEPLOYMENT else "builder"
+            queued = JobSnap(1, role, "light", "queued", now)
+            orphaned = replace(queued, state="running", lease_owner="gone", lease_expires_at=0.0)
+            variants += [replace(base, job=queued), replace(base, job=orphaned)]
+            variants.append(replace(base, job=queued, day_budget_spent=True))
+            if state.phase in RUNNING_TALKER:
+                variants.append(replace(base, job=orphaned, approval_at=now))
+        found += [(state, snapshot) for snapshot in variants]
+    return found
+
+
+def unworkable_why_ways(graph: Graph) -> list[tuple[State, HoldKind, str]]:
+    wrong = []
+    for state, snapshot in why_snapshots(graph):
+        held = hold(snapshot)
+        for way in held.ways:
+            name, *rest = way.split()
+            command = BY_NAME[name[1:]]
+            if command.action is None:
+                # /approve, /deny: said only for an approval its running agent waits on.
+                fine = held.kind is HoldKind.APPROVAL and state.phase in RUNNING_TALKER
+            elif not rest:
+                fine = command.name == "allow"  # bare /allow: today's budget, no card
+            else:
+                fine = transitions.find(command.action, state.phase, state.kind, state.stage)
+            if not fine:
+                wrong.append((state, held.kind, way))
+    return wrong
+
+
+async def test_every_way_a_why_names_is_allowed_where_it_is_said(graph: Graph) -> None:
+    said = {hold(snapshot).kind for _, snapshot in why_snapshots(graph) if hold(snapshot).ways}
+    assert {
+        HoldKind.BUDGET_CARD,
+        HoldKind.INTERRUPTED,
+        HoldKind.APPROVAL,
+        HoldKind.QUESTION,
+        HoldKind.FAILED,
+        HoldKind.LEASE_LOST,
+        HoldKind.DAY_BUDGET,
+        HoldKind.DEPLOY,
+        HoldKind.START,
+    } <= said
+    assert unworkable_why_ways(graph) == []

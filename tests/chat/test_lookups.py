@@ -146,3 +146,20 @@ async def test_inbox_and_why_in_chat(env):
     assert why == "broken is held by its failed review stage. Way on: /retry broken, /fix broken."
     unknown = (await env.one(msg("/why brokn"))).text
     assert "brokn" in unknown and "broken" in unknown  # close slugs are suggested
+
+
+@pytest.mark.parametrize(
+    "locale, usage, unknown",
+    [
+        ("en", "Usage: /why <slug>", "There is no card 'login-pag'. Did you mean login-page?"),
+        ("de", "Aufruf: /why <slug>", "Es gibt keine Karte 'login-pag'. Gemeint: login-page?"),
+    ],
+)
+async def test_why_without_a_slug_or_with_an_unknown_one(
+    store, tmp_path, locale: str, usage: str, unknown: str
+) -> None:
+    env = make_env(store, tmp_path, locale=locale)
+    await env.card("login-page")
+    assert usage in (await env.one(msg("/why"))).text
+    assert (await env.one(msg("/why login-pag"))).text == unknown
+    assert "'zzz'" in (await env.one(msg("/why zzz"))).text
