@@ -13,7 +13,7 @@ from collections.abc import Awaitable, Callable
 from importlib import metadata
 from pathlib import Path
 
-from chatbot.app import demo
+from chatbot.app import demo, logformat
 from chatbot.app.cli_runs import pipeline_runs, runs
 from chatbot.app.logfile import LogFile
 from chatbot.app.startup import StoreError, open_board, running_bot, stop_on_signals
@@ -332,7 +332,7 @@ async def _with_board(config: Config, work: Callable[[BoardService], Awaitable[i
 def _setup_logging(args: argparse.Namespace) -> None:
     logging.basicConfig(
         level=logging.DEBUG if args.verbose else logging.INFO,
-        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+        format=logformat.TEXT,
     )
     # The chat libraries log raw traffic at DEBUG: SASL exchanges and access tokens
     # included. Secrets are never logged, so they stay at INFO even with -v.
@@ -379,6 +379,7 @@ def main(argv: list[str] | None = None) -> int:
         log_file = (config.bot.sqlite_file or config.bot.checkout).parent / "bot.log"
         _log_to_file(log_file)
         print(f"intent board console; log in {log_file}; Ctrl-D or Ctrl-C to quit. Try /help.")
+    logformat.use(config.bot.log_format)
     locale = config.bot.locale
     prefix = config.bot.command_prefixes[0]  # the chat writes commands with it
     command = args.command

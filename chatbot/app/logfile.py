@@ -13,7 +13,7 @@ import logging
 import sys
 from pathlib import Path
 
-FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
+FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"  # logformat.TEXT; json replaces it
 
 
 class LogFile(logging.FileHandler):

@@ -43,6 +43,7 @@ from chatbot.chat.handlers import ChatHandlers
 from chatbot.chat.reactions import Reaction, yes_or_no
 from chatbot.chat.replies import Origin, Replies
 from chatbot.config import Config
+from chatbot.log_context import about
 from chatbot.notify.format import duration
 from chatbot.transports.base import (
     Identity,
@@ -174,16 +175,17 @@ class ChatIntake:
 
     async def handle(self, event: IncomingEvent) -> None:
         """Everything a transport receives comes through here; it never raises."""
-        try:
-            await self._handle(event)
-        except StoreUnwritable as error:
-            # Not a bug: the database takes no writes (a full disk). Say why, in one
-            # line here; the store's health logged the episode and retries it.
-            log.warning("chat event %s not done: %s", getattr(event, "message_id", ""), error)
-            await self._say_or_log(event, "store_unwritable", reason=str(error))
-        except Exception:
-            log.exception("chat event %s failed", getattr(event, "message_id", ""))
-            await self._say_or_log(event, "internal_error")
+        with about(transport=event.transport):
+            try:
+                await self._handle(event)
+            except StoreUnwritable as error:
+                # Not a bug: the database takes no writes (a full disk). Say why, in one
+                # line here; the store's health logged the episode and retries it.
+                log.warning("chat event %s not done: %s", getattr(event, "message_id", ""), error)
+                await self._say_or_log(event, "store_unwritable", reason=str(error))
+            except Exception:
+                log.exception("chat event %s failed", getattr(event, "message_id", ""))
+                await self._say_or_log(event, "internal_error")
 
     async def _say_or_log(self, event: IncomingEvent, key: str, **params: str) -> None:
         try:

@@ -39,6 +39,9 @@ class BotSection(Section):
     # A folder (one host), or a git address: then each process keeps its own clone.
     repo: Path | str
     locale: Literal["en", "de"] = "en"
+    # One JSON object a line (time, level, logger, message, card, job, role, transport)
+    # for journald and log shippers; "text" for a person at a terminal.
+    log_format: Literal["text", "json"] = "text"
     keep_transcripts: bool = False
     workspaces: Path = Path("var/workspaces")
     # For trying the bot: when `repo` does not exist, create it as a new git

@@ -31,6 +31,7 @@ from chatbot.config import Config
 from chatbot.domain.phases import WORKTREE_DONE_PHASES
 from chatbot.domain.roles import DEPLOY_JOB, ROLES, ProfileFrom, role_lane
 from chatbot.domain.transitions import Action, TransitionRefused
+from chatbot.log_context import name_task
 from chatbot.pipeline.budget import hold_for_day_budget, stopped_by_budget
 from chatbot.pipeline.context import (
     JobContext,
@@ -306,6 +307,8 @@ class Worker:
     async def _execute(self, job: Job) -> None:
         runner = asyncio.current_task()
         assert runner is not None
+        # This task is the job's own: every line written while it runs names the job.
+        name_task(job=job.id, role=job.kind)
         heartbeat = asyncio.create_task(self._heartbeat(job, runner))
         try:
             await self._handle(job)
@@ -318,6 +321,7 @@ class Worker:
     async def _handle(self, job: Job) -> None:
         handler = handler_of(job.kind)
         card = await self.board.card_by_id(job.card_id) if job.card_id is not None else None
+        name_task(card=card.slug if card else None)
         if handler is None or card is None:
             await self._fail(job, f"no handler for job kind {job.kind!r} or card gone")
             return

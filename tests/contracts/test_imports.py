@@ -95,6 +95,8 @@ RULES: dict[str, set[str]] = {
     },
     "chatbot.config_file": {"runners"},
     "chatbot.secret_files": set(),
+    # What a log line is about (card, job, role, transport): set by chat and the worker.
+    "chatbot.log_context": set(),
     "chatbot.store": {"chatbot.domain", "runners"},
     "chatbot.board": {"chatbot.store", "chatbot.domain", "runners"},
     "chatbot.transports": set(),
@@ -111,9 +113,16 @@ RULES: dict[str, set[str]] = {
         "chatbot.config",
         "chatbot.notify.format",
         "chatbot.transports",
+        "chatbot.log_context",
         "runners",
     },
-    "chatbot.pipeline": {"chatbot.board", "chatbot.domain", "chatbot.config", "runners"},
+    "chatbot.pipeline": {
+        "chatbot.board",
+        "chatbot.domain",
+        "chatbot.config",
+        "chatbot.log_context",
+        "runners",
+    },
     "chatbot.web": {
         "chatbot.board",
         "chatbot.domain",
