@@ -47,6 +47,17 @@ async def one_of_each(board: BoardService) -> None:
     await card(board, "paused", Phase.INTERRUPTED)
     await card(board, "approved", Phase.READY_FOR_DEPLOYMENT, deployment_status="pending")
     await card(board, "broken", Phase.FAILED, failure_stage="review")
+    plan = [{"slug": "part-a"}, {"slug": "part-b"}]
+    planned = await card(board, "report", Phase.SPLIT_PLAN_WAITING, data={"split_plan": plan})
+    async with db_tx() as db:
+        await question_store.ask(db, planned.id, "split_plan", "two parts", [])
+    limited = await card(board, "limited", Phase.BUILDING)
+    async with db_tx() as db:
+        await job_store.enqueue(db, kind="builder", lane="heavy", card_id=limited.id)
+        job = await job_store.claim(db, "heavy", "w1", 60, host="hostA")
+        assert job is not None and job.card_id == limited.id
+        reason = "codex: quota or rate limit: You've hit your usage limit."
+        await job_store.wait(db, job.id, "w1", time.time() + 3600, reason)
 
 
 @pytest.mark.asyncio
@@ -62,7 +73,13 @@ async def test_inbox_lists_one_of_each_kind_oldest_first(board: BoardService):
         ("interrupted", "paused"),
         ("deploy", "approved"),
         ("failed", "broken"),
+        ("split_plan", "report"),
+        ("quota", "limited"),
     ]
+    # One of every kind the inbox knows.
+    assert {i.kind for i in items} == {
+        v for k, v in vars(board_inbox.Kind).items() if not k.startswith("_")
+    }
     ways = {i.kind: i.ways for i in items}
     assert ways["question"] == ("/answer asked <text>",)
     assert ways["request"] == ("/accept 1", "/decline 1")
@@ -71,10 +88,12 @@ async def test_inbox_lists_one_of_each_kind_oldest_first(board: BoardService):
     assert ways["interrupted"] == ("/steer paused <text>", "/fix paused", "/cancel paused")
     assert ways["deploy"] == ("/deploy approved",)
     assert ways["failed"] == ("/retry broken", "/fix broken")
+    assert ways["split_plan"] == ("👍", "/confirm report", "/answer report <reason>")
+    assert ways["quota"] == ("/cancel limited",)
     text = render_inbox.inbox(items, "en")
-    assert text.splitlines()[0] == "Waiting for you (7), oldest first:"
+    assert text.splitlines()[0] == "Waiting for you (9), oldest first:"
     assert "reply to its message or /answer asked <text>" in text
-    assert render_inbox.inbox(items, "de").startswith("Wartet auf dich (7)")
+    assert render_inbox.inbox(items, "de").startswith("Wartet auf dich (9)")
 
 
 @pytest.mark.asyncio
