@@ -20,7 +20,7 @@ from prometheus_client.parser import text_string_to_metric_families
 from chatbot.app import demo
 from chatbot.app.serve import serve, work
 from chatbot.app.startup import running_bot
-from chatbot.board import BoardService, Post
+from chatbot.board import BoardService, Post, RunRecord
 from chatbot.config import ConfigError, WebSection, parse_config
 from chatbot.domain.phases import Kind, Phase
 from chatbot.store import Store
@@ -31,7 +31,7 @@ from chatbot.store import questions as question_store
 from chatbot.store import workers as worker_store
 from chatbot.transports.console import ConsoleSettings, ConsoleTransport
 from chatbot.web import WebBoard, WebSettings
-from chatbot.web.metrics import Metrics
+from chatbot.web.metrics import ARRIVAL_KEEP_S, CommandLatency, Metrics
 from chatbot.web.metrics_http import MetricsDoor, MetricsListener
 from chatbot.web.metrics_http import describe as describe_metrics
 from tests.demo.test_console_demo import said
@@ -363,3 +363,78 @@ def test_check_says_where_metrics_are_served(tmp_path: Path) -> None:
     (tmp_path / "s").write_text("short\n")
     with pytest.raises(ConfigError, match="web.metrics_token_file"):
         parse_config(short, tmp_path / "bot.toml")
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 100.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+@pytest.mark.sqlite_only
+async def test_latency_counts_each_message_once_and_forgets_unanswered_ones(
+    board: BoardService,
+) -> None:
+    metrics = Metrics(board)
+    clock = Clock()
+    latency = CommandLatency(metrics.command_latency, clock)
+    latency.arrived("xmpp", "m-1")
+    latency.arrived("xmpp", "chatter")  # never answered
+    clock.now += 0.3
+    latency.handed("xmpp", None)  # a notice replies to nothing
+    latency.handed("matrix", "m-1")  # same id, another network: not its answer
+    latency.handed("xmpp", "m-1")
+    latency.handed("xmpp", "m-1")  # a second post replying to it: counted once
+    got = parse((await metrics.exposition())[0].decode())
+    assert value(got, "intentboard_command_latency_seconds_count", transport="xmpp") == 1
+    assert value(got, "intentboard_command_latency_seconds_sum", transport="xmpp") == pytest.approx(
+        0.3
+    )
+    assert (
+        value(got, "intentboard_command_latency_seconds_bucket", transport="xmpp", le="0.25") == 0
+    )
+    assert value(got, "intentboard_command_latency_seconds_bucket", transport="xmpp", le="0.5") == 1
+    # Room talk that is never answered is forgotten after an hour, not kept for good.
+    clock.now += ARRIVAL_KEEP_S + 1
+    latency.arrived("xmpp", "m-2")
+    assert latency.waiting == 1
+
+
+@pytest.mark.sqlite_only
+async def test_a_failed_runs_reason_is_not_a_label(board: BoardService) -> None:
+    metrics = Metrics(board)
+    card = await board.card_by_id(await _card(board.store, "runs"))
+    common = dict(
+        role="builder",
+        runtime="codex",
+        configured_model="m",
+        actual_model=None,
+        reasoning_effort="low",
+        cached_tokens=None,
+        cost_usd=None,
+        turns=None,
+        session_id=None,
+    )
+    await metrics.run_finished(
+        card,
+        RunRecord(
+            **common,
+            input_tokens=None,
+            output_tokens=None,
+            duration_s=42.0,
+            outcome="codex: exited 1: the model said no",
+        ),
+    )
+    await metrics.run_finished(
+        card, RunRecord(**common, input_tokens=10, output_tokens=3, duration_s=2.0, outcome="ok")
+    )
+    got = parse((await metrics.exposition())[0].decode())
+    runs = series(got, "intentboard_job_duration_seconds_count")
+    assert runs == {
+        (("outcome", "failed"), ("role", "builder"), ("runtime", "codex")): 1,
+        (("outcome", "ok"), ("role", "builder"), ("runtime", "codex")): 1,
+    }
+    assert value(got, "intentboard_run_input_tokens_total", role="builder", runtime="codex") == 10
+    assert value(got, "intentboard_run_cost_usd_total", role="builder", runtime="codex") == 0
