@@ -99,7 +99,8 @@ class MetricsDoor:
     @web.middleware
     async def middleware(self, request: web.Request, handler) -> web.StreamResponse:  # noqa: ANN001
         """On the board's listener: /metrics before the board's own sign-in."""
-        if request.path == PATH:
+        # Other methods go on to the board, which reads and answers GET and HEAD only.
+        if request.path == PATH and request.method in ("GET", "HEAD"):
             return await self.serve(request)
         return await handler(request)
 
