@@ -13,7 +13,7 @@ class SecretFileError(ValueError):
 
 
 # Anyone who can reach the web board's port may guess its token: it must be long.
-MIN_SECRET_CHARS = {"web.token_file": 16}
+MIN_SECRET_CHARS = {"web.token_file": 16, "web.metrics_token_file": 16}
 # A password, token or key is short; more is a file named by mistake (a log, a disk image).
 MAX_SECRET_BYTES = 64 * 1024
 

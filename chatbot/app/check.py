@@ -31,6 +31,7 @@ from chatbot.transports.base import ProbeReport
 from chatbot.transports.networks import NETWORKS
 from chatbot.transports.reports import yes_no
 from chatbot.web import describe as describe_web
+from chatbot.web.metrics_http import describe as describe_metrics
 from runners import prompts, versions
 from runners.process import Outcome, ProcessLimits, default_base_env, run_process
 from runners.runtimes import get_runtime
@@ -186,6 +187,7 @@ def run_check(config: Config, connect: bool) -> bool:
     templates_line, templates_ok = prompt_templates_line()
     print(templates_line)
     print(describe_web(config))
+    print(describe_metrics(config))
     if config.deprecated:
         # Accepted for now, so the bot starts; said here so the file gets mended.
         print("deprecated (the bot starts; edit the file):")

@@ -24,9 +24,11 @@ from chatbot.notify.outbox import OutboxSender
 from chatbot.notify.reminders import Reminders
 from chatbot.notify.store_health import StoreHealthNotices
 from chatbot.store.kv import TransportState
-from chatbot.transports.base import Transport
+from chatbot.transports.base import EventHandler, IncomingEvent, IncomingMessage, Transport
 from chatbot.transports.console import ConsoleTransport
 from chatbot.web import WebBoard, web_settings
+from chatbot.web.metrics import CommandLatency, Metrics
+from chatbot.web.metrics_http import MetricsDoor, MetricsListener, metrics_settings
 
 log = logging.getLogger(__name__)
 
@@ -74,30 +76,80 @@ def quiet_hours(value: str | None) -> QuietHours | None:
     return QuietHours.parse(value) if value else None
 
 
+def attach_metrics(bot: Running, transports: dict[str, Transport]) -> MetricsDoor | None:
+    """This process's metrics, when `[web]` is configured: the worker's runs are counted."""
+    settings = metrics_settings(bot.config)
+    if settings is None:
+        return None
+    metrics = Metrics(
+        bot.board, transports_up=lambda: {name: t.online for name, t in transports.items()}
+    )
+    if bot.worker is not None:
+        bot.worker.observers.append(metrics)
+    return MetricsDoor(metrics, settings.tokens, settings.locale)
+
+
+async def start_metrics_listener(bot: Running, door: MetricsDoor | None) -> MetricsListener | None:
+    """`[web] metrics_listen`: /metrics on a listener of its own (a taken port is logged)."""
+    settings = metrics_settings(bot.config)
+    if door is None or settings is None or settings.listen is None:
+        return None
+    listener = MetricsListener(door, *settings.listen)
+    return listener if await listener.start() else None
+
+
 async def work(bot: Running, stop: asyncio.Event, *, until_idle: bool) -> None:
     """`chatbot worker`: only the worker (no chat, no outbox sender); its notices go
-    into the outbox for the bot to send."""
+    into the outbox for the bot to send. It serves `[web] metrics_listen` when set."""
     assert bot.worker is not None
     attach_notifier(bot)
-    await bot.prepare(import_cards=False)
-    readiness.notify(f"READY=1\nSTATUS=worker on {bot.store.name}")
-    await bot.worker.run(until_idle=until_idle, stop=stop)
+    listener = await start_metrics_listener(bot, attach_metrics(bot, {}))
+    try:
+        await bot.prepare(import_cards=False)
+        readiness.notify(f"READY=1\nSTATUS=worker on {bot.store.name}")
+        await bot.worker.run(until_idle=until_idle, stop=stop)
+    finally:
+        if listener is not None:
+            await listener.stop()
 
 
-def attach_chat(bot: Running, transports: dict[str, Transport], sender: OutboxSender) -> None:
+def timed(handle: EventHandler, latency: CommandLatency) -> EventHandler:
+    """The chat intake's door, noting when each message arrived (a command's latency
+    runs from here to its answer's hand-off to the transport)."""
+
+    async def handle_timed(event: IncomingEvent) -> None:
+        if isinstance(event, IncomingMessage):
+            latency.arrived(event.transport, event.message_id)
+        await handle(event)
+
+    return handle_timed
+
+
+def attach_chat(
+    bot: Running,
+    transports: dict[str, Transport],
+    sender: OutboxSender,
+    metrics: MetricsDoor | None = None,
+) -> None:
     from chatbot.chat.intake import ChatIntake
 
     chat = ChatIntake.from_config(bot.board, bot.config)
     chat.outbox_settled = sender.settled
     # While the database takes no writes, answers cannot wait in the outbox.
     chat.replies.direct = sender.send_now
+    handle: EventHandler = chat.handle
+    if metrics is not None:
+        handle = timed(chat.handle, metrics.metrics.latency)
+        sender.handed.append(metrics.metrics.latency.handed)
     for transport in transports.values():
-        transport.on_event(chat.handle)
+        transport.on_event(handle)
         # What strangers send changes nothing, so it leaves no rows behind either.
         transport.keep_state_for(chat.counts)
 
 
-async def start_web(bot: Running, transports: dict[str, Transport]) -> WebBoard | None:
+async def start_web(
+    bot: Running, transports: dict[str, Transport], metrics: MetricsDoor | None = None
+) -> WebBoard | None:
     """The live web board, when `[web]` is configured; its pages wake on every commit.
 
     A port that is taken is logged and the bot serves on without the board: chat is
@@ -110,6 +162,7 @@ async def start_web(bot: Running, transports: dict[str, Transport]) -> WebBoard 
         bot.board,
         settings,
         transports_up=lambda: {name: t.online for name, t in transports.items()},
+        metrics=metrics,
     )
     try:
         await board_web.start()
@@ -160,14 +213,16 @@ async def serve(
     sender = OutboxSender(bot.store, transports)
     bot.store.on_commit.append(sender.wake)
     bot.store.on_write.append(sender.wake)  # chat's replies are single statements
-    attach_chat(bot, transports, sender)
+    metrics = attach_metrics(bot, transports)
+    attach_chat(bot, transports, sender, metrics)
     StoreHealthNotices(sender.send_now, destinations(bot.config), bot.config.bot.locale).attach(
         bot.store.health
     )
     await bot.prepare()  # now that the room listens, recovered runs are reported there
     found = [(d.key, d.line()) for d in bot.config.deprecated]
     await deprecations.tell_owners(notifier, found)
-    board_web = await start_web(bot, transports)
+    board_web = await start_web(bot, transports, metrics)
+    metrics_listener = await start_metrics_listener(bot, metrics)
 
     # Ctrl-D (or the end of piped input) ends the session, once what was typed is answered.
     console_closed = [
@@ -190,6 +245,8 @@ async def serve(
         ready.cancel()
         if board_web is not None:
             await board_web.stop()
+        if metrics_listener is not None:
+            await metrics_listener.stop()
         for task in console_closed:
             task.cancel()
         for transport in transports.values():

@@ -155,7 +155,7 @@ class Config(Section):
             if runtime.api_key_file is not None:
                 found[f"runtimes.{name}.api_key_file"] = runtime.api_key_file
         if self.web:
-            found["web.token_file"] = self.web.token_file
+            found.update(self.web.metrics_tokens)
         return found
 
     def redacted(self) -> dict[str, Any]:

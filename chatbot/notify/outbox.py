@@ -20,6 +20,7 @@ import asyncio
 import contextlib
 import logging
 import time
+from collections.abc import Callable
 
 from chatbot.store import Store, StoreError
 from chatbot.store import chat as chat_store
@@ -75,6 +76,9 @@ class OutboxSender:
         self._retry: dict[int, tuple[float, float]] = {}
         self.sent = 0
         self.failed = 0
+        #: Told (transport, the id the post replies to) as each post is handed to its
+        #: transport: the command latency metric ends there.
+        self.handed: list[Callable[[str, str | None], None]] = []
         self._idle = asyncio.Event()
         self._idle.set()
         # Passes of `flush` so far, for `drained` to wait on the next one.
@@ -123,6 +127,15 @@ class OutboxSender:
             await transport.send(target, post.text, reply_to=post.reply_to, html=post.html)
         except Exception as error:  # noqa: BLE001 - nothing to retry it from; say it once
             log.warning("could not send an answer to %s: %s", post.target, error)
+            return
+        self._tell_handed(post.transport, post.reply_to)
+
+    def _tell_handed(self, transport: str, reply_to: str | None) -> None:
+        for hear in self.handed:
+            try:
+                hear(transport, reply_to)
+            except Exception:  # noqa: BLE001 - a metric must not hold up the chat
+                log.exception("outbox hand-off listener failed")
 
     async def run(self, stop: asyncio.Event) -> None:
         for transport in self.transports.values():
@@ -239,6 +252,7 @@ class OutboxSender:
                     replaces=replaces,
                     mentions=row.mentions,
                 )
+                self._tell_handed(row.transport, row.reply_to)
         except StoreError:
             # The database's failure, not this message's (the mark before the send could
             # not be written): nothing is sent that could not be recorded.

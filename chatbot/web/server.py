@@ -29,6 +29,7 @@ from chatbot.web.auth import Guard
 from chatbot.web.card_page import MAX_TEXT, CardPage, RepoText
 from chatbot.web.connections import AcceptFailures, Connection, Gate, GuardedSite
 from chatbot.web.markup import Safe, tag
+from chatbot.web.metrics_http import MetricsDoor
 from chatbot.web.settings import WebSettings
 from chatbot.web.texts import Texts
 
@@ -72,6 +73,7 @@ class WebBoard:
         settings: WebSettings,
         *,
         transports_up: TransportsUp = dict,
+        metrics: MetricsDoor | None = None,
     ):
         self.reads = reads
         self.settings = settings
@@ -86,7 +88,9 @@ class WebBoard:
         self.caps = settings.caps()
         self.gate = Gate(self.caps, self.texts("busy"))
         self._accept_failures = AcceptFailures(self.gate.reports)
-        self.app = web.Application(middlewares=[self.gate.middleware, self.guard.middleware])
+        # /metrics answers to its own token (or the board's) before the board's sign-in.
+        door = [metrics.middleware] if metrics is not None else []
+        self.app = web.Application(middlewares=[self.gate.middleware, *door, self.guard.middleware])
         self.app.on_response_prepare.append(self._headers)
         self.app.add_routes(
             [

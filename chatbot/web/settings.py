@@ -84,8 +84,8 @@ def split_listen(listen: str) -> tuple[str, int]:
 
 
 def web_settings(config: Config) -> WebSettings | None:
-    """None without a [web] section: then nothing listens."""
-    if config.web is None:
+    """None without a [web] section, or with `board = false` (then only /metrics listens)."""
+    if config.web is None or not config.web.board or config.web.token_file is None:
         return None
     host, port = split_listen(config.web.listen)
     return WebSettings(
@@ -125,6 +125,8 @@ def describe(config: Config) -> str:
     """One line for `chatbot check`: where the board listens, or that it is off."""
     if config.web is None:
         return "web board: off (no [web] section)"
+    if not config.web.board:
+        return "web board: off ([web] board = false)"
     host, port = split_listen(config.web.listen)
     settings = WebSettings(
         host,
