@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ipaddress
 from pathlib import Path
+from urllib.parse import urlsplit
 
 from pydantic import Field, field_validator
 
@@ -19,6 +20,22 @@ class WebSection(Section):
     max_connections: int = Field(default=256, ge=4, le=65536)
     # Peers whose X-Forwarded-Proto / Forwarded: proto=https count (a TLS proxy in front).
     trusted_proxies: list[str] = ["127.0.0.1/8", "::1"]
+    # Where browsers reach the board (the TLS proxy's address): /web's sign-in links
+    # start with it. Without it /web says which key to set.
+    public_url: str | None = None
+
+    @field_validator("public_url")
+    @classmethod
+    def _public_url(cls, value: str | None) -> str | None:
+        if value is None:
+            return None
+        url = urlsplit(value)
+        if url.scheme not in ("http", "https") or not url.hostname or url.query or url.fragment:
+            raise KeyProblem(
+                "web.public_url",
+                f"{value!r} is not the board's address; write it like https://board.example.org/",
+            )
+        return value.rstrip("/") + "/"
 
     @field_validator("trusted_proxies")
     @classmethod
