@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+from typing import TYPE_CHECKING
 
 from chatbot.app import readiness
 from chatbot.app.startup import Running
@@ -24,6 +25,9 @@ from chatbot.store.kv import TransportState
 from chatbot.transports.base import Transport
 from chatbot.transports.console import ConsoleTransport
 from chatbot.web import WebBoard, web_settings
+
+if TYPE_CHECKING:
+    from chatbot.chat.intake import ChatIntake
 
 log = logging.getLogger(__name__)
 
@@ -81,7 +85,7 @@ async def work(bot: Running, stop: asyncio.Event, *, until_idle: bool) -> None:
     await bot.worker.run(until_idle=until_idle, stop=stop)
 
 
-def attach_chat(bot: Running, transports: dict[str, Transport], sender: OutboxSender) -> None:
+def attach_chat(bot: Running, transports: dict[str, Transport], sender: OutboxSender) -> ChatIntake:
     from chatbot.chat.intake import ChatIntake
 
     chat = ChatIntake.from_config(bot.board, bot.config)
@@ -92,14 +96,20 @@ def attach_chat(bot: Running, transports: dict[str, Transport], sender: OutboxSe
         transport.on_event(chat.handle)
         # What strangers send changes nothing, so it leaves no rows behind either.
         transport.keep_state_for(chat.counts)
+    return chat
 
 
-async def start_web(bot: Running, transports: dict[str, Transport]) -> WebBoard | None:
+async def start_web(
+    bot: Running, transports: dict[str, Transport], chat: ChatIntake | None = None
+) -> WebBoard | None:
     """The live web board, when `[web]` is configured; its pages wake on every commit.
 
     A port that is taken is logged and the bot serves on without the board: chat is
-    how the board is steered, the web page only shows it.
+    how the board is steered; a signed-in owner's actions on the page run as chat's
+    commands do (chat/web_acts.py).
     """
+    from chatbot.chat.web_acts import WebActs
+
     settings = web_settings(bot.config)
     if settings is None:
         return None
@@ -107,6 +117,8 @@ async def start_web(bot: Running, transports: dict[str, Transport]) -> WebBoard 
         bot.board,
         settings,
         transports_up=lambda: {name: t.online for name, t in transports.items()},
+        sessions=bot.board.web_sessions,
+        acting=WebActs(chat) if chat is not None else None,
     )
     try:
         await board_web.start()
@@ -154,12 +166,12 @@ async def serve(
     sender = OutboxSender(bot.store, transports)
     bot.store.on_commit.append(sender.wake)
     bot.store.on_write.append(sender.wake)  # chat's replies are single statements
-    attach_chat(bot, transports, sender)
+    chat = attach_chat(bot, transports, sender)
     StoreHealthNotices(sender.send_now, destinations(bot.config), bot.config.bot.locale).attach(
         bot.store.health
     )
     await bot.prepare()  # now that the room listens, recovered runs are reported there
-    board_web = await start_web(bot, transports)
+    board_web = await start_web(bot, transports, chat)
 
     # Ctrl-D (or the end of piped input) ends the session, once what was typed is answered.
     console_closed = [

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from chatbot.board import CardView, RunRecord, TalkRow
 from chatbot.board.hand_over import HandOver
 from chatbot.domain.phases import Kind
-from chatbot.web import talk_section
+from chatbot.web import action_forms, talk_section
 from chatbot.web.markup import Safe, clock, iso, join, markdown, scroll_table, tag
 from chatbot.web.texts import Texts
 
@@ -42,6 +42,10 @@ class CardPage:
     # What its agents were told and asked, newest first; and its session to hand over.
     talk: Sequence[TalkRow] = field(default_factory=list)
     hand_over: HandOver | None = None
+    # The signed-in owner looking (None: a reader with the token), and whether the
+    # browser's owner session has ended since.
+    owner: action_forms.Owner | None = None
+    session_ended: bool = False
 
 
 def _rendered(text: RepoText, t: Texts, missing_key: str) -> Safe:
@@ -156,6 +160,27 @@ def _question(view: CardView, t: Texts) -> Safe:
     )
 
 
+def _answers(data: dict, t: Texts) -> Safe:
+    """What owners answered the card's questions (in chat or here), as text."""
+    given = [a for a in data.get("answers") or [] if isinstance(a, dict)]
+    if not given:
+        return Safe("")
+    items = [
+        tag(
+            "<dt>{q}</dt><dd>{a} <small>({by})</small></dd>",
+            q=str(a.get("question") or "-"),
+            a=str(a.get("answer") or ""),
+            by=str(a.get("by") or "-"),
+        )
+        for a in given
+    ]
+    return tag(
+        '<section id="answers"><h2>{h}</h2><dl class="answers">{items}</dl></section>',
+        h=t("answers"),
+        items=join(items),
+    )
+
+
 def card_main(page: CardPage, t: Texts, now: float | None = None) -> Safe:
     now = time.time() if now is None else now
     view, card = page.view, page.view.card
@@ -184,7 +209,11 @@ def card_main(page: CardPage, t: Texts, now: float | None = None) -> Safe:
                 m=t("failure", stage=card.failure_stage, detail=card.failure_detail or "-"),
             )
         )
+    if page.session_ended:
+        parts.append(tag('<p class="message" id="session-ended">{m}</p>', m=t("session_ended")))
     parts.append(_question(view, t))
+    parts.append(action_forms.section(view, page.talk, page.owner, t))
+    parts.append(_answers(card.data, t))
     parts.append(talk_section.approvals(page.talk, t))
     relations = [
         (key, slugs)

@@ -1,8 +1,10 @@
-"""The web board: a read-only aiohttp server inside the bot.
+"""The web board: an aiohttp server inside the bot.
 
-Every page and the event stream need the token (auth.Guard); `/healthz` does not
-and tells monitoring only the bot's state, no card data. Nothing here writes: the
-routes are GET (and HEAD) only, and the board is reached through its read API.
+Every page and the event stream need the token or an owner's session (auth.Guard);
+`/healthz` does not and tells monitoring only the bot's state, no card data. The
+token only reads: the pages are GET (and HEAD), and the board is reached through its
+read API. The one way to change anything is a signed-in owner's form (owners.py),
+which runs as the chat command would.
 A strict Content-Security-Policy allows our own stylesheet and script and nothing
 else: no inline script or style, nothing from another host. Connections pass a gate
 (connections.py) that keeps the board's descriptors to a share of the process's.
@@ -23,8 +25,10 @@ from aiohttp import web
 from chatbot.board import Card, RunRecord, UnknownCard
 from chatbot.board.hand_over import HandOver, hand_over
 from chatbot.board.reads import BoardReads
-from chatbot.web import card_page, live, pages
-from chatbot.web.auth import Guard
+from chatbot.board.web_sessions import WebSessions
+from chatbot.web import card_page, live, owners, pages
+from chatbot.web.action_forms import Owner
+from chatbot.web.auth import SESSION, SESSION_ENDED, Guard
 from chatbot.web.card_page import MAX_TEXT, CardPage, RepoText
 from chatbot.web.connections import AcceptFailures, Connection, Gate, GuardedSite
 from chatbot.web.markup import Safe, tag
@@ -35,7 +39,7 @@ log = logging.getLogger(__name__)
 
 CSP = (
     "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; "
-    "connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
+    "connect-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
 )
 HEADERS = {
     "Content-Security-Policy": CSP,
@@ -71,6 +75,8 @@ class WebBoard:
         settings: WebSettings,
         *,
         transports_up: TransportsUp = dict,
+        sessions: WebSessions | None = None,
+        acting: owners.Acting | None = None,
     ):
         self.reads = reads
         self.settings = settings
@@ -81,7 +87,15 @@ class WebBoard:
         self.static = _static()
         digest = hashlib.sha256(b"".join(self.static.values())).hexdigest()
         self.static_version = digest[:12]
-        self.guard = Guard(settings.token, self._unauthorized, settings.trusted_proxies)
+        self.guard = Guard(
+            settings.token,
+            self._unauthorized,
+            settings.trusted_proxies,
+            session_of=sessions.session if sessions is not None else None,
+        )
+        self.owners = owners.Owners(
+            sessions, acting, self.guard, self.texts, self._page, settings.public_url
+        )
         self.caps = settings.caps()
         self.gate = Gate(self.caps, self.texts("busy"))
         self._accept_failures = AcceptFailures(self.gate.reports)
@@ -95,6 +109,9 @@ class WebBoard:
                 web.get("/events", self.events),
                 web.get("/healthz", self.health),
                 web.get("/static/{name}", self.static_file),
+                web.get("/signin/{token}", self.owners.show),
+                web.post("/signin", self.owners.use),
+                web.post(f"/card/{SLUG}/act", self.owners.act),
             ]
         )
         self._runner: web.AppRunner | None = None
@@ -175,7 +192,7 @@ class WebBoard:
         return self._html(html, status=status)
 
     def _unauthorized(self, request: web.Request) -> web.Response:
-        text = self.texts("unauthorized")
+        text = self.texts("session_ended" if request.get(SESSION_ENDED) else "unauthorized")
         refresh = ""
         if (
             request.headers.get("Sec-Fetch-Site") == "cross-site"
@@ -230,9 +247,19 @@ class WebBoard:
             reviews=card_page.reviews_of(card.data, report_file),
             talk=await self.reads.talk_of(card.id),
             hand_over=self._hand_over(card, runs),
+            owner=await self._owner(request, slug),
+            session_ended=bool(request.get(SESSION_ENDED)),
         )
         main = card_page.card_main(page, self.texts)
         return self._page(f"{card.slug}: {card.title}", main, "card", mark=mark.token(), slug=slug)
+
+    async def _owner(self, request: web.Request, slug: str) -> Owner | None:
+        session = request.get(SESSION)
+        if session is None:
+            return None
+        requests = [r for r in await self.reads.pending_requests() if r.argument == slug]
+        said = self.owners.said(session.id, slug)
+        return Owner(session.identity, session.csrf, said, requests)
 
     def _hand_over(self, card: Card, runs: list[RunRecord]) -> HandOver | None:
         workspaces = self.settings.workspaces
