@@ -25,7 +25,7 @@ from aiohttp import web
 
 from chatbot.board.web_sessions import SESSION_VALID_S, LinkRefused, WebSession, WebSessions
 from chatbot.web.auth import OWNER_COOKIE, SESSION, SESSION_ENDED, Guard
-from chatbot.web.markup import tag
+from chatbot.web.markup import Safe, tag
 from chatbot.web.texts import Texts
 
 log = logging.getLogger(__name__)
@@ -34,7 +34,6 @@ log = logging.getLogger(__name__)
 Said = tuple[str, bool]
 # identity, card slug, action, the form's fields -> what was said (chat/web_acts.py).
 Acting = Callable[[str, str, str, Mapping[str, str]], Awaitable[list[Said]]]
-Page = Callable[..., web.Response]
 
 # How long what an action answered stays on its card's page (a live re-read of the
 # page must not wipe it a moment after the redirect showed it).
@@ -56,22 +55,34 @@ class Owners:
         acting: Acting | None,
         guard: Guard,
         texts: Texts,
-        page: Page,
         public_url: str | None = None,
     ):
         self.sessions = sessions
         self.acting = acting
         self.guard = guard
         self.texts = texts
-        self.page = page
         self.public_origin = origin_of(public_url) if public_url else None
         self._said: OrderedDict[tuple[int, str], tuple[float, list[Said]]] = OrderedDict()
 
     # --- signing in ------------------------------------------------------------------
 
+    def _bare(self, body: Safe, status: int = 200) -> web.Response:
+        """A page that loads nothing else: before sign-in the board's own stylesheet and
+        script are not the visitor's to load either."""
+        html = tag(
+            '<!doctype html>\n<html lang="{lang}"><head><meta charset="utf-8">'
+            '<meta name="viewport" content="width=device-width, initial-scale=1">'
+            "<title>{title}</title></head><body>{body}"
+            '<p><a href="/">{back}</a></p></body></html>\n',
+            lang=self.texts.locale,
+            title=self.texts("signin_title"),
+            body=body,
+            back=self.texts("back"),
+        )
+        return web.Response(text=html, status=status, content_type="text/html")
+
     def _message(self, key: str, status: int) -> web.Response:
-        main = tag('<p class="message" id="message">{m}</p>', m=self.texts(key))
-        return self.page(self.texts("signin_title"), main, "board", status=status)
+        return self._bare(tag('<p id="message">{m}</p>', m=self.texts(key)), status)
 
     def _refused_link(self, refused: LinkRefused) -> web.Response:
         return self._message(f"signin_{refused.why}", 404 if refused.why == "unknown" else 410)
@@ -92,7 +103,7 @@ class Owners:
             token=token,
             button=self.texts("signin_button"),
         )
-        return self.page(self.texts("signin_title"), main, "board")
+        return self._bare(main)
 
     async def use(self, request: web.Request) -> web.Response:
         if not self.same_origin(request):
@@ -122,12 +133,18 @@ class Owners:
 
     def same_origin(self, request: web.Request) -> bool:
         origin = request.headers.get("Origin")
-        if origin is not None:
+        site = request.headers.get("Sec-Fetch-Site")
+        if origin is not None and origin != "null":
             scheme = "https" if self.guard.over_tls(request) else "http"
             own = {f"{scheme}://{request.host}".lower(), self.public_origin}
             return origin.rstrip("/").lower() in own
-        # Browsers that send no Origin still say whether the request crossed sites.
-        return request.headers.get("Sec-Fetch-Site", "same-origin") in ("same-origin", "none")
+        if origin == "null":
+            # Our Referrer-Policy (no-referrer) makes browsers send "null" even for our
+            # own forms; then only their Sec-Fetch-Site tells where the form was.
+            return site == "same-origin"
+        # No Origin: not a browser's form (a script with the session's token), or an
+        # old browser; a browser that says where the request came from is believed.
+        return site in (None, "same-origin")
 
     async def act(self, request: web.Request) -> web.Response:
         slug = request.match_info["slug"]

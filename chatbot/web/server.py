@@ -93,9 +93,7 @@ class WebBoard:
             settings.trusted_proxies,
             session_of=sessions.session if sessions is not None else None,
         )
-        self.owners = owners.Owners(
-            sessions, acting, self.guard, self.texts, self._page, settings.public_url
-        )
+        self.owners = owners.Owners(sessions, acting, self.guard, self.texts, settings.public_url)
         self.caps = settings.caps()
         self.gate = Gate(self.caps, self.texts("busy"))
         self._accept_failures = AcceptFailures(self.gate.reports)
@@ -109,6 +107,7 @@ class WebBoard:
                 web.get("/events", self.events),
                 web.get("/healthz", self.health),
                 web.get("/static/{name}", self.static_file),
+                web.get("/favicon.ico", self.no_icon),
                 web.get("/signin/{token}", self.owners.show),
                 web.post("/signin", self.owners.use),
                 web.post(f"/card/{SLUG}/act", self.owners.act),
@@ -195,7 +194,8 @@ class WebBoard:
         text = self.texts("session_ended" if request.get(SESSION_ENDED) else "unauthorized")
         refresh = ""
         if (
-            request.headers.get("Sec-Fetch-Site") == "cross-site"
+            request.method == "GET"  # a form another site posted is not asked again
+            and request.headers.get("Sec-Fetch-Site") == "cross-site"
             and request.headers.get("Sec-Fetch-Mode") == "navigate"
         ):
             # A SameSite=Strict cookie stays home on a link from a chat app; the same
@@ -332,6 +332,9 @@ class WebBoard:
             status=200 if body["ok"] else 503,
             content_type="application/json",
         )
+
+    async def no_icon(self, request: web.Request) -> web.Response:
+        return web.Response(status=204)
 
     async def static_file(self, request: web.Request) -> web.Response:
         name = request.match_info["name"]
