@@ -143,6 +143,10 @@ def describe(config: Config) -> str:
         f"{settings.url}?token=<token> once per browser); "
         + describe_caps(settings, settings.caps())
     )
+    if config.web.public_url:
+        line += f"; /web sign-in links go to {config.web.public_url}signin/…"
+    else:
+        line += "; /web makes no sign-in links: set [web] public_url to the board's address"
     if not _is_loopback(host):
         line += (
             f"; {host} is reachable from other hosts: put a TLS proxy in front, or the token "

@@ -323,3 +323,25 @@ async def test_someone_no_longer_an_owner_acts_no_more(site: OwnerSite) -> None:
 async def test_reading_with_the_token_shows_no_forms(site: OwnerSite) -> None:
     status, _, body = await site.request("GET", "card/asks", headers=site.headers())
     assert status == 200 and "<form" not in body and 'name="csrf"' not in body
+
+
+def test_chatbot_check_says_where_sign_in_links_go(tmp_path: Path) -> None:
+    from chatbot.config import ConfigError, parse_config
+    from chatbot.web.settings import describe
+    from tests.web.test_units import CONFIG
+
+    web = '\n[web]\ntoken_file = "web-token"\n'
+    plain = parse_config(CONFIG + web, tmp_path / "bot.toml", secrets=False)
+    assert "/web makes no sign-in links: set [web] public_url" in describe(plain)
+    linked = parse_config(
+        CONFIG + web + 'public_url = "https://board.example.org"\n',
+        tmp_path / "bot.toml",
+        secrets=False,
+    )
+    assert linked.web.public_url == "https://board.example.org/"
+    assert "/web sign-in links go to https://board.example.org/signin/" in describe(linked)
+    for bad in ("board.example.org", "ftp://x/", "https://x/?a=1"):
+        with pytest.raises(ConfigError, match=r"web\.public_url: .* write it like https://"):
+            parse_config(
+                CONFIG + web + f'public_url = "{bad}"\n', tmp_path / "b.toml", secrets=False
+            )
