@@ -119,6 +119,7 @@ async def start_web(
         transports_up=lambda: {name: t.online for name, t in transports.items()},
         sessions=bot.board.web_sessions,
         acting=WebActs(chat) if chat is not None else None,
+        spend=bot.board.spend_report,
     )
     try:
         await board_web.start()

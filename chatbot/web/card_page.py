@@ -209,6 +209,14 @@ def card_main(page: CardPage, t: Texts, now: float | None = None) -> Safe:
                 m=t("failure", stage=card.failure_stage, detail=card.failure_detail or "-"),
             )
         )
+    if card.pipeline_run_id:
+        parts.append(
+            tag(
+                '<p class="pipeline"><a href="/pipeline/{id}">{m}</a></p>',
+                id=card.pipeline_run_id,
+                m=t("pipeline_open", id=card.pipeline_run_id),
+            )
+        )
     if page.session_ended:
         parts.append(tag('<p class="message" id="session-ended">{m}</p>', m=t("session_ended")))
     parts.append(_question(view, t))

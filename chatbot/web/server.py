@@ -17,16 +17,16 @@ import hashlib
 import json
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from importlib import resources
 
 from aiohttp import web
 
-from chatbot.board import Card, RunRecord, UnknownCard
+from chatbot.board import Card, RunRecord, SpendReport, UnknownCard
 from chatbot.board.hand_over import HandOver, hand_over
 from chatbot.board.reads import BoardReads
 from chatbot.board.web_sessions import WebSessions
-from chatbot.web import card_page, live, owners, pages
+from chatbot.web import card_page, live, owners, pages, spend_pages
 from chatbot.web.action_forms import Owner
 from chatbot.web.auth import SESSION, SESSION_ENDED, Guard
 from chatbot.web.card_page import MAX_TEXT, CardPage, RepoText
@@ -61,6 +61,8 @@ STATIC_TYPES = {
 }
 
 TransportsUp = Callable[[], dict[str, bool]]
+# The board's spend report (BoardService.spend_report), as chat's /budget reads it.
+Spending = Callable[[], Awaitable[SpendReport]]
 
 
 def _static() -> dict[str, bytes]:
@@ -77,7 +79,9 @@ class WebBoard:
         transports_up: TransportsUp = dict,
         sessions: WebSessions | None = None,
         acting: owners.Acting | None = None,
+        spend: Spending | None = None,
     ):
+        self.spend = spend
         self.reads = reads
         self.settings = settings
         self.texts = Texts(settings.locale)
@@ -104,6 +108,8 @@ class WebBoard:
                 web.get("/", self.board),
                 web.get(f"/card/{SLUG}", self.card),
                 web.get("/runs", self.runs),
+                web.get("/budget", self.budget),
+                web.get("/pipeline/{pipeline:[a-z0-9][a-z0-9-]{0,63}}", self.pipeline),
                 web.get("/events", self.events),
                 web.get("/healthz", self.health),
                 web.get("/static/{name}", self.static_file),
@@ -281,6 +287,27 @@ class WebBoard:
         workers = await self.reads.workers_seen(now - pages.WORKERS_SEEN_S)
         main = pages.runs_main(jobs, days, self.texts, now, workers)
         return self._page(self.texts("jobs"), main, "runs", mark=mark.token())
+
+    async def budget(self, request: web.Request) -> web.Response:
+        if self.spend is None:
+            main = pages.message_main(self.texts("not_found"), self.texts)
+            return self._page("404", main, "board", status=404)
+        mark = await self.reads.change_mark()
+        main = spend_pages.budget_main(await self.spend(), self.texts)
+        return self._page(self.texts("budget"), main, "runs", mark=mark.token())
+
+    async def pipeline(self, request: web.Request) -> web.Response:
+        mark = await self.reads.change_mark()
+        pipeline, runs = await self.reads.pipeline_runs(request.match_info["pipeline"])
+        views = []
+        for slug in await self.reads.pipeline_slugs(pipeline):
+            try:
+                views.append(await self.reads.view(slug))
+            except UnknownCard:
+                continue  # deleted between the two reads
+        main = spend_pages.pipeline_main(pipeline, runs, views, self.texts)
+        status = 200 if runs or views else 404
+        return self._page(pipeline, main, "runs", mark=mark.token(), status=status)
 
     async def events(self, request: web.Request) -> web.StreamResponse:
         if self.live.clients >= self.caps.streams:
