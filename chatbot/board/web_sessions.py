@@ -8,13 +8,14 @@ digests only; the CSRF token of a session is stored as is, since the page shows 
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import secrets
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from chatbot.store import Store
+from chatbot.store import Store, StoreUnwritable
 from chatbot.store import web_sessions as rows
 from chatbot.store.web_sessions import WebSession
 
@@ -107,7 +108,9 @@ class WebSessions:
         found = await rows.by_session(self.store.reader, digest(cookie), now)
         if found is not None and (found.last_used_at or 0) + TOUCH_EVERY_S <= now:
             # One statement, waking nobody: live pages and workers need not hear of it.
-            await self.store.write_one(rows.TOUCH_SQL, (now, found.id))
+            # On a full disk the page still shows; only "last used" stays behind.
+            with contextlib.suppress(StoreUnwritable):
+                await self.store.write_one(rows.TOUCH_SQL, (now, found.id))
         return found
 
     async def of(self, identity: str) -> list[WebSession]:

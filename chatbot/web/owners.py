@@ -23,6 +23,7 @@ from urllib.parse import urlsplit
 
 from aiohttp import web
 
+from chatbot.board import StoreUnwritable
 from chatbot.board.web_sessions import SESSION_VALID_S, LinkRefused, WebSession, WebSessions
 from chatbot.web.auth import OWNER_COOKIE, SESSION, SESSION_ENDED, Guard
 from chatbot.web.markup import Safe, tag
@@ -116,6 +117,10 @@ class Owners:
             signed = await self.sessions.sign_in(token, request.headers.get("User-Agent", ""))
         except LinkRefused as refused:
             return self._refused_link(refused)
+        except StoreUnwritable as error:
+            # A full disk: the link stays unused; it works once the board saves again.
+            log.warning("web: a sign-in was not saved: %s", error)
+            return self._message("signin_unsaved", 503)
         log.info("web: %s signed in (session #%d)", signed.session.identity, signed.session.id)
         response = web.Response(status=303, headers={"Location": "/"})
         response.set_cookie(

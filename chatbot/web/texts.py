@@ -22,6 +22,10 @@ EN: dict[str, str] = {
         "This sign-in link was ended with /web revoke: nothing was changed. Write /web to the "
         "bot in a direct chat for a new one."
     ),
+    "signin_unsaved": (
+        "The board cannot save anything right now (its database takes no writes), so you "
+        "are not signed in; the link still works once it can. Nothing was changed."
+    ),
     "session_ended": (
         "Your web session has ended (/web revoke, or it expired): nothing was changed. Write "
         "/web to the bot in a direct chat to sign in again."
@@ -192,6 +196,11 @@ DE: dict[str, str] = {
     "signin_revoked": (
         "Dieser Anmeldelink wurde mit /web revoke beendet: nichts wurde geändert. Schreib dem "
         "Bot /web im Direktchat für einen neuen."
+    ),
+    "signin_unsaved": (
+        "Das Board kann gerade nichts speichern (seine Datenbank nimmt nichts an), darum "
+        "bist du nicht angemeldet; der Link gilt weiter, sobald es wieder geht. Nichts "
+        "wurde geändert."
     ),
     "session_ended": (
         "Deine Web-Sitzung ist beendet (/web revoke, oder abgelaufen): nichts wurde geändert. "
