@@ -345,3 +345,19 @@ def test_chatbot_check_says_where_sign_in_links_go(tmp_path: Path) -> None:
             parse_config(
                 CONFIG + web + f'public_url = "{bad}"\n', tmp_path / "b.toml", secrets=False
             )
+
+
+async def test_in_german_the_page_and_chats_answers_are_german(tmp_path: Path) -> None:
+    german = await open_owner_site(tmp_path, locale="de")
+    try:
+        token = await german.link()
+        _, _, body = await german.request("GET", f"signin/{token}")
+        assert f"Als {OWNER_ID} am Board anmelden?" in body and ">Anmelden</button>" in body
+        cookie = await german.sign_in()
+        page = unescape(await german.act(cookie, "plain-0", "deploy"))
+        assert "Angemeldet als" in page and ">Starten</button>" in page
+        assert "Abgelehnt: plain-0 ist in Phase geplant; /deploy ist dort nicht möglich." in page
+        _, _, spent = await german.request("POST", "signin", data={"token": token + "x"})
+        assert "Dieser Anmeldelink ist unbekannt" in unescape(spent)
+    finally:
+        await german.close()
