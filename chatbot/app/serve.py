@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+from typing import TYPE_CHECKING
 
 from chatbot.app import readiness
 from chatbot.app.startup import Running
@@ -29,6 +30,9 @@ from chatbot.transports.console import ConsoleTransport
 from chatbot.web import WebBoard, web_settings
 from chatbot.web.metrics import CommandLatency, Metrics
 from chatbot.web.metrics_http import MetricsDoor, MetricsListener, metrics_settings
+
+if TYPE_CHECKING:
+    from chatbot.chat.intake import ChatIntake
 
 log = logging.getLogger(__name__)
 
@@ -117,7 +121,7 @@ def timed(handle: EventHandler, latency: CommandLatency) -> EventHandler:
     """The chat intake's door, noting when each message arrived (a command's latency
     runs from here to its answer's hand-off to the transport)."""
 
-    async def handle_timed(event: IncomingEvent) -> None:
+    async def handle_timed(event: IncomingEvent) -> ChatIntake:
         if isinstance(event, IncomingMessage):
             latency.arrived(event.transport, event.message_id)
         await handle(event)
@@ -130,7 +134,7 @@ def attach_chat(
     transports: dict[str, Transport],
     sender: OutboxSender,
     metrics: MetricsDoor | None = None,
-) -> None:
+) -> ChatIntake:
     from chatbot.chat.intake import ChatIntake
 
     chat = ChatIntake.from_config(bot.board, bot.config)
@@ -145,16 +149,23 @@ def attach_chat(
         transport.on_event(handle)
         # What strangers send changes nothing, so it leaves no rows behind either.
         transport.keep_state_for(chat.counts)
+    return chat
 
 
 async def start_web(
-    bot: Running, transports: dict[str, Transport], metrics: MetricsDoor | None = None
+    bot: Running,
+    transports: dict[str, Transport],
+    chat: ChatIntake | None = None,
+    metrics: MetricsDoor | None = None,
 ) -> WebBoard | None:
     """The live web board, when `[web]` is configured; its pages wake on every commit.
 
     A port that is taken is logged and the bot serves on without the board: chat is
-    how the board is steered, the web page only shows it.
+    how the board is steered; a signed-in owner's actions on the page run as chat's
+    commands do (chat/web_acts.py).
     """
+    from chatbot.chat.web_acts import WebActs
+
     settings = web_settings(bot.config)
     if settings is None:
         return None
@@ -163,6 +174,9 @@ async def start_web(
         settings,
         transports_up=lambda: {name: t.online for name, t in transports.items()},
         metrics=metrics,
+        sessions=bot.board.web_sessions,
+        acting=WebActs(chat) if chat is not None else None,
+        spend=bot.board.spend_report,
     )
     try:
         await board_web.start()
@@ -214,14 +228,14 @@ async def serve(
     bot.store.on_commit.append(sender.wake)
     bot.store.on_write.append(sender.wake)  # chat's replies are single statements
     metrics = attach_metrics(bot, transports)
-    attach_chat(bot, transports, sender, metrics)
+    chat = attach_chat(bot, transports, sender, metrics)
     StoreHealthNotices(sender.send_now, destinations(bot.config), bot.config.bot.locale).attach(
         bot.store.health
     )
     await bot.prepare()  # now that the room listens, recovered runs are reported there
     found = [(d.key, d.line()) for d in bot.config.deprecated]
     await deprecations.tell_owners(notifier, found)
-    board_web = await start_web(bot, transports, metrics)
+    board_web = await start_web(bot, transports, chat, metrics)
     metrics_listener = await start_metrics_listener(bot, metrics)
 
     # Ctrl-D (or the end of piped input) ends the session, once what was typed is answered.

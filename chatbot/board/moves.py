@@ -26,6 +26,7 @@ from chatbot.board.reads import BoardReads
 from chatbot.board.split_plan import NewChild
 from chatbot.board.talk import BoardTalk
 from chatbot.board.tx import BoardError, BoardTx
+from chatbot.board.web_sessions import WebSessions
 from chatbot.domain.budgets import Budgets
 from chatbot.domain.phases import QUESTION_KIND, QUESTION_PHASES, Kind, Phase
 from chatbot.domain.roles import DEPLOY_JOB, FOR_PHASE
@@ -77,6 +78,8 @@ class BoardService(BoardReads, BoardQueue, RunFailures, BoardBudget, BoardTalk):
         self.deploy_configured = deploy_configured
         self.budgets = budgets or Budgets()
         self.listeners: list[Listener] = []
+        # Who is signed in to the web board (links from /web, sessions).
+        self.web_sessions = WebSessions(store)
 
     # --- importing ------------------------------------------------------------
 

@@ -194,6 +194,11 @@ class BoardReads(WebReads):
             pipeline = card.pipeline_run_id
         return pipeline, await telemetry.for_pipeline(self.store.reader, pipeline)
 
+    async def pipeline_slugs(self, pipeline: str) -> list[str]:
+        """The cards a pipeline id (from pipeline_runs) belongs to: a split's parent and
+        its children carry the same one."""
+        return await card_store.in_pipeline(self.store.reader, pipeline)
+
     async def active_jobs(self) -> list[Job]:
         return await job_store.listing(self.store.reader)
 

@@ -15,6 +15,10 @@ from chatbot.store import jobs as job_store
 from chatbot.store.chat import Post, Request, RequestMessage
 from chatbot.store.jobs import Job
 
+# The transport of an answer to an action taken on the web board's page: the page
+# shows it (chat/web_acts.py), no chat is sent it, so it is never queued.
+ON_PAGE = "web-page"
+
 
 class BoardError(Exception):
     """A request the board refuses; the message is meant for the person who asked."""
@@ -26,6 +30,8 @@ class BoardTx:
 
     async def post(self, post: Post) -> None:
         """Queue a chat message; the outbox sends it once this transaction commits."""
+        if post.transport == ON_PAGE:
+            return
         await chat_store.enqueue(self._db, post)
 
     async def active_job(self, card_id: int) -> Job | None:

@@ -87,6 +87,7 @@ SLUG = Arg("slug", ArgKind.SLUG)
 
 # What `/inspect <slug> status|route` sends the inspector as its mode.
 INSPECT_MODES: dict[str, str] = {"status": "implementation_status", "route": "route_next"}
+WEB_CHOICES = ("sessions", "revoke")
 
 COMMANDS: tuple[Command, ...] = (
     Command("help", (Arg("command", ArgKind.WORD, optional=True),), Access.READ, "help"),
@@ -139,6 +140,16 @@ COMMANDS: tuple[Command, ...] = (
         on_run=True,
     ),
     Command("interrupt", (SLUG,), Access.OWNER, "interrupt", on_run=True),
+    # Signing in to the web board (chat/web_signin.py): a link, the sessions, ending them.
+    Command(
+        "web",
+        (
+            Arg("what", ArgKind.CHOICE, optional=True, choices=WEB_CHOICES),
+            Arg("session", ArgKind.NUMBER, optional=True),
+        ),
+        Access.OWNER,
+        "web",
+    ),
 )
 
 BY_NAME: dict[str, Command] = {c.name: c for c in COMMANDS}

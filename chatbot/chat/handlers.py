@@ -30,11 +30,12 @@ from chatbot.chat.reactions import Effect, Reaction
 from chatbot.chat.replies import Decided, Origin, chat_of
 from chatbot.chat.spending import SpendHandlers
 from chatbot.chat.talking import TalkHandlers
+from chatbot.chat.web_signin import WebSignIn
 from chatbot.domain.phases import Phase
 from chatbot.domain.transitions import Action, TransitionRefused, allowed_actions
 
 
-class ChatHandlers(Lookups, SpendHandlers, TalkHandlers):
+class ChatHandlers(Lookups, SpendHandlers, TalkHandlers, WebSignIn):
     """Every act that may change the board; the looking commands come from Lookups,
     what runs cost and /allow from SpendHandlers."""
 

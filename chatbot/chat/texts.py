@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from chatbot.chat import texts_inbox
+from chatbot.chat import texts_inbox, texts_web
 
 EN: dict[str, str] = {
     # --- help ---
@@ -463,6 +463,8 @@ DE: dict[str, str] = {
 # /inbox and /why keep their sentences beside them (this file is long enough).
 EN |= texts_inbox.EN
 DE |= texts_inbox.DE
+EN |= texts_web.EN
+DE |= texts_web.DE
 CATALOGUES: dict[str, dict[str, str]] = {"en": EN, "de": DE}
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ipaddress
 from pathlib import Path
+from urllib.parse import urlsplit
 
 from pydantic import Field, ValidationInfo, field_validator, model_validator
 
@@ -26,6 +27,22 @@ class WebSection(Section):
     metrics_token_file: Path | None = None
     # A listener of its own for /metrics, apart from the board's.
     metrics_listen: str | None = Field(default=None, pattern=LISTEN_PATTERN)
+    # Where browsers reach the board (the TLS proxy's address): /web's sign-in links
+    # start with it. Without it /web says which key to set.
+    public_url: str | None = None
+
+    @field_validator("public_url")
+    @classmethod
+    def _public_url(cls, value: str | None) -> str | None:
+        if value is None:
+            return None
+        url = urlsplit(value)
+        if url.scheme not in ("http", "https") or not url.hostname or url.query or url.fragment:
+            raise KeyProblem(
+                "web.public_url",
+                f"{value!r} is not the board's address; write it like https://board.example.org/",
+            )
+        return value.rstrip("/") + "/"
 
     @field_validator("trusted_proxies")
     @classmethod

@@ -190,6 +190,13 @@ async def slugs(db: Db) -> list[str]:
     return [r[0] for r in await db.fetchall("SELECT slug FROM cards ORDER BY slug")]
 
 
+async def in_pipeline(db: Db, pipeline: str) -> list[str]:
+    rows = await db.fetchall(
+        "SELECT slug FROM cards WHERE pipeline_run_id = ? ORDER BY id", (pipeline,)
+    )
+    return [r[0] for r in rows]
+
+
 async def children(db: Db, card_id: int) -> list[Card]:
     rows = await db.fetchall("SELECT * FROM cards WHERE parent_id = ? ORDER BY id", (card_id,))
     return [Card.from_row(r) for r in rows]

@@ -425,4 +425,30 @@ MIGRATIONS.register(
     """,
 )
 
+MIGRATIONS.register(
+    15,
+    "web sign-in: one-time links an owner asked for in a direct chat, and the sessions they became",
+    """
+    CREATE TABLE web_sessions (
+        id INTEGER PRIMARY KEY,
+        -- the owner it is bound to, as chat names people: 'xmpp:owner@example.org'
+        identity TEXT NOT NULL,
+        -- digests (sha256) of the link's token and of the session cookie, never the secrets
+        link_hash TEXT NOT NULL UNIQUE,
+        link_expires_at REAL NOT NULL,
+        session_hash TEXT UNIQUE,
+        -- what the session's forms carry; a form of another session carries another
+        csrf TEXT NOT NULL,
+        created_at REAL NOT NULL,
+        -- set once, when the link is used: a second use finds it set
+        signed_in_at REAL,
+        expires_at REAL,
+        last_used_at REAL,
+        user_agent TEXT,
+        revoked_at REAL
+    );
+    CREATE INDEX web_sessions_identity ON web_sessions(identity);
+    """,
+)
+
 LATEST = MIGRATIONS.latest

@@ -1,4 +1,5 @@
-"""The board's one credential: a token from a file, as a Bearer header or a cookie.
+"""Who may read the board: its token (from a file, as a Bearer header or a cookie), or
+an owner's session from a /web sign-in link (owners.py; only a session may act).
 
 `/?token=...` (any page) trades the token for an HttpOnly, SameSite=Strict cookie
 and redirects to the same address without it, so the token leaves the address
@@ -23,15 +24,28 @@ from collections.abc import Awaitable, Callable, Iterable
 from aiohttp import web
 from yarl import URL
 
+from chatbot.board.web_sessions import WebSession
+
 COOKIE = "board_session"
+# A signed-in owner's session (owners.py): its own secret, looked up in the store.
+OWNER_COOKIE = "board_owner"
 COOKIE_MAX_AGE_S = 30 * 86400
 # Paths anyone may read: health for monitoring says nothing about cards.
-OPEN_PATHS = frozenset({"/healthz"})
+# The browser's own look for an icon (on the sign-in page, before any credential) is
+# answered with nothing rather than a 401 in its console.
+OPEN_PATHS = frozenset({"/healthz", "/favicon.ico"})
+# Signing in needs no token: the link's own token is the credential.
+SIGN_IN = "/signin"
 # One slash, then no slash or backslash: browsers read both as the start of another host.
 # Whitespace and control characters out too: browsers drop some of them from addresses.
 BOARD_PATH = re.compile(r"/(?![/\\])[^\\\s\x00-\x1f\x7f]*")
 
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
+SessionOf = Callable[[str], Awaitable[WebSession | None]]
+# The request's owner session (None: the token's reader), and whether the browser
+# brought the cookie of one that has ended.
+SESSION = web.RequestKey("owner_session", object)
+SESSION_ENDED = web.RequestKey("owner_session_ended", bool)
 
 
 def board_path(raw_path: str) -> str:
@@ -50,7 +64,9 @@ class Guard:
         token: str,
         unauthorized: Callable[[web.Request], web.Response],
         trusted_proxies: Iterable[str] = (),
+        session_of: SessionOf | None = None,
     ):
+        self._session_of = session_of
         self._proxies = tuple(ipaddress.ip_network(p, strict=False) for p in trusted_proxies)
         self._token = token.encode()
         self._cookie = hmac.new(self._token, b"intent-board web cookie v1", hashlib.sha256)
@@ -70,11 +86,19 @@ class Guard:
 
     @web.middleware
     async def middleware(self, request: web.Request, handler: Handler) -> web.StreamResponse:
-        if request.path in OPEN_PATHS:
+        path = request.path
+        if path in OPEN_PATHS or path == SIGN_IN or path.startswith(SIGN_IN + "/"):
             return await handler(request)
+        cookie = request.cookies.get(OWNER_COOKIE, "")
+        session = None
+        if cookie and self._session_of is not None:
+            session = await self._session_of(cookie)
+        # A signed-in owner reads (and acts); the token alone only reads.
+        request[SESSION] = session
+        request[SESSION_ENDED] = bool(cookie) and session is None
         if "token" in request.query:
             return self._trade(request)
-        if not self.allowed(request):
+        if session is None and not self.allowed(request):
             return self._unauthorized(request)
         return await handler(request)
 

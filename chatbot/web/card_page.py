@@ -15,7 +15,7 @@ from chatbot.board import CardView, RunRecord, TalkRow
 from chatbot.board.hand_over import HandOver
 from chatbot.board.inbox import Why
 from chatbot.domain.phases import Kind
-from chatbot.web import talk_section, why_line
+from chatbot.web import action_forms, talk_section, why_line
 from chatbot.web.markup import Safe, clock, iso, join, markdown, scroll_table, tag
 from chatbot.web.texts import Texts
 
@@ -45,6 +45,10 @@ class CardPage:
     hand_over: HandOver | None = None
     # What holds it first, as /why says it.
     why: Why | None = None
+    # The signed-in owner looking (None: a reader with the token), and whether the
+    # browser's owner session has ended since.
+    owner: action_forms.Owner | None = None
+    session_ended: bool = False
 
 
 def _rendered(text: RepoText, t: Texts, missing_key: str) -> Safe:
@@ -159,6 +163,27 @@ def _question(view: CardView, t: Texts) -> Safe:
     )
 
 
+def _answers(data: dict, t: Texts) -> Safe:
+    """What owners answered the card's questions (in chat or here), as text."""
+    given = [a for a in data.get("answers") or [] if isinstance(a, dict)]
+    if not given:
+        return Safe("")
+    items = [
+        tag(
+            "<dt>{q}</dt><dd>{a} <small>({by})</small></dd>",
+            q=str(a.get("question") or "-"),
+            a=str(a.get("answer") or ""),
+            by=str(a.get("by") or "-"),
+        )
+        for a in given
+    ]
+    return tag(
+        '<section id="answers"><h2>{h}</h2><dl class="answers">{items}</dl></section>',
+        h=t("answers"),
+        items=join(items),
+    )
+
+
 def card_main(page: CardPage, t: Texts, now: float | None = None) -> Safe:
     now = time.time() if now is None else now
     view, card = page.view, page.view.card
@@ -188,7 +213,19 @@ def card_main(page: CardPage, t: Texts, now: float | None = None) -> Safe:
                 m=t("failure", stage=card.failure_stage, detail=card.failure_detail or "-"),
             )
         )
+    if card.pipeline_run_id:
+        parts.append(
+            tag(
+                '<p class="pipeline"><a href="/pipeline/{id}">{m}</a></p>',
+                id=card.pipeline_run_id,
+                m=t("pipeline_open", id=card.pipeline_run_id),
+            )
+        )
+    if page.session_ended:
+        parts.append(tag('<p class="message" id="session-ended">{m}</p>', m=t("session_ended")))
     parts.append(_question(view, t))
+    parts.append(action_forms.section(view, page.talk, page.owner, t))
+    parts.append(_answers(card.data, t))
     parts.append(talk_section.approvals(page.talk, t))
     relations = [
         (key, slugs)

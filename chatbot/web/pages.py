@@ -49,7 +49,8 @@ def frame(
         '<body data-view="{view}" data-mark="{mark}" data-slug="{slug}" data-units="{units}"'
         ' data-live-on="{live_on}" data-live-off="{live_off}">'
         '<header class="top"><nav><a href="/">{nav_board}</a><a href="/runs">{nav_runs}</a>'
-        '</nav><span id="live" class="live" hidden></span></header>'
+        '<a href="/budget">{nav_budget}</a></nav>'
+        '<span id="live" class="live" hidden></span></header>'
         '<main id="main">{main}</main></body></html>\n',
         lang=t.locale,
         title=title,
@@ -62,6 +63,7 @@ def frame(
         live_off=t("live_off"),
         nav_board=t("nav_board"),
         nav_runs=t("nav_runs"),
+        nav_budget=t("nav_budget"),
         main=main,
     )
 

@@ -1,8 +1,10 @@
-"""The web board: a read-only aiohttp server inside the bot.
+"""The web board: an aiohttp server inside the bot.
 
-Every page and the event stream need the token (auth.Guard); `/healthz` does not
-and tells monitoring only the bot's state, no card data. Nothing here writes: the
-routes are GET (and HEAD) only, and the board is reached through its read API.
+Every page and the event stream need the token or an owner's session (auth.Guard);
+`/healthz` does not and tells monitoring only the bot's state, no card data. The
+token only reads: the pages are GET (and HEAD), and the board is reached through its
+read API. The one way to change anything is a signed-in owner's form (owners.py),
+which runs as the chat command would.
 A strict Content-Security-Policy allows our own stylesheet and script and nothing
 else: no inline script or style, nothing from another host. Connections pass a gate
 (connections.py) that keeps the board's descriptors to a share of the process's.
@@ -15,17 +17,19 @@ import hashlib
 import json
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from importlib import resources
 
 from aiohttp import web
 
-from chatbot.board import Card, RunRecord, UnknownCard
+from chatbot.board import Card, RunRecord, SpendReport, UnknownCard
 from chatbot.board import inbox as board_inbox
 from chatbot.board.hand_over import HandOver, hand_over
 from chatbot.board.reads import BoardReads
-from chatbot.web import card_page, live, pages
-from chatbot.web.auth import Guard
+from chatbot.board.web_sessions import WebSessions
+from chatbot.web import card_page, live, owners, pages, spend_pages
+from chatbot.web.action_forms import Owner
+from chatbot.web.auth import SESSION, SESSION_ENDED, Guard
 from chatbot.web.card_page import MAX_TEXT, CardPage, RepoText
 from chatbot.web.connections import AcceptFailures, Connection, Gate, GuardedSite
 from chatbot.web.markup import Safe, tag
@@ -37,7 +41,7 @@ log = logging.getLogger(__name__)
 
 CSP = (
     "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; "
-    "connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
+    "connect-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
 )
 HEADERS = {
     "Content-Security-Policy": CSP,
@@ -59,6 +63,8 @@ STATIC_TYPES = {
 }
 
 TransportsUp = Callable[[], dict[str, bool]]
+# The board's spend report (BoardService.spend_report), as chat's /budget reads it.
+Spending = Callable[[], Awaitable[SpendReport]]
 
 
 def _static() -> dict[str, bytes]:
@@ -74,7 +80,11 @@ class WebBoard:
         *,
         transports_up: TransportsUp = dict,
         metrics: MetricsDoor | None = None,
+        sessions: WebSessions | None = None,
+        acting: owners.Acting | None = None,
+        spend: Spending | None = None,
     ):
+        self.spend = spend
         self.reads = reads
         self.settings = settings
         self.texts = Texts(settings.locale)
@@ -84,7 +94,13 @@ class WebBoard:
         self.static = _static()
         digest = hashlib.sha256(b"".join(self.static.values())).hexdigest()
         self.static_version = digest[:12]
-        self.guard = Guard(settings.token, self._unauthorized, settings.trusted_proxies)
+        self.guard = Guard(
+            settings.token,
+            self._unauthorized,
+            settings.trusted_proxies,
+            session_of=sessions.session if sessions is not None else None,
+        )
+        self.owners = owners.Owners(sessions, acting, self.guard, self.texts, settings.public_url)
         self.caps = settings.caps()
         self.gate = Gate(self.caps, self.texts("busy"))
         self._accept_failures = AcceptFailures(self.gate.reports)
@@ -97,9 +113,15 @@ class WebBoard:
                 web.get("/", self.board),
                 web.get(f"/card/{SLUG}", self.card),
                 web.get("/runs", self.runs),
+                web.get("/budget", self.budget),
+                web.get("/pipeline/{pipeline:[a-z0-9][a-z0-9-]{0,63}}", self.pipeline),
                 web.get("/events", self.events),
                 web.get("/healthz", self.health),
                 web.get("/static/{name}", self.static_file),
+                web.get("/favicon.ico", self.no_icon),
+                web.get("/signin/{token}", self.owners.show),
+                web.post("/signin", self.owners.use),
+                web.post(f"/card/{SLUG}/act", self.owners.act),
             ]
         )
         self._runner: web.AppRunner | None = None
@@ -180,10 +202,11 @@ class WebBoard:
         return self._html(html, status=status)
 
     def _unauthorized(self, request: web.Request) -> web.Response:
-        text = self.texts("unauthorized")
+        text = self.texts("session_ended" if request.get(SESSION_ENDED) else "unauthorized")
         refresh = ""
         if (
-            request.headers.get("Sec-Fetch-Site") == "cross-site"
+            request.method == "GET"  # a form another site posted is not asked again
+            and request.headers.get("Sec-Fetch-Site") == "cross-site"
             and request.headers.get("Sec-Fetch-Mode") == "navigate"
         ):
             # A SameSite=Strict cookie stays home on a link from a chat app; the same
@@ -237,9 +260,19 @@ class WebBoard:
             hand_over=self._hand_over(card, runs),
             # A read like the others (it also reads the day's budget): the board service.
             why=await board_inbox.why(self.reads, slug),  # type: ignore[arg-type]
+            owner=await self._owner(request, slug),
+            session_ended=bool(request.get(SESSION_ENDED)),
         )
         main = card_page.card_main(page, self.texts)
         return self._page(f"{card.slug}: {card.title}", main, "card", mark=mark.token(), slug=slug)
+
+    async def _owner(self, request: web.Request, slug: str) -> Owner | None:
+        session = request.get(SESSION)
+        if session is None:
+            return None
+        requests = [r for r in await self.reads.pending_requests() if r.argument == slug]
+        said = self.owners.said(session.id, slug)
+        return Owner(session.identity, session.csrf, said, requests)
 
     def _hand_over(self, card: Card, runs: list[RunRecord]) -> HandOver | None:
         workspaces = self.settings.workspaces
@@ -261,6 +294,27 @@ class WebBoard:
         workers = await self.reads.workers_seen(now - pages.WORKERS_SEEN_S)
         main = pages.runs_main(jobs, days, self.texts, now, workers)
         return self._page(self.texts("jobs"), main, "runs", mark=mark.token())
+
+    async def budget(self, request: web.Request) -> web.Response:
+        if self.spend is None:
+            main = pages.message_main(self.texts("not_found"), self.texts)
+            return self._page("404", main, "board", status=404)
+        mark = await self.reads.change_mark()
+        main = spend_pages.budget_main(await self.spend(), self.texts)
+        return self._page(self.texts("budget"), main, "runs", mark=mark.token())
+
+    async def pipeline(self, request: web.Request) -> web.Response:
+        mark = await self.reads.change_mark()
+        pipeline, runs = await self.reads.pipeline_runs(request.match_info["pipeline"])
+        views = []
+        for slug in await self.reads.pipeline_slugs(pipeline):
+            try:
+                views.append(await self.reads.view(slug))
+            except UnknownCard:
+                continue  # deleted between the two reads
+        main = spend_pages.pipeline_main(pipeline, runs, views, self.texts)
+        status = 200 if runs or views else 404
+        return self._page(pipeline, main, "runs", mark=mark.token(), status=status)
 
     async def events(self, request: web.Request) -> web.StreamResponse:
         if self.live.clients >= self.caps.streams:
@@ -312,6 +366,9 @@ class WebBoard:
             status=200 if body["ok"] else 503,
             content_type="application/json",
         )
+
+    async def no_icon(self, request: web.Request) -> web.Response:
+        return web.Response(status=204)
 
     async def static_file(self, request: web.Request) -> web.Response:
         name = request.match_info["name"]

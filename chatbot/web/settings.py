@@ -67,6 +67,8 @@ class WebSettings:
     # command that continues its agent's session in a terminal.
     workspaces: Path | None = None
     runtimes: Mapping[str, RuntimeSettings] = field(default_factory=dict)
+    # Where browsers reach the board ([web] public_url): its origin may post forms too.
+    public_url: str | None = None
 
     @property
     def url(self) -> str:
@@ -97,6 +99,7 @@ def web_settings(config: Config) -> WebSettings | None:
         trusted_proxies=tuple(config.web.trusted_proxies),
         workspaces=config.bot.workspaces,
         runtimes=dict(config.runtimes),
+        public_url=config.web.public_url,
     )
 
 
@@ -142,6 +145,10 @@ def describe(config: Config) -> str:
         f"{settings.url}?token=<token> once per browser); "
         + describe_caps(settings, settings.caps())
     )
+    if config.web.public_url:
+        line += f"; /web sign-in links go to {config.web.public_url}signin/…"
+    else:
+        line += "; /web makes no sign-in links: set [web] public_url to the board's address"
     if not _is_loopback(host):
         line += (
             f"; {host} is reachable from other hosts: put a TLS proxy in front, or the token "

@@ -5,6 +5,78 @@ from __future__ import annotations
 from chatbot.web import texts_why
 
 EN: dict[str, str] = {
+    "signin_title": "Sign in",
+    "signin_ask": "Sign in to this board as {identity}? The link works once, in one browser.",
+    "signin_button": "Sign in",
+    "signin_unknown": (
+        "This sign-in link is not known: nothing was changed. Write /web to the bot in a "
+        "direct chat for a new one."
+    ),
+    "signin_used": (
+        "This sign-in link was used already (a link signs in one browser, once): nothing was "
+        "changed. Write /web to the bot in a direct chat for a new one."
+    ),
+    "signin_expired": (
+        "This sign-in link has expired (it is valid for 10 minutes): nothing was changed. "
+        "Write /web to the bot in a direct chat for a new one."
+    ),
+    "signin_revoked": (
+        "This sign-in link was ended with /web revoke: nothing was changed. Write /web to the "
+        "bot in a direct chat for a new one."
+    ),
+    "signin_unsaved": (
+        "The board cannot save anything right now (its database takes no writes), so you "
+        "are not signed in; the link still works once it can. Nothing was changed."
+    ),
+    "session_ended": (
+        "Your web session has ended (/web revoke, or it expired): nothing was changed. Write "
+        "/web to the bot in a direct chat to sign in again."
+    ),
+    "forbidden_read_only": (
+        "Only an owner signed in with /web can act here; the board's token only reads. "
+        "Nothing was changed."
+    ),
+    "forbidden_csrf": (
+        "This form is not one of your session's (another session's, or none): nothing was "
+        "changed. Reload the card and try again."
+    ),
+    "forbidden_origin": "This came from another site: nothing was changed.",
+    "signed_in_as": "Signed in as {identity}.",
+    "nav_budget": "Budget",
+    "budget": "What the runs cost",
+    "budget_today": "Today: {spent} of the day's budget of {limit} ({runs} runs).",
+    "budget_reached": "The day's budget is spent: new runs wait (/allow in chat lets them start).",
+    "budget_today_free": "Today: {spent} ({runs} runs); there is no day budget.",
+    "budget_days": "Per day, last {days} days",
+    "budget_lanes": "Per lane, last {days} days",
+    "budget_cards": "The costliest cards",
+    "col_day": "day",
+    "col_runs": "runs",
+    "col_budget": "card budget",
+    "pipeline_title": "Pipeline {id}: {count} runs, {cost}",
+    "pipeline_open": "Its pipeline {id}: every card and run",
+    "pipeline_none": "No card or run belongs to pipeline '{id}'.",
+    "synthesis": "Synthesis of the children",
+    "synthesis_line": "{path}, {gaps} gap(s) found",
+    "act": "Act",
+    "answers": "Answers given",
+    "said": "Done from this page",
+    "act_start": "Start",
+    "act_retry": "Retry",
+    "act_fix": "Fix",
+    "act_deploy": "Deploy",
+    "act_cancel": "Cancel",
+    "act_archive": "Archive",
+    "act_answer": "Answer",
+    "answer_text": "Your answer",
+    "act_approve": "Allow once",
+    "act_deny": "Deny",
+    "deny_reason": "Reason (the agent reads it)",
+    "act_steer": "Steer",
+    "steer_text": "Tell the running agent",
+    "act_accept": "Accept",
+    "act_decline": "Decline",
+    "request_line": "Request #{id} by {requester}: /{command} {argument}",
     "title": "Intent board",
     "nav_board": "Board",
     "nav_runs": "Runs",
@@ -108,6 +180,79 @@ EN: dict[str, str] = {
 }
 
 DE: dict[str, str] = {
+    "signin_title": "Anmelden",
+    "signin_ask": "Als {identity} am Board anmelden? Der Link gilt einmal, in einem Browser.",
+    "signin_button": "Anmelden",
+    "signin_unknown": (
+        "Dieser Anmeldelink ist unbekannt: nichts wurde geändert. Schreib dem Bot /web im "
+        "Direktchat für einen neuen."
+    ),
+    "signin_used": (
+        "Dieser Anmeldelink wurde schon benutzt (ein Link meldet einen Browser an, einmal): "
+        "nichts wurde geändert. Schreib dem Bot /web im Direktchat für einen neuen."
+    ),
+    "signin_expired": (
+        "Dieser Anmeldelink ist abgelaufen (er gilt 10 Minuten): nichts wurde geändert. "
+        "Schreib dem Bot /web im Direktchat für einen neuen."
+    ),
+    "signin_revoked": (
+        "Dieser Anmeldelink wurde mit /web revoke beendet: nichts wurde geändert. Schreib dem "
+        "Bot /web im Direktchat für einen neuen."
+    ),
+    "signin_unsaved": (
+        "Das Board kann gerade nichts speichern (seine Datenbank nimmt nichts an), darum "
+        "bist du nicht angemeldet; der Link gilt weiter, sobald es wieder geht. Nichts "
+        "wurde geändert."
+    ),
+    "session_ended": (
+        "Deine Web-Sitzung ist beendet (/web revoke, oder abgelaufen): nichts wurde geändert. "
+        "Schreib dem Bot /web im Direktchat, um dich neu anzumelden."
+    ),
+    "forbidden_read_only": (
+        "Nur ein mit /web angemeldeter Owner kann hier handeln; das Token des Boards liest "
+        "nur. Nichts wurde geändert."
+    ),
+    "forbidden_csrf": (
+        "Dieses Formular gehört nicht zu deiner Sitzung (zu einer anderen, oder zu keiner): "
+        "nichts wurde geändert. Lade die Karte neu und versuche es noch einmal."
+    ),
+    "forbidden_origin": "Das kam von einer anderen Website: nichts wurde geändert.",
+    "signed_in_as": "Angemeldet als {identity}.",
+    "nav_budget": "Budget",
+    "budget": "Was die Läufe kosten",
+    "budget_today": "Heute: {spent} vom Tagesbudget {limit} ({runs} Läufe).",
+    "budget_reached": "Das Tagesbudget ist aufgebraucht: neue Läufe warten (/allow startet sie).",
+    "budget_today_free": "Heute: {spent} ({runs} Läufe); es gibt kein Tagesbudget.",
+    "budget_days": "Pro Tag, letzte {days} Tage",
+    "budget_lanes": "Pro Spur, letzte {days} Tage",
+    "budget_cards": "Die teuersten Karten",
+    "col_day": "Tag",
+    "col_runs": "Läufe",
+    "col_budget": "Kartenbudget",
+    "pipeline_title": "Pipeline {id}: {count} Läufe, {cost}",
+    "pipeline_open": "Seine Pipeline {id}: alle Karten und Läufe",
+    "pipeline_none": "Zur Pipeline '{id}' gehört keine Karte und kein Lauf.",
+    "synthesis": "Synthese der Kinder",
+    "synthesis_line": "{path}, {gaps} Lücke(n) gefunden",
+    "act": "Handeln",
+    "answers": "Gegebene Antworten",
+    "said": "Von dieser Seite aus getan",
+    "act_start": "Starten",
+    "act_retry": "Wiederholen",
+    "act_fix": "Reparieren",
+    "act_deploy": "Ausrollen",
+    "act_cancel": "Abbrechen",
+    "act_archive": "Archivieren",
+    "act_answer": "Antworten",
+    "answer_text": "Deine Antwort",
+    "act_approve": "Einmal erlauben",
+    "act_deny": "Ablehnen",
+    "deny_reason": "Grund (der Agent liest ihn)",
+    "act_steer": "Lenken",
+    "steer_text": "Dem laufenden Agenten sagen",
+    "act_accept": "Annehmen",
+    "act_decline": "Ablehnen",
+    "request_line": "Anfrage #{id} von {requester}: /{command} {argument}",
     "title": "Intent-Board",
     "nav_board": "Board",
     "nav_runs": "Läufe",

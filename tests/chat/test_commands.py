@@ -63,6 +63,11 @@ GOOD = [
     ("/deny login", "deny", {"slug": "login", "reason": None}),
     ("/deny login no network", "deny", {"slug": "login", "reason": "no network"}),
     ("/interrupt Login", "interrupt", {"slug": "login"}),
+    ("/web", "web", {"what": None, "session": None}),
+    ("/web sessions", "web", {"what": "sessions", "session": None}),
+    ("/web Revoke", "web", {"what": "revoke", "session": None}),
+    ("/web revoke 3", "web", {"what": "revoke", "session": 3}),
+    ("/web revoke #4", "web", {"what": "revoke", "session": 4}),
     ("  /START   login  ", "start", {"slug": "login"}),
     ("/start\tlogin", "start", {"slug": "login"}),
 ]
@@ -101,6 +106,10 @@ BAD = [
     ("/steer -x hi", "steer", Problem.BAD_SLUG, "-x"),
     ("/deny", "deny", Problem.MISSING, "slug"),
     ("/answer login " + "x" * 5000, "answer", Problem.TOO_LONG, "x" * 5000),
+    ("/web login", "web", Problem.BAD_CHOICE, "login"),
+    ("/web revoke x", "web", Problem.BAD_NUMBER, "x"),
+    ("/web revoke 0", "web", Problem.BAD_NUMBER, "0"),
+    ("/web revoke 1 2", "web", Problem.TOO_MANY, "2"),
 ]
 # Every one-slug command: without its slug, with a bad one, with one word too many.
 for _name in (

@@ -1,0 +1,121 @@
+"""Who is signed in to the web board: links an owner asks for in chat, and sessions.
+
+Chat issues a link (`/web`), the web board turns it into a session once and looks the
+session up on every request; `/web sessions` and `/web revoke` read and end them. The
+secrets (the link's token, the session cookie) leave here once and are stored as
+digests only; the CSRF token of a session is stored as is, since the page shows it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import secrets
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from chatbot.store import Store, StoreUnwritable
+from chatbot.store import web_sessions as rows
+from chatbot.store.web_sessions import WebSession
+
+LINK_VALID_S = 600.0
+SESSION_VALID_S = 30 * 86400.0
+# Last use is written at most this often per session: a page load is not a write.
+TOUCH_EVERY_S = 60.0
+# 32 random bytes: 256 bits, well past guessing.
+TOKEN_BYTES = 32
+USER_AGENT_CHARS = 200
+
+
+def digest(secret: str) -> str:
+    return hashlib.sha256(secret.encode()).hexdigest()
+
+
+@dataclass(frozen=True)
+class Link:
+    token: str
+    expires_at: float
+
+
+@dataclass(frozen=True)
+class SignedIn:
+    cookie: str  # the session's secret, for the cookie only
+    session: WebSession
+
+
+class LinkRefused(Exception):
+    """A sign-in link that signs nobody in; `why` is "unknown", "used", "expired" or
+    "revoked"."""
+
+    def __init__(self, why: str):
+        super().__init__(f"sign-in link {why}")
+        self.why = why
+
+
+class WebSessions:
+    def __init__(self, store: Store, clock: Callable[[], float] = time.time):
+        self.store = store
+        self.clock = clock
+
+    async def issue(self, identity: str) -> Link:
+        """A one-time sign-in link for `identity`, valid LINK_VALID_S."""
+        token = secrets.token_urlsafe(TOKEN_BYTES)
+        now = self.clock()
+        expires = now + LINK_VALID_S
+        csrf = secrets.token_urlsafe(TOKEN_BYTES)
+        async with self.store.transaction() as db:
+            await rows.add_link(db, identity, digest(token), csrf, now, expires)
+        return Link(token, expires)
+
+    async def link(self, token: str) -> WebSession:
+        """The link's row if it can still sign in; LinkRefused says why not."""
+        found = await rows.by_link(self.store.reader, digest(token))
+        return self._usable(found)
+
+    def _usable(self, found: WebSession | None) -> WebSession:
+        if found is None:
+            raise LinkRefused("unknown")
+        if found.revoked_at is not None:
+            raise LinkRefused("revoked")
+        if found.signed_in_at is not None:
+            raise LinkRefused("used")
+        if found.link_expires_at <= self.clock():
+            raise LinkRefused("expired")
+        return found
+
+    async def sign_in(self, token: str, user_agent: str) -> SignedIn:
+        """Use the link: it becomes a session, once."""
+        cookie = secrets.token_urlsafe(TOKEN_BYTES)
+        now = self.clock()
+        agent = " ".join(user_agent.split())[:USER_AGENT_CHARS]
+        async with self.store.transaction() as db:
+            used = await rows.use_link(
+                db, digest(token), digest(cookie), now, now + SESSION_VALID_S, agent
+            )
+            if not used:
+                self._usable(await rows.by_link(db, digest(token)))
+                raise LinkRefused("used")  # lost a race the read above did not see
+            session = await rows.by_session(db, digest(cookie), now)
+        assert session is not None
+        return SignedIn(cookie, session)
+
+    async def session(self, cookie: str) -> WebSession | None:
+        """The live session the cookie belongs to; its last use noted now and then."""
+        if not cookie:
+            return None
+        now = self.clock()
+        found = await rows.by_session(self.store.reader, digest(cookie), now)
+        if found is not None and (found.last_used_at or 0) + TOUCH_EVERY_S <= now:
+            # One statement, waking nobody: live pages and workers need not hear of it.
+            # On a full disk the page still shows; only "last used" stays behind.
+            with contextlib.suppress(StoreUnwritable):
+                await self.store.write_one(rows.TOUCH_SQL, (now, found.id))
+        return found
+
+    async def of(self, identity: str) -> list[WebSession]:
+        return await rows.of_identity(self.store.reader, identity, self.clock())
+
+    async def revoke(self, identity: str, session_id: int | None = None) -> int:
+        async with self.store.transaction() as db:
+            return await rows.revoke(db, identity, self.clock(), session_id)

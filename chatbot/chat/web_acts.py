@@ -1,0 +1,156 @@
+"""An action from the web board's page, run as the chat runs the same command.
+
+The page sends what a signed-in owner pressed (the card, the action, an answer's
+option or words). It becomes the chat command's invocation and goes through the
+same table, the same authority rule (checked again now, from the configuration as
+it is now: an owner removed since sign-in acts no more) and the same handler, so the
+board call, its refusals and their ways forward are chat's own. What the handler
+would have answered in chat is given back to the page instead of posted, and the
+card's history names the actor "<identity> via web".
+"""
+
+from __future__ import annotations
+
+import itertools
+import logging
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from chatbot.board import Post, StoreUnwritable, UnknownCard
+from chatbot.board.tx import ON_PAGE
+from chatbot.chat import commands, render
+from chatbot.chat.authority import Role
+from chatbot.chat.commands import UsageProblem
+from chatbot.chat.handlers import ChatHandlers
+from chatbot.chat.intake import ChatIntake
+from chatbot.chat.replies import Origin, Replies
+from chatbot.transports.base import Identity, IncomingEvent, IncomingMessage
+from chatbot.transports.networks import normal
+
+log = logging.getLogger(__name__)
+
+# What the page may ask for, each written as the chat command it is.
+ON_CARD = frozenset({"start", "retry", "fix", "cancel", "archive", "deploy", "approve"})
+WITH_TEXT = frozenset({"answer", "steer", "deny"})
+ON_REQUEST = frozenset({"accept", "decline"})
+ACTIONS = ON_CARD | WITH_TEXT | ON_REQUEST
+_ids = itertools.count(1)
+
+# (what chat would have said, whether it was a refusal)
+Said = tuple[str, bool]
+
+
+@dataclass(frozen=True)
+class PageOrigin(Origin):
+    @property
+    def actor(self) -> str:
+        return f"{self.identity} via web"
+
+
+class PageReplies(Replies):
+    """Replies that stay on the page. An answer written inside a move's transaction is
+    kept only if no refusal follows: a refusal means that transaction was undone."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.moved: list[Said] = []
+        self.said: list[Said] = []
+
+    def post(self, event: IncomingEvent, text: str, **links: Any) -> Post:
+        made = super().post(event, text, **links)
+        self.moved.append((made.text, links.get("purpose") == "refusal"))
+        return made
+
+    async def send(self, event: IncomingEvent, text: str, **links: Any) -> None:
+        refused = links.get("purpose") == "refusal"
+        if refused:
+            self.moved.clear()
+        shown = commands.shown_with(text, self.prefix)
+        self.said.append((render.clip(shown, self.locale), refused))
+
+    def everything(self) -> list[Said]:
+        return [*self.moved, *self.said]
+
+
+def _identity(text: str) -> Identity | None:
+    transport, _, who = text.partition(":")
+    return normal(Identity(transport, who)) if transport and who else None
+
+
+class WebActs:
+    def __init__(self, intake: ChatIntake):
+        self.intake = intake
+
+    async def __call__(
+        self, identity: str, slug: str, action: str, fields: Mapping[str, str]
+    ) -> list[Said]:
+        """Run the action as `identity`; what chat would have answered."""
+        intake = self.intake
+        replies = PageReplies(intake.board, intake.locale, prefix=intake.prefixes[0])
+        handlers = ChatHandlers(intake.board, replies, intake.handlers.config)
+        who = _identity(identity)
+        event = IncomingMessage(
+            transport=ON_PAGE,
+            chat=Identity(ON_PAGE, identity),
+            sender=who,
+            text=f"/{action}",
+            message_id=f"web-{next(_ids)}",
+            is_direct=True,
+        )
+        role = intake.authority.role(who)
+        origin = PageOrigin(event, who or Identity(ON_PAGE, identity), role)
+        try:
+            if role is not Role.OWNER:
+                await replies.say(event, "web_owners_only", purpose="refusal")
+            elif action not in ACTIONS:
+                await replies.say(event, "web_unknown_action", action=action, purpose="refusal")
+            else:
+                await self._run(handlers, origin, slug, action, fields)
+        except StoreUnwritable as error:
+            await replies.say(event, "store_unwritable", reason=str(error), purpose="refusal")
+        except Exception:
+            log.exception("web action %s on %s by %s failed", action, slug, identity)
+            await replies.say(event, "internal_error", purpose="refusal")
+        return replies.everything()
+
+    async def _run(
+        self,
+        handlers: ChatHandlers,
+        origin: Origin,
+        slug: str,
+        action: str,
+        fields: Mapping[str, str],
+    ) -> None:
+        text = fields.get("text", "").strip()
+        option = fields.get("option", "")
+        question = None
+        if action == "answer":
+            try:
+                question = (await self.intake.board.view(slug)).open_question
+            except UnknownCard:
+                await handlers.replies.unknown_card(origin.event, slug)
+                return
+        if action == "answer" and option.isdigit():
+            if question is None:
+                await handlers.replies.say(origin.event, "no_open_question", slug=slug)
+                return
+            await handlers.answer_question(origin, question, text=None, option=int(option))
+            return
+        if action in ON_REQUEST:
+            line = f"/{action} {fields.get('request', '')}"
+        elif action in WITH_TEXT:
+            line = f"/{action} {slug} {text}"
+        else:
+            line = f"/{action} {slug}"
+        parsed = commands.parse(line, (commands.PREFIX,))
+        if isinstance(parsed, UsageProblem):
+            usage = render.usage_problem(parsed, self.intake.locale)
+            await handlers.replies.send(origin.event, usage, purpose="refusal")
+            return
+        if question is not None:
+            # As a reply to the question's message: "yes" approves a split plan.
+            answer = parsed.text("text")
+            await handlers.answer_question(origin, question, text=answer, option=None)
+            return
+        await getattr(handlers, parsed.command.handler)(origin, parsed)

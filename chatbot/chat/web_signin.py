@@ -1,0 +1,89 @@
+"""/web: an owner's one-time sign-in link to the web board, their sessions, ending them.
+
+Only in a direct chat: a link posted in a room would sign in whoever reads the room
+first, and the list of sessions is nobody else's business. The link is bound to the
+asker's identity; what the page then lets them do is decided again on every action
+(chat/web_acts.py), from the configuration as it is then.
+"""
+
+from __future__ import annotations
+
+import time
+
+from chatbot.board import BoardService
+from chatbot.board.web_sessions import LINK_VALID_S
+from chatbot.chat.commands import Invocation
+from chatbot.chat.replies import Origin, Replies
+from chatbot.config import Config
+
+SIGN_IN_PATH = "signin/"
+SYSTEMS = ("Android", "iPhone", "iPad", "Windows", "Mac OS", "Linux")
+
+
+def _when(at: float | None) -> str:
+    return "-" if at is None else time.strftime("%Y-%m-%d %H:%M", time.localtime(at))
+
+
+def _agent(user_agent: str | None) -> str:
+    """The browser in a few words: the product tokens people recognise, not the whole line."""
+    text = user_agent or "-"
+    for name in ("Firefox", "Edg", "Chrome", "Safari"):
+        if name + "/" in text:
+            system = next((s for s in SYSTEMS if s in text), "")
+            shown = "Edge" if name == "Edg" else name
+            return f"{shown} ({system})" if system else shown
+    return text[:40]
+
+
+class WebSignIn:
+    board: BoardService
+    replies: Replies
+    config: Config | None
+
+    async def web(self, origin: Origin, invocation: Invocation) -> None:
+        event = origin.event
+        if not getattr(event, "is_direct", False):
+            await self.replies.say(event, "web_direct_only", purpose="refusal")
+            return
+        what = invocation.text("what")
+        number = invocation.args.get("session")
+        if number is not None and what != "revoke":
+            await self.replies.say(event, "web_number_only_revoke", purpose="refusal")
+            return
+        sessions = self.board.web_sessions
+        if what == "sessions":
+            found = await sessions.of(origin.actor)
+            if not found:
+                await self.replies.say(event, "web_sessions_none")
+                return
+            lines = "\n".join(
+                self.replies.text(
+                    "web_session_line",
+                    id=s.id,
+                    created=_when(s.signed_in_at),
+                    used=_when(s.last_used_at),
+                    agent=_agent(s.user_agent),
+                )
+                for s in found
+            )
+            await self.replies.say(event, "web_sessions", lines=lines)
+            return
+        if what == "revoke":
+            if number is None:
+                count = await sessions.revoke(origin.actor)
+                await self.replies.say(event, "web_revoked", count=count)
+            elif await sessions.revoke(origin.actor, int(number)):
+                await self.replies.say(event, "web_revoked_one", id=number)
+            else:
+                await self.replies.say(event, "web_revoke_unknown", id=number, purpose="refusal")
+            return
+        web = self.config.web if self.config is not None else None
+        if web is None:
+            await self.replies.say(event, "web_no_board", purpose="refusal")
+            return
+        if not web.public_url:
+            await self.replies.say(event, "web_no_url", purpose="refusal")
+            return
+        link = await sessions.issue(origin.actor)
+        url = f"{web.public_url}{SIGN_IN_PATH}{link.token}"
+        await self.replies.say(event, "web_link", url=url, minutes=int(LINK_VALID_S // 60))

@@ -1,0 +1,111 @@
+"""`/budget` and `/pipeline/<id>`: what chat's /budget and /runs <pipeline> tell, as pages."""
+
+from __future__ import annotations
+
+from html import unescape
+from pathlib import Path
+
+import pytest
+
+from chatbot.board import RunRecord
+from chatbot.domain.phases import Kind, Phase
+from chatbot.store import cards as card_store
+from tests.web.owners import OwnerSite, open_owner_site
+
+
+@pytest.fixture
+async def site(tmp_path: Path):
+    opened = await open_owner_site(tmp_path)
+    try:
+        yield opened
+    finally:
+        await opened.close()
+
+
+async def page(site: OwnerSite, path: str) -> tuple[int, str]:
+    status, _, body = await site.request("GET", path, headers=site.headers())
+    return status, unescape(body)
+
+
+async def test_the_budget_page_shows_today_days_lanes_and_the_costliest_cards(
+    site: OwnerSite,
+) -> None:
+    report = await site.board.spend_report()
+    status, body = await page(site, "budget")
+    assert status == 200
+    assert f"Today: ${report.today.usd:.2f} ({report.today.runs} runs)" in body
+    assert report.today.runs == 2 and "there is no day budget" in body
+    assert '<a href="/budget">Budget</a>' in body
+    [costly] = [s for s, _ in report.cards if s.name == "reviewed"]
+    assert f'<a href="/card/reviewed">reviewed</a></td><td>${costly.usd:.2f}</td>' in body
+    for day in report.days:
+        assert f"<td>{day.name}</td><td>${day.usd:.2f}</td><td>{day.runs}</td>" in body
+    # With the token it is readable; without, 401 as every page.
+    status, _, _ = await site.request("GET", "budget")
+    assert status == 401
+
+
+async def test_a_pipeline_page_shows_its_runs_by_id_or_by_a_cards_slug(site: OwnerSite) -> None:
+    card = await site.board.card("reviewed")
+    for role, cost in (("operator", 0.01), ("builder", 0.5)):
+        await site.board.record_run(
+            RunRecord(
+                role=role,
+                runtime="codex",
+                configured_model="gpt-5-codex-mini",
+                actual_model="gpt-5-codex-mini",
+                reasoning_effort="medium",
+                input_tokens=10,
+                cached_tokens=0,
+                output_tokens=1,
+                cost_usd=cost,
+                duration_s=1.0,
+                turns=1,
+                outcome="ok",
+                session_id=None,
+                card_id=card.id,
+                pipeline_run_id=card.pipeline_run_id,
+            )
+        )
+    status, body = await page(site, f"pipeline/{card.pipeline_run_id}")
+    assert status == 200
+    assert f"Pipeline {card.pipeline_run_id}: 2 runs, $0.51" in body
+    assert body.count('<a href="/card/reviewed">reviewed</a>') >= 2  # its card, its runs
+    assert "operator" in body and "builder" in body
+    by_slug = await page(site, "pipeline/reviewed")
+    assert by_slug[0] == 200 and f"Pipeline {card.pipeline_run_id}:" in by_slug[1]
+    _, card_page = await page(site, "card/reviewed")
+    assert f'<a href="/pipeline/{card.pipeline_run_id}">' in card_page
+    status, body = await page(site, "pipeline/nothing-here")
+    assert status == 404 and "No card or run belongs to pipeline 'nothing-here'." in body
+
+
+async def test_a_split_pipeline_shows_its_parent_children_and_synthesis(site: OwnerSite) -> None:
+    async with site.store.transaction() as db:
+        parent = await card_store.create(
+            db,
+            "big",
+            Kind.INTENT,
+            Phase.DONE,
+            actor="t",
+            title="Big",
+            pipeline_run_id="split-1",
+            data={"synthesis": {"path": "docs/synthesis/big.md", "gaps": ["a", "b"]}},
+        )
+        for slug, phase in (("big-a", Phase.DEPLOYED), ("big-b", Phase.FAILED)):
+            await card_store.create(
+                db,
+                slug,
+                Kind.INTENT,
+                phase,
+                actor="t",
+                title=slug,
+                parent_id=parent.id,
+                pipeline_run_id="split-1",
+            )
+    status, body = await page(site, "pipeline/split-1")
+    assert status == 200
+    assert 'Part of <a href="/card/big">big</a>' in body
+    assert '<a href="/card/big-a">big-a</a> · deployed' in body
+    assert '<a href="/card/big-b">big-b</a> · failed' in body
+    assert "docs/synthesis/big.md, 2 gap(s) found" in body
