@@ -146,6 +146,9 @@ def take(config: Config, folder: Path) -> dict[str, Any]:
         ],
     }
     (folder / MANIFEST).write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
+    # The board and the bot's keys: for the bot's user alone, whatever the umask.
+    for path in [*kinds, folder / MANIFEST]:
+        path.chmod(0o600)
     return manifest
 
 

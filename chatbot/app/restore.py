@@ -50,6 +50,8 @@ def verified(folder: Path) -> dict[str, Any]:
     ):
         raise Refused(f"{where}: lists no database; the backup is damaged")
     for entry in files:
+        if not isinstance(entry, dict):
+            raise Refused(f"{where}: a file entry is not an object; the backup is damaged")
         path = _inside(folder, entry.get("path"))
         if not path.is_file():
             raise Refused(f"{path}: missing from the backup; nothing was restored")
@@ -162,9 +164,16 @@ def restore(folder: Path, config_file: Path, *, force: bool) -> int:
     except (Refused, StoreError) as error:
         print(f"chatbot: restore refused: {error}", file=sys.stderr)
         return 1
+    except OSError as error:
+        print(f"chatbot: restore failed: {error}", file=sys.stderr)
+        return 1
     crypto, keys = crypto_store(config), _files(manifest, folder, "crypto_store")
     if keys and crypto is not None:
-        _restore_crypto(keys, crypto)
+        try:
+            _restore_crypto(keys, crypto)
+        except OSError as error:
+            print(f"chatbot: the board is restored, the crypto store not: {error}", file=sys.stderr)
+            return 1
     print(
         f"restored {config.bot.database} (schema step {manifest['schema_step']}, made "
         f"{manifest.get('created_at')} by {manifest.get('bot_version')})"
@@ -172,11 +181,22 @@ def restore(folder: Path, config_file: Path, *, force: bool) -> int:
     )
     if keys and crypto is None:
         print(f"{config_file} has no [matrix] section: the crypto store was not restored")
-    _config_hint(folder, config_file)
+    _config_hint(folder, config_file, manifest, config)
     return 0
 
 
-def _config_hint(folder: Path, config_file: Path) -> None:
+def _config_hint(folder: Path, config_file: Path, manifest: dict[str, Any], config: Config) -> None:
+    named = config.secret_files()
+    gone = [
+        str(entry.get("key"))
+        for entry in manifest.get("secret_files") or []
+        if isinstance(entry, dict) and entry.get("key") not in named
+    ]
+    if gone:
+        print(
+            f"the backup's configuration named secret files {config_file} does not: "
+            + ", ".join(gone)
+        )
     saved = folder / CONFIG_FILE
     if saved.is_file() and saved.read_bytes() != config_file.read_bytes():
         print(

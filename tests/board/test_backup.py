@@ -139,7 +139,9 @@ async def test_backup_while_written_then_restore_resumes_where_it_was(
     manifest = json.loads((tmp_path / "backup" / "manifest.json").read_text())
     assert manifest["engine"] == engine
     assert manifest["schema_step"] > 0 and manifest["created_at"] and manifest["bot_version"]
+    assert (tmp_path / "backup").stat().st_mode & 0o777 == 0o700
     for entry in manifest["files"]:
+        assert (tmp_path / "backup" / entry["path"]).stat().st_mode & 0o077 == 0
         data = (tmp_path / "backup" / entry["path"]).read_bytes()
         assert (len(data), hashlib.sha256(data).hexdigest()) == (entry["size"], entry["sha256"])
 
@@ -338,3 +340,17 @@ async def test_the_crypto_store_is_taken_while_the_boards_moment_is_held(
     text = _backed_up_text(engine, dump)
     assert "in the backup" in text
     assert "committed during the backup" not in text
+
+
+async def test_a_manifest_that_points_outside_the_backup_is_refused(
+    backed_up: tuple[Path, Path], tmp_path: Path
+) -> None:
+    folder, fresh = backed_up
+    (tmp_path / "elsewhere.txt").write_text("not part of the backup\n")
+    manifest = json.loads((folder / "manifest.json").read_text())
+    manifest["files"].append({"path": "../elsewhere.txt", "kind": "config", "size": 23})
+    (folder / "manifest.json").write_text(json.dumps(manifest))
+    done = await chatbot("restore", folder, "--config", fresh)
+    assert done.returncode == 1
+    assert "leaves the backup" in done.stderr
+    assert not (fresh.parent / "board.sqlite3").exists()
