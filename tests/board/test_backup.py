@@ -354,3 +354,39 @@ async def test_a_manifest_that_points_outside_the_backup_is_refused(
     assert done.returncode == 1
     assert "leaves the backup" in done.stderr
     assert not (fresh.parent / "board.sqlite3").exists()
+
+
+async def test_the_crypto_store_is_copied_whole_and_its_key_file_never(tmp_path: Path) -> None:
+    """nio's SQLite store through the backup API (what its log holds included); a secret
+    file kept in the store's folder (a key file) stays out, named in the manifest."""
+    from chatbot.app.backup import take
+
+    make_repo(tmp_path, INTENTS)
+    crypto = tmp_path / "matrix-crypto"
+    crypto.mkdir()
+    (crypto / "store-key").write_text("a passphrase\n")
+    nio = sqlite3.connect(crypto / "@bot:example.org_DEVICE.db", isolation_level=None)
+    nio.execute("PRAGMA journal_mode = WAL")
+    nio.execute("CREATE TABLE olm_sessions (session TEXT)")
+    nio.execute("INSERT INTO olm_sessions VALUES ('pickled session')")
+    text = CONFIG.format(bin=BIN) + (
+        '[matrix]\nhomeserver = "http://127.0.0.1:1"\nuser_id = "@bot:example.org"\n'
+        'password_file = "matrix-crypto/store-key"\n'
+    )
+    path = tmp_path / "bot.toml"
+    path.write_text(text)
+    config = parse_config(text, path)
+    store = await Store.open(config.bot.database)
+    await store.close()
+    (tmp_path / "backup").mkdir()
+    manifest = take(config, tmp_path / "backup")
+    nio.close()
+
+    kept = sorted(p.name for p in (tmp_path / "backup" / "crypto-store").iterdir())
+    assert kept == ["@bot:example.org_DEVICE.db"]
+    copy = sqlite3.connect(tmp_path / "backup" / "crypto-store" / kept[0])
+    assert copy.execute("SELECT session FROM olm_sessions").fetchall() == [("pickled session",)]
+    assert {"key": "matrix.password_file", "path": "matrix-crypto/store-key"} in (
+        manifest["secret_files"]
+    )
+    assert not any("store-key" in entry["path"] for entry in manifest["files"])
