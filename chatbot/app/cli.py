@@ -114,6 +114,11 @@ def _parser() -> argparse.ArgumentParser:
         "init", "write DIR/bot.toml with every key and placeholder secrets, ready to fill in"
     )
     init.add_argument("dir", type=Path, help="the folder to write into (made if missing)")
+    backup = command("backup", "copy the board, the Matrix crypto store and the configuration")
+    backup.add_argument("dir", type=Path, help="a new or empty folder (the bot may run)")
+    restore = command("restore", "put a backup back where --config says; nothing changes on error")
+    restore.add_argument("dir", type=Path, help="the folder `chatbot backup` wrote")
+    restore.add_argument("--force", action="store_true", help="restore over a non-empty board")
     run = command("run", "run the bot: chat, worker and notifications")
     run.add_argument(
         "--until-idle",
@@ -359,6 +364,13 @@ def main(argv: list[str] | None = None) -> int:
     _setup_logging(args)
     if args.command == "init":
         return _init(args.dir)
+    if args.command == "restore":
+        from chatbot.app.restore import restore
+
+        if not args.config:
+            print("chatbot: restore needs --config F: whose database it restores", file=sys.stderr)
+            return EXIT_USAGE
+        return restore(args.dir, Path(args.config), force=args.force)
     try:
         if args.config:
             config = load_config(Path(args.config))
@@ -413,6 +425,10 @@ def main(argv: list[str] | None = None) -> int:
             # nio logs each failed try of an unreachable homeserver; check says it once.
             logging.getLogger("nio").setLevel(logging.ERROR)
             return EXIT_OK if run_check(config, not args.no_connect) else EXIT_FAILURE
+        if command == "backup":
+            from chatbot.app.backup import backup
+
+            return backup(config, args.dir)
         if command == "run":
             return asyncio.run(_run(config, args.until_idle, args.no_worker))
         if command == "worker":

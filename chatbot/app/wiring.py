@@ -8,6 +8,8 @@ imported only when its section is configured.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from chatbot.config import Config
@@ -35,8 +37,12 @@ def servers(config: Config) -> list[tuple[Network, Any]]:
     return found
 
 
-def settings_for(config: Config, network: Network) -> Any:
-    """`network`'s transport settings from its section, secrets read; None without one."""
+def settings_for(
+    config: Config, network: Network, *, secret: Callable[[Path], str] = read_secret
+) -> Any:
+    """`network`'s transport settings from its section, secrets read; None without one.
+
+    Backup and restore need only its folders: they pass a `secret` that reads nothing."""
     section = getattr(config, network.section, None)
     if section is None or network.settings is None:
         return None
@@ -44,7 +50,7 @@ def settings_for(config: Config, network: Network) -> Any:
     setup = Setup(
         section=section,
         owners=owners_on(config, network),
-        secret=read_secret,
+        secret=secret,
         # Beside the SQLite file; with PostgreSQL, beside this host's workspaces.
         state_dir=sqlite.parent if sqlite is not None else config.bot.workspaces.parent,
     )

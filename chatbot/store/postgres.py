@@ -52,6 +52,8 @@ CHANNEL = "chatbot_commits"
 _LOCK_CLASS = 0x6362  # "cb"
 _WRITERS, _INSTANCE, _MIGRATE = 1, 2, 3
 _KEYED_CLASS = 0x6363
+# The one bot's lock, for whoever must not work beside a running bot (a restore).
+INSTANCE_LOCK = (_LOCK_CLASS, _INSTANCE)
 # Connections per process: the pool, plus one listening and (the bot) one for its lock.
 POOL_MAX = 6
 CONNECT_TIMEOUT_S = 10

@@ -1,0 +1,392 @@
+"""`chatbot backup` and `chatbot restore` as a user runs them (real processes, real files),
+on SQLite and on the real PostgreSQL, while a store is written in another task."""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import os
+import secrets
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from chatbot.app.startup import make_worker, running_bot
+from chatbot.board import BoardService
+from chatbot.config import parse_config
+from chatbot.domain.transitions import Action
+from chatbot.store import Store, kv
+from chatbot.store import chat as chat_store
+from chatbot.store import questions as question_store
+from tests.pipeline.harness import BIN, CONFIG, make_repo
+
+OWNER = "owner@example.org"
+INTENTS = {"alpha": "# Alpha\n", "beta": "# Beta\n", "gamma": "# Gamma\n"}
+# What a restored bot must find as it was.
+COMPARED = ("cards", "events", "questions", "outbox", "jobs")
+
+
+async def chatbot(*args: str | Path) -> subprocess.CompletedProcess[str]:
+    """The real command in a process of its own; this loop keeps running meanwhile."""
+    process = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        "chatbot",
+        *map(str, args),
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+    )
+    out, err = await asyncio.wait_for(process.communicate(), 120)
+    assert process.returncode is not None
+    return subprocess.CompletedProcess(args, process.returncode, out.decode(), err.decode())
+
+
+def config_text(database: Any, extra: str = "") -> str:
+    text = CONFIG.format(bin=BIN) + extra
+    return text.replace('database = "board.sqlite3"\n', database.toml(), 1)
+
+
+def write_config(root: Path, database: Any, extra: str = "") -> Path:
+    root.mkdir(parents=True, exist_ok=True)
+    path = root / "bot.toml"
+    path.write_text(config_text(database, extra))
+    return path
+
+
+def restored_target(engine: str, tmp_path: Path, database: Any, request: Any) -> Any:
+    """Where a fresh bot's board goes: a new folder, or a new PostgreSQL database that reads
+    the same schema (pg_restore puts tables back into the schema they came from)."""
+    from tests.conftest import Database
+
+    if engine == "sqlite":
+        return Database(tmp_path / "fresh" / "board.sqlite3")
+    server = request.getfixturevalue("postgres")
+    name = "r_" + secrets.token_hex(5)
+    server._psql(f"CREATE DATABASE {name}")
+    schema = str(database.value).split("search_path%3D")[1]
+    url = server.url(schema).replace("/chatbot?", f"/{name}?")
+    return Database(url, server.password_file)
+
+
+async def board_with_a_bit_of_everything(root: Path, database: Any) -> tuple[Store, BoardService]:
+    """Cards in several phases, a question, a post waiting in the outbox, a queued job
+    and one running under a worker that is alive (as in a running bot)."""
+    root.mkdir(parents=True, exist_ok=True)
+    make_repo(root, INTENTS)
+    path = write_config(root, database)
+    config = parse_config(path.read_text(), path)
+    store = await Store.open(config.bot.database, password_file=config.bot.database_password_file)
+    board = BoardService(store, config.bot.repo, default_lane="light")
+    await board.import_cards()
+    await board.act("alpha", Action.START, actor=OWNER)
+    await board.act("beta", Action.START, actor=OWNER)
+    worker = make_worker(config, board, instance_id="before-the-backup")
+    await worker.register()
+    alpha = await board.card("alpha")
+    lane = next(job.lane for job in await board.active_jobs() if job.card_id == alpha.id)
+    job = await board.claim(lane, worker.instance_id, lease_s=600)
+    assert job is not None and job.state == "running"
+    card = await board.card("gamma")
+    async with store.transaction() as db:
+        await question_store.ask(db, card.id, "operator", "Which storage?", ["S3", "disk"])
+        await chat_store.enqueue(db, chat_store.Post("xmpp", "room@conf.example.org", "hello"))
+    return store, board
+
+
+async def dump(store: Store) -> dict[str, list[tuple[Any, ...]]]:
+    found = {}
+    for table in COMPARED:
+        rows = await store.reader.fetchall(f"SELECT * FROM {table} ORDER BY id")
+        found[table] = [tuple(row) for row in rows]
+    return found
+
+
+async def keep_writing(store: Store, stop: asyncio.Event) -> int:
+    """Two keys always written together: a snapshot that is one moment has them equal."""
+    n = 0
+    while not stop.is_set():
+        n += 1
+        async with store.transaction() as db:
+            await kv.set_value(db, "test:first", str(n))
+            await asyncio.sleep(0)
+            await kv.set_value(db, "test:second", str(n))
+        await asyncio.sleep(0.001)
+    return n
+
+
+async def test_backup_while_written_then_restore_resumes_where_it_was(
+    engine: str, database: Any, tmp_path: Path, request: pytest.FixtureRequest
+) -> None:
+    source = tmp_path / "live"
+    store, _board = await board_with_a_bit_of_everything(source, database)
+    try:
+        before = await dump(store)
+        stop = asyncio.Event()
+        writer = asyncio.create_task(keep_writing(store, stop))
+        await asyncio.sleep(0.05)  # the writer is under way when the backup starts
+        made = await chatbot("backup", tmp_path / "backup", "--config", source / "bot.toml")
+        stop.set()
+        written = await writer
+    finally:
+        await store.close()
+    assert made.returncode == 0, made.stderr
+    assert written > 1
+    manifest = json.loads((tmp_path / "backup" / "manifest.json").read_text())
+    assert manifest["engine"] == engine
+    assert manifest["schema_step"] > 0 and manifest["created_at"] and manifest["bot_version"]
+    assert (tmp_path / "backup").stat().st_mode & 0o777 == 0o700
+    for entry in manifest["files"]:
+        assert (tmp_path / "backup" / entry["path"]).stat().st_mode & 0o077 == 0
+        data = (tmp_path / "backup" / entry["path"]).read_bytes()
+        assert (len(data), hashlib.sha256(data).hexdigest()) == (entry["size"], entry["sha256"])
+
+    target = restored_target(engine, tmp_path, database, request)
+    fresh_root = tmp_path / "fresh"
+    fresh_root.mkdir(exist_ok=True)
+    make_repo(fresh_root, INTENTS)
+    fresh = write_config(fresh_root, target)
+    done = await chatbot("restore", tmp_path / "backup", "--config", fresh)
+    assert done.returncode == 0, done.stderr
+    assert "differs" in done.stdout  # another database: the configurations differ
+
+    config = parse_config(fresh.read_text(), fresh)
+    async with running_bot(config, chat=False) as bot:
+        restored = await dump(bot.store)
+        assert restored == before
+        first = await kv.get_value(bot.store.reader, "test:first")
+        second = await kv.get_value(bot.store.reader, "test:second")
+        assert first is not None and first == second  # one moment, not a smear
+        # The worker that ran the job is gone with the old bot: recovered as at a start.
+        await bot.prepare()
+        jobs = {job.card_id: job for job in await bot.board.active_jobs()}
+        alpha = await bot.board.card("alpha")
+        assert jobs[alpha.id].state == "queued"
+        assert "the worker stopped" in (jobs[alpha.id].error or "")
+
+
+async def test_backup_refuses_a_folder_that_is_not_empty(database: Any, tmp_path: Path) -> None:
+    make_repo(tmp_path, INTENTS)
+    config = write_config(tmp_path, database)
+    folder = tmp_path / "backup"
+    folder.mkdir()
+    (folder / "notes.txt").write_text("mine\n")
+    done = await chatbot("backup", folder, "--config", config)
+    assert done.returncode == 1
+    assert "is not empty" in done.stderr and len(done.stderr.strip().splitlines()) == 1
+    assert sorted(p.name for p in folder.iterdir()) == ["notes.txt"]
+
+
+@pytest.fixture
+async def backed_up(tmp_path: Path) -> tuple[Path, Path]:
+    """A SQLite board backed up, and a fresh configuration to restore it into."""
+    from tests.conftest import Database
+
+    store, _ = await board_with_a_bit_of_everything(
+        tmp_path / "live", Database(tmp_path / "live" / "board.sqlite3")
+    )
+    await store.close()
+    made = await chatbot("backup", tmp_path / "backup", "--config", tmp_path / "live" / "bot.toml")
+    assert made.returncode == 0, made.stderr
+    fresh = write_config(tmp_path / "fresh", Database(tmp_path / "fresh" / "board.sqlite3"))
+    return tmp_path / "backup", fresh
+
+
+@pytest.mark.parametrize("damage", ["truncated", "altered"])
+async def test_restore_refuses_a_damaged_backup_and_changes_nothing(
+    backed_up: tuple[Path, Path], damage: str
+) -> None:
+    folder, fresh = backed_up
+    database = folder / "board.sqlite3"
+    data = database.read_bytes()
+    if damage == "truncated":
+        database.write_bytes(data[: len(data) // 2])
+    else:
+        database.write_bytes(data[:-1] + bytes([data[-1] ^ 1]))
+    done = await chatbot("restore", folder, "--config", fresh)
+    assert done.returncode == 1
+    assert "nothing was restored" in done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1
+    assert sorted(p.name for p in fresh.parent.iterdir()) == ["bot.toml"]
+
+
+async def test_restore_over_a_board_needs_force(engine: str, database: Any, tmp_path: Path) -> None:
+    source = tmp_path / "live"
+    store, board = await board_with_a_bit_of_everything(source, database)
+    await store.close()
+    made = await chatbot("backup", tmp_path / "backup", "--config", source / "bot.toml")
+    assert made.returncode == 0, made.stderr
+    store = await Store.open(database.value, password_file=database.password_file)
+    try:
+        async with store.transaction() as db:
+            await db.execute("UPDATE cards SET title = 'changed after the backup'")
+        refused = await chatbot("restore", tmp_path / "backup", "--config", source / "bot.toml")
+        assert refused.returncode == 1
+        assert "not empty" in refused.stderr and "--force" in refused.stderr
+        titles = await store.reader.fetchall("SELECT DISTINCT title FROM cards")
+        assert [row[0] for row in titles] == ["changed after the backup"]
+    finally:
+        await store.close()
+    forced = await chatbot(
+        "restore", tmp_path / "backup", "--config", source / "bot.toml", "--force"
+    )
+    assert forced.returncode == 0, forced.stderr
+    assert "differs" not in forced.stdout
+    store = await Store.open(database.value, password_file=database.password_file)
+    try:
+        titles = await store.reader.fetchall("SELECT title FROM cards ORDER BY slug")
+        assert [row[0] for row in titles] == ["Alpha", "Beta", "Gamma"]
+    finally:
+        await store.close()
+
+
+async def test_restore_names_every_missing_secret_file(
+    backed_up: tuple[Path, Path], tmp_path: Path
+) -> None:
+    folder, fresh = backed_up
+    fresh.write_text(
+        fresh.read_text()
+        + '[web]\nlisten = "127.0.0.1:8099"\ntoken_file = "secrets/web-token"\n'
+        + "[runtimes.openrouter]\n"
+        + 'binary = "codex"\napi_key_file = "secrets/openrouter-key"\n'
+    )
+    done = await chatbot("restore", folder, "--config", fresh)
+    assert done.returncode == 1
+    assert "web.token_file" in done.stderr and "runtimes.openrouter.api_key_file" in done.stderr
+    assert not (fresh.parent / "board.sqlite3").exists()
+
+
+async def test_restore_refuses_while_a_bot_runs_on_the_database(
+    backed_up: tuple[Path, Path],
+) -> None:
+    folder, fresh = backed_up
+    make_repo(fresh.parent, INTENTS)
+    config = parse_config(fresh.read_text(), fresh)
+    async with running_bot(config, worker=False):
+        done = await chatbot("restore", folder, "--config", fresh, "--force")
+    assert done.returncode == 1
+    assert "another bot is already running" in done.stderr and "stop it" in done.stderr
+
+
+def test_a_backup_of_sqlite_is_one_file_a_plain_open_reads(tmp_path: Path) -> None:
+    """No write-ahead log beside the copy: a copy of only the listed files is whole."""
+    from chatbot.store.backup import copy_sqlite
+
+    live = sqlite3.connect(tmp_path / "live.db", isolation_level=None)
+    live.execute("PRAGMA journal_mode = WAL")
+    live.execute("CREATE TABLE t (x)")
+    live.execute("INSERT INTO t VALUES (1)")
+    copy_sqlite(tmp_path / "live.db", tmp_path / "copy.db")
+    assert sorted(os.listdir(tmp_path)) == ["copy.db", "live.db", "live.db-shm", "live.db-wal"]
+    uri = f"file:{tmp_path / 'copy.db'}?mode=ro&immutable=1"
+    assert sqlite3.connect(uri, uri=True).execute("SELECT x FROM t").fetchall() == [(1,)]
+    live.close()
+
+
+def _write_beside(database: Any, value: str) -> None:
+    """A commit by another connection, as the bot makes while a backup runs."""
+    sql = "INSERT INTO kv (key, value, updated_at) VALUES ('test:during', '{v}', 0)"
+    if isinstance(database.value, Path):
+        with sqlite3.connect(database.value) as conn:
+            conn.execute(sql.format(v=value))
+        return
+    import psycopg
+
+    password = database.password_file.read_text().strip()
+    with psycopg.connect(database.value, password=password, autocommit=True) as conn:
+        conn.execute(sql.format(v=value))
+
+
+def _backed_up_text(engine: str, dump: Path) -> str:
+    if engine == "sqlite":
+        with sqlite3.connect(dump) as conn:
+            return "\n".join(str(row) for row in conn.execute("SELECT * FROM kv"))
+    done = subprocess.run(
+        ["pg_restore", "--data-only", "--file=-", str(dump)], capture_output=True, text=True
+    )
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
+async def test_the_crypto_store_is_taken_while_the_boards_moment_is_held(
+    engine: str, database: Any, tmp_path: Path
+) -> None:
+    """What is committed while `during` runs (where the crypto store is copied) is not in
+    the board's backup: the board is of the moment before, the crypto store no older."""
+    from chatbot.store import backup as store_backup
+
+    store = await Store.open(database.value, password_file=database.password_file)
+    async with store.transaction() as db:
+        await kv.set_value(db, "test:before", "in the backup")
+    await store.close()
+    dump = tmp_path / "board.backup"
+    seen: list[str] = []
+
+    def during() -> None:
+        _write_beside(database, "committed during the backup")
+        seen.append("during")
+
+    if engine == "sqlite":
+        snapshot = store_backup.snapshot_sqlite(database.value, dump, during)
+    else:
+        snapshot = store_backup.snapshot_postgres(
+            database.value, database.password_file, dump, during
+        )
+    assert seen == ["during"] and snapshot.schema_step > 0
+    text = _backed_up_text(engine, dump)
+    assert "in the backup" in text
+    assert "committed during the backup" not in text
+
+
+async def test_a_manifest_that_points_outside_the_backup_is_refused(
+    backed_up: tuple[Path, Path], tmp_path: Path
+) -> None:
+    folder, fresh = backed_up
+    (tmp_path / "elsewhere.txt").write_text("not part of the backup\n")
+    manifest = json.loads((folder / "manifest.json").read_text())
+    manifest["files"].append({"path": "../elsewhere.txt", "kind": "config", "size": 23})
+    (folder / "manifest.json").write_text(json.dumps(manifest))
+    done = await chatbot("restore", folder, "--config", fresh)
+    assert done.returncode == 1
+    assert "leaves the backup" in done.stderr
+    assert not (fresh.parent / "board.sqlite3").exists()
+
+
+async def test_the_crypto_store_is_copied_whole_and_its_key_file_never(tmp_path: Path) -> None:
+    """nio's SQLite store through the backup API (what its log holds included); a secret
+    file kept in the store's folder (a key file) stays out, named in the manifest."""
+    from chatbot.app.backup import take
+
+    make_repo(tmp_path, INTENTS)
+    crypto = tmp_path / "matrix-crypto"
+    crypto.mkdir()
+    (crypto / "store-key").write_text("a passphrase\n")
+    nio = sqlite3.connect(crypto / "@bot:example.org_DEVICE.db", isolation_level=None)
+    nio.execute("PRAGMA journal_mode = WAL")
+    nio.execute("CREATE TABLE olm_sessions (session TEXT)")
+    nio.execute("INSERT INTO olm_sessions VALUES ('pickled session')")
+    text = CONFIG.format(bin=BIN) + (
+        '[matrix]\nhomeserver = "http://127.0.0.1:1"\nuser_id = "@bot:example.org"\n'
+        'password_file = "matrix-crypto/store-key"\n'
+    )
+    path = tmp_path / "bot.toml"
+    path.write_text(text)
+    config = parse_config(text, path)
+    store = await Store.open(config.bot.database)
+    await store.close()
+    (tmp_path / "backup").mkdir()
+    manifest = take(config, tmp_path / "backup")
+    nio.close()
+
+    kept = sorted(p.name for p in (tmp_path / "backup" / "crypto-store").iterdir())
+    assert kept == ["@bot:example.org_DEVICE.db"]
+    copy = sqlite3.connect(tmp_path / "backup" / "crypto-store" / kept[0])
+    assert copy.execute("SELECT session FROM olm_sessions").fetchall() == [("pickled session",)]
+    assert {"key": "matrix.password_file", "path": "matrix-crypto/store-key"} in (
+        manifest["secret_files"]
+    )
+    assert not any("store-key" in entry["path"] for entry in manifest["files"])
