@@ -24,7 +24,7 @@ from chatbot.notify.outbox import OutboxSender
 from chatbot.notify.reminders import Reminders
 from chatbot.notify.store_health import StoreHealthNotices
 from chatbot.store.kv import TransportState
-from chatbot.transports.base import Transport
+from chatbot.transports.base import Transport, TransportError
 from chatbot.transports.console import ConsoleTransport
 from chatbot.web import WebBoard, web_settings
 
@@ -178,6 +178,10 @@ async def serve(
     for name, transport in transports.items():
         try:
             await transport.start()
+        except TransportError as error:
+            # Said in the transport's own words (a refused login, a store key that does
+            # not fit): what to do is in the line, a traceback would only bury it.
+            log.error("%s transport did not start: %s", name, error)
         except Exception:  # noqa: BLE001 - one server down must not keep the others off
             log.exception("%s transport did not start; it keeps trying in the background", name)
     log.info("serving on %s; stop with Ctrl-C", ", ".join(transports) or "no chat transport")
