@@ -21,6 +21,7 @@ from nio.crypto import Olm
 from nio.store import DefaultStore
 
 from chatbot.transports.matrix import store_key
+from chatbot.transports.matrix.session import MatrixSettings, login, make_client
 from chatbot.transports.matrix.store_key import (
     DEFAULT_IN_USE,
     DEFAULT_KEY,
@@ -128,6 +129,7 @@ def test_a_store_that_neither_passphrase_opens_is_refused_naming_the_key(tmp_pat
 CRASH = """
 import dataclasses, os, pathlib, sys
 from chatbot.transports.matrix import store_key
+from chatbot.transports.matrix.session import MatrixSettings, login, make_client
 
 def crash(blob, key):
     os._exit(9)  # no rollback, no close: as if the power went
@@ -175,3 +177,28 @@ def test_what_check_says_of_the_passphrase(tmp_path: Path) -> None:
     [(line, fine)] = keys_at_rest(folder, USER, "another passphrase")
     assert not fine and f"does NOT open with {KEY_NAME}" in line
     assert store_key.store_files(tmp_path / "nothing here", USER) == []
+
+
+async def test_logging_in_moves_the_store_first_and_refuses_a_key_that_does_not_fit(
+    tmp_path: Path,
+) -> None:
+    made = Made(tmp_path)
+
+    def settings(key: str) -> MatrixSettings:
+        # An address nobody answers at: what is tested happens before any request.
+        return MatrixSettings(
+            "http://127.0.0.1:9",
+            USER,
+            access_token="t",
+            crypto_store=str(tmp_path),
+            pickle_key=key,
+            request_retries=0,
+        )
+
+    assert "'***'" in repr(settings(KEY)) and KEY not in repr(settings(KEY))
+    with pytest.raises(Exception) as unreachable:
+        await login(make_client(settings(KEY)), settings(KEY), None)
+    assert not isinstance(unreachable.value, StoreKeyError)
+    assert pickled_with(made.path, KEY) == "key"
+    with pytest.raises(StoreKeyError, match="opens neither with matrix.store_key_file"):
+        await login(make_client(settings("wrong")), settings("wrong"), None)
