@@ -28,7 +28,9 @@ KEY = "a passphrase the operator's init made"
 
 
 async def test_a_default_store_is_re_pickled_at_the_restart_and_still_decrypts(
-    tmp_path: Path, servers, e2ee_peer
+    tmp_path: Path,
+    servers,
+    e2ee_peer,  # noqa: F811 - the fixture imported above
 ) -> None:
     t0 = time.monotonic()
     owner = await e2ee_peer("owner")
