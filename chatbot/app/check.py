@@ -19,6 +19,7 @@ import time
 from pathlib import Path
 
 from chatbot.app.check_db import check_database, remote_line
+from chatbot.app.check_keys import print_keys_at_rest
 from chatbot.app.startup import open_store
 from chatbot.app.wiring import destinations, servers, settings_for
 from chatbot.board.importer import SOURCES, scan
@@ -193,11 +194,12 @@ def run_check(config: Config, connect: bool) -> bool:
         print("deprecated (the bot starts; edit the file):")
         print("\n".join(f"  - {found.line()}" for found in config.deprecated))
     print(digest_line(config))
+    keys_ok = print_keys_at_rest(config)
     todo = to_fill_in(config)
     if todo:
         print("to fill in:")
         print("\n".join(f"  - {item}" for item in todo))
-    ok = repo_ok and runtimes_ok and templates_ok
+    ok = repo_ok and runtimes_ok and templates_ok and keys_ok
     if connect:
         ok = asyncio.run(check_transports(config)) and ok
     return ok

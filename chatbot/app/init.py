@@ -1,16 +1,19 @@
 """`chatbot init DIR`: a configuration to fill in, that checks out at once.
 
 Writes DIR/bot.toml (the example configuration with every key, commented), the
-secret files it names as placeholders under DIR/secrets/ (readable by the owner
-only), and an empty git repository DIR/repo with docs/intent/ for the board until
-`bot.repo` names the real one. Each agent CLI is the real one where it is on PATH,
+secret files it names under DIR/secrets/ (readable by the owner only: placeholders,
+but for the Matrix crypto store's passphrase, which is made here at random), and an
+empty git repository DIR/repo with docs/intent/ for the board until `bot.repo`
+names the real one. Each agent CLI is the real one where it is on PATH,
 else the scripted stand-in the demo runs on. `chatbot check --no-connect` then
 passes and lists what is left to fill in.
 """
 
 from __future__ import annotations
 
+import os
 import re
+import secrets
 import shutil
 import subprocess
 from importlib import resources
@@ -23,6 +26,8 @@ from chatbot.config import parse_config
 _SECTION = re.compile(r"^\[(?P<name>[a-z0-9_.-]+)\]\s*$")
 _BINARY = re.compile(r'^binary = "(?P<name>[^"]*)"')
 _REPO = re.compile(r'^repo = "[^"]*"')
+#: Secret files whose secret init makes (random), as nobody else hands it out.
+MADE_HERE = frozenset({"matrix.store_key_file"})
 
 
 def example_text() -> str:
@@ -44,8 +49,10 @@ def init(folder: Path) -> list[str]:
         if path.exists():
             continue
         path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-        path.write_text(f"{PLACEHOLDER}: replace this line with the secret for {key}\n")
-        path.chmod(0o600)
+        # Created owner-only: the secret is never readable by others, not even briefly.
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        with os.fdopen(fd, "w", encoding="utf-8") as file:
+            file.write(_secret_for(key))
         written.append(str(path))
     repo = config.bot.checkout
     if not repo.exists():
@@ -56,6 +63,14 @@ def init(folder: Path) -> list[str]:
     target.write_text(text, encoding="utf-8")
     written.insert(0, str(target))
     return written
+
+
+def _secret_for(key: str) -> str:
+    """What init writes into a secret file: a passphrase the bot itself is the only
+    user of is made here; a secret a server or vendor hands out is left to fill in."""
+    if key in MADE_HERE:
+        return secrets.token_urlsafe(32) + "\n"
+    return f"{PLACEHOLDER}: replace this line with the secret for {key}\n"
 
 
 def _adapted(text: str) -> str:

@@ -25,7 +25,13 @@ from chatbot.notify.outbox import OutboxSender
 from chatbot.notify.reminders import Reminders
 from chatbot.notify.store_health import StoreHealthNotices
 from chatbot.store.kv import TransportState
-from chatbot.transports.base import EventHandler, IncomingEvent, IncomingMessage, Transport
+from chatbot.transports.base import (
+    EventHandler,
+    IncomingEvent,
+    IncomingMessage,
+    Transport,
+    TransportError,
+)
 from chatbot.transports.console import ConsoleTransport
 from chatbot.web import WebBoard, web_settings
 from chatbot.web.metrics import CommandLatency, Metrics
@@ -247,6 +253,10 @@ async def serve(
     for name, transport in transports.items():
         try:
             await transport.start()
+        except TransportError as error:
+            # Said in the transport's own words (a refused login, a store key that does
+            # not fit): what to do is in the line, a traceback would only bury it.
+            log.error("%s transport did not start: %s", name, error)
         except Exception:  # noqa: BLE001 - one server down must not keep the others off
             log.exception("%s transport did not start; it keeps trying in the background", name)
     log.info("serving on %s; stop with Ctrl-C", ", ".join(transports) or "no chat transport")

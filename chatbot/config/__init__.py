@@ -147,7 +147,7 @@ class Config(Section):
         if self.xmpp:
             found["xmpp.password_file"] = self.xmpp.password_file
         if self.matrix:
-            for key in ("password_file", "access_token_file"):
+            for key in ("password_file", "access_token_file", "store_key_file"):
                 value = getattr(self.matrix, key)
                 if value is not None:
                     found[f"matrix.{key}"] = value

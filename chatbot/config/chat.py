@@ -52,6 +52,8 @@ class MatrixSection(Section):
     rooms: list[str] = []
     # End-to-end encryption keys (nio's crypto store); default: beside bot.database.
     crypto_store: Path | None = None
+    # The passphrase nio pickles the crypto store's keys with; absent: nio's default.
+    store_key_file: Path | None = None
     # "tofu": an owner's devices count as first seen; "verified": only devices
     # verified by SAS emoji verification or the owner's cross-signing.
     trust: Literal["tofu", "verified"] = "tofu"

@@ -86,6 +86,9 @@ class Network:
     build: Callable[[Any, StateStore], Transport] | None = None
     #: `chatbot check`: log in once and report per room (the store only where it helps).
     probe: Callable[[Any, StateStore | None], Awaitable[ProbeReport]] | None = None
+    #: `chatbot check`, offline: the keys the network keeps on disk, from its settings, as
+    #: (line, fine) pairs; a line not fine fails the check. None: it keeps none.
+    keys_at_rest: Callable[[Any], list[tuple[str, bool]]] | None = None
 
     @property
     def formatted(self) -> bool:

@@ -2,7 +2,8 @@
 
 The transport is in `transport.py` (incoming) and `outgoing.py`, the wire format in
 `events.py`, the login in `session.py`, encryption in `crypto.py`, `verify.py` (SAS
-emoji) and `cross_signing.py`, and `chatbot check` in `probe.py`. This file imports
+emoji) and `cross_signing.py`, the crypto store's passphrase in `store_key.py`, and
+`chatbot check` in `probe.py`. This file imports
 none of them (nor nio): its builders do, when called.
 """
 
@@ -54,6 +55,7 @@ def _settings(setup: Setup) -> MatrixSettings:
         device_name=section.device_name,
         crypto_store=str(store),
         trust=section.trust,
+        pickle_key=secret(section.store_key_file) if section.store_key_file else None,
     )
 
 
@@ -61,6 +63,12 @@ def _build(settings: MatrixSettings, state: StateStore) -> MatrixTransport:
     from .transport import MatrixTransport
 
     return MatrixTransport(settings, state)
+
+
+def _keys_at_rest(settings: MatrixSettings) -> list[tuple[str, bool]]:
+    from .store_key import keys_at_rest
+
+    return keys_at_rest(settings.crypto_store, settings.user_id, settings.pickle_key)
 
 
 async def _probe(settings: MatrixSettings, state: StateStore | None) -> ProbeReport:
@@ -81,4 +89,5 @@ NETWORK = Network(
     settings=_settings,
     build=_build,
     probe=_probe,
+    keys_at_rest=_keys_at_rest,
 )

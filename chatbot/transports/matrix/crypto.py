@@ -38,6 +38,7 @@ from ..base import Identity, SenderDevice, StateStore
 from . import TRANSPORT
 from . import cross_signing as xsign
 from .session import MatrixSettings, crypto_store_file
+from .store_key import DEFAULT_KEY, KEY_NAME, pickled_with
 
 log = logging.getLogger(__name__)
 
@@ -239,7 +240,12 @@ async def room_encryption(
     path = crypto_store_file(settings, device)
     if path is None or not path.exists():
         return True, False, f"no keys for device {device} in {settings.crypto_store}: start the bot"
-    store = DefaultStore(settings.user_id, device, settings.crypto_store, "DEFAULT_KEY")
+    # Until the bot's next start re-pickles it, a store may still be on nio's passphrase.
+    found = pickled_with(path, settings.pickle_key)
+    if found == "none":
+        return True, False, f"the crypto store does not open with {KEY_NAME}"
+    key = settings.pickle_key if found == "key" and settings.pickle_key else DEFAULT_KEY
+    store = DefaultStore(settings.user_id, device, settings.crypto_store, key)
     account = store.load_account()
     if account is None:
         return True, False, f"the crypto store has no account for device {device}"

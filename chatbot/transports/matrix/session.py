@@ -8,6 +8,7 @@ device and the owners' clients would stop trusting it.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import logging
 import os
@@ -17,6 +18,7 @@ from pathlib import Path
 from nio import AsyncClient, AsyncClientConfig, LoginResponse, WhoamiResponse
 
 from ..base import StateStore, TransportError, redacting_repr
+from .store_key import DEFAULT_KEY, rekey_stores
 
 log = logging.getLogger(__name__)
 
@@ -47,6 +49,8 @@ class MatrixSettings:
     crypto_store: str | None = None
     #: "tofu": an owner's devices count as first seen; "verified": only verified devices.
     trust: str = "tofu"
+    #: The passphrase the crypto store is pickled with (`store_key_file`); None: nio's default.
+    pickle_key: str | None = None
 
     def __post_init__(self) -> None:
         if self.trust not in TRUST_MODES:
@@ -57,7 +61,7 @@ class MatrixSettings:
         return self.crypto_store is not None
 
     def __repr__(self) -> str:
-        return redacting_repr(self, ("password", "access_token"))
+        return redacting_repr(self, ("password", "access_token", "pickle_key"))
 
 
 def crypto_store_file(settings: MatrixSettings, device_id: str) -> Path | None:
@@ -79,6 +83,7 @@ def make_client(settings: MatrixSettings, *, encryption: bool | None = None) -> 
         encryption_enabled=crypto,
         # Our own table keeps the sync token, saved only after a batch was handled.
         store_sync_tokens=False,
+        pickle_key=settings.pickle_key or DEFAULT_KEY,
     )
     store_path = ""
     if crypto:
@@ -109,6 +114,9 @@ async def login(
     unless `keep_device` (`chatbot check` only looks, it changes no device).
     """
     uid = settings.user_id
+    if settings.crypto_store is not None and settings.pickle_key and not keep_device:
+        # Before nio opens a store: it would fail on one still on its default passphrase.
+        await asyncio.to_thread(rekey_stores, settings.crypto_store, uid, settings.pickle_key)
     if settings.access_token:
         client.access_token = settings.access_token
         who = await client.whoami()
