@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
+import sqlite3
 import subprocess
 import uuid
 from collections.abc import Iterator
@@ -52,6 +53,17 @@ class SmallDisk:
     def free_bytes(self) -> int:
         stat = os.statvfs(self.path)
         return stat.f_bavail * stat.f_frsize
+
+
+def empty_wal(database: Path, within: float = 10.0) -> None:
+    """Truncate the database's write-ahead log to nothing (a checkpoint any process may
+    run). SQLite reuses a log's space after a checkpoint: a log that grew earlier could
+    take the next write on a full disk without a new block, and the test would see no
+    full disk at all."""
+    # The timeout is SQLite's busy handler: it waits for the bot's readers to finish.
+    with contextlib.closing(sqlite3.connect(database, timeout=within)) as conn:
+        busy, _, _ = conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
+    assert not busy, f"{database}: the write-ahead log stayed busy for {within}s"
 
 
 @contextlib.contextmanager

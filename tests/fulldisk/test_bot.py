@@ -19,7 +19,7 @@ from chatbot.app.serve import serve
 from chatbot.app.startup import running_bot
 from chatbot.transports.console import ConsoleSettings, ConsoleTransport
 from tests.demo.test_console_demo import demo_config, said
-from tests.fulldisk.disk import small_disk
+from tests.fulldisk.disk import empty_wal, small_disk
 
 
 async def seen(console: ConsoleTransport, *patterns: str, within: float = 30.0) -> list:
@@ -55,6 +55,7 @@ async def test_a_full_disk_refuses_changes_answers_reads_and_recovers(
                 await console.push("/status hello-endpoint")
                 await said(console, r"phase planned")
 
+                await asyncio.to_thread(empty_wal, disk.path / "board.sqlite3")
                 disk.fill()
                 await console.push("/start hello-endpoint")
                 # The refusal, and (in either order) the notice that says it unasked.

@@ -13,7 +13,7 @@ from chatbot.domain.phases import Phase
 from chatbot.domain.transitions import Action
 from chatbot.store.health import StoreHealth
 from tests.conftest import Database
-from tests.fulldisk.disk import small_disk
+from tests.fulldisk.disk import empty_wal, small_disk
 from tests.pipeline import harness
 from tests.pipeline.harness import builder_answer, direct, review_answer, start
 from tests.pipeline.support import Fifo
@@ -58,6 +58,7 @@ async def test_a_result_that_meets_a_full_disk_is_applied_once_space_is_back(
         try:
             await h.board.act("greeting", Action.START, actor=OWNER)
             await started.line(timeout=20)
+            await asyncio.to_thread(empty_wal, disk.path / "board.sqlite3")
             disk.fill()
             go.touch()
             # The operator's answer comes now, and cannot be saved.

@@ -7,9 +7,10 @@ that it can again; the refused command works when sent again. No traceback.
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 
-from tests.fulldisk.disk import small_disk
+from tests.fulldisk.disk import empty_wal, small_disk
 from tests.integration.bot_process import (
     BotProcess,
     bot_config,
@@ -48,6 +49,7 @@ async def test_a_full_disk_is_said_in_the_room_and_the_bot_resumes(
             asked = await room.say("/status report")
             assert "phase planned" in (await room.bot_replies_to(asked))["body"]
 
+            await asyncio.to_thread(empty_wal, disk.path / "board.sqlite3")
             disk.fill()
             asked = await room.say("/start report")
             refused = await room.bot_replies_to(asked)
