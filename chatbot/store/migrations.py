@@ -407,4 +407,21 @@ MIGRATIONS.register(
     """,
 )
 
+MIGRATIONS.register(
+    14,
+    "the web board at 100,000 cards: recent cards per phase, and what changed since a mark",
+    """
+    -- The board's columns and /cards walk a phase newest first and stop (LIMIT);
+    -- this also serves every lookup by phase alone.
+    CREATE INDEX cards_phase_recent ON cards(phase, updated_at, id);
+    DROP INDEX cards_phase;
+    -- A live page's change mark takes the newest of each, and what changed since it
+    -- walks from there: both without reading the whole table.
+    CREATE INDEX cards_updated ON cards(updated_at, id);
+    CREATE INDEX questions_answered ON questions(answered_at);
+    CREATE INDEX jobs_started ON jobs(started_at);
+    CREATE INDEX jobs_finished ON jobs(finished_at);
+    """,
+)
+
 LATEST = MIGRATIONS.latest

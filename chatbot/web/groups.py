@@ -14,6 +14,7 @@ class Group(StrEnum):
     REVIEW = "review"
     READY = "ready"
     DONE = "done"
+    ARCHIVED = "archived"
 
 
 _MEMBERS: dict[Group, tuple[Phase, ...]] = {
@@ -49,9 +50,27 @@ _MEMBERS: dict[Group, tuple[Phase, ...]] = {
     ),
     Group.REVIEW: (Phase.REVIEWING,),
     Group.READY: (Phase.READY_FOR_DEPLOYMENT,),
-    Group.DONE: (Phase.DEPLOYED, Phase.DONE, Phase.RESEARCH_DONE, Phase.ARCHIVED),
+    Group.DONE: (Phase.DEPLOYED, Phase.DONE, Phase.RESEARCH_DONE),
+    Group.ARCHIVED: (Phase.ARCHIVED,),
 }
+
+# Groups that grow with the board's age show their most recent cards, this many, and
+# link to /cards for the rest; the others (bounded by lanes and by people's attention)
+# show every card.
+SHOWN: dict[Group, int] = {Group.PLANNED: 50, Group.READY: 50, Group.DONE: 20, Group.ARCHIVED: 20}
 
 GROUP_OF: dict[Phase, Group] = {
     phase: group for group, phases in _MEMBERS.items() for phase in phases
 }
+
+
+def phases_of(group: Group) -> tuple[Phase, ...]:
+    return _MEMBERS[group]
+
+
+def group_counts(phases: dict[Phase, int]) -> dict[Group, int]:
+    """Cards per group, from cards per phase; every group is there, empty ones with 0."""
+    counts = dict.fromkeys(Group, 0)
+    for phase, count in phases.items():
+        counts[GROUP_OF[phase]] += count
+    return counts

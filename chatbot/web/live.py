@@ -19,7 +19,7 @@ from typing import Any
 
 from chatbot.board.reads import BoardReads
 from chatbot.board.web_reads import BoardCard, ChangeMark
-from chatbot.web.groups import GROUP_OF
+from chatbot.web.groups import GROUP_OF, group_counts
 
 log = logging.getLogger(__name__)
 
@@ -122,13 +122,18 @@ class Live:
         for client in self._clients:
             if client.mark != mark:
                 groups.setdefault(client.mark, []).append(client)
+        counts: dict[str, int] | None = None
+        if any(c.view == "board" for clients in groups.values() for c in clients):
+            # The board's columns show a few of many cards: their counts come from here.
+            phases = await self._reads.phase_counts()
+            counts = {group.value: n for group, n in group_counts(phases).items()}
         for since, clients in groups.items():
             if since is None:
                 # A page without a mark we understand reads itself again.
                 messages = {view: event(mark, {"reload": True}) for view in VIEWS}
             else:
-                cards = await self._reads.board_cards(changed_since=since)
-                messages = self._messages(mark, since, cards)
+                cards = await self._reads.changed_cards(since)
+                messages = self._messages(mark, since, cards, counts)
             for client in clients:
                 client.mark = mark
                 if not client.send(messages[client.view]):
@@ -137,7 +142,11 @@ class Live:
                     client.close()
 
     def _messages(
-        self, mark: ChangeMark, since: ChangeMark, cards: list[BoardCard]
+        self,
+        mark: ChangeMark,
+        since: ChangeMark,
+        cards: list[BoardCard],
+        counts: dict[str, int] | None,
     ) -> dict[str, bytes]:
         jobs = mark.jobs_differ(since)
         slugs = [card.slug for card in cards]
@@ -150,6 +159,7 @@ class Live:
                     for c in cards
                 ],
                 "jobs": jobs,
+                "counts": counts,
             }
         light = {"slugs": slugs, "jobs": jobs}
         return {

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from chatbot.board.web_reads import BoardCard, DayRuns, JobLine, WorkerLine
 from chatbot.domain.phases import Kind, Phase
 from chatbot.web.chart import runs_chart
-from chatbot.web.groups import GROUP_OF, Group
+from chatbot.web.groups import SHOWN, Group
 from chatbot.web.markup import Safe, age, esc, join, scroll_table, since, tag
 from chatbot.web.texts import Texts
 
@@ -125,29 +125,47 @@ class CardItems:
         )
 
 
-def board_main(cards: Sequence[BoardCard], items: CardItems, now: float | None = None) -> Safe:
+def board_main(
+    columns: dict[Group, Sequence[BoardCard]],
+    counts: dict[Group, int],
+    items: CardItems,
+    now: float | None = None,
+) -> Safe:
+    """Every group with its count; a group of SHOWN lists its most recent cards (the
+    page's script keeps to that many: `data-cap`) and links to the rest on /cards."""
     now = time.time() if now is None else now
     t = items.t
-    columns: dict[Group, list[Safe]] = {group: [] for group in Group}
-    for card in cards:
-        columns[GROUP_OF[card.phase]].append(items(card, now))
-    sections = [
-        tag(
-            '<section class="column" id="group-{group}" aria-labelledby="h-{group}">'
-            '<h2 id="h-{group}">{name} <span class="count" id="count-{group}">{count}</span></h2>'
-            '<ul class="cards" id="col-{group}" data-empty="{empty}">{items}</ul></section>',
-            group=group.value,
-            name=t(f"group_{group.value}"),
-            count=len(items),
-            empty=t("column_empty"),
-            items=join(items),
+    sections = []
+    for group in Group:
+        cap = SHOWN.get(group)
+        more = ""
+        if cap is not None:
+            more = tag(
+                '<a class="more" href="/cards?group={group}">{text}</a>',
+                group=group.value,
+                text=t("all_cards"),
+            )
+        sections.append(
+            tag(
+                '<section class="column" id="group-{group}" aria-labelledby="h-{group}">'
+                '<h2 id="h-{group}">{name} <span class="count" id="count-{group}">{count}</span>'
+                '</h2><ul class="cards" id="col-{group}" data-empty="{empty}"{cap}>{items}</ul>'
+                "{more}</section>",
+                group=group.value,
+                name=t(f"group_{group.value}"),
+                count=counts.get(group, 0),
+                empty=t("column_empty"),
+                cap=Safe(f' data-cap="{cap}"' if cap is not None else ""),
+                items=join(items(card, now) for card in columns.get(group, ())),
+                more=more,
+            )
         )
-        for group, items in columns.items()
-    ]
     return tag(
-        '<h1>{title} <small id="total">{total}</small></h1><div class="board">{columns}</div>',
+        '<h1>{title} <small id="total" data-total="{total}">{total_text}</small></h1>'
+        '<div class="board">{columns}</div>',
         title=t("title"),
-        total=t("cards_total", n=len(cards)),
+        total=sum(counts.values()),
+        total_text=t("cards_total", n=sum(counts.values())),
         columns=join(sections),
     )
 

@@ -23,10 +23,12 @@ from aiohttp import web
 from chatbot.board import Card, RunRecord, UnknownCard
 from chatbot.board.hand_over import HandOver, hand_over
 from chatbot.board.reads import BoardReads
-from chatbot.web import card_page, live, pages
+from chatbot.web import card_page, cards_page, live, pages
 from chatbot.web.auth import Guard
 from chatbot.web.card_page import MAX_TEXT, CardPage, RepoText
+from chatbot.web.cards_page import PER_PAGE, BadQuery
 from chatbot.web.connections import AcceptFailures, Connection, Gate, GuardedSite
+from chatbot.web.groups import GROUP_OF, SHOWN, Group, group_counts, phases_of
 from chatbot.web.markup import Safe, tag
 from chatbot.web.settings import WebSettings
 from chatbot.web.texts import Texts
@@ -35,7 +37,7 @@ log = logging.getLogger(__name__)
 
 CSP = (
     "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; "
-    "connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
+    "connect-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
 )
 HEADERS = {
     "Content-Security-Policy": CSP,
@@ -91,6 +93,7 @@ class WebBoard:
             [
                 web.get("/", self.board),
                 web.get(f"/card/{SLUG}", self.card),
+                web.get("/cards", self.cards),
                 web.get("/runs", self.runs),
                 web.get("/events", self.events),
                 web.get("/healthz", self.health),
@@ -200,9 +203,34 @@ class WebBoard:
 
     async def board(self, request: web.Request) -> web.Response:
         mark = await self.reads.change_mark()  # before the cards: a change between is re-sent
-        cards = await self.reads.board_cards()
-        main = pages.board_main(cards, self.items)
+        counts = group_counts(await self.reads.phase_counts())
+        whole = [group for group in Group if group not in SHOWN]
+        cards = await self.reads.cards_in([p for group in whole for p in phases_of(group)])
+        columns: dict[Group, list] = {group: [] for group in whole}
+        for card in cards:
+            columns[GROUP_OF[card.phase]].append(card)
+        for group, cap in SHOWN.items():
+            columns[group] = (await self.reads.card_list(phases_of(group), cap)).cards
+        main = pages.board_main(columns, counts, self.items)
         return self._page(self.texts("title"), main, "board", mark=mark.token())
+
+    async def cards(self, request: web.Request) -> web.Response:
+        """A page of cards, searched by slug and title (cards_page.py)."""
+        try:
+            query = cards_page.parse(dict(request.query), self.texts)
+        except BadQuery as error:
+            main = pages.message_main(str(error), self.texts)
+            return self._page(self.texts("cards_title"), main, "cards", status=400)
+        group = query.group
+        phases = phases_of(group) if group else tuple(GROUP_OF)
+        listing = await self.reads.card_list(
+            phases, PER_PAGE, text=query.text, after=query.after, before=query.before
+        )
+        count = None
+        if group is not None and not query.text:
+            count = group_counts(await self.reads.phase_counts()).get(group, 0)
+        main = cards_page.cards_main(query, listing, count, self.items)
+        return self._page(self.texts("cards_title"), main, "cards")
 
     async def card(self, request: web.Request) -> web.Response:
         slug = request.match_info["slug"]
