@@ -1,11 +1,11 @@
-"""The web board's bounded reads: cards of some phases, the most recent of others,
-how many cards each phase holds, and the paged search behind `/cards`.
+"""The web board's bounded reads: the most recent cards of some phases, how many
+cards each phase holds, and the paged search behind `/cards`.
 
 A board may hold a hundred thousand cards, most of them done. Every read here costs
 what it returns, not what the board holds: each phase is read on its own along the
-index `cards_phase_recent` (phase, updated_at, id) with a LIMIT, and pages go on from
+index `cards_phase_recent` (phase, updated_at, id, slug, title) with a LIMIT, and pages go on from
 a cursor (the last card's updated_at and id), never by OFFSET. Only a search by text
-reads further, and it stops at the first page of matches.
+reads further (from the index, not the cards' rows), and it stops at a page of matches.
 """
 
 from __future__ import annotations
@@ -29,8 +29,9 @@ COLUMNS = """c.id, c.slug, c.kind, c.title, c.phase, c.lane, c.updated_at,
   q.text AS question, q.options AS options"""
 JOINS = """LEFT JOIN jobs j ON j.card_id = c.id AND j.state IN ('queued', 'running')
 LEFT JOIN questions q ON q.card_id = c.id AND q.state = 'open'"""
-# lower() on both sides: PostgreSQL's LIKE tells cases apart, SQLite's does not.
-_MATCH = " AND (lower(slug) LIKE :pattern ESCAPE '\\' OR lower(title) LIKE :pattern ESCAPE '\\')"
+# SQLite's LIKE ignores case (ASCII) as PostgreSQL's ILIKE does; neither needs lower(),
+# so the walk reads slug and title from the index alone (cards_phase_recent holds both).
+_MATCH = " AND (slug {like} :pattern ESCAPE '\\' OR title {like} :pattern ESCAPE '\\')"
 
 
 class BoardCard(NamedTuple):
@@ -86,8 +87,8 @@ class CardList:
 
 
 def like_pattern(text: str) -> str:
-    """`text` anywhere, case folded; its own % and _ (and the escape) match literally."""
-    escaped = text.lower().replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+    """`text` anywhere; its own % and _ (and the escape) match literally."""
+    escaped = text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
     return f"%{escaped}%"
 
 
@@ -113,19 +114,6 @@ def board_card(row: tuple) -> BoardCard:
     )
 
 
-async def cards_in(db: Db, phases: Sequence[Phase]) -> list[BoardCard]:
-    """Every card in `phases` (the groups bounded by lanes and attention)."""
-    if not phases:
-        return []
-    names = {f"p{i}": phase.value for i, phase in enumerate(phases)}
-    sql = (
-        f"SELECT {COLUMNS} FROM cards c {JOINS} "
-        f"WHERE c.phase IN ({', '.join(':' + name for name in names)}) "
-        "ORDER BY c.updated_at DESC, c.id DESC"
-    )
-    return [board_card(row) for row in await db.fetchall(sql, names)]
-
-
 async def card_list(
     db: Db,
     phases: Sequence[Phase],
@@ -140,7 +128,7 @@ async def card_list(
     params: dict[str, object] = {"limit": limit + 1}
     where = ""
     if text:
-        where += _MATCH
+        where += _MATCH.format(like="ILIKE" if db.engine == "postgresql" else "LIKE")
         params["pattern"] = like_pattern(text)
     backwards = before is not None
     edge = before if backwards else after

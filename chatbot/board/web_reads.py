@@ -128,10 +128,6 @@ class WebReads:
         rows = await self.store.reader.fetchall(_CHANGED_SQL, asdict(since))
         return [board_card(row) for row in rows]
 
-    async def cards_in(self, phases: Sequence[Phase]) -> list[BoardCard]:
-        """Every card in `phases`, most recently changed first."""
-        return await card_lists.cards_in(self.store.reader, phases)
-
     async def card_list(
         self,
         phases: Sequence[Phase],

@@ -54,10 +54,19 @@ _MEMBERS: dict[Group, tuple[Phase, ...]] = {
     Group.ARCHIVED: (Phase.ARCHIVED,),
 }
 
-# Groups that grow with the board's age show their most recent cards, this many, and
-# link to /cards for the rest; the others (bounded by lanes and by people's attention)
-# show every card.
-SHOWN: dict[Group, int] = {Group.PLANNED: 50, Group.READY: 50, Group.DONE: 20, Group.ARCHIVED: 20}
+# How many cards a group's column shows, most recent first; the rest are on /cards.
+# Planned, ready, done and archived grow with the board's age: their most recent.
+# The others are bounded by lanes and by people's attention and show every card; the
+# bound is there only so that a board gone wrong (thousands failed) still loads.
+SHOWN: dict[Group, int] = {
+    Group.PLANNED: 50,
+    Group.WORKING: 200,
+    Group.WAITING: 200,
+    Group.REVIEW: 200,
+    Group.READY: 50,
+    Group.DONE: 20,
+    Group.ARCHIVED: 20,
+}
 
 GROUP_OF: dict[Phase, Group] = {
     phase: group for group, phases in _MEMBERS.items() for phase in phases

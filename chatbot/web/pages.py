@@ -131,15 +131,15 @@ def board_main(
     items: CardItems,
     now: float | None = None,
 ) -> Safe:
-    """Every group with its count; a group of SHOWN lists its most recent cards (the
-    page's script keeps to that many: `data-cap`) and links to the rest on /cards."""
+    """Every group with its count and its most recent cards (SHOWN; the page's script
+    keeps to that many: `data-cap`), and a link to the rest on /cards if there is more."""
     now = time.time() if now is None else now
     t = items.t
     sections = []
     for group in Group:
-        cap = SHOWN.get(group)
+        cap = SHOWN[group]
         more = ""
-        if cap is not None:
+        if counts.get(group, 0) > cap:
             more = tag(
                 '<a class="more" href="/cards?group={group}">{text}</a>',
                 group=group.value,
@@ -149,13 +149,13 @@ def board_main(
             tag(
                 '<section class="column" id="group-{group}" aria-labelledby="h-{group}">'
                 '<h2 id="h-{group}">{name} <span class="count" id="count-{group}">{count}</span>'
-                '</h2><ul class="cards" id="col-{group}" data-empty="{empty}"{cap}>{items}</ul>'
-                "{more}</section>",
+                '</h2><ul class="cards" id="col-{group}" data-empty="{empty}" data-cap="{cap}">'
+                "{items}</ul>{more}</section>",
                 group=group.value,
                 name=t(f"group_{group.value}"),
                 count=counts.get(group, 0),
                 empty=t("column_empty"),
-                cap=Safe(f' data-cap="{cap}"' if cap is not None else ""),
+                cap=cap,
                 items=join(items(card, now) for card in columns.get(group, ())),
                 more=more,
             )

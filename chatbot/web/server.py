@@ -28,7 +28,7 @@ from chatbot.web.auth import Guard
 from chatbot.web.card_page import MAX_TEXT, CardPage, RepoText
 from chatbot.web.cards_page import PER_PAGE, BadQuery
 from chatbot.web.connections import AcceptFailures, Connection, Gate, GuardedSite
-from chatbot.web.groups import GROUP_OF, SHOWN, Group, group_counts, phases_of
+from chatbot.web.groups import GROUP_OF, SHOWN, Group, phases_of
 from chatbot.web.markup import Safe, tag
 from chatbot.web.settings import WebSettings
 from chatbot.web.texts import Texts
@@ -203,14 +203,11 @@ class WebBoard:
 
     async def board(self, request: web.Request) -> web.Response:
         mark = await self.reads.change_mark()  # before the cards: a change between is re-sent
-        counts = group_counts(await self.reads.phase_counts())
-        whole = [group for group in Group if group not in SHOWN]
-        cards = await self.reads.cards_in([p for group in whole for p in phases_of(group)])
-        columns: dict[Group, list] = {group: [] for group in whole}
-        for card in cards:
-            columns[GROUP_OF[card.phase]].append(card)
-        for group, cap in SHOWN.items():
-            columns[group] = (await self.reads.card_list(phases_of(group), cap)).cards
+        counts = await self.live.counts(mark)
+        columns = {
+            group: (await self.reads.card_list(phases_of(group), SHOWN[group])).cards
+            for group in Group
+        }
         main = pages.board_main(columns, counts, self.items)
         return self._page(self.texts("title"), main, "board", mark=mark.token())
 
@@ -228,7 +225,7 @@ class WebBoard:
         )
         count = None
         if group is not None and not query.text:
-            count = group_counts(await self.reads.phase_counts()).get(group, 0)
+            count = (await self.live.counts(await self.reads.change_mark()))[group]
         main = cards_page.cards_main(query, listing, count, self.items)
         return self._page(self.texts("cards_title"), main, "cards")
 

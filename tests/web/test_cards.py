@@ -53,6 +53,13 @@ async def test_done_and_archived_show_their_count_and_most_recent_cards(site) ->
     assert re.search(r'id="total"[^>]*>(\d+) cards<', body).group(1) == str(
         len(site.seeded.groups) + 30 + 25 + 60
     )
+    assert "/cards?group=waiting" not in body and "/cards?group=working" not in body
+    # ...up to a bound that only a board gone wrong reaches: then its most recent.
+    failed += await many(site.store, Phase.FAILED, SHOWN[Group.WAITING], "again")
+    _, _, body = await fetch(site, "", headers=site.headers())
+    assert count(body, "waiting") == 61 + SHOWN[Group.WAITING]
+    assert column(body, "waiting") == failed[::-1][: SHOWN[Group.WAITING]]
+    assert '<a class="more" href="/cards?group=waiting">' in body
 
 
 async def test_search_finds_by_slug_and_by_title_in_any_case(site) -> None:
@@ -148,6 +155,7 @@ async def test_an_over_long_search_or_a_bad_address_is_refused_in_one_line(site)
 async def test_german_labels(tmp_path) -> None:
     site = await open_site(tmp_path, locale="de", planned=1)
     try:
+        await many(site.store, Phase.ARCHIVED, SHOWN[Group.ARCHIVED], "shelved")
         _, _, board = await fetch(site, "", headers=site.headers())
         assert "Archiviert" in board and "Alle, und suchen" in board
         _, _, body = await fetch(site, "cards?q=nichts-da", headers=site.headers())
