@@ -15,6 +15,10 @@ own WebBoard on 127.0.0.1, and measures:
   group's first page and a page from the middle of the done group.
 
     .venv/bin/python bench/web_board.py [--cards 10000] [--loads 5] [--moves 20]
+        [--requests 50] [--engine sqlite|postgresql] [--explain]
+
+--engine postgresql starts a throwaway PostgreSQL (tests/realservers/postgres.py);
+--explain prints the query plans of the search, a page of done and what changed.
 """
 
 from __future__ import annotations
@@ -27,6 +31,7 @@ import statistics
 import sys
 import tempfile
 import time
+from dataclasses import asdict
 from pathlib import Path
 
 import aiohttp
@@ -35,12 +40,15 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from chatbot.board import BoardService  # noqa: E402
+from chatbot.board.card_lists import Cursor, list_query  # noqa: E402
+from chatbot.board.web_reads import _CHANGED_SQL  # noqa: E402
 from chatbot.domain.phases import Kind, Phase  # noqa: E402
 from chatbot.domain.transitions import Action  # noqa: E402
 from chatbot.store import Store  # noqa: E402
 from chatbot.store import cards as card_store  # noqa: E402
 from chatbot.store import questions as question_store  # noqa: E402
 from chatbot.web import WebBoard, WebSettings  # noqa: E402
+from tests.realservers.postgres import Postgres  # noqa: E402
 from tests.web.browser import SEEN, WATCH_CARD, WATCH_LIVE, WATCH_TEXT, Browser  # noqa: E402
 
 # Where the cards of a long-running board sit (the rest is done: deployed or archived).
@@ -146,13 +154,55 @@ async def searches(store: Store, session, url: str, headers: dict, count: int) -
         print(f"search: {name:<22} {ms(times)}")
 
 
+async def explain(store: Store, board: BoardService) -> None:
+    """The plans of /cards' queries and of a live page's "what changed" on this engine."""
+    done = (Phase.DEPLOYED, Phase.DONE, Phase.RESEARCH_DONE)
+    row = await store.reader.fetchone("SELECT updated_at, id FROM cards WHERE id = 50000")
+    middle = Cursor(row[0], row[1]) if row else None
+    mark = await board.change_mark()
+    for name, (sql, params) in (
+        ("search, nothing holds it", list_query(store.engine, tuple(Phase), 50, "zz-nothing")),
+        ("done, first page", list_query(store.engine, done, 50)),
+        ("done, a middle page", list_query(store.engine, done, 50, "", middle)),
+        ("what changed since a mark", (_CHANGED_SQL, asdict(mark))),
+        ("counts", ("SELECT phase, count(*) FROM cards GROUP BY phase", {})),
+    ):
+        if store.engine == "postgresql":
+            rows = await store.reader.fetchall("EXPLAIN (ANALYZE, COSTS OFF) " + sql, params)
+            lines = [r[0] for r in rows]
+        else:
+            rows = await store.reader.fetchall("EXPLAIN QUERY PLAN " + sql, params)
+            lines = [r[3] for r in rows]
+        # Enough to see which index each walk takes: the distinct lines, once each.
+        print(f"explain: {name}")
+        for line in dict.fromkeys(lines):
+            print(f"    {line}")
+
+
 async def main(args: argparse.Namespace) -> None:
     folder = Path(tempfile.mkdtemp(prefix="bench-web-"))
-    store = await Store.open(folder / "board.sqlite3")
+    server = None
+    if args.engine == "postgresql":
+        server = Postgres().start()
+        store = await Store.open(
+            server.url(server.fresh_schema()), password_file=server.password_file
+        )
+    else:
+        store = await Store.open(folder / "board.sqlite3")
     board = BoardService(store, folder / "repo")
     started = time.perf_counter()
     await build(store, args.cards)
-    print(f"board: {args.cards:,} cards built in {time.perf_counter() - started:.1f} s")
+    print(
+        f"board: {args.cards:,} cards built in {time.perf_counter() - started:.1f} s "
+        f"({store.engine})"
+    )
+    if store.engine == "postgresql":
+        # As autovacuum would have by now on a board that grew over months: the
+        # planner knows the tables' sizes.
+        async with store.transaction() as db:
+            await db.execute("ANALYZE")
+    if args.explain:
+        await explain(store, board)
     token = secrets.token_urlsafe(24)
     web = WebBoard(board, WebSettings("127.0.0.1", 0, token))
     await web.start()
@@ -216,6 +266,8 @@ async def main(args: argparse.Namespace) -> None:
         browser.close()
         await web.stop()
         await store.close()
+        if server is not None:
+            server.stop()
 
 
 if __name__ == "__main__":
@@ -224,4 +276,6 @@ if __name__ == "__main__":
     parser.add_argument("--loads", type=int, default=5)
     parser.add_argument("--moves", type=int, default=20)
     parser.add_argument("--requests", type=int, default=50)
+    parser.add_argument("--engine", choices=("sqlite", "postgresql"), default="sqlite")
+    parser.add_argument("--explain", action="store_true")
     asyncio.run(main(parser.parse_args()))

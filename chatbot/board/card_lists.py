@@ -114,24 +114,20 @@ def board_card(row: tuple) -> BoardCard:
     )
 
 
-async def card_list(
-    db: Db,
+def list_query(
+    engine: str,
     phases: Sequence[Phase],
     limit: int,
-    *,
     text: str = "",
-    after: Cursor | None = None,
-    before: Cursor | None = None,
-) -> CardList:
-    """`limit` cards of `phases` whose slug or title holds `text`, most recent first:
-    the first ones, those older than `after`, or those newer than `before`."""
+    edge: Cursor | None = None,
+    backwards: bool = False,
+) -> tuple[str, dict[str, object]]:
+    """card_list's query and its parameters (bench/web_board.py --explain shows its plan)."""
     params: dict[str, object] = {"limit": limit + 1}
     where = ""
     if text:
-        where += _MATCH.format(like="ILIKE" if db.engine == "postgresql" else "LIKE")
+        where += _MATCH.format(like="ILIKE" if engine == "postgresql" else "LIKE")
         params["pattern"] = like_pattern(text)
-    backwards = before is not None
-    edge = before if backwards else after
     if edge is not None:
         where += f" AND (updated_at, id) {'>' if backwards else '<'} (:edge_at, :edge_id)"
         params["edge_at"], params["edge_id"] = edge.updated_at, edge.id
@@ -149,6 +145,23 @@ async def card_list(
         f"JOIN cards c ON c.id = picked.id {JOINS} "
         f"ORDER BY c.updated_at {order}, c.id {order} LIMIT :limit"
     )
+    return sql, params
+
+
+async def card_list(
+    db: Db,
+    phases: Sequence[Phase],
+    limit: int,
+    *,
+    text: str = "",
+    after: Cursor | None = None,
+    before: Cursor | None = None,
+) -> CardList:
+    """`limit` cards of `phases` whose slug or title holds `text`, most recent first:
+    the first ones, those older than `after`, or those newer than `before`."""
+    backwards = before is not None
+    edge = before if backwards else after
+    sql, params = list_query(db.engine, phases, limit, text, edge, backwards)
     rows = await db.fetchall(sql, params)
     more = len(rows) > limit
     rows = rows[:limit]
