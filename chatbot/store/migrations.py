@@ -412,10 +412,9 @@ MIGRATIONS.register(
     "the web board at 100,000 cards: recent cards per phase, and what changed since a mark",
     """
     -- The board's columns and /cards walk a phase newest first and stop (LIMIT); a
-    -- search by slug or title reads them here, not from the wide rows. This also
-    -- serves every lookup by phase alone.
+    -- search by slug or title reads them here, not from the wide rows. (cards_phase
+    -- stays: counting cards per phase walks that narrower one in half the time.)
     CREATE INDEX cards_phase_recent ON cards(phase, updated_at, id, slug, title);
-    DROP INDEX cards_phase;
     -- A live page's change mark takes the newest of each, and what changed since it
     -- walks from there: both without reading the whole table.
     CREATE INDEX cards_updated ON cards(updated_at, id);

@@ -132,19 +132,19 @@ def board_main(
     now: float | None = None,
 ) -> Safe:
     """Every group with its count and its most recent cards (SHOWN; the page's script
-    keeps to that many: `data-cap`), and a link to the rest on /cards if there is more."""
+    keeps to that many: `data-cap`), and a link to the rest on /cards, hidden while
+    there is no rest (the script shows it when the count outgrows the column)."""
     now = time.time() if now is None else now
     t = items.t
     sections = []
     for group in Group:
         cap = SHOWN[group]
-        more = ""
-        if counts.get(group, 0) > cap:
-            more = tag(
-                '<a class="more" href="/cards?group={group}">{text}</a>',
-                group=group.value,
-                text=t("all_cards"),
-            )
+        more = tag(
+            '<a class="more" href="/cards?group={group}"{hidden}>{text}</a>',
+            group=group.value,
+            hidden=Safe("" if counts.get(group, 0) > cap else " hidden"),
+            text=t("all_cards"),
+        )
         sections.append(
             tag(
                 '<section class="column" id="group-{group}" aria-labelledby="h-{group}">'

@@ -23,7 +23,11 @@ STATE = """
 const ids = list => Array.from(document.getElementById('col-' + list).children, li => li.id.slice(5));
 const counts = {};
 document.querySelectorAll('.count').forEach(c => { counts[c.id.slice(6)] = c.textContent; });
-return {same: window.__samePage === true, marked: window.__marked || [],
+const more = {};
+document.querySelectorAll('a.more').forEach(a => {
+  more[a.closest('section').id.slice(6)] = getComputedStyle(a).display !== 'none';
+});
+return {same: window.__samePage === true, more,
         navigations: performance.getEntriesByType('navigation').length,
         done: ids('done'), working: ids('working'), planned: ids('planned'), counts,
         total: document.getElementById('total').textContent};
@@ -61,6 +65,8 @@ async def test_a_move_updates_only_its_card_and_the_counts_in_place(browser: Bro
     cap = SHOWN[Group.DONE]
     assert before["done"] == shipped[::-1][:cap]
     assert before["counts"]["done"] == str(len(shipped) + 1)
+    # The link to the rest shows where there is a rest.
+    assert before["more"] == {group.value: group is Group.DONE for group in Group}
     await browser.js(MARK_ALL)
 
     await browser.js(WATCH_CARD, "plain-0", "working")

@@ -52,12 +52,16 @@
       total += counts[group];
       var count = document.getElementById("count-" + group);
       if (count) count.textContent = String(counts[group]);
+      var list = document.getElementById("col-" + group);
+      var more = document.querySelector("#group-" + group + " a.more");
+      if (list && more) more.hidden = counts[group] <= Number(list.getAttribute("data-cap"));
     });
     var all = document.getElementById("total");
     if (all) all.textContent = all.textContent.replace(/\d+/, String(total));
   }
 
-  // Only the changed cards move; a column with data-cap keeps its most recent few.
+  // Only the changed cards move; a column keeps its most recent data-cap cards (one
+  // that loses a card shows one fewer until the page is next loaded).
   function applyCards(cards, counts) {
     cards.slice().reverse().forEach(function (card) {
       var old = document.getElementById("card-" + card.slug);
