@@ -416,8 +416,9 @@ MIGRATIONS.register(
     -- stays: counting cards per phase walks that narrower one in half the time.)
     CREATE INDEX cards_phase_recent ON cards(phase, updated_at, id, slug, title);
     -- A live page's change mark takes the newest of each, and what changed since it
-    -- walks from there: both without reading the whole table.
-    CREATE INDEX cards_updated ON cards(updated_at, id);
+    -- walks from there: both without reading the whole table. /cards over every
+    -- group walks this one, searching slug and title in it.
+    CREATE INDEX cards_updated ON cards(updated_at, id, slug, title);
     CREATE INDEX questions_answered ON questions(answered_at);
     CREATE INDEX jobs_started ON jobs(started_at);
     CREATE INDEX jobs_finished ON jobs(finished_at);

@@ -42,6 +42,13 @@ async def test_pages_of_several_phases_go_on_from_a_cursor(board: BoardService, 
     back = await board.card_list(phases, 5, before=back.newer)
     assert slugs(back) == slugs(first) and back.newer is None
     assert (await board.phase_counts())[Phase.DEPLOYED] == 7
+    # Every phase at once (one walk of cards_updated) pages the same way.
+    every = await made(store, Phase.PLANNED, ["a", "b"], "more")
+    first = await board.card_list(tuple(Phase), 10)
+    assert slugs(first) == (every[::-1] + ["plan-00"] + everything)[:10]
+    rest = await board.card_list(tuple(Phase), 10, after=first.older)
+    assert slugs(rest) == everything[7:] and rest.older is None
+    assert slugs(await board.card_list(tuple(Phase), 10, before=rest.newer)) == slugs(first)
     assert Cursor.parse(first.older.token()) == first.older
 
 
