@@ -71,6 +71,9 @@ class Cursor:
     @classmethod
     def parse(cls, text: str) -> Cursor | None:
         at, _, number = text.partition("_")
+        # An id past a 64-bit integer would make PostgreSQL refuse the query.
+        if not (number.isascii() and number.isdigit() and len(number) <= 18) or "_" in at:
+            return None
         try:
             cursor = cls(float(at), int(number))
         except ValueError:

@@ -37,7 +37,8 @@ class CardsQuery:
 
 def parse(query: dict[str, str], t) -> CardsQuery:
     """The address's q, group, after and before; BadQuery in the reader's words."""
-    text = query.get("q", "").strip()
+    # No text holds a NUL, and PostgreSQL refuses one in a parameter.
+    text = query.get("q", "").replace("\x00", "").strip()
     if len(text) > MAX_QUERY:
         raise BadQuery(t("query_too_long", n=len(text), limit=MAX_QUERY))
     name = query.get("group", "")

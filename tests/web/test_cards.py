@@ -145,9 +145,11 @@ async def test_an_over_long_search_or_a_bad_address_is_refused_in_one_line(site)
     assert status == 400 and "&lt;b&gt;nope" in body and "<b>" not in body
     assert "There is no group '<b>nope'; use one of: planned" in unescape(body)
     for key in ("after", "before"):
-        for value in ("nan_1", "1.5", "x_y", "1.5_"):
+        for value in ("nan_1", "1.5", "x_y", "1.5_", "1_0_1", "1.5_" + "9" * 19, "1e999_1"):
             status, _, body = await fetch(site, f"cards?{key}={value}", headers=site.headers())
             assert status == 400 and f"This page address is damaged ({key})" in body, value
+    status, _, body = await fetch(site, "cards?q=plain%00-1", headers=site.headers())
+    assert status == 200 and results(body) == ["plain-1"]
     status, _, _ = await fetch(site, "cards?q=plain")
     assert status == 401  # the search needs the token as every page does
 
