@@ -1,18 +1,19 @@
-"""The board's reads for the web board: every card in one query, what changed since a
-mark (the live pages' server-sent events), runs per day, the queue's health, the
+"""The board's reads for the web board: its columns and `/cards` (card_lists.py), what
+changed since a mark (the live pages' server-sent events), runs per day, the queue's health, the
 workers seen, and report files of the repository (never outside it).
 """
 
 from __future__ import annotations
 
-import json
 import math
 import time
+from collections.abc import Sequence
 from dataclasses import asdict, astuple, dataclass, fields
 from pathlib import Path
-from typing import NamedTuple
 
-from chatbot.domain.phases import Kind, Phase
+from chatbot.board import card_lists
+from chatbot.board.card_lists import COLUMNS, JOINS, BoardCard, CardList, Cursor, board_card
+from chatbot.domain.phases import Phase
 from chatbot.store import Store, telemetry
 from chatbot.store import jobs as job_store
 from chatbot.store import talk as talk_store
@@ -24,28 +25,6 @@ from chatbot.store.workers import WorkerRow
 
 # A worker process as the runs page lists it: host, lanes, heartbeat, alive or gone.
 WorkerLine = WorkerRow
-
-
-class BoardCard(NamedTuple):
-    """What a card on the board shows: no history, no runs; one row of one query.
-
-    A tuple, not a dataclass: a board of ten thousand cards builds ten thousand of
-    them per page, and a tuple is built several times faster.
-    """
-
-    slug: str
-    kind: Kind
-    title: str
-    phase: Phase
-    lane: str | None
-    updated_at: float
-    # When the card last moved (its last event), for "since 3 h".
-    moved_at: float
-    job_state: str | None = None
-    # When the active job was queued (queued) or started (running).
-    job_since: float | None = None
-    question: str | None = None
-    options: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -110,27 +89,20 @@ class QueueHealth:
     oldest_queued_at: float | None
 
 
-_BOARD_CARDS_SQL = """
-SELECT c.slug, c.kind, c.title, c.phase, c.lane, c.updated_at,
-  (SELECT max(e.at) FROM events e WHERE e.card_id = c.id) AS moved_at,
-  j.state AS job_state,
-  CASE WHEN j.state = 'running' THEN j.started_at ELSE j.created_at END AS job_since,
-  q.text AS question, q.options AS options
-FROM cards c
-LEFT JOIN jobs j ON j.card_id = c.id AND j.state IN ('queued', 'running')
-LEFT JOIN questions q ON q.card_id = c.id AND q.state = 'open'
-{where}
+# What changed since a mark, as one set of ids: each branch walks an index from the
+# mark on, so a live update costs what changed, not what the board holds.
+_CHANGED_SQL = f"""
+SELECT {COLUMNS} FROM cards c {JOINS}
+WHERE c.id IN (
+  SELECT id FROM cards WHERE updated_at > :card_updated
+  UNION SELECT card_id FROM events WHERE id > :event_id
+  UNION SELECT card_id FROM questions WHERE id > :question_id
+  UNION SELECT card_id FROM questions WHERE answered_at > :question_answered
+  UNION SELECT card_id FROM jobs WHERE id > :job_id
+  UNION SELECT card_id FROM jobs WHERE started_at > :job_started
+  UNION SELECT card_id FROM jobs WHERE finished_at > :job_finished
+  UNION SELECT card_id FROM telemetry WHERE id > :run_id)
 ORDER BY c.updated_at DESC, c.id DESC
-"""
-
-_CHANGED_WHERE = """
-WHERE c.updated_at > :card_updated
-  OR c.id IN (SELECT card_id FROM events WHERE id > :event_id)
-  OR c.id IN (SELECT card_id FROM questions
-              WHERE id > :question_id OR answered_at > :question_answered)
-  OR c.id IN (SELECT card_id FROM jobs
-              WHERE id > :job_id OR started_at > :job_started OR finished_at > :job_finished)
-  OR c.id IN (SELECT card_id FROM telemetry WHERE id > :run_id)
 """
 
 _MARK_SQL = """
@@ -145,42 +117,33 @@ SELECT (SELECT coalesce(max(id), 0) FROM events),
 """
 
 
-_PHASES = {phase.value: phase for phase in Phase}
-_KINDS = {kind.value: kind for kind in Kind}
-
-
-def _board_card(row: tuple) -> BoardCard:
-    slug, kind, title, phase, lane, updated, moved, job_state, job_since, question, options = row
-    return BoardCard(
-        slug,
-        _KINDS[kind],
-        title,
-        _PHASES[phase],
-        lane,
-        updated,
-        moved or updated,
-        job_state,
-        job_since,
-        question,
-        tuple(json.loads(options)) if options else (),
-    )
-
-
 class WebReads:
     """Reads for the web board; mixed into BoardReads so the board exposes them."""
 
     store: Store
     repo: Path
 
-    async def board_cards(self, changed_since: ChangeMark | None = None) -> list[BoardCard]:
-        """Every card as the board shows it, most recently changed first; or only the
-        cards that changed after `changed_since`."""
-        if changed_since is None:
-            where, params = "", {}
-        else:
-            where, params = _CHANGED_WHERE, asdict(changed_since)
-        rows = await self.store.reader.fetchall(_BOARD_CARDS_SQL.format(where=where), params)
-        return [_board_card(row) for row in rows]
+    async def changed_cards(self, since: ChangeMark) -> list[BoardCard]:
+        """The cards that changed after `since`, most recently changed first."""
+        rows = await self.store.reader.fetchall(_CHANGED_SQL, asdict(since))
+        return [board_card(row) for row in rows]
+
+    async def card_list(
+        self,
+        phases: Sequence[Phase],
+        limit: int,
+        *,
+        text: str = "",
+        after: Cursor | None = None,
+        before: Cursor | None = None,
+    ) -> CardList:
+        """A page of the cards in `phases` whose slug or title holds `text`."""
+        return await card_lists.card_list(
+            self.store.reader, phases, limit, text=text, after=after, before=before
+        )
+
+    async def phase_counts(self) -> dict[Phase, int]:
+        return await card_lists.phase_counts(self.store.reader)
 
     async def change_mark(self) -> ChangeMark:
         row = await self.store.reader.fetchone(_MARK_SQL)

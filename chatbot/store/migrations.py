@@ -451,4 +451,22 @@ MIGRATIONS.register(
     """,
 )
 
+MIGRATIONS.register(
+    16,
+    "the web board at 100,000 cards: recent cards per phase, and what changed since a mark",
+    """
+    -- The board's columns and /cards walk a phase newest first and stop (LIMIT); a
+    -- search by slug or title reads them here, not from the wide rows. (cards_phase
+    -- stays: counting cards per phase walks that narrower one in half the time.)
+    CREATE INDEX cards_phase_recent ON cards(phase, updated_at, id, slug, title);
+    -- A live page's change mark takes the newest of each, and what changed since it
+    -- walks from there: both without reading the whole table. /cards over every
+    -- group walks this one, searching slug and title in it.
+    CREATE INDEX cards_updated ON cards(updated_at, id, slug, title);
+    CREATE INDEX questions_answered ON questions(answered_at);
+    CREATE INDEX jobs_started ON jobs(started_at);
+    CREATE INDEX jobs_finished ON jobs(finished_at);
+    """,
+)
+
 LATEST = MIGRATIONS.latest

@@ -14,6 +14,7 @@ class Group(StrEnum):
     REVIEW = "review"
     READY = "ready"
     DONE = "done"
+    ARCHIVED = "archived"
 
 
 _MEMBERS: dict[Group, tuple[Phase, ...]] = {
@@ -49,9 +50,36 @@ _MEMBERS: dict[Group, tuple[Phase, ...]] = {
     ),
     Group.REVIEW: (Phase.REVIEWING,),
     Group.READY: (Phase.READY_FOR_DEPLOYMENT,),
-    Group.DONE: (Phase.DEPLOYED, Phase.DONE, Phase.RESEARCH_DONE, Phase.ARCHIVED),
+    Group.DONE: (Phase.DEPLOYED, Phase.DONE, Phase.RESEARCH_DONE),
+    Group.ARCHIVED: (Phase.ARCHIVED,),
+}
+
+# How many cards a group's column shows, most recent first; the rest are on /cards.
+# Planned, ready, done and archived grow with the board's age: their most recent.
+# The others are bounded by lanes and by people's attention and show every card; the
+# bound is there only so that a board gone wrong (thousands failed) still loads.
+SHOWN: dict[Group, int] = {
+    Group.PLANNED: 50,
+    Group.WORKING: 200,
+    Group.WAITING: 200,
+    Group.REVIEW: 200,
+    Group.READY: 50,
+    Group.DONE: 20,
+    Group.ARCHIVED: 20,
 }
 
 GROUP_OF: dict[Phase, Group] = {
     phase: group for group, phases in _MEMBERS.items() for phase in phases
 }
+
+
+def phases_of(group: Group) -> tuple[Phase, ...]:
+    return _MEMBERS[group]
+
+
+def group_counts(phases: dict[Phase, int]) -> dict[Group, int]:
+    """Cards per group, from cards per phase; every group is there, empty ones with 0."""
+    counts = dict.fromkeys(Group, 0)
+    for phase, count in phases.items():
+        counts[GROUP_OF[phase]] += count
+    return counts

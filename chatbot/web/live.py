@@ -19,7 +19,7 @@ from typing import Any
 
 from chatbot.board.reads import BoardReads
 from chatbot.board.web_reads import BoardCard, ChangeMark
-from chatbot.web.groups import GROUP_OF
+from chatbot.web.groups import GROUP_OF, Group, group_counts
 
 log = logging.getLogger(__name__)
 
@@ -66,6 +66,7 @@ class Live:
         self._render = render
         self._wake = asyncio.Event()
         self._clients: set[Client] = set()
+        self._counts: tuple[tuple[int, float], dict[Group, int]] | None = None
 
     def wake(self) -> None:
         """The store's commit hook: cheap, synchronous, called after every commit."""
@@ -115,6 +116,14 @@ class Live:
             stopped.cancel()
             self.close()
 
+    async def counts(self, mark: ChangeMark) -> dict[Group, int]:
+        """Cards per group as of `mark`: counted once per change of the board (a walk
+        over the phase index, some milliseconds at 100,000 cards), then kept."""
+        key = (mark.event_id, mark.card_updated)  # a card changes phase with an event
+        if self._counts is None or self._counts[0] != key:
+            self._counts = (key, group_counts(await self._reads.phase_counts()))
+        return self._counts[1]
+
     async def publish(self) -> None:
         """Send every page what changed since its mark, one query per distinct mark."""
         mark = await self._reads.change_mark()
@@ -122,13 +131,17 @@ class Live:
         for client in self._clients:
             if client.mark != mark:
                 groups.setdefault(client.mark, []).append(client)
+        counts: dict[str, int] | None = None
+        if any(c.view == "board" for clients in groups.values() for c in clients):
+            # The board's columns show a few of many cards: their counts come from here.
+            counts = {group.value: n for group, n in (await self.counts(mark)).items()}
         for since, clients in groups.items():
             if since is None:
                 # A page without a mark we understand reads itself again.
                 messages = {view: event(mark, {"reload": True}) for view in VIEWS}
             else:
-                cards = await self._reads.board_cards(changed_since=since)
-                messages = self._messages(mark, since, cards)
+                cards = await self._reads.changed_cards(since)
+                messages = self._messages(mark, since, cards, counts)
             for client in clients:
                 client.mark = mark
                 if not client.send(messages[client.view]):
@@ -137,7 +150,11 @@ class Live:
                     client.close()
 
     def _messages(
-        self, mark: ChangeMark, since: ChangeMark, cards: list[BoardCard]
+        self,
+        mark: ChangeMark,
+        since: ChangeMark,
+        cards: list[BoardCard],
+        counts: dict[str, int] | None,
     ) -> dict[str, bytes]:
         jobs = mark.jobs_differ(since)
         slugs = [card.slug for card in cards]
@@ -150,6 +167,7 @@ class Live:
                     for c in cards
                 ],
                 "jobs": jobs,
+                "counts": counts,
             }
         light = {"slugs": slugs, "jobs": jobs}
         return {

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from chatbot.board.web_reads import BoardCard, DayRuns, JobLine, WorkerLine
 from chatbot.domain.phases import Kind, Phase
 from chatbot.web.chart import runs_chart
-from chatbot.web.groups import GROUP_OF, Group
+from chatbot.web.groups import SHOWN, Group
 from chatbot.web.markup import Safe, age, esc, join, scroll_table, since, tag
 from chatbot.web.texts import Texts
 
@@ -127,29 +127,47 @@ class CardItems:
         )
 
 
-def board_main(cards: Sequence[BoardCard], items: CardItems, now: float | None = None) -> Safe:
+def board_main(
+    columns: dict[Group, Sequence[BoardCard]],
+    counts: dict[Group, int],
+    items: CardItems,
+    now: float | None = None,
+) -> Safe:
+    """Every group with its count and its most recent cards (SHOWN; the page's script
+    keeps to that many: `data-cap`), and a link to the rest on /cards, hidden while
+    there is no rest (the script shows it when the count outgrows the column)."""
     now = time.time() if now is None else now
     t = items.t
-    columns: dict[Group, list[Safe]] = {group: [] for group in Group}
-    for card in cards:
-        columns[GROUP_OF[card.phase]].append(items(card, now))
-    sections = [
-        tag(
-            '<section class="column" id="group-{group}" aria-labelledby="h-{group}">'
-            '<h2 id="h-{group}">{name} <span class="count" id="count-{group}">{count}</span></h2>'
-            '<ul class="cards" id="col-{group}" data-empty="{empty}">{items}</ul></section>',
+    sections = []
+    for group in Group:
+        cap = SHOWN[group]
+        more = tag(
+            '<a class="more" href="/cards?group={group}"{hidden}>{text}</a>',
             group=group.value,
-            name=t(f"group_{group.value}"),
-            count=len(items),
-            empty=t("column_empty"),
-            items=join(items),
+            hidden=Safe("" if counts.get(group, 0) > cap else " hidden"),
+            text=t("all_cards"),
         )
-        for group, items in columns.items()
-    ]
+        sections.append(
+            tag(
+                '<section class="column" id="group-{group}" aria-labelledby="h-{group}">'
+                '<h2 id="h-{group}">{name} <span class="count" id="count-{group}">{count}</span>'
+                '</h2><ul class="cards" id="col-{group}" data-empty="{empty}" data-cap="{cap}">'
+                "{items}</ul>{more}</section>",
+                group=group.value,
+                name=t(f"group_{group.value}"),
+                count=counts.get(group, 0),
+                empty=t("column_empty"),
+                cap=cap,
+                items=join(items(card, now) for card in columns.get(group, ())),
+                more=more,
+            )
+        )
     return tag(
-        '<h1>{title} <small id="total">{total}</small></h1><div class="board">{columns}</div>',
+        '<h1>{title} <small id="total" data-total="{total}">{total_text}</small></h1>'
+        '<div class="board">{columns}</div>',
         title=t("title"),
-        total=t("cards_total", n=len(cards)),
+        total=sum(counts.values()),
+        total_text=t("cards_total", n=sum(counts.values())),
         columns=join(sections),
     )
 

@@ -27,11 +27,13 @@ from chatbot.board import inbox as board_inbox
 from chatbot.board.hand_over import HandOver, hand_over
 from chatbot.board.reads import BoardReads
 from chatbot.board.web_sessions import WebSessions
-from chatbot.web import card_page, live, owners, pages, spend_pages
+from chatbot.web import card_page, cards_page, live, owners, pages, spend_pages
 from chatbot.web.action_forms import Owner
 from chatbot.web.auth import SESSION, SESSION_ENDED, Guard
 from chatbot.web.card_page import MAX_TEXT, CardPage, RepoText
+from chatbot.web.cards_page import PER_PAGE, BadQuery
 from chatbot.web.connections import AcceptFailures, Connection, Gate, GuardedSite
+from chatbot.web.groups import GROUP_OF, SHOWN, Group, phases_of
 from chatbot.web.markup import Safe, tag
 from chatbot.web.metrics_http import MetricsDoor
 from chatbot.web.settings import WebSettings
@@ -112,6 +114,7 @@ class WebBoard:
             [
                 web.get("/", self.board),
                 web.get(f"/card/{SLUG}", self.card),
+                web.get("/cards", self.cards),
                 web.get("/runs", self.runs),
                 web.get("/budget", self.budget),
                 web.get("/pipeline/{pipeline:[a-z0-9][a-z0-9-]{0,63}}", self.pipeline),
@@ -228,9 +231,31 @@ class WebBoard:
 
     async def board(self, request: web.Request) -> web.Response:
         mark = await self.reads.change_mark()  # before the cards: a change between is re-sent
-        cards = await self.reads.board_cards()
-        main = pages.board_main(cards, self.items)
+        counts = await self.live.counts(mark)
+        columns = {
+            group: (await self.reads.card_list(phases_of(group), SHOWN[group])).cards
+            for group in Group
+        }
+        main = pages.board_main(columns, counts, self.items)
         return self._page(self.texts("title"), main, "board", mark=mark.token())
+
+    async def cards(self, request: web.Request) -> web.Response:
+        """A page of cards, searched by slug and title (cards_page.py)."""
+        try:
+            query = cards_page.parse(dict(request.query), self.texts)
+        except BadQuery as error:
+            main = pages.message_main(str(error), self.texts)
+            return self._page(self.texts("cards_title"), main, "cards", status=400)
+        group = query.group
+        phases = phases_of(group) if group else tuple(GROUP_OF)
+        listing = await self.reads.card_list(
+            phases, PER_PAGE, text=query.text, after=query.after, before=query.before
+        )
+        count = None
+        if group is not None and not query.text:
+            count = (await self.live.counts(await self.reads.change_mark()))[group]
+        main = cards_page.cards_main(query, listing, count, self.items)
+        return self._page(self.texts("cards_title"), main, "cards")
 
     async def card(self, request: web.Request) -> web.Response:
         slug = request.match_info["slug"]

@@ -13,7 +13,10 @@ from pathlib import Path
 
 from chatbot.board import BoardService, RunRecord
 from chatbot.board.files import StagedFiles
+from chatbot.domain.phases import Kind, Phase
 from chatbot.domain.transitions import Action
+from chatbot.store import Store
+from chatbot.store import cards as card_store
 
 WORKER = "web-test-worker"
 OWNER = "owner@localhost"
@@ -167,7 +170,7 @@ async def seed(board: BoardService, repo: Path, planned: int = 3) -> Seeded:
     )
     groups["queues"] = "done"
     await board.act("archived", Action.ARCHIVE, actor=OWNER)
-    groups["archived"] = "done"
+    groups["archived"] = "archived"
 
     # Last, one queued job per lane so that each claim above took its own card's job.
     await board.act("in-review", Action.START, actor=OWNER)
@@ -185,3 +188,19 @@ async def seed(board: BoardService, repo: Path, planned: int = 3) -> Seeded:
 
 def now() -> float:
     return time.time()
+
+
+async def many(
+    store: Store, phase: Phase, count: int, prefix: str, title: str = "Card {n}"
+) -> list[str]:
+    """`count` cards straight into `phase` (as the importer writes a card), in order of
+    creation, so the last one is the most recently changed; their slugs."""
+    slugs = []
+    async with store.transaction() as db:
+        for n in range(count):
+            slug = f"{prefix}-{n:03d}"
+            await card_store.create(
+                db, slug, Kind.INTENT, phase, actor="test", title=title.format(n=n), lane="light"
+            )
+            slugs.append(slug)
+    return slugs

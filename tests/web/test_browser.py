@@ -36,7 +36,7 @@ async def login(browser: Browser, site, path: str = "") -> None:
 async def test_the_board_renders_every_card_in_its_column(browser: Browser, site) -> None:
     await login(browser, site)
     columns = await browser.js(SLUGS_IN_COLUMNS)
-    assert set(columns) == {"planned", "working", "waiting", "review", "ready", "done"}
+    assert set(columns) == {"planned", "working", "waiting", "review", "ready", "done", "archived"}
     assert await browser.js("return document.documentElement.dataset.js") == "on"
     shown = {slug: group for group, slugs in columns.items() for slug in slugs}
     assert shown == site.seeded.groups
@@ -206,7 +206,7 @@ async def test_a_phone_gets_one_column_and_no_sideways_scrolling(
         "return Array.from(document.querySelectorAll('.column'), c => {"
         " const box = c.getBoundingClientRect(); return [box.left, box.width, box.top]; })"
     )
-    assert len(columns) == 6
+    assert len(columns) == 7
     assert len({round(left) for left, _, _ in columns}) == 1  # one above the other
     assert all(width > 390 * 0.9 for _, width, _ in columns)
     # Stacked in the document's order, but "Waiting for you" (the third) comes first.

@@ -257,7 +257,7 @@ async def test_a_page_that_comes_back_is_told_what_it_missed(http, site) -> None
     stream = await open_stream(http, site, since="garbage", last_id=seen)
     event = await stream.next()
     assert {c["slug"]: c["group"] for c in event["cards"]} == {
-        "plain-2": "done",
+        "plain-2": "archived",
         "plain-1": "working",
     }
     stream.response.close()

@@ -88,7 +88,7 @@ async def test_an_open_page_follows_the_pipeline_and_reconnects_after_a_restart(
         reconnected = await browser.wait_js(SEEN) / 1000  # back without a reload
         print(f"page live again {max(0.0, reconnected - back) * 1000:.0f} ms after the restart")
         await browser.console_errors()  # the refused connections while it was away
-        await browser.js(WATCH_CARD, "readme-badges", "done")
+        await browser.js(WATCH_CARD, "readme-badges", "archived")
         await console.push("/archive readme-badges")
         await browser.wait_js(SEEN)
         assert await browser.js("return window.__samePage === true")

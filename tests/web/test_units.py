@@ -254,7 +254,7 @@ def test_the_web_board_calls_only_the_boards_reads() -> None:
             ):
                 called.add(node.attr)
     assert called and called <= reads, called - reads
-    assert {"board_cards", "change_mark", "view", "card_runs"} <= called
+    assert {"changed_cards", "card_list", "change_mark", "view", "card_runs"} <= called
 
 
 def test_chatbot_check_reports_the_web_listener(tmp_path: Path, capsys) -> None:

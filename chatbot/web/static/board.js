@@ -44,25 +44,35 @@
     return template.content;
   }
 
-  function recount() {
+  // Counts come from the server: a column may show only its most recent cards.
+  function recount(counts) {
+    if (!counts) return;
     var total = 0;
-    document.querySelectorAll("ul.cards").forEach(function (list) {
-      total += list.children.length;
-      var count = document.getElementById(list.id.replace("col-", "count-"));
-      if (count) count.textContent = String(list.children.length);
+    Object.keys(counts).forEach(function (group) {
+      total += counts[group];
+      var count = document.getElementById("count-" + group);
+      if (count) count.textContent = String(counts[group]);
+      var list = document.getElementById("col-" + group);
+      var more = document.querySelector("#group-" + group + " a.more");
+      if (list && more) more.hidden = counts[group] <= Number(list.getAttribute("data-cap"));
     });
     var all = document.getElementById("total");
     if (all) all.textContent = all.textContent.replace(/\d+/, String(total));
   }
 
-  function applyCards(cards) {
-    cards.forEach(function (card) {
+  // Only the changed cards move; a column keeps its most recent data-cap cards (one
+  // that loses a card shows one fewer until the page is next loaded).
+  function applyCards(cards, counts) {
+    cards.slice().reverse().forEach(function (card) {
       var old = document.getElementById("card-" + card.slug);
       if (old) old.remove();
       var list = document.getElementById("col-" + card.group);
-      if (list) list.insertBefore(fragment(card.html), list.firstChild);
+      if (!list) return;
+      list.insertBefore(fragment(card.html), list.firstChild);
+      var cap = Number(list.getAttribute("data-cap"));
+      while (cap && list.children.length > cap) list.lastElementChild.remove();
     });
-    recount();
+    recount(counts);
   }
 
   function reread() {
@@ -84,7 +94,7 @@
     var data = JSON.parse(event.data);
     if (event.lastEventId) mark = event.lastEventId;
     if (data.reload) reread();
-    else if (view === "board") applyCards(data.cards || []);
+    else if (view === "board") applyCards(data.cards || [], data.counts);
     else if (view === "card" && (data.slugs || []).indexOf(slug) >= 0) reread();
     else if (view === "runs" && data.jobs) reread();
     tick();

@@ -1,0 +1,194 @@
+"""The web board's bounded reads: the most recent cards of some phases, how many
+cards each phase holds, and the paged search behind `/cards`.
+
+A board may hold a hundred thousand cards, most of them done. Every read here costs
+what it returns, not what the board holds: each phase is read on its own along the
+index `cards_phase_recent` (phase, updated_at, id, slug, title) with a LIMIT (every
+phase at once: along `cards_updated`, which holds slug and title too), and pages go
+on from a cursor (the last card's updated_at and id), never by OFFSET. Only a search
+by text reads further (in the index, not the cards' rows), and it stops at a page of
+matches.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import NamedTuple
+
+from chatbot.domain.phases import Kind, Phase
+from chatbot.store import Db
+
+# The longest search text taken (a longer one is refused, not cut).
+MAX_QUERY = 100
+
+COLUMNS = """c.id, c.slug, c.kind, c.title, c.phase, c.lane, c.updated_at,
+  (SELECT max(e.at) FROM events e WHERE e.card_id = c.id) AS moved_at,
+  j.state AS job_state,
+  CASE WHEN j.state = 'running' THEN j.started_at ELSE j.created_at END AS job_since,
+  q.text AS question, q.options AS options"""
+JOINS = """LEFT JOIN jobs j ON j.card_id = c.id AND j.state IN ('queued', 'running')
+LEFT JOIN questions q ON q.card_id = c.id AND q.state = 'open'"""
+# SQLite's LIKE ignores case (ASCII) as PostgreSQL's ILIKE does; neither needs lower(),
+# so the walk reads slug and title from the index alone (cards_phase_recent holds both).
+_MATCH = " AND (slug {like} :pattern ESCAPE '\\' OR title {like} :pattern ESCAPE '\\')"
+
+
+class BoardCard(NamedTuple):
+    """What a card on the board shows: no history, no runs; one row of one query.
+
+    A tuple, not a dataclass: a board of ten thousand cards builds ten thousand of
+    them per page, and a tuple is built several times faster.
+    """
+
+    slug: str
+    kind: Kind
+    title: str
+    phase: Phase
+    lane: str | None
+    updated_at: float
+    # When the card last moved (its last event), for "since 3 h".
+    moved_at: float
+    job_state: str | None = None
+    # When the active job was queued (queued) or started (running).
+    job_since: float | None = None
+    question: str | None = None
+    options: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Cursor:
+    """Where a page of a list ends: the updated_at and id of its last (or first) card."""
+
+    updated_at: float
+    id: int
+
+    def token(self) -> str:
+        return f"{self.updated_at!r}_{self.id}"
+
+    @classmethod
+    def parse(cls, text: str) -> Cursor | None:
+        at, _, number = text.partition("_")
+        # An id past a 64-bit integer would make PostgreSQL refuse the query.
+        if not (number.isascii() and number.isdigit() and len(number) <= 18) or "_" in at:
+            return None
+        try:
+            cursor = cls(float(at), int(number))
+        except ValueError:
+            return None
+        return cursor if math.isfinite(cursor.updated_at) else None
+
+
+@dataclass(frozen=True)
+class CardList:
+    """One page of a list, most recently changed first, and where the pages next to it
+    start (None: there is none)."""
+
+    cards: list[BoardCard]
+    older: Cursor | None = None
+    newer: Cursor | None = None
+
+
+def like_pattern(text: str) -> str:
+    """`text` anywhere; its own % and _ (and the escape) match literally."""
+    escaped = text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+    return f"%{escaped}%"
+
+
+_PHASES = {phase.value: phase for phase in Phase}
+_ALL = frozenset(Phase)
+_KINDS = {kind.value: kind for kind in Kind}
+
+
+def board_card(row: tuple) -> BoardCard:
+    """A row of `COLUMNS` (the id first) as the board shows it."""
+    _, slug, kind, title, phase, lane, updated, moved, job_state, job_since, question, options = row
+    return BoardCard(
+        slug,
+        _KINDS[kind],
+        title,
+        _PHASES[phase],
+        lane,
+        updated,
+        moved or updated,
+        job_state,
+        job_since,
+        question,
+        tuple(json.loads(options)) if options else (),
+    )
+
+
+def list_query(
+    engine: str,
+    phases: Sequence[Phase],
+    limit: int,
+    text: str = "",
+    edge: Cursor | None = None,
+    backwards: bool = False,
+) -> tuple[str, dict[str, object]]:
+    """card_list's query and its parameters (bench/web_board.py --explain shows its plan)."""
+    params: dict[str, object] = {"limit": limit + 1}
+    where = ""
+    if text:
+        where += _MATCH.format(like="ILIKE" if engine == "postgresql" else "LIKE")
+        params["pattern"] = like_pattern(text)
+    if edge is not None:
+        where += f" AND (updated_at, id) {'>' if backwards else '<'} (:edge_at, :edge_id)"
+        params["edge_at"], params["edge_id"] = edge.updated_at, edge.id
+    order = "ASC" if backwards else "DESC"
+    # One LIMITed index walk per phase: a single walk over several phases would sort them
+    # all. Every phase at once is one walk of cards_updated (which holds slug and title).
+    branches = []
+    if set(phases) >= _ALL:
+        phases = ()
+        branches.append(
+            f"SELECT * FROM (SELECT id FROM cards WHERE 1 = 1{where} "
+            f"ORDER BY updated_at {order}, id {order} LIMIT :limit) AS b"
+        )
+    for i, phase in enumerate(phases):
+        params[f"p{i}"] = phase.value
+        branches.append(
+            f"SELECT * FROM (SELECT id FROM cards WHERE phase = :p{i}{where} "
+            f"ORDER BY updated_at {order}, id {order} LIMIT :limit) AS b{i}"
+        )
+    sql = (
+        f"SELECT {COLUMNS} FROM ({' UNION ALL '.join(branches)}) AS picked "
+        f"JOIN cards c ON c.id = picked.id {JOINS} "
+        f"ORDER BY c.updated_at {order}, c.id {order} LIMIT :limit"
+    )
+    return sql, params
+
+
+async def card_list(
+    db: Db,
+    phases: Sequence[Phase],
+    limit: int,
+    *,
+    text: str = "",
+    after: Cursor | None = None,
+    before: Cursor | None = None,
+) -> CardList:
+    """`limit` cards of `phases` whose slug or title holds `text`, most recent first:
+    the first ones, those older than `after`, or those newer than `before`."""
+    backwards = before is not None
+    edge = before if backwards else after
+    sql, params = list_query(db.engine, phases, limit, text, edge, backwards)
+    rows = await db.fetchall(sql, params)
+    more = len(rows) > limit
+    rows = rows[:limit]
+    if backwards:
+        rows.reverse()
+    cards = [board_card(row) for row in rows]
+    first = Cursor(rows[0][6], rows[0][0]) if rows else None
+    last = Cursor(rows[-1][6], rows[-1][0]) if rows else None
+    if backwards:
+        return CardList(cards, older=last, newer=first if more else None)
+    return CardList(cards, older=last if more else None, newer=first if after else None)
+
+
+async def phase_counts(db: Db) -> dict[Phase, int]:
+    """How many cards each phase holds (a walk over the phase index only)."""
+    rows = await db.fetchall("SELECT phase, count(*) FROM cards GROUP BY phase")
+    return {Phase(phase): count for phase, count in rows}

@@ -1,0 +1,78 @@
+"""The web board's bounded reads on both engines: pages from a cursor, the search by
+slug and title (any case, wildcards taken literally), counts, and what changed."""
+
+from __future__ import annotations
+
+from chatbot.board import BoardService
+from chatbot.board.card_lists import Cursor, like_pattern
+from chatbot.domain.phases import Kind, Phase
+from chatbot.domain.transitions import Action
+from chatbot.store import Store
+from chatbot.store import cards as card_store
+
+
+async def made(store: Store, phase: Phase, titles: list[str], prefix: str) -> list[str]:
+    slugs = []
+    async with store.transaction() as db:
+        for n, title in enumerate(titles):
+            slug = f"{prefix}-{n:02d}"
+            await card_store.create(db, slug, Kind.INTENT, phase, actor="test", title=title)
+            slugs.append(slug)
+    return slugs
+
+
+def slugs(listing) -> list[str]:
+    return [card.slug for card in listing.cards]
+
+
+async def test_pages_of_several_phases_go_on_from_a_cursor(board: BoardService, store) -> None:
+    deployed = await made(store, Phase.DEPLOYED, [f"Shipped {n}" for n in range(7)], "ship")
+    done = await made(store, Phase.DONE, [f"Finished {n}" for n in range(5)], "fin")
+    await made(store, Phase.PLANNED, ["Not done"], "plan")
+    everything = (deployed + done)[::-1]  # newest first, across both phases
+    phases = (Phase.DEPLOYED, Phase.DONE, Phase.RESEARCH_DONE)
+    first = await board.card_list(phases, 5)
+    assert slugs(first) == everything[:5] and first.newer is None
+    second = await board.card_list(phases, 5, after=first.older)
+    assert slugs(second) == everything[5:10] and second.newer is not None
+    third = await board.card_list(phases, 5, after=second.older)
+    assert slugs(third) == everything[10:] and third.older is None
+    back = await board.card_list(phases, 5, before=third.newer)
+    assert slugs(back) == slugs(second)
+    back = await board.card_list(phases, 5, before=back.newer)
+    assert slugs(back) == slugs(first) and back.newer is None
+    assert (await board.phase_counts())[Phase.DEPLOYED] == 7
+    # Every phase at once (one walk of cards_updated) pages the same way.
+    every = await made(store, Phase.PLANNED, ["a", "b"], "more")
+    first = await board.card_list(tuple(Phase), 10)
+    assert slugs(first) == (every[::-1] + ["plan-00"] + everything)[:10]
+    rest = await board.card_list(tuple(Phase), 10, after=first.older)
+    assert slugs(rest) == everything[7:] and rest.older is None
+    assert slugs(await board.card_list(tuple(Phase), 10, before=rest.newer)) == slugs(first)
+    assert Cursor.parse(first.older.token()) == first.older
+
+
+async def test_a_search_takes_its_text_literally_in_any_case(board: BoardService, store) -> None:
+    titles = ["Reach 100% coverage", "Reach 100 users", "Rename a_b", "Rename AXB", "Back\\slash"]
+    made_slugs = await made(store, Phase.DEPLOYED, titles, "t")
+    phases = tuple(Phase)
+    for text, expected in (
+        ("100%", [made_slugs[0]]),
+        ("%", [made_slugs[0]]),
+        ("a_b", [made_slugs[2]]),
+        ("_", [made_slugs[2]]),
+        ("\\", [made_slugs[4]]),
+        ("rename", [made_slugs[3], made_slugs[2]]),
+        ("REACH 100", [made_slugs[1], made_slugs[0]]),
+        ("t-03", [made_slugs[3]]),
+    ):
+        assert slugs(await board.card_list(phases, 10, text=text)) == expected, text
+    assert like_pattern("50%_\\") == "%50\\%\\_\\\\%"
+
+
+async def test_what_changed_since_a_mark_is_only_the_changed_cards(board: BoardService, store):
+    planned = await made(store, Phase.PLANNED, ["One", "Two", "Three"], "p")
+    mark = await board.change_mark()
+    await board.act(planned[1], Action.ARCHIVE, actor="owner@localhost")
+    assert [card.slug for card in await board.changed_cards(mark)] == [planned[1]]
+    assert await board.changed_cards(await board.change_mark()) == []
