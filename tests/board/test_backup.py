@@ -106,7 +106,7 @@ async def dump(store: Store) -> dict[str, list[tuple[Any, ...]]]:
     return found
 
 
-async def keep_writing(store: Store, stop: asyncio.Event) -> int:
+async def keep_writing(store: Store, stop: asyncio.Event, under_way: asyncio.Event) -> int:
     """Two keys always written together: a snapshot that is one moment has them equal."""
     n = 0
     while not stop.is_set():
@@ -115,6 +115,8 @@ async def keep_writing(store: Store, stop: asyncio.Event) -> int:
             await kv.set_value(db, "test:first", str(n))
             await asyncio.sleep(0)
             await kv.set_value(db, "test:second", str(n))
+        under_way.set()
+        # A breath between commits, so the backup's own reads get their turn.
         await asyncio.sleep(0.001)
     return n
 
@@ -126,15 +128,16 @@ async def test_backup_while_written_then_restore_resumes_where_it_was(
     store, _board = await board_with_a_bit_of_everything(source, database)
     try:
         before = await dump(store)
-        stop = asyncio.Event()
-        writer = asyncio.create_task(keep_writing(store, stop))
-        await asyncio.sleep(0.05)  # the writer is under way when the backup starts
+        stop, under_way = asyncio.Event(), asyncio.Event()
+        writer = asyncio.create_task(keep_writing(store, stop, under_way))
+        await under_way.wait()  # the writer has committed when the backup starts
         made = await chatbot("backup", tmp_path / "backup", "--config", source / "bot.toml")
         stop.set()
         written = await writer
     finally:
         await store.close()
     assert made.returncode == 0, made.stderr
+    assert ", the configuration; " in made.stdout and "secrets are not in it" in made.stdout
     assert written > 1
     manifest = json.loads((tmp_path / "backup" / "manifest.json").read_text())
     assert manifest["engine"] == engine
@@ -390,3 +393,27 @@ async def test_the_crypto_store_is_copied_whole_and_its_key_file_never(tmp_path:
         manifest["secret_files"]
     )
     assert not any("store-key" in entry["path"] for entry in manifest["files"])
+
+
+async def test_the_console_demo_backs_up_and_says_it_has_no_configuration_file(
+    tmp_path: Path,
+) -> None:
+    """No --config: the embedded demo has no file to copy, and the summary says so."""
+    import subprocess
+    import sys
+
+    def cli(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-m", "chatbot", *args],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            cwd=tmp_path,
+        )
+
+    assert cli("cards").returncode == 0
+    made = cli("backup", "out")
+    assert made.returncode == 0, made.stderr
+    assert "no configuration file (none was read)" in made.stdout
+    manifest = json.loads((tmp_path / "out" / "manifest.json").read_text())
+    assert [entry["kind"] for entry in manifest["files"]] == ["database"]
