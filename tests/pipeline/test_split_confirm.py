@@ -63,6 +63,13 @@ async def planned(h: Harness) -> ChatRoom:
     return room
 
 
+async def plan_waits(root: Path, monkeypatch, harnesses) -> tuple[Harness, ChatRoom]:
+    """/start report, whose operator splits it: the plan waits for the owner."""
+    turns = [{"match": "OPERATOR-DECISION", "answer": split_decision()}]
+    h = await begin(root, turns, monkeypatch, harnesses)
+    return h, await planned(h)
+
+
 async def plan_message(room: ChatRoom):
     rows = await room.rows()
     return next(row for row in rows if row.purpose == "question" and "split plan" in row.text)
@@ -95,13 +102,7 @@ def _no_strays(harnesses):
 
 
 async def test_split_plan_is_posted_and_nothing_is_created(tmp_path, monkeypatch, harnesses):
-    h = await begin(
-        tmp_path,
-        [{"match": "OPERATOR-DECISION", "answer": split_decision()}],
-        monkeypatch,
-        harnesses,
-    )
-    room = await planned(h)
+    h, room = await plan_waits(tmp_path, monkeypatch, harnesses)
     parent = await h.board.card("report")
     assert parent.phase is Phase.SPLIT_PLAN_WAITING
     assert await h.board.children_of(parent.id) == []
@@ -122,13 +123,7 @@ async def test_split_plan_is_posted_and_nothing_is_created(tmp_path, monkeypatch
 
 
 async def test_thumbs_up_creates_children_and_starts_first_wave(tmp_path, monkeypatch, harnesses):
-    h = await begin(
-        tmp_path,
-        [{"match": "OPERATOR-DECISION", "answer": split_decision()}],
-        monkeypatch,
-        harnesses,
-    )
-    room = await planned(h)
+    h, room = await plan_waits(tmp_path, monkeypatch, harnesses)
     await room.react(await plan_message(room), "👍")
     parent = await h.board.card("report")
     kids = {kid.slug: kid for kid in await h.board.children_of(parent.id)}
@@ -140,13 +135,7 @@ async def test_thumbs_up_creates_children_and_starts_first_wave(tmp_path, monkey
 
 
 async def test_yes_reply_and_confirm_command_approve(tmp_path, monkeypatch, harnesses):
-    h = await begin(
-        tmp_path,
-        [{"match": "OPERATOR-DECISION", "answer": split_decision()}],
-        monkeypatch,
-        harnesses,
-    )
-    room = await planned(h)
+    h, room = await plan_waits(tmp_path, monkeypatch, harnesses)
     await reply(room, await plan_message(room), "yes please")
     assert (await h.board.card("report")).phase is Phase.SPLIT
     # Approved once: /confirm again is refused, nothing is made twice.
@@ -211,13 +200,7 @@ async def test_restart_between_plan_and_approval(tmp_path, monkeypatch, harnesse
 
 
 async def test_requester_cannot_approve(tmp_path, monkeypatch, harnesses):
-    h = await begin(
-        tmp_path,
-        [{"match": "OPERATOR-DECISION", "answer": split_decision()}],
-        monkeypatch,
-        harnesses,
-    )
-    room = await planned(h)
+    h, room = await plan_waits(tmp_path, monkeypatch, harnesses)
     room.chat = ChatIntake(h.board, owners=[OWNER], requesters=[REQUESTER])
     refused = await reply(room, await plan_message(room), "yes", sender=REQUESTER)
     assert "Only an owner may do that" in refused
@@ -242,13 +225,7 @@ async def test_split_plan_in_german(tmp_path, monkeypatch, harnesses):
 
 
 async def test_plan_that_cannot_be_made_any_more_is_refused(tmp_path, monkeypatch, harnesses):
-    h = await begin(
-        tmp_path,
-        [{"match": "OPERATOR-DECISION", "answer": split_decision()}],
-        monkeypatch,
-        harnesses,
-    )
-    room = await planned(h)
+    h, room = await plan_waits(tmp_path, monkeypatch, harnesses)
     # Someone wrote part-b's intent file while the plan waited.
     (h.repo / "docs/intent/part-b.md").write_text("# Mine\n")
     answer = await room.say("/confirm report")
@@ -264,13 +241,7 @@ async def test_plan_that_cannot_be_made_any_more_is_refused(tmp_path, monkeypatc
 async def test_thumbs_up_on_the_plans_reminder_approves_it(tmp_path, monkeypatch, harnesses):
     """The reminder is a reply to the plan, mentioning the owners: 👍 on it is 👍 on
     the plan (a phone shows the reminder, not the plan hours above it)."""
-    h = await begin(
-        tmp_path,
-        [{"match": "OPERATOR-DECISION", "answer": split_decision()}],
-        monkeypatch,
-        harnesses,
-    )
-    room = await planned(h)
+    h, room = await plan_waits(tmp_path, monkeypatch, harnesses)
     plan = await plan_message(room)
     async with h.store.transaction() as db:
         await chat_store.mark_sent(db, plan, f"out-{plan.id}")
@@ -287,13 +258,7 @@ async def test_thumbs_up_on_the_plans_reminder_approves_it(tmp_path, monkeypatch
 
 
 async def test_inbox_and_why_name_the_plan_and_confirm_works(tmp_path, monkeypatch, harnesses):
-    h = await begin(
-        tmp_path,
-        [{"match": "OPERATOR-DECISION", "answer": split_decision()}],
-        monkeypatch,
-        harnesses,
-    )
-    room = await planned(h)
+    h, room = await plan_waits(tmp_path, monkeypatch, harnesses)
     inbox = await room.say("/inbox")
     assert "🧭 report: its split plan waits for your approval since" in inbox, inbox
     assert "part-a, part-b — 👍, /confirm report, /answer report <reason>" in inbox, inbox
