@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import re
 import time
-from datetime import datetime, timedelta
+from datetime import datetime
 from pathlib import Path
 
 import pytest
@@ -34,36 +34,12 @@ from chatbot.store import cards as card_store
 from chatbot.store import chat as chat_store
 from chatbot.store.telemetry import RunRecord
 from chatbot.transports.console import ConsoleSettings, ConsoleTransport
+from tests.service.clock import MINIMAL_CONFIG, Clock, local
 
 ROOMS = (
     Destination("xmpp", "ops@muc", owners=("owner@example.org",)),
     Destination("matrix", "!ops:example.org", owners=("@owner:example.org",)),
 )
-MINIMAL_CONFIG = """
-[bot]
-owners = ["owner@example.org"]
-repo = "repo"
-[runtimes.codex]
-binary = "codex"
-[lanes.light]
-runtime = "codex"
-model = "gpt-5-codex-mini"
-iteration_limit = 10
-"""
-
-
-class Clock:
-    def __init__(self, now: float):
-        self.now = now
-
-    def __call__(self) -> float:
-        return self.now
-
-
-def local(days: int, hour: int, minute: int = 0) -> float:
-    """A moment in the bot's local time, `days` after today."""
-    day = datetime.now().date() + timedelta(days=days)
-    return datetime(day.year, day.month, day.day, hour, minute).timestamp()
 
 
 def shown(at: float) -> str:

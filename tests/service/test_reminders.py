@@ -6,7 +6,6 @@ of the reminders is called at a chosen moment (a fake clock): no sleeps.
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -24,34 +23,10 @@ from chatbot.store import chat as chat_store
 from chatbot.store import questions as question_store
 from chatbot.store import reminders as reminder_store
 from chatbot.store import talk as talk_store
+from tests.service.clock import MINIMAL_CONFIG, Clock, local
 
 ROOM = Destination("xmpp", "ops@muc", owners=("owner@example.org",))
 AFTER = 14400.0
-MINIMAL_CONFIG = """
-[bot]
-owners = ["owner@example.org"]
-repo = "repo"
-[runtimes.codex]
-binary = "codex"
-[lanes.light]
-runtime = "codex"
-model = "gpt-5-codex-mini"
-iteration_limit = 10
-"""
-
-
-class Clock:
-    def __init__(self, now: float):
-        self.now = now
-
-    def __call__(self) -> float:
-        return self.now
-
-
-def local(days: int, hour: int, minute: int = 0) -> float:
-    """A moment in the bot's local time, `days` after today."""
-    day = datetime.now().date() + timedelta(days=days)
-    return datetime(day.year, day.month, day.day, hour, minute).timestamp()
 
 
 class Bot:

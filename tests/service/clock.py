@@ -1,0 +1,32 @@
+"""A clock a test sets, moments in the bot's local time, and the smallest configuration:
+what the reminder and digest tests share."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+
+MINIMAL_CONFIG = """
+[bot]
+owners = ["owner@example.org"]
+repo = "repo"
+[runtimes.codex]
+binary = "codex"
+[lanes.light]
+runtime = "codex"
+model = "gpt-5-codex-mini"
+iteration_limit = 10
+"""
+
+
+class Clock:
+    def __init__(self, now: float):
+        self.now = now
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def local(days: int, hour: int, minute: int = 0) -> float:
+    """A moment in the bot's local time, `days` after today."""
+    day = datetime.now().date() + timedelta(days=days)
+    return datetime(day.year, day.month, day.day, hour, minute).timestamp()
