@@ -26,10 +26,9 @@ from chatbot.board.digest import Facts, Failure
 from chatbot.board.inbox import InboxItem, Kind
 from chatbot.domain import daily
 from chatbot.domain.phases import Phase
-from chatbot.notify.format import commands_with, cut, duration, html_for, one_line, usd
+from chatbot.notify.format import commands_with, cut, duration, one_line, usd
 from chatbot.notify.notifier import MAX_POST_CHARS, Notifier
 from chatbot.store import Db
-from chatbot.store import chat as chat_store
 
 log = logging.getLogger(__name__)
 
@@ -94,19 +93,7 @@ class Digest:
         body = self.render(await board_digest.facts(self.board, since, now), now)
 
         async def write(db: Db) -> int:
-            for where in self.notifier.destinations:
-                await chat_store.enqueue(
-                    db,
-                    chat_store.Post(
-                        transport=where.transport,
-                        target=where.room,
-                        target_kind=where.kind,
-                        text=body,
-                        html=html_for(where.transport, body),
-                        purpose=PURPOSE,
-                    ),
-                )
-            return len(self.notifier.destinations)
+            return len(await self.notifier.post(db, body, card=None, purpose=PURPOSE))
 
         sent = await board_digest.send_once(self.board, daily.day_of(now), now, write)
         if sent is None:

@@ -127,6 +127,8 @@ class Reminders:
                 return 0
             head = self.notifier.t("quiet_digest", count=len(lines))
             body = self._body(head + "\n" + "\n".join(lines))
+            # Not Notifier.post: that decides quiet hours by its own clock, and this pass
+            # has decided them at `now` (the first pass after they ended mentions).
             for where in self.notifier.destinations:
                 await chat_store.enqueue(
                     db,
