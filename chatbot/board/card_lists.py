@@ -28,7 +28,7 @@ COLUMNS = """c.id, c.slug, c.kind, c.title, c.phase, c.lane, c.updated_at,
   (SELECT max(e.at) FROM events e WHERE e.card_id = c.id) AS moved_at,
   j.state AS job_state,
   CASE WHEN j.state = 'running' THEN j.started_at ELSE j.created_at END AS job_since,
-  q.text AS question, q.options AS options"""
+  q.text AS question, q.options AS options, c.failure_stage"""
 JOINS = """LEFT JOIN jobs j ON j.card_id = c.id AND j.state IN ('queued', 'running')
 LEFT JOIN questions q ON q.card_id = c.id AND q.state = 'open'"""
 # SQLite's LIKE ignores case (ASCII) as PostgreSQL's ILIKE does; neither needs lower(),
@@ -56,6 +56,8 @@ class BoardCard(NamedTuple):
     job_since: float | None = None
     question: str | None = None
     options: tuple[str, ...] = ()
+    # Which run failed (a failed card's buttons on the board depend on it).
+    failure_stage: str | None = None
 
 
 @dataclass(frozen=True)
@@ -104,7 +106,8 @@ _KINDS = {kind.value: kind for kind in Kind}
 
 def board_card(row: tuple) -> BoardCard:
     """A row of `COLUMNS` (the id first) as the board shows it."""
-    _, slug, kind, title, phase, lane, updated, moved, job_state, job_since, question, options = row
+    _, slug, kind, title, phase, lane, updated, moved, job_state, job_since, *rest = row
+    question, options, failure_stage = rest
     return BoardCard(
         slug,
         _KINDS[kind],
@@ -117,6 +120,7 @@ def board_card(row: tuple) -> BoardCard:
         job_since,
         question,
         tuple(json.loads(options)) if options else (),
+        failure_stage,
     )
 
 

@@ -31,7 +31,7 @@ from chatbot.transports.networks import normal
 log = logging.getLogger(__name__)
 
 # What the page may ask for, each written as the chat command it is.
-ON_CARD = frozenset({"start", "retry", "fix", "cancel", "archive", "deploy", "approve"})
+ON_CARD = frozenset({"start", "confirm", "retry", "fix", "cancel", "archive", "deploy", "approve"})
 WITH_TEXT = frozenset({"answer", "steer", "deny"})
 ON_REQUEST = frozenset({"accept", "decline"})
 ACTIONS = ON_CARD | WITH_TEXT | ON_REQUEST

@@ -21,7 +21,15 @@ from chatbot.web.markup import Safe, join, tag
 from chatbot.web.texts import Texts
 
 # The buttons of the card's own moves, in the order they are shown.
-MOVES = (Action.START, Action.RETRY, Action.FIX, Action.DEPLOY, Action.CANCEL, Action.ARCHIVE)
+MOVES = (
+    Action.START,
+    Action.CONFIRM,
+    Action.RETRY,
+    Action.FIX,
+    Action.DEPLOY,
+    Action.CANCEL,
+    Action.ARCHIVE,
+)
 
 
 @dataclass(frozen=True)
@@ -56,12 +64,13 @@ def _button(label: str, name: str = "", value: str = "") -> Safe:
     return tag('<button type="submit">{l}</button>', l=label)
 
 
-def _said(owner: Owner, t: Texts) -> Safe:
-    if not owner.said:
+def said_box(said: Sequence[tuple[str, bool]], t: Texts) -> Safe:
+    """What the last action answered (`#said`), or nothing."""
+    if not said:
         return Safe("")
     items = [
         tag('<p class="{css}">{text}</p>', css="refused" if refused else "done", text=text)
-        for text, refused in owner.said
+        for text, refused in said
     ]
     return tag(
         '<div id="said" role="status"><h3>{h}</h3>{items}</div>', h=t("said"), items=join(items)
@@ -169,7 +178,7 @@ def section(view: CardView, talk: Sequence[TalkRow], owner: Owner | None, t: Tex
         '{steer}{requests}<div class="moves">{moves}</div></section>',
         h=t("act"),
         who=t("signed_in_as", identity=owner.identity),
-        said=_said(owner, t),
+        said=said_box(owner.said, t),
         question=_question(view, owner, t),
         approvals=_approvals(card.slug, talk, owner, t),
         steer=_steer(view, owner, t),

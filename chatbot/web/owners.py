@@ -26,6 +26,7 @@ from aiohttp import web
 from chatbot.board import StoreUnwritable
 from chatbot.board.web_sessions import SESSION_VALID_S, LinkRefused, WebSession, WebSessions
 from chatbot.web.auth import OWNER_COOKIE, SESSION, SESSION_ENDED, Guard
+from chatbot.web.board_acts import BACK
 from chatbot.web.markup import Safe, tag
 from chatbot.web.texts import Texts
 
@@ -42,6 +43,8 @@ SAID_FOR_S = 120.0
 SAID_KEPT = 1000
 FIELDS = ("action", "text", "option", "request")
 MAX_FIELD_CHARS = 20_000
+# Where what a form from the board page answered is kept (no card's slug is empty).
+ON_BOARD = ""
 
 
 def origin_of(url: str) -> str:
@@ -164,22 +167,29 @@ class Owners:
         if not hmac.compare_digest(csrf.encode(), session.csrf.encode()):
             return self._message("forbidden_csrf", 403)
         fields = {k: str(form.get(k, ""))[:MAX_FIELD_CHARS] for k in FIELDS}
+        if not fields["option"]:
+            # A board button sends one name and value (the action); its option comes in
+            # the address (board_acts.py).
+            fields["option"] = request.query.get("option", "")[:MAX_FIELD_CHARS]
+        back = BACK.get(str(form.get("back", "")))
         if self.acting is None:
             said: list[Said] = [(self.texts("forbidden_read_only"), True)]
         else:
             said = await self.acting(session.identity, slug, fields["action"], fields)
-        self._keep(session.id, slug, said)
-        return web.Response(status=303, headers={"Location": f"/card/{slug}#act"})
+        self._keep(session.id, slug if back is None else ON_BOARD, said)
+        return web.Response(status=303, headers={"Location": back or f"/card/{slug}#act"})
 
-    def _keep(self, session_id: int, slug: str, said: list[Said]) -> None:
-        key = (session_id, slug)
+    def _keep(self, session_id: int, where: str, said: list[Said]) -> None:
+        key = (session_id, where)
         self._said.pop(key, None)
         self._said[key] = (time.monotonic(), said)
         while len(self._said) > SAID_KEPT:
             self._said.popitem(last=False)
 
-    def said(self, session_id: int, slug: str) -> list[Said]:
-        kept = self._said.get((session_id, slug))
+    def said(self, session_id: int, where: str) -> list[Said]:
+        """What the session's last action on a card's page (its slug), or on the board
+        (ON_BOARD), answered."""
+        kept = self._said.get((session_id, where))
         if kept is None or time.monotonic() - kept[0] > SAID_FOR_S:
             return []
         return kept[1]

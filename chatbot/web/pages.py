@@ -13,6 +13,7 @@ from collections.abc import Sequence
 
 from chatbot.board.web_reads import BoardCard, DayRuns, JobLine, WorkerLine
 from chatbot.domain.phases import Kind, Phase
+from chatbot.web.board_acts import CardActs
 from chatbot.web.chart import runs_chart
 from chatbot.web.groups import SHOWN, Group
 from chatbot.web.markup import Safe, age, esc, join, scroll_table, since, tag
@@ -34,8 +35,10 @@ def frame(
     mark: str = "",
     slug: str = "",
     static_version: str = "",
+    owner_bar: Safe | None = None,
 ) -> Safe:
-    """The page around `main`: one stylesheet, one deferred script, nothing inline."""
+    """The page around `main`: one stylesheet, one deferred script, nothing inline. A
+    signed-in owner's bar (board_acts) goes outside `main`, which the script reads again."""
     return tag(
         "<!doctype html>\n"
         '<html lang="{lang}"><head><meta charset="utf-8">'
@@ -47,10 +50,10 @@ def frame(
         '<script src="/static/board.js?v={v}" defer></script>'
         "</head>"
         '<body data-view="{view}" data-mark="{mark}" data-slug="{slug}" data-units="{units}"'
-        ' data-live-on="{live_on}" data-live-off="{live_off}">'
+        ' data-live-on="{live_on}" data-live-off="{live_off}"{owner}>'
         '<header class="top"><nav><a href="/">{nav_board}</a><a href="/runs">{nav_runs}</a>'
         '<a href="/budget">{nav_budget}</a></nav>'
-        '<span id="live" class="live" hidden></span></header>'
+        '<span id="live" class="live" hidden></span></header>{owner_bar}'
         '<main id="main">{main}</main></body></html>\n',
         lang=t.locale,
         title=title,
@@ -65,6 +68,8 @@ def frame(
         nav_runs=t("nav_runs"),
         nav_budget=t("nav_budget"),
         main=main,
+        owner=Safe(" data-owner" if owner_bar is not None else ""),
+        owner_bar=owner_bar or Safe(""),
     )
 
 
@@ -86,6 +91,7 @@ class CardItems:
             for key in ("job_running", "job_queued", "moved_since")
         }
         self._question = esc(t("question"))
+        self._acts = CardActs(t)
 
     def _lane(self, lane: str) -> Safe:
         found = self._lanes.get(lane)
@@ -93,7 +99,9 @@ class CardItems:
             found = self._lanes[lane] = esc(self.t("lane", lane=lane))
         return found
 
-    def __call__(self, card: BoardCard, now: float | None = None) -> Safe:
+    def __call__(self, card: BoardCard, now: float | None = None, acts: bool = False) -> Safe:
+        """A card as the board shows it; with `acts`, a waiting card's buttons (hidden on a
+        reader's page: the live events bring every page this same markup)."""
         now = time.time() if now is None else now
         if card.job_state and card.job_since:
             key = "job_running" if card.job_state == "running" else "job_queued"
@@ -123,7 +131,7 @@ class CardItems:
         return Safe(
             f'<li class="card{kind}" id="card-{slug}"><a class="slug" href="/card/{slug}">'
             f'{slug}</a><span class="title">{esc(card.title)}</span>'
-            f'<span class="meta">{meta}</span>{question}</li>'
+            f'<span class="meta">{meta}</span>{question}{self._acts(card) if acts else ""}</li>'
         )
 
 
@@ -132,6 +140,7 @@ def board_main(
     counts: dict[Group, int],
     items: CardItems,
     now: float | None = None,
+    acts: bool = False,
 ) -> Safe:
     """Every group with its count and its most recent cards (SHOWN; the page's script
     keeps to that many: `data-cap`), and a link to the rest on /cards, hidden while
@@ -158,7 +167,7 @@ def board_main(
                 count=counts.get(group, 0),
                 empty=t("column_empty"),
                 cap=cap,
-                items=join(items(card, now) for card in columns.get(group, ())),
+                items=join(items(card, now, acts) for card in columns.get(group, ())),
                 more=more,
             )
         )

@@ -19,6 +19,7 @@ import logging
 import time
 from collections.abc import Awaitable, Callable
 from importlib import resources
+from typing import Any
 
 from aiohttp import web
 
@@ -27,7 +28,7 @@ from chatbot.board import inbox as board_inbox
 from chatbot.board.hand_over import HandOver, hand_over
 from chatbot.board.reads import BoardReads
 from chatbot.board.web_sessions import WebSessions
-from chatbot.web import card_page, cards_page, live, owners, pages, spend_pages
+from chatbot.web import board_acts, card_page, cards_page, live, owners, pages, spend_pages
 from chatbot.web.action_forms import Owner
 from chatbot.web.auth import SESSION, SESSION_ENDED, Guard
 from chatbot.web.card_page import MAX_TEXT, CardPage, RepoText
@@ -92,7 +93,8 @@ class WebBoard:
         self.texts = Texts(settings.locale)
         self.transports_up = transports_up
         self.items = pages.CardItems(self.texts)
-        self.live = live.Live(reads, self.items)
+        # Every page's events carry a waiting card's buttons; a reader's page hides them.
+        self.live = live.Live(reads, lambda card: self.items(card, acts=True))
         self.static = _static()
         digest = hashlib.sha256(b"".join(self.static.values())).hexdigest()
         self.static_version = digest[:12]
@@ -191,16 +193,16 @@ class WebBoard:
         return response
 
     def _page(
-        self, title: str, main: str, view: str, *, mark: str = "", slug: str = "", status: int = 200
+        self, title: str, main: str, view: str, *, status: int = 200, **frame: Any
     ) -> web.Response:
+        """A whole page; `frame` is pages.frame's: mark, slug, owner_bar."""
         html = pages.frame(
             self.texts,
             title=title,
             main=main,  # type: ignore[arg-type]
             view=view,
-            mark=mark,
-            slug=slug,
             static_version=self.static_version,
+            **frame,
         )
         return self._html(html, status=status)
 
@@ -236,8 +238,11 @@ class WebBoard:
             group: (await self.reads.card_list(phases_of(group), SHOWN[group])).cards
             for group in Group
         }
-        main = pages.board_main(columns, counts, self.items)
-        return self._page(self.texts("title"), main, "board", mark=mark.token())
+        session = request.get(SESSION)
+        said = self.owners.said(session.id, owners.ON_BOARD) if session else []
+        bar = board_acts.owner_bar(session, said, self.texts)
+        main = pages.board_main(columns, counts, self.items, acts=bar is not None)
+        return self._page(self.texts("title"), main, "board", mark=mark.token(), owner_bar=bar)
 
     async def cards(self, request: web.Request) -> web.Response:
         """A page of cards, searched by slug and title (cards_page.py)."""

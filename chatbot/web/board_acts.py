@@ -1,0 +1,85 @@
+"""A signed-in owner's buttons on the board page, on the cards that wait for them.
+
+Live events push the same card markup to every open page, so a card cannot carry a
+session's CSRF token. The page of a signed-in owner holds one form instead (`#owner-act`,
+outside the live part: its token and `back=board`), and each waiting card's buttons
+name it with `form=` and say what with `formaction`, `name` and `value`. The buttons are
+the card page's own for the card's state (action_forms); what needs words (an answer
+in words, a reason, a steer) is a link to the card's page. A reader's page has no such
+form: the stylesheet hides the buttons, a button whose form is missing sends nothing,
+and the server refuses a form without a session anyway (owners.py).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from chatbot.board.web_reads import BoardCard
+from chatbot.board.web_sessions import WebSession
+from chatbot.domain.phases import Phase
+from chatbot.domain.transitions import Action, allowed_actions
+from chatbot.web.action_forms import MOVES, said_box
+from chatbot.web.groups import GROUP_OF, Group
+from chatbot.web.markup import Safe, esc, tag
+from chatbot.web.texts import Texts
+
+FORM = "owner-act"
+# Where an action's answer leads back to, by the form's `back` field; anything else
+# goes back to the card's page.
+BACK = {"board": "/"}
+# (text, refused): what an action answered.
+Said = tuple[str, bool]
+
+
+class CardActs:
+    """The buttons of one card on the board; nothing for a card that does not wait."""
+
+    def __init__(self, t: Texts):
+        self._labels = {action: esc(t(f"act_{action.value}")) for action in MOVES}
+        self._answer_words = esc(t("act_answer_words"))
+        self._steer = esc(t("act_steer_page"))
+
+    def __call__(self, card: BoardCard) -> str:
+        if GROUP_OF[card.phase] is not Group.WAITING:
+            return ""
+        slug = esc(card.slug)
+        to = f'form="{FORM}" formaction="/card/{slug}/act'
+        allowed = allowed_actions(card.phase, card.kind, card.failure_stage)
+        parts = []
+        css = "acts"
+        if card.question is not None and Action.ANSWER in allowed:
+            # A button sends one name and value (the action): the option rides in the
+            # address, the CSRF token in the shared form.
+            for number, option in enumerate(card.options, start=1):
+                parts.append(
+                    f'<button class="opt" {to}?option={number}" name="action" value="answer">'
+                    f"{esc(option)}</button>"
+                )
+            if card.options:
+                css += " answerable"
+            parts.append(f'<a href="/card/{slug}#act">{self._answer_words}</a>')
+        parts.extend(
+            f'<button {to}" name="action" value="{action.value}">{self._labels[action]}</button>'
+            for action in MOVES
+            if action in allowed
+        )
+        if card.phase is Phase.INTERRUPTED:
+            parts.append(f'<a href="/card/{slug}#act">{self._steer}</a>')
+        return f'<div class="{css}">{"".join(parts)}</div>'
+
+
+def owner_bar(session: WebSession | None, said: Sequence[Said], t: Texts) -> Safe | None:
+    """The signed-in owner's part of the board page: who, the one form every card's
+    buttons post, and what the last action from the board answered. None: a reader."""
+    if session is None:
+        return None
+    return tag(
+        '<section id="owner"><form id="{form}" method="post" action="/" hidden>'
+        '<input type="hidden" name="csrf" value="{csrf}">'
+        '<input type="hidden" name="back" value="board"></form>'
+        '<p class="who">{who}</p>{said}</section>',
+        form=FORM,
+        csrf=session.csrf,
+        who=t("signed_in_as", identity=session.identity),
+        said=said_box(said, t),
+    )
