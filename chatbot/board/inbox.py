@@ -53,6 +53,8 @@ class InboxItem:
     ways: tuple[str, ...] = ()
     #: When it moves on by itself (a quota wait's reset time).
     until: float | None = None
+    #: A question's options, as offered (the web board makes them buttons).
+    options: tuple[str, ...] = ()
 
 
 # The question an operator's split plan waits on (pipeline/planning.py asks it).
@@ -93,7 +95,16 @@ async def inbox(board: BoardService, requester: str | None = None) -> list[Inbox
             )
             continue
         found = commands_for((ways.Action.ANSWER,))
-        items.append(InboxItem(Kind.QUESTION, q.created_at, slug, q.text, ways=_fill(found, slug)))
+        items.append(
+            InboxItem(
+                Kind.QUESTION,
+                q.created_at,
+                slug,
+                q.text,
+                ways=_fill(found, slug),
+                options=tuple(q.options),
+            )
+        )
     approvals = await db.fetchall(
         "SELECT * FROM run_talk WHERE kind = 'approval' AND state = 'open' ORDER BY id"
     )
