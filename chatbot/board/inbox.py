@@ -22,6 +22,7 @@ from chatbot.store import questions as question_store
 from chatbot.store import talk as talk_store
 from chatbot.store import workers as worker_store
 from chatbot.store.cards import Card
+from chatbot.store.db import Db
 
 if TYPE_CHECKING:
     from chatbot.board.moves import BoardService
@@ -53,6 +54,8 @@ class InboxItem:
     ways: tuple[str, ...] = ()
     #: When it moves on by itself (a quota wait's reset time).
     until: float | None = None
+    #: A question's options, as offered (the web board makes them buttons).
+    options: tuple[str, ...] = ()
 
 
 # The question an operator's split plan waits on (pipeline/planning.py asks it).
@@ -80,9 +83,24 @@ async def inbox(board: BoardService, requester: str | None = None) -> list[Inbox
     ]
     if requester is not None:
         return sorted(items, key=lambda i: i.at)
-    slug_of = {row[0]: row[1] for row in await db.fetchall("SELECT id, slug FROM cards")}
+    questions = await question_store.all_open(db)
+    rows = await db.fetchall(
+        "SELECT * FROM run_talk WHERE kind = 'approval' AND state = 'open' ORDER BY id"
+    )
+    approvals = [talk_store.TalkRow.from_row(row) for row in rows]
+    # Runs that met the provider's quota or rate limit: nothing to do but know it.
+    now = time.time()
+    waiting = await db.fetchall(
+        "SELECT card_id, not_before, error, created_at FROM jobs "
+        "WHERE state = 'queued' AND not_before > ? ORDER BY id",
+        (now,),
+    )
+    # Only the slugs of these cards: reading every card's costs 0.1 s at 100,000 cards.
+    ids = {q.card_id for q in questions} | {talk.card_id for talk in approvals}
+    ids |= {row[0] for row in waiting}
+    slug_of = await _slugs(db, ids)
     asked = set()
-    for q in await question_store.all_open(db):
+    for q in questions:
         asked.add(q.card_id)
         slug = slug_of.get(q.card_id, "-")
         if q.kind == SPLIT_PLAN_QUESTION:
@@ -93,24 +111,22 @@ async def inbox(board: BoardService, requester: str | None = None) -> list[Inbox
             )
             continue
         found = commands_for((ways.Action.ANSWER,))
-        items.append(InboxItem(Kind.QUESTION, q.created_at, slug, q.text, ways=_fill(found, slug)))
-    approvals = await db.fetchall(
-        "SELECT * FROM run_talk WHERE kind = 'approval' AND state = 'open' ORDER BY id"
-    )
-    for row in approvals:
-        talk = talk_store.TalkRow.from_row(row)
+        items.append(
+            InboxItem(
+                Kind.QUESTION,
+                q.created_at,
+                slug,
+                q.text,
+                ways=_fill(found, slug),
+                options=tuple(q.options),
+            )
+        )
+    for talk in approvals:
         slug = slug_of.get(talk.card_id, "-")
         found = ("👍", "/approve {slug}", "/deny {slug} <reason>")
         items.append(
             InboxItem(Kind.APPROVAL, talk.created_at, slug, talk.text, ways=_fill(found, slug))
         )
-    # Runs that met the provider's quota or rate limit: nothing to do but know it.
-    now = time.time()
-    waiting = await db.fetchall(
-        "SELECT card_id, not_before, error, created_at FROM jobs "
-        "WHERE state = 'queued' AND not_before > ? ORDER BY id",
-        (now,),
-    )
     for card_id, until, error, created_at in waiting:
         slug = slug_of.get(card_id, "-")
         items.append(
@@ -119,7 +135,14 @@ async def inbox(board: BoardService, requester: str | None = None) -> list[Inbox
             )
         )
     marks = ", ".join("?" * len(_CARD_PHASES))
-    rows = await db.fetchall(f"SELECT * FROM cards WHERE phase IN ({marks})", _CARD_PHASES)
+    # Only the cards that can be items: parsing every approved card's row is most of
+    # the cost on a large board.
+    rows = await db.fetchall(
+        f"SELECT * FROM cards WHERE phase IN ({marks}) "
+        "AND (phase <> 'ready_for_deployment' OR deployment_status = 'pending') "
+        "AND id NOT IN (SELECT card_id FROM questions WHERE state = 'open')",
+        _CARD_PHASES,
+    )
     busy = await job_store.active_card_slugs(db)
     for card in (Card.from_row(r) for r in rows):
         if card.id not in asked and card.id not in busy:
@@ -127,6 +150,18 @@ async def inbox(board: BoardService, requester: str | None = None) -> list[Inbox
             if item is not None:
                 items.append(item)
     return sorted(items, key=lambda i: (i.at, i.slug or ""))
+
+
+async def _slugs(db: Db, ids: set[int]) -> dict[int, str]:
+    found: dict[int, str] = {}
+    wanted = sorted(i for i in ids if i is not None)
+    # In chunks: a database takes only so many parameters in one statement.
+    for start in range(0, len(wanted), 500):
+        chunk = wanted[start : start + 500]
+        marks = ", ".join("?" * len(chunk))
+        rows = await db.fetchall(f"SELECT id, slug FROM cards WHERE id IN ({marks})", chunk)
+        found.update((row[0], row[1]) for row in rows)
+    return found
 
 
 async def _planned_slugs(board: BoardService, slug: str) -> tuple[str, ...]:

@@ -27,6 +27,7 @@ FORM = "owner-act"
 # Where an action's answer leads back to, by the form's `back` field; anything else
 # goes back to the card's page.
 BACK = {"board": "/"}
+NOTHING = Safe("")
 # (text, refused): what an action answered.
 Said = tuple[str, bool]
 
@@ -68,18 +69,22 @@ class CardActs:
         return f'<div class="{css}">{"".join(parts)}</div>'
 
 
-def owner_bar(session: WebSession | None, said: Sequence[Said], t: Texts) -> Safe | None:
+def owner_bar(
+    session: WebSession | None, said: Sequence[Said], t: Texts, inbox: Safe = NOTHING
+) -> Safe | None:
     """The signed-in owner's part of the board page: who, the one form every card's
-    buttons post, and what the last action from the board answered. None: a reader."""
+    buttons post, what the last action from the board answered, and the owner's inbox
+    (inbox_section.py). None: a reader."""
     if session is None:
         return None
     return tag(
         '<section id="owner"><form id="{form}" method="post" action="/" hidden>'
         '<input type="hidden" name="csrf" value="{csrf}">'
         '<input type="hidden" name="back" value="board"></form>'
-        '<p class="who">{who}</p>{said}</section>',
+        '<p class="who">{who}</p>{said}{inbox}</section>',
         form=FORM,
         csrf=session.csrf,
         who=t("signed_in_as", identity=session.identity),
         said=said_box(said, t),
+        inbox=inbox,
     )

@@ -42,6 +42,7 @@ Acting = Callable[[str, str, str, Mapping[str, str]], Awaitable[list[Said]]]
 SAID_FOR_S = 120.0
 SAID_KEPT = 1000
 FIELDS = ("action", "text", "option", "request")
+REQUEST_ACTIONS = ("accept", "decline")
 MAX_FIELD_CHARS = 20_000
 # Where what a form from the board page answered is kept (no card's slug is empty).
 ON_BOARD = ""
@@ -154,8 +155,8 @@ class Owners:
         # old browser; a browser that says where the request came from is believed.
         return site in (None, "same-origin")
 
-    async def act(self, request: web.Request) -> web.Response:
-        slug = request.match_info["slug"]
+    async def _checked(self, request: web.Request) -> tuple[WebSession, Mapping] | web.Response:
+        """The session and the form of an owner's POST, or the 403 that refuses it."""
         session: WebSession | None = request.get(SESSION)
         if session is None:
             key = "session_ended" if request.get(SESSION_ENDED) else "forbidden_read_only"
@@ -166,6 +167,14 @@ class Owners:
         csrf = str(form.get("csrf", ""))
         if not hmac.compare_digest(csrf.encode(), session.csrf.encode()):
             return self._message("forbidden_csrf", 403)
+        return session, form
+
+    async def act(self, request: web.Request) -> web.Response:
+        slug = request.match_info["slug"]
+        checked = await self._checked(request)
+        if isinstance(checked, web.Response):
+            return checked
+        session, form = checked
         fields = {k: str(form.get(k, ""))[:MAX_FIELD_CHARS] for k in FIELDS}
         if not fields["option"]:
             # A board button sends one name and value (the action); its option comes in
@@ -178,6 +187,25 @@ class Owners:
             said = await self.acting(session.identity, slug, fields["action"], fields)
         self._keep(session.id, slug if back is None else ON_BOARD, said)
         return web.Response(status=303, headers={"Location": back or f"/card/{slug}#act"})
+
+    async def decide(self, request: web.Request) -> web.Response:
+        """Accept or decline a requester's request from the board's inbox: a request
+        need not have a card (/draft), so it has its own address. It runs as /accept N
+        or /decline N in chat, and leads back to the board."""
+        checked = await self._checked(request)
+        if isinstance(checked, web.Response):
+            return checked
+        session, form = checked
+        action = str(form.get("action", ""))
+        fields = {"action": action, "request": request.match_info["request"]}
+        if self.acting is None:
+            said: list[Said] = [(self.texts("forbidden_read_only"), True)]
+        elif action not in REQUEST_ACTIONS:
+            said = [(self.texts("request_actions_only"), True)]
+        else:
+            said = await self.acting(session.identity, "", action, fields)
+        self._keep(session.id, ON_BOARD, said)
+        return web.Response(status=303, headers={"Location": "/"})
 
     def _keep(self, session_id: int, where: str, said: list[Said]) -> None:
         key = (session_id, where)

@@ -35,6 +35,7 @@ from chatbot.web.card_page import MAX_TEXT, CardPage, RepoText
 from chatbot.web.cards_page import PER_PAGE, BadQuery
 from chatbot.web.connections import AcceptFailures, Connection, Gate, GuardedSite
 from chatbot.web.groups import GROUP_OF, SHOWN, Group, phases_of
+from chatbot.web.inbox_section import inbox_section
 from chatbot.web.markup import Safe, tag
 from chatbot.web.metrics_http import MetricsDoor
 from chatbot.web.settings import WebSettings
@@ -127,6 +128,7 @@ class WebBoard:
                 web.get("/signin/{token}", self.owners.show),
                 web.post("/signin", self.owners.use),
                 web.post(f"/card/{SLUG}/act", self.owners.act),
+                web.post("/request/{request:[0-9]{1,18}}/act", self.owners.decide),
             ]
         )
         self._runner: web.AppRunner | None = None
@@ -240,7 +242,12 @@ class WebBoard:
         }
         session = request.get(SESSION)
         said = self.owners.said(session.id, owners.ON_BOARD) if session else []
-        bar = board_acts.owner_bar(session, said, self.texts)
+        inbox = board_acts.NOTHING
+        if session is not None:
+            # Only an owner's page reads it: a reader's page never carries the inbox.
+            found = await board_inbox.inbox(self.reads)  # type: ignore[arg-type]
+            inbox = inbox_section(found, self.texts)
+        bar = board_acts.owner_bar(session, said, self.texts, inbox)
         main = pages.board_main(columns, counts, self.items, acts=bar is not None)
         return self._page(self.texts("title"), main, "board", mark=mark.token(), owner_bar=bar)
 

@@ -1,0 +1,72 @@
+"""A signed-in owner's board page on a large board: what its inbox costs.
+
+Builds the board of bench/web_board.py (--cards cards; 1% wait with a question, 1%
+failed) and prints the time of `inbox()` (what /inbox and the owner's inbox read), and
+the server's answer to the board page for a reader with the token and for a signed-in
+owner (whose page adds the inbox), median, p90 and p99 over --requests requests.
+
+    .venv/bin/python bench/owner_inbox.py [--cards 100000] [--requests 50]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import secrets
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import aiohttp
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from bench.web_board import build, ms, timed  # noqa: E402
+from chatbot.board import BoardService  # noqa: E402
+from chatbot.board import inbox as board_inbox  # noqa: E402
+from chatbot.store import Store  # noqa: E402
+from chatbot.web import WebBoard, WebSettings  # noqa: E402
+
+
+async def main(cards: int, requests: int) -> None:
+    with tempfile.TemporaryDirectory(prefix="owner-inbox-") as folder:
+        repo = Path(folder) / "repo"
+        (repo / "docs" / "intent").mkdir(parents=True)
+        store = await Store.open(Path(folder) / "board.sqlite3")
+        board = BoardService(store, repo)
+        began = time.perf_counter()
+        await build(store, cards)
+        print(f"{cards} cards built in {time.perf_counter() - began:.1f} s")
+        times = []
+        for _ in range(requests):
+            began = time.perf_counter()
+            items = await board_inbox.inbox(board)
+            times.append((time.perf_counter() - began) * 1000)
+        print(f"inbox(): {len(items)} items, {ms(times)}")
+        token = secrets.token_urlsafe(24)
+        web = WebBoard(board, WebSettings("127.0.0.1", 0, token, "en"), sessions=board.web_sessions)
+        await web.start()
+        try:
+            link = (await board.web_sessions.issue("xmpp:owner@localhost")).token
+            signed = await board.web_sessions.sign_in(link, "bench")
+            who = {
+                "reader (token)": {"Authorization": f"Bearer {token}"},
+                "owner (session)": {"Cookie": f"board_owner={signed.cookie}"},
+            }
+            async with aiohttp.ClientSession(headers={"Accept-Encoding": "gzip"}) as session:
+                for name, headers in who.items():
+                    times, body, status, _ = await timed(session, web.url, headers, requests)
+                    print(f"board page, {name}: {status}, {len(body):,} bytes gzip, {ms(times)}")
+        finally:
+            await web.stop()
+            await store.close()
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--cards", type=int, default=100_000)
+    parser.add_argument("--requests", type=int, default=50)
+    arguments = parser.parse_args()
+    asyncio.run(main(arguments.cards, arguments.requests))
