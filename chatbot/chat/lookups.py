@@ -62,7 +62,10 @@ class Lookups:
         # A requester sees their own requests only: the rest is for owners to resolve.
         own = origin.role is not Role.OWNER
         items = await board_inbox.inbox(self.board, origin.actor if own else None)
-        await self.replies.send(origin.event, render_inbox.inbox(items, self.locale, own=own))
+        await self.replies.send(
+            origin.event,
+            render_inbox.inbox(items, self.locale, own=own, shown=render_inbox.SHOWN_IN_CHAT),
+        )
 
     async def why(self, origin: Origin, invocation: Invocation) -> None:
         slug = invocation.text("slug")

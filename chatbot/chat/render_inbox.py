@@ -8,13 +8,23 @@ from chatbot.domain import why_words
 from chatbot.domain.why_words import QUOTA_PREFIX, when
 from chatbot.notify.format import one_line
 
+# Lines a chat message lists: a board gone wrong (hundreds failed) must still read on a
+# phone; the shell (`chatbot inbox`) lists them all.
+SHOWN_IN_CHAT = 25
 
-def inbox(items: list[InboxItem], locale: str, *, own: bool = False) -> str:
-    """Every item one line, oldest first; `own`: a requester's view of their requests."""
+
+def inbox(
+    items: list[InboxItem], locale: str, *, own: bool = False, shown: int | None = None
+) -> str:
+    """Each item one line, oldest first, the first `shown` of them (all: None); `own`:
+    a requester's view of their requests."""
     if not items:
         return say(locale, "inbox_empty")
     lines = [say(locale, "inbox_head", count=len(items))]
-    lines += [item_line(i, locale, own=own) for i in items]
+    listed = items if shown is None else items[:shown]
+    lines += [item_line(i, locale, own=own) for i in listed]
+    if len(items) > len(listed):
+        lines.append(say(locale, "inbox_more", count=len(items) - len(listed)))
     return "\n".join(lines)
 
 

@@ -148,6 +148,18 @@ async def test_inbox_and_why_in_chat(env):
     assert "brokn" in unknown and "broken" in unknown  # close slugs are suggested
 
 
+async def test_a_long_inbox_lists_the_oldest_and_says_how_many_more(env) -> None:
+    from chatbot.chat.render_inbox import SHOWN_IN_CHAT
+
+    for n in range(SHOWN_IN_CHAT + 7):
+        await env.card(f"broken-{n:02d}", Phase.FAILED, failure_stage="review")
+    lines = (await env.one(msg("/inbox"))).text.splitlines()
+    assert lines[0] == f"Waiting for you ({SHOWN_IN_CHAT + 7}), oldest first:"
+    assert len(lines) == 1 + SHOWN_IN_CHAT + 1
+    assert lines[1].startswith("❌ broken-00:")
+    assert lines[-1] == "… and 7 more; `chatbot inbox` lists them all."
+
+
 @pytest.mark.parametrize(
     "locale, usage, unknown",
     [
