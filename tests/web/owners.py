@@ -15,30 +15,16 @@ from chatbot.chat import ChatIntake
 from chatbot.chat.web_acts import WebActs
 from chatbot.store import Store
 from chatbot.web import WebBoard, WebSettings
-from tests.web.boards import Seeded, seed
+from tests.web.boards import seed
+from tests.web.conftest import Site
 
 OWNER_ID = "xmpp:owner@localhost"
 CSRF = re.compile(r'name="csrf" value="([^"]+)"')
 
 
 @dataclass
-class OwnerSite:
-    board: BoardService
-    store: Store
-    web: WebBoard
-    repo: Path
-    token: str
-    seeded: Seeded
-
-    @property
-    def url(self) -> str:
-        return self.web.url
-
-    def login_url(self, path: str = "") -> str:
-        return f"{self.web.url}{path}?token={self.token}"
-
-    def headers(self) -> dict[str, str]:
-        return {"Authorization": f"Bearer {self.token}"}
+class OwnerSite(Site):
+    """The board with owners who act: a site that also hands out sign-in links."""
 
     async def link(self, identity: str = OWNER_ID) -> str:
         return (await self.board.web_sessions.issue(identity)).token
