@@ -15,7 +15,6 @@ from pathlib import Path
 
 from chatbot.app import demo, logformat
 from chatbot.app.cli_runs import pipeline_runs, runs
-from chatbot.app.logfile import LogFile
 from chatbot.app.startup import StoreError, open_board, running_bot, stop_on_signals
 from chatbot.app.views import JSON_SCHEMA_VERSION, inbox_json, view_json, why_json
 from chatbot.board import (
@@ -334,25 +333,6 @@ async def _with_board(config: Config, work: Callable[[BoardService], Awaitable[i
         return await work(board)
 
 
-def _setup_logging(args: argparse.Namespace) -> None:
-    logging.basicConfig(
-        level=logging.DEBUG if args.verbose else logging.INFO,
-        format=logformat.TEXT,
-    )
-    # The chat libraries log raw traffic at DEBUG: SASL exchanges and access tokens
-    # included. Secrets are never logged, so they stay at INFO even with -v.
-    for noisy in ("slixmpp", "nio", "aiohttp"):
-        logging.getLogger(noisy).setLevel(logging.INFO)
-
-
-def _log_to_file(path: Path) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    root = logging.getLogger()
-    for handler in list(root.handlers):
-        root.removeHandler(handler)
-    root.addHandler(LogFile(path))
-
-
 def command_is_console_session(args: argparse.Namespace, config: Config) -> bool:
     return args.command == "run" and not args.until_idle and config.console is not None
 
@@ -361,7 +341,7 @@ def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     args.config = getattr(args, "config", None) or os.environ.get("CHATBOT_CONFIG")
     args.verbose = getattr(args, "verbose", False)
-    _setup_logging(args)
+    logformat.setup(verbose=args.verbose)
     if args.command == "init":
         return _init(args.dir)
     if args.command == "restore":
@@ -389,7 +369,7 @@ def main(argv: list[str] | None = None) -> int:
     if command_is_console_session(args, config):
         # The terminal is the chat: keep the log out of the conversation.
         log_file = (config.bot.sqlite_file or config.bot.checkout).parent / "bot.log"
-        _log_to_file(log_file)
+        logformat.to_file(log_file)
         print(f"intent board console; log in {log_file}; Ctrl-D or Ctrl-C to quit. Try /help.")
     logformat.use(config.bot.log_format)
     locale = config.bot.locale

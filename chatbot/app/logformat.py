@@ -12,8 +12,10 @@ from __future__ import annotations
 import json
 import logging
 from datetime import UTC, datetime
+from pathlib import Path
 
 from chatbot import log_context
+from chatbot.app.logfile import LogFile
 
 TEXT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
 FORMATS = ("text", "json")
@@ -53,3 +55,21 @@ def use(kind: str) -> None:
     """Every handler of the root logger writes `kind` from now on."""
     for handler in logging.getLogger().handlers:
         handler.setFormatter(formatter(kind))
+
+
+def setup(*, verbose: bool) -> None:
+    """Text to standard error until the configuration says otherwise (`use`)."""
+    logging.basicConfig(level=logging.DEBUG if verbose else logging.INFO, format=TEXT)
+    # The chat libraries log raw traffic at DEBUG: SASL exchanges and access tokens
+    # included. Secrets are never logged, so they stay at INFO even with -v.
+    for noisy in ("slixmpp", "nio", "aiohttp"):
+        logging.getLogger(noisy).setLevel(logging.INFO)
+
+
+def to_file(path: Path) -> None:
+    """The log goes to `path` instead (the console session: the terminal is the chat)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    root = logging.getLogger()
+    for handler in list(root.handlers):
+        root.removeHandler(handler)
+    root.addHandler(LogFile(path))
