@@ -15,6 +15,7 @@ from chatbot.board.hand_over import hand_over
 from chatbot.domain.phases import Phase
 from chatbot.store.cards import Card, Kind
 from chatbot.store.telemetry import RunRecord
+from tests.records import run_record
 
 SESSION = "01a232e3-15af-7c33-aae9-97144a6a602d"
 
@@ -27,19 +28,9 @@ class Section:
 
 
 def builder_run(runtime: str, model: str, effort: str | None) -> RunRecord:
-    return RunRecord(
-        role="builder",
+    return run_record(
         runtime=runtime,
         configured_model=model,
-        actual_model=None,
-        reasoning_effort="",
-        input_tokens=1,
-        cached_tokens=0,
-        output_tokens=1,
-        cost_usd=None,
-        duration_s=1.0,
-        turns=1,
-        outcome="ok",
         session_id=SESSION,
         actual_reasoning_effort=effort,
     )

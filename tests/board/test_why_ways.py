@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from chatbot.board import BoardService, RunRecord, split_plan
+from chatbot.board import BoardService, split_plan
 from chatbot.board import inbox as board_inbox
 from chatbot.board.split_plan import NewChild
 from chatbot.chat import render_inbox
@@ -26,6 +26,7 @@ from chatbot.domain.why import HoldKind
 from chatbot.pipeline.budget import hold_for_day_budget, stop_detail
 from chatbot.store import Store
 from chatbot.store import cards as card_store
+from tests.records import run_record
 
 OWNER = "xmpp:owner@example.org"
 LANES = ["light", DEPLOY_JOB, *(role_lane(role.name) for role in ROLES)]
@@ -125,20 +126,13 @@ def budgeted(store: Store, repo: Path):
 async def spend(board: BoardService, card_id: int | None, cost: float) -> None:
     """A run's cost, as the worker records it."""
     await board.record_run(
-        RunRecord(
+        run_record(
             role="operator",
-            runtime="codex",
-            configured_model="m",
             actual_model="m",
-            reasoning_effort="",
             input_tokens=100,
             cached_tokens=None,
             output_tokens=10,
             cost_usd=cost,
-            duration_s=1.0,
-            turns=1,
-            outcome="ok",
-            session_id=None,
             card_id=card_id,
             created_at=time.time(),
         )

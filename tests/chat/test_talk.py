@@ -19,6 +19,7 @@ from chatbot.store import jobs as job_store
 from chatbot.store import talk as talk_store
 from chatbot.store.jobs import Job
 from runners.runtimes.talk import MAX_STEER_CHARS
+from tests.records import run_record
 
 from .conftest import REQUESTER, ROOM, STRANGER, Env, msg, react
 
@@ -302,22 +303,12 @@ def test_an_asked_command_is_shown_as_inert_text() -> None:
 
 
 async def test_status_counts_the_steers_a_run_took(env: Env) -> None:
-    from chatbot.board import RunRecord
-
     job = await _running(env, "login")
-    run = RunRecord(
-        role="builder",
-        runtime="codex",
+    run = run_record(
         configured_model="gpt-5.5",
-        actual_model=None,
-        reasoning_effort="",
         input_tokens=10,
-        cached_tokens=0,
         output_tokens=5,
-        cost_usd=None,
         duration_s=3.0,
-        turns=1,
-        outcome="ok",
         session_id="th_1",
         job_id=job.id,
         card_id=job.card_id,

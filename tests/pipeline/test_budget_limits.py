@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from chatbot.board import BoardService, Card, RunRecord
+from chatbot.board import BoardService, Card
 from chatbot.board.budget import ALLOWANCES
 from chatbot.domain.budgets import Budgets, BudgetState
 from chatbot.domain.phases import Phase
@@ -21,6 +21,7 @@ from chatbot.domain.transitions import Action
 from chatbot.pipeline.budget import hold_for_day_budget, stopped_by_budget
 from chatbot.store import Store
 from chatbot.store import cards as card_store
+from tests.records import run_record
 
 # (the runs' costs, the budget, allowances, whether the next run is stopped)
 LIMITS = {
@@ -52,20 +53,13 @@ def board_with(store: Store, tmp_path: Path, budgets: Budgets) -> BoardService:
 async def spend(board: BoardService, card_id: int | None, costs: list[float]) -> None:
     for cost in costs:
         await board.record_run(
-            RunRecord(
+            run_record(
                 role="operator",
-                runtime="codex",
-                configured_model="m",
                 actual_model="m",
-                reasoning_effort="",
                 input_tokens=100,
                 cached_tokens=None,
                 output_tokens=10,
                 cost_usd=cost,
-                duration_s=1.0,
-                turns=1,
-                outcome="ok",
-                session_id=None,
                 card_id=card_id,
                 created_at=time.time(),
             )

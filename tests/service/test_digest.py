@@ -32,8 +32,8 @@ from chatbot.notify.texts import TEXTS
 from chatbot.store import Store, telemetry
 from chatbot.store import cards as card_store
 from chatbot.store import chat as chat_store
-from chatbot.store.telemetry import RunRecord
 from chatbot.transports.console import ConsoleSettings, ConsoleTransport
+from tests.records import run_record
 from tests.service.clock import MINIMAL_CONFIG, Clock, local
 
 ROOMS = (
@@ -90,20 +90,12 @@ class Bot:
         )
 
     async def spend(self, card_id: int, usd: float) -> None:
-        run = RunRecord(
-            role="builder",
-            runtime="codex",
+        run = run_record(
             configured_model="gpt-5-codex-mini",
-            actual_model=None,
-            reasoning_effort="",
             input_tokens=1000,
-            cached_tokens=0,
             output_tokens=100,
             cost_usd=usd,
             duration_s=10.0,
-            turns=1,
-            outcome="ok",
-            session_id=None,
             card_id=card_id,
         )
         async with self.store.transaction() as db:

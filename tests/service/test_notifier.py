@@ -15,6 +15,7 @@ from chatbot.store import Store
 from chatbot.store import cards as card_store
 from chatbot.store import chat as chat_store
 from chatbot.store.jobs import claim
+from tests.records import run_record
 
 ROOMS = [
     Destination("xmpp", "ops@muc", owners=("owner@example.org",)),
@@ -144,25 +145,16 @@ async def test_a_failed_operator_run_is_posted_as_a_question_to_answer_or_retry(
 
 
 async def test_run_endings_say_the_failure_once(board) -> None:
-    from chatbot.store.telemetry import RunRecord
-
     async with board.store.transaction() as db:
         card = await card_store.create(db, "c", Kind.INTENT, Phase.BUILDING, actor="t")
     notifier = board.listeners[0]
-    record = RunRecord(
-        role="builder",
-        runtime="codex",
-        configured_model="m",
-        actual_model=None,
-        reasoning_effort="",
+    record = run_record(
         input_tokens=None,
         cached_tokens=None,
         output_tokens=None,
-        cost_usd=None,
         duration_s=40.02,
         turns=None,
         outcome="codex: timed out after 40s",
-        session_id=None,
     )
     await notifier.run_finished(card, record)
     [row] = [r for r in await posts(board) if r.transport == "xmpp"]
@@ -176,8 +168,6 @@ async def test_a_runs_final_text_keeps_who_steered_it_though_the_edit_that_said_
 ) -> None:
     """Pending edits of one message are superseded by the next: the steer's lines must
     reach the room on the run's last edit, not only on an edit that may never go out."""
-    from chatbot.store.telemetry import RunRecord
-
     async with board.store.transaction() as db:
         card = await card_store.create(db, "c", Kind.INTENT, Phase.BUILDING, actor="t")
     notifier = board.listeners[0]
@@ -185,20 +175,12 @@ async def test_a_runs_final_text_keeps_who_steered_it_though_the_edit_that_said_
     who = "xmpp:owner@example.org"
     await notifier.run_note(card, 7, "talk_steered", {"who": who, "text": "Use tabs."})
     await notifier.run_note(card, 7, "talk_steer_taken", {"who": who})
-    record = RunRecord(
-        role="builder",
-        runtime="codex",
-        configured_model="m",
-        actual_model=None,
-        reasoning_effort="",
+    record = run_record(
         input_tokens=3,
         cached_tokens=None,
         output_tokens=4,
-        cost_usd=None,
         duration_s=12.0,
         turns=None,
-        outcome="ok",
-        session_id=None,
         job_id=7,
     )
     await notifier.run_finished(card, record)

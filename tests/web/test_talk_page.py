@@ -5,11 +5,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from chatbot.board import RunRecord
 from chatbot.domain.phases import Phase
 from chatbot.store import cards as card_store
 from chatbot.store import jobs as job_store
 from runners.runtimes import RUNTIMES
+from tests.records import run_record
 from tests.web.conftest import open_site
 from tests.web.test_http import fetch
 
@@ -38,19 +38,9 @@ async def test_the_card_page_shows_what_the_agent_asked_whole_and_its_session(
         asked = await site.board.ask_approval(job, card, tool="Bash", command=LONG, cwd="/w/talky")
         await site.board.decide_approval(asked.id, False, actor="xmpp:o@x", reason="no network")
         await site.board.record_run(
-            RunRecord(
-                role="builder",
+            run_record(
                 runtime="claude",
                 configured_model="",
-                actual_model=None,
-                reasoning_effort="",
-                input_tokens=1,
-                cached_tokens=0,
-                output_tokens=1,
-                cost_usd=None,
-                duration_s=1.0,
-                turns=1,
-                outcome="ok",
                 session_id="3f0c2a9e-1111-4222-8333-944445555666",
                 job_id=job.id,
                 card_id=card.id,
