@@ -36,11 +36,20 @@ from tests.realcli.terminal import run_until
 SLUG = "indent"
 
 
+@pytest.fixture
+def begin(tmp_path: Path, servers, xmpp_peer, cli_bins, models):
+    """`start` on this test's folder, servers, CLIs and providers: the bot, its room,
+    and the scripted agents, for the CLI under test."""
+    return lambda cli, **options: start(
+        tmp_path, servers.info, cli, cli_bins, models, xmpp_peer, **options
+    )
+
+
 @pytest.mark.parametrize("cli", TALKING)
 async def test_a_steer_from_the_chat_reaches_the_running_turn_and_the_answer_is_applied(
-    cli: str, tmp_path: Path, servers, xmpp_peer, cli_bins, models
+    cli: str, begin
 ) -> None:
-    bot, room, agents = await start(tmp_path, servers.info, cli, cli_bins, models, xmpp_peer)
+    bot, room, agents = await begin(cli)
     text = "Use tabs, not spaces."
     agents.script(
         Shell("sleep 3"), WriteFile("indent.txt", "\ttabbed\n"), finish("Indent with tabs")
@@ -97,9 +106,9 @@ async def approval_posted(room, command: str) -> object:
 
 @pytest.mark.parametrize("cli", TALKING)
 async def test_a_thumbs_up_lets_the_command_run_and_its_output_reaches_the_provider(
-    cli: str, tmp_path: Path, servers, xmpp_peer, cli_bins, models
+    cli: str, begin
 ) -> None:
-    bot, room, agents = await start(tmp_path, servers.info, cli, cli_bins, models, xmpp_peer)
+    bot, room, agents = await begin(cli)
     agents.script(asking(cli, ASKED), WriteFile("indent.txt", "42\n"), finish())
     try:
         await room.say(f"/start {SLUG}")
@@ -127,9 +136,9 @@ async def test_a_thumbs_up_lets_the_command_run_and_its_output_reaches_the_provi
     ("cli", "way"), [("codex", "reply"), ("claude", "deny"), ("claude", "thumbs down")]
 )
 async def test_a_denial_with_a_reason_keeps_the_command_from_running_and_the_agent_reads_why(
-    cli: str, way: str, tmp_path: Path, servers, xmpp_peer, cli_bins, models
+    cli: str, way: str, begin
 ) -> None:
-    bot, room, agents = await start(tmp_path, servers.info, cli, cli_bins, models, xmpp_peer)
+    bot, room, agents = await begin(cli)
     agents.script(asking(cli, DENIED), WriteFile("indent.txt", "kept\n"), finish())
     reason = "no files outside the plan please"
     try:
@@ -159,16 +168,11 @@ async def test_a_denial_with_a_reason_keeps_the_command_from_running_and_the_age
 
 
 async def test_an_approval_nobody_answers_is_denied_at_the_timeout_and_the_agent_goes_on(
-    tmp_path: Path, servers, xmpp_peer, cli_bins, models
+    begin,
 ) -> None:
     cli = "codex"
-    bot, room, agents = await start(
-        tmp_path,
-        servers.info,
+    bot, room, agents = await begin(
         cli,
-        cli_bins,
-        models,
-        xmpp_peer,
         bot_lines=("approval_timeout_s = 5",),
     )
     agents.script(asking(cli, DENIED), WriteFile("indent.txt", "on time\n"), finish())
@@ -188,17 +192,10 @@ async def test_an_approval_nobody_answers_is_denied_at_the_timeout_and_the_agent
         await bot.stop()
 
 
-async def test_the_deny_policy_refuses_at_once_without_asking_the_room(
-    tmp_path: Path, servers, xmpp_peer, cli_bins, models
-) -> None:
+async def test_the_deny_policy_refuses_at_once_without_asking_the_room(begin) -> None:
     cli = "claude"
-    bot, room, agents = await start(
-        tmp_path,
-        servers.info,
+    bot, room, agents = await begin(
         cli,
-        cli_bins,
-        models,
-        xmpp_peer,
         extra='\n[roles.builder]\napprovals = "deny"\n',
     )
     agents.script(asking(cli, DENIED), WriteFile("indent.txt", "policy\n"), finish())
@@ -224,10 +221,8 @@ async def test_the_deny_policy_refuses_at_once_without_asking_the_room(
 
 
 @pytest.mark.parametrize("cli", TALKING)
-async def test_interrupt_then_steer_goes_on_in_the_same_session(
-    cli: str, tmp_path: Path, servers, xmpp_peer, cli_bins, models
-) -> None:
-    bot, room, agents = await start(tmp_path, servers.info, cli, cli_bins, models, xmpp_peer)
+async def test_interrupt_then_steer_goes_on_in_the_same_session(cli: str, begin) -> None:
+    bot, room, agents = await begin(cli)
     # (Claude Code refuses a standalone long sleep.)
     long = "echo indenting; sleep 41"
     text = "Only the tabs, please."
@@ -273,9 +268,9 @@ QUESTION = "What did you indent?"
 
 @pytest.mark.parametrize("cli", TALKING)
 async def test_the_hand_over_line_of_status_continues_the_bots_session_in_a_terminal(
-    cli: str, tmp_path: Path, servers, xmpp_peer, cli_bins, models
+    cli: str, begin
 ) -> None:
-    bot, room, agents = await start(tmp_path, servers.info, cli, cli_bins, models, xmpp_peer)
+    bot, room, agents = await begin(cli)
     arrived = asyncio.Event()
 
     def by_hand(seen: Seen) -> Say:
@@ -318,17 +313,12 @@ async def test_the_hand_over_line_of_status_continues_the_bots_session_in_a_term
 
 
 async def test_a_requesters_steer_and_thumbs_up_are_refused_and_change_nothing(
-    tmp_path: Path, servers, xmpp_peer, cli_bins, models
+    servers, xmpp_peer, begin
 ) -> None:
     cli = "claude"
     requester = servers.info["xmpp"]["accounts"]["requester"]["jid"]
-    bot, room, agents = await start(
-        tmp_path,
-        servers.info,
+    bot, room, agents = await begin(
         cli,
-        cli_bins,
-        models,
-        xmpp_peer,
         requesters=(requester,),
     )
     other = await xmpp_peer("requester")
