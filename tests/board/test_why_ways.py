@@ -26,7 +26,7 @@ from chatbot.domain.why import HoldKind
 from chatbot.pipeline.budget import hold_for_day_budget, stop_detail
 from chatbot.store import Store
 from chatbot.store import cards as card_store
-from tests.records import run_record
+from tests.pipeline.test_budget_limits import spend
 
 OWNER = "xmpp:owner@example.org"
 LANES = ["light", DEPLOY_JOB, *(role_lane(role.name) for role in ROLES)]
@@ -123,28 +123,12 @@ def budgeted(store: Store, repo: Path):
     return make
 
 
-async def spend(board: BoardService, card_id: int | None, cost: float) -> None:
-    """A run's cost, as the worker records it."""
-    await board.record_run(
-        run_record(
-            role="operator",
-            actual_model="m",
-            input_tokens=100,
-            cached_tokens=None,
-            output_tokens=10,
-            cost_usd=cost,
-            card_id=card_id,
-            created_at=time.time(),
-        )
-    )
-
-
 async def test_why_budget_card_and_allow(budgeted) -> None:
     board = budgeted(Budgets(per_card_usd={"light": 0.5}))
     await worker(board)
     card = await planned(board, "costly")
     await board.act("costly", Action.START, actor=OWNER)
-    await spend(board, card.id, 0.5)
+    await spend(board, card.id, [0.5])
     job = await claimed(board, "costly")
     # The worker's check before the run starts: the card's budget is spent.
     state = await board.card_budget(card)
@@ -168,7 +152,7 @@ async def test_why_day_budget_then_allow_or_a_new_day(budgeted) -> None:
     await worker(board, lease_s=3 * 86400)
     await planned(board, "later")
     await board.act("later", Action.START, actor=OWNER)
-    await spend(board, None, 1.0)
+    await spend(board, None, [1.0])
     lane = role_lane("operator")
     assert await hold_for_day_budget(board, [], {lane}) == {lane}  # the worker claims nothing
     kind, text, ways = await why(board, "later")
