@@ -46,6 +46,10 @@ class Site:
     def headers(self) -> dict[str, str]:
         return {"Authorization": f"Bearer {self.token}"}
 
+    async def close(self) -> None:
+        await self.web.stop()
+        await self.store.close()
+
 
 async def open_site(tmp_path: Path, *, locale: str = "en", planned: int = 3, **web):
     """A seeded board served on a free port; `web` sets WebSettings' other fields."""
@@ -62,10 +66,16 @@ async def open_site(tmp_path: Path, *, locale: str = "en", planned: int = 3, **w
 
 
 @pytest.fixture
-async def site(tmp_path: Path):
-    opened = await open_site(tmp_path)
+async def site(request: pytest.FixtureRequest, tmp_path: Path):
+    """The board on a seeded store; a module that sets `OWNERS = True` gets it with
+    owners who sign in and act (tests/web/owners.py)."""
+    if getattr(request.module, "OWNERS", False):
+        from tests.web.owners import open_owner_site  # it builds on this module's Site
+
+        opened: Site = await open_owner_site(tmp_path)
+    else:
+        opened = await open_site(tmp_path)
     try:
         yield opened
     finally:
-        await opened.web.stop()
-        await opened.store.close()
+        await opened.close()

@@ -61,10 +61,6 @@ class OwnerSite(Site):
         _, _, page = await self.request("GET", f"card/{slug}", headers=owner(cookie))
         return page
 
-    async def close(self) -> None:
-        await self.web.stop()
-        await self.store.close()
-
 
 def owner(cookie: str) -> dict[str, str]:
     return {"Cookie": f"board_owner={cookie}"}

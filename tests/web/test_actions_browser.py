@@ -7,14 +7,12 @@ it, and the card page's history names the owner "via web"."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
 from chatbot.domain.phases import Phase
 from chatbot.store import jobs as job_store
 from tests.web.browser import Browser
-from tests.web.owners import OWNER_ID, OwnerSite, open_owner_site
+from tests.web.owners import OWNER_ID, OwnerSite
 from tests.web.test_owners_browser import click, said, sign_in, type_in
 from tests.web.test_owners_http import VIA_WEB
 from tests.web.test_waiting_http import waiting_cards
@@ -27,13 +25,8 @@ HISTORY = (
 )
 
 
-@pytest.fixture
-async def site(tmp_path: Path):
-    opened = await open_owner_site(tmp_path)
-    try:
-        yield opened
-    finally:
-        await opened.close()
+# The `site` fixture (tests/web/conftest.py) is a board whose owners sign in and act.
+OWNERS = True
 
 
 async def page_history(browser: Browser) -> list[tuple[str, str]]:

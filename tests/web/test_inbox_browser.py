@@ -5,12 +5,8 @@ a phone the inbox comes before the board."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
-import pytest
-
 from tests.web.browser import Browser
-from tests.web.owners import OwnerSite, open_owner_site
+from tests.web.owners import OwnerSite
 from tests.web.test_owners_browser import click, said, sign_in
 from tests.web.test_owners_http import VIA_WEB
 
@@ -18,13 +14,8 @@ APPROVALS = "return document.querySelectorAll('#inbox li.inbox-approval').length
 TOP = "return document.querySelector(arguments[0]).getBoundingClientRect().top"
 
 
-@pytest.fixture
-async def site(tmp_path: Path):
-    opened = await open_owner_site(tmp_path)
-    try:
-        yield opened
-    finally:
-        await opened.close()
+# The `site` fixture (tests/web/conftest.py) is a board whose owners sign in and act.
+OWNERS = True
 
 
 async def asking(site: OwnerSite) -> int:

@@ -10,8 +10,6 @@ import re
 from html import unescape
 from pathlib import Path
 
-import pytest
-
 from chatbot.board import inbox as board_inbox
 from chatbot.domain.phases import Phase
 from chatbot.domain.transitions import Action
@@ -27,13 +25,8 @@ from tests.web.test_waiting_http import OWNER_FORM
 REQUESTER = "xmpp:req@localhost"
 
 
-@pytest.fixture
-async def site(tmp_path: Path):
-    opened = await open_owner_site(tmp_path)
-    try:
-        yield opened
-    finally:
-        await opened.close()
+# The `site` fixture (tests/web/conftest.py) is a board whose owners sign in and act.
+OWNERS = True
 
 
 def inbox_html(page: str) -> str:

@@ -7,9 +7,7 @@ not changing."""
 from __future__ import annotations
 
 import asyncio
-from pathlib import Path
 
-import pytest
 from aiohttp import web
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.wait import WebDriverWait
@@ -17,17 +15,11 @@ from selenium.webdriver.support.wait import WebDriverWait
 from chatbot.board.web_sessions import LINK_VALID_S
 from chatbot.domain.phases import Phase
 from tests.web.browser import Browser
-from tests.web.owners import OWNER_ID, OwnerSite, open_owner_site
+from tests.web.owners import OWNER_ID, OwnerSite
 from tests.web.test_owners_http import VIA_WEB, history, snapshot
 
-
-@pytest.fixture
-async def site(tmp_path: Path):
-    opened = await open_owner_site(tmp_path)
-    try:
-        yield opened
-    finally:
-        await opened.close()
+# The `site` fixture (tests/web/conftest.py) is a board whose owners sign in and act.
+OWNERS = True
 
 
 async def click(browser: Browser, selector: str) -> None:

@@ -21,13 +21,8 @@ from tests.web.owners import OWNER_ID, OwnerSite, open_owner_site, owner
 VIA_WEB = f"{OWNER_ID} via web"
 
 
-@pytest.fixture
-async def site(tmp_path: Path):
-    opened = await open_owner_site(tmp_path)
-    try:
-        yield opened
-    finally:
-        await opened.close()
+# The `site` fixture (tests/web/conftest.py) is a board whose owners sign in and act.
+OWNERS = True
 
 
 async def snapshot(site: OwnerSite) -> list:

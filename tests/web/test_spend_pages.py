@@ -3,23 +3,14 @@
 from __future__ import annotations
 
 from html import unescape
-from pathlib import Path
-
-import pytest
 
 from chatbot.board import RunRecord
 from chatbot.domain.phases import Kind, Phase
 from chatbot.store import cards as card_store
-from tests.web.owners import OwnerSite, open_owner_site
+from tests.web.owners import OwnerSite
 
-
-@pytest.fixture
-async def site(tmp_path: Path):
-    opened = await open_owner_site(tmp_path)
-    try:
-        yield opened
-    finally:
-        await opened.close()
+# The `site` fixture (tests/web/conftest.py) is a board whose owners sign in and act.
+OWNERS = True
 
 
 async def page(site: OwnerSite, path: str) -> tuple[int, str]:

@@ -5,15 +5,11 @@ A reader's page hides the same pushed buttons; without JavaScript the buttons wo
 
 from __future__ import annotations
 
-from pathlib import Path
-
-import pytest
-
 from chatbot.domain.phases import Kind, Phase
 from chatbot.store import cards as card_store
 from chatbot.store import questions as question_store
 from tests.web.browser import SEEN, WATCH_CARD, WATCH_LIVE, Browser
-from tests.web.owners import OwnerSite, open_owner_site
+from tests.web.owners import OwnerSite
 from tests.web.test_owners_browser import click, said, sign_in
 from tests.web.test_owners_http import VIA_WEB
 
@@ -24,13 +20,8 @@ ACTS_SHOWN = (
 )
 
 
-@pytest.fixture
-async def site(tmp_path: Path):
-    opened = await open_owner_site(tmp_path)
-    try:
-        yield opened
-    finally:
-        await opened.close()
+# The `site` fixture (tests/web/conftest.py) is a board whose owners sign in and act.
+OWNERS = True
 
 
 async def ask(site: OwnerSite, slug: str) -> None:

@@ -10,7 +10,6 @@ from html import unescape
 from pathlib import Path
 
 import aiohttp
-import pytest
 
 from chatbot.board.split_plan import NewChild, dump
 from chatbot.domain.phases import Kind, Phase
@@ -29,13 +28,8 @@ OWNER_FORM = re.compile(
 )
 
 
-@pytest.fixture
-async def site(tmp_path: Path):
-    opened = await open_owner_site(tmp_path)
-    try:
-        yield opened
-    finally:
-        await opened.close()
+# The `site` fixture (tests/web/conftest.py) is a board whose owners sign in and act.
+OWNERS = True
 
 
 async def waiting_cards(site: OwnerSite) -> None:
