@@ -1,21 +1,9 @@
-"""A clock a test sets, moments in the bot's local time, and the smallest configuration:
-what the reminder and digest tests share."""
+"""A clock a test sets, and moments in the bot's local time: what the reminder and
+digest tests share."""
 
 from __future__ import annotations
 
 from datetime import datetime, timedelta
-
-MINIMAL_CONFIG = """
-[bot]
-owners = ["owner@example.org"]
-repo = "repo"
-[runtimes.codex]
-binary = "codex"
-[lanes.light]
-runtime = "codex"
-model = "gpt-5-codex-mini"
-iteration_limit = 10
-"""
 
 
 class Clock:

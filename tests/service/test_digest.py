@@ -33,8 +33,9 @@ from chatbot.store import Store, telemetry
 from chatbot.store import cards as card_store
 from chatbot.store import chat as chat_store
 from chatbot.transports.console import ConsoleSettings, ConsoleTransport
+from tests.board.test_config import MINIMAL as MINIMAL_CONFIG
 from tests.records import run_record
-from tests.service.clock import MINIMAL_CONFIG, Clock, local
+from tests.service.clock import Clock, local
 
 ROOMS = (
     Destination("xmpp", "ops@muc", owners=("owner@example.org",)),

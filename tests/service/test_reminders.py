@@ -23,7 +23,8 @@ from chatbot.store import chat as chat_store
 from chatbot.store import questions as question_store
 from chatbot.store import reminders as reminder_store
 from chatbot.store import talk as talk_store
-from tests.service.clock import MINIMAL_CONFIG, Clock, local
+from tests.board.test_config import MINIMAL as MINIMAL_CONFIG
+from tests.service.clock import Clock, local
 
 ROOM = Destination("xmpp", "ops@muc", owners=("owner@example.org",))
 AFTER = 14400.0

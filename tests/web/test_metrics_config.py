@@ -8,18 +8,7 @@ import pytest
 
 from chatbot.config import ConfigError, parse_config
 from chatbot.web.metrics_http import describe as describe_metrics
-
-CONFIG = """
-[bot]
-owners = ["owner@example.org"]
-repo = "repo"
-[runtimes.codex]
-binary = "codex"
-[lanes.light]
-runtime = "codex"
-model = "gpt-5-codex-mini"
-iteration_limit = 10
-"""
+from tests.board.test_config import MINIMAL as CONFIG
 
 
 @pytest.mark.parametrize(
