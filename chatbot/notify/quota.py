@@ -1,8 +1,10 @@
 """The room hears of a provider's spent quota or rate limit once per runtime and outage.
 
 Cards hit by the same outage are not each a notice: the first limited run of a runtime
-is told, the rest are quiet until a run of that runtime ends well (the outage is over);
-the next limit after that is a new outage, told again. The memory is the process's:
+is told, the rest are quiet until a run of that runtime that started after the notice
+ends well (the outage is over; a run already under way when the limit came may finish
+on an answer it had before, and proves nothing); the next limit after that is a new
+outage, told again. The memory is the process's:
 after a restart the first limited run is told once more.
 """
 
@@ -18,14 +20,15 @@ from runners.runtimes import Limited
 class QuotaNotices:
     def __init__(self, notifier: Poster) -> None:
         self.notifier = notifier
-        self.told: set[str] = set()
+        #: runtime -> when its outage was told
+        self.told: dict[str, float] = {}
 
     async def limited(
         self, card: Card, runtime: str, limited: Limited, fell_back: bool, at: float | None
     ) -> None:
         if runtime in self.told:
             return
-        self.told.add(runtime)
+        self.told[runtime] = time.time()
         n = self.notifier
         if fell_back:
             body = n.t("quota_fallback", runtime=runtime, slug=card.slug, reason=limited.reason)
@@ -38,5 +41,6 @@ class QuotaNotices:
             await n.post(db, body, card=None, purpose="quota")
 
     def finished(self, record: RunRecord) -> None:
-        if record.outcome == "ok":
-            self.told.discard(record.runtime)
+        told_at = self.told.get(record.runtime)
+        if told_at is not None and record.outcome == "ok" and record.created_at >= told_at:
+            del self.told[record.runtime]

@@ -70,6 +70,7 @@ class Watch:
         fresh = await self.rh.h.board.card(card.slug)
         self.seen.append(
             {
+                "slug": card.slug,
                 "runtime": runtime,
                 "fell_back": fell_back,
                 "at": at,
@@ -80,9 +81,10 @@ class Watch:
         )
 
 
-def builds(cli: str, refuse_first: bool = True):
+def builds(cli: str, refuse_first: bool = True, outage: frozenset[str] = frozenset()):
     """A model playing every role by the prompt; each card's first builder request is
-    refused as the provider's API refuses a spent quota."""
+    refused as the provider's API refuses a spent quota, and so is every builder request
+    until each card in `outage` has been refused once (one outage for all of them)."""
     refused: set[str] = set()
 
     def respond(seen: Seen) -> Steps:
@@ -92,7 +94,7 @@ def builds(cli: str, refuse_first: bool = True):
             return judge_the_commit_in_the_prompt(seen)
         found = CARD_RE.search(seen.prompt)
         slug = found[1] if found else "unknown"
-        if refuse_first and slug not in refused:
+        if refuse_first and (slug not in refused or not outage <= refused):
             refused.add(slug)
             return REFUSALS[cli]
         if seen.tool_results:
@@ -161,12 +163,14 @@ async def test_two_cards_in_one_outage_tell_the_room_once(pipeline) -> None:
     open_room(rh.h)
     watch = Watch(rh)
     rh.h.worker.observers.append(watch)
-    rh.model.responder = builds("codex")
+    # Neither card's builder gets an answer before both were refused: however the two
+    # cards' runs interleave, one outage hit them both.
+    rh.model.responder = builds("codex", outage=frozenset({"alpha", "beta"}))
     await rh.h.board.act("alpha", Action.START, actor=OWNER)
     await rh.h.board.act("beta", Action.START, actor=OWNER)
     await rh.run_until_idle()
 
-    assert len(watch.seen) == 2  # both cards were limited ...
+    assert {seen["slug"] for seen in watch.seen} == {"alpha", "beta"}  # both were limited ...
     assert len(await outcome_rows(rh, "quota")) == 1  # ... and the room heard it once
     for slug in ("alpha", "beta"):
         card = await rh.h.board.card(slug)

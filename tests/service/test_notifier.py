@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 import pytest
@@ -15,6 +16,7 @@ from chatbot.store import Store
 from chatbot.store import cards as card_store
 from chatbot.store import chat as chat_store
 from chatbot.store.jobs import claim
+from runners.runtimes import Limited
 from tests.records import run_record
 
 ROOMS = [
@@ -216,3 +218,33 @@ def test_the_notice_catalogues_have_the_same_keys_and_fields() -> None:
     assert set(TEXTS["en"]) == set(TEXTS["de"])
     for key, text in TEXTS["en"].items():
         assert fields(text) == fields(TEXTS["de"][key]), key
+
+
+async def test_a_quota_outage_is_told_once_and_ends_only_with_a_run_started_after_it(
+    board,
+) -> None:
+    """A run already under way when the limit came (another card's operator, say) may end
+    well on what it had; only a run that started after the notice proves the outage over."""
+    async with board.store.transaction() as db:
+        alpha = await card_store.create(db, "alpha", Kind.INTENT, Phase.BUILDING, actor="t")
+        beta = await card_store.create(db, "beta", Kind.INTENT, Phase.BUILDING, actor="t")
+    notifier = board.listeners[0]
+    limit = Limited("quota or rate limit: 429")
+
+    async def notices() -> int:
+        return len(
+            [r for r in await posts(board) if r.transport == "xmpp" and r.purpose == "quota"]
+        )
+
+    before = time.time() - 5
+    await notifier.run_limited(alpha, "codex", limit, False, time.time() + 60)
+    assert await notices() == 1
+    notifier.quota.finished(run_record(role="operator", created_at=before))
+    await notifier.run_limited(beta, "codex", limit, False, time.time() + 60)
+    assert await notices() == 1  # the same outage: quiet
+    notifier.quota.finished(run_record(outcome="codex: quota or rate limit: 429"))
+    await notifier.run_limited(beta, "claude", limit, False, time.time() + 60)
+    assert await notices() == 2  # another runtime's outage is its own
+    notifier.quota.finished(run_record(created_at=time.time()))
+    await notifier.run_limited(alpha, "codex", limit, False, time.time() + 60)
+    assert await notices() == 3  # a run started after the notice ended well: a new outage
