@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import getpass
-import json
 import logging
 import os
 import sys
@@ -13,21 +12,17 @@ from collections.abc import Awaitable, Callable
 from importlib import metadata
 from pathlib import Path
 
-from chatbot.app import demo, logformat
+from chatbot.app import cli_reads, demo, logformat
 from chatbot.app.cli_runs import pipeline_runs, runs
 from chatbot.app.startup import StoreError, open_board, running_bot, stop_on_signals
-from chatbot.app.views import JSON_SCHEMA_VERSION, inbox_json, view_json, why_json
 from chatbot.board import (
     AlreadyAnswered,
     BoardError,
     BoardService,
     UnknownCard,
     budget_stopped,
-    closest_slugs,
 )
-from chatbot.board import inbox as board_inbox
-from chatbot.chat import render, render_inbox
-from chatbot.chat.commands import BY_NAME, INSPECT_MODES, shown_with
+from chatbot.chat.commands import BY_NAME, INSPECT_MODES
 from chatbot.chat.texts import say
 from chatbot.config import Config, ConfigError, load_config
 from chatbot.domain.transitions import Action, TransitionRefused
@@ -156,19 +151,12 @@ def _actor() -> str:
     return f"cli:{getpass.getuser()}"
 
 
-async def _unknown(board: BoardService, slug: str) -> int:
-    hints = closest_slugs(slug, await board.slugs())
-    hint = f"; did you mean {', '.join(hints)}?" if hints else ""
-    print(f"no card '{slug}'{hint}", file=sys.stderr)
-    return EXIT_FAILURE
-
-
 async def _guarded(board: BoardService, slug: str, work: Awaitable[str]) -> int:
     try:
         print(await work)
         return EXIT_OK
     except UnknownCard:
-        return await _unknown(board, slug)
+        return await cli_reads.unknown(board, slug)
     except (TransitionRefused, BoardError, AlreadyAnswered) as refused:
         print(f"refused: {refused}", file=sys.stderr)
         return EXIT_FAILURE
@@ -202,30 +190,11 @@ async def _allow(board: BoardService, slug: str | None, locale: str) -> int:
     try:
         stopped = budget_stopped(await board.card(slug))
     except UnknownCard:
-        return await _unknown(board, slug)
+        return await cli_reads.unknown(board, slug)
     if stopped is None:
         print(say(locale, "not_budget_stopped", slug=slug), file=sys.stderr)
         return EXIT_FAILURE
     return await _guarded(board, slug, _move(board, slug, Action.ALLOW, locale))
-
-
-async def _inbox(board: BoardService, as_json: bool, locale: str, prefix: str) -> int:
-    items = await board_inbox.inbox(board)
-    if as_json:
-        print(json.dumps(inbox_json(items), indent=2))
-    else:
-        print(shown_with(render_inbox.inbox(items, locale), prefix))
-    return EXIT_OK
-
-
-async def _why(board: BoardService, slug: str, as_json: bool, locale: str, prefix: str) -> int:
-    try:
-        found = await board_inbox.why(board, slug)
-    except UnknownCard:
-        return await _unknown(board, slug)
-    sentence = shown_with(render_inbox.why(found, locale), prefix)
-    print(json.dumps(why_json(found, sentence), indent=2) if as_json else sentence)
-    return EXIT_OK
 
 
 def _init(folder: Path) -> int:
@@ -239,48 +208,6 @@ def _init(folder: Path) -> int:
     print("wrote:")
     print("\n".join(f"  {path}" for path in written))
     print(f"next: chatbot check --config {folder / 'bot.toml'} --no-connect")
-    return EXIT_OK
-
-
-async def _cards(board: BoardService, as_json: bool, locale: str, prefix: str) -> int:
-    if as_json:
-        views = await board.all_views()
-        cards = [view_json(v, locale, prefix) for v in views]
-        document = {"schema_version": JSON_SCHEMA_VERSION, "cards": cards}
-        print(json.dumps(document, indent=2))
-    else:
-        print(await _board_text(board, locale))
-    return EXIT_OK
-
-
-async def _board_text(board: BoardService, locale: str) -> str:
-    """What /status says in chat, with every card named."""
-    questions = []
-    for question in await board.open_questions():
-        card = await board.card_by_id(question.card_id)
-        questions.append((card.slug if card else "-", question))
-    return render.board(
-        await board.summary(with_slugs=True),
-        questions,
-        await board.pending_requests(),
-        await board.job_slugs(),
-        locale,
-        slugs_per_phase=None,
-    )
-
-
-async def _card(board: BoardService, slug: str, as_json: bool, locale: str, prefix: str) -> int:
-    try:
-        view = await board.view(slug)
-    except UnknownCard:
-        return await _unknown(board, slug)
-    if as_json:
-        print(json.dumps(view_json(view, locale, prefix), indent=2))
-        return EXIT_OK
-    # What /status and /log say in chat, together and uncut.
-    runs = await board.runs_of(view.card.id, limit=10)
-    text = render.card(view, runs, locale) + "\n" + render.history(view, locale)
-    print(shown_with(text, prefix))
     return EXIT_OK
 
 
@@ -305,7 +232,7 @@ async def _run(config: Config, until_idle: bool, no_worker: bool = False) -> int
 
 
 async def _idle_report(board: BoardService, worker: Worker, locale: str) -> int:
-    print(await _board_text(board, locale))
+    print(await cli_reads.board_text(board, locale))
     if worker.held:
         print("runs wait for today's budget: `chatbot allow` lets them start", file=sys.stderr)
     failed = worker.failed_jobs
@@ -378,9 +305,9 @@ def main(argv: list[str] | None = None) -> int:
 
     def board_command(board: BoardService) -> Awaitable[int]:
         if command == "cards":
-            return _cards(board, args.json, locale, prefix)
+            return cli_reads.cards_command(board, args.json, locale, prefix)
         if command == "card":
-            return _card(board, args.slug, args.json, locale, prefix)
+            return cli_reads.card_command(board, args.slug, args.json, locale, prefix)
         if command == "runs" and args.pipeline:
             return pipeline_runs(board, args.pipeline, args.json, locale)
         if command == "runs":
@@ -388,9 +315,9 @@ def main(argv: list[str] | None = None) -> int:
         if command == "allow":
             return _allow(board, args.slug, locale)
         if command == "inbox":
-            return _inbox(board, args.json, locale, prefix)
+            return cli_reads.inbox_command(board, args.json, locale, prefix)
         if command == "why":
-            return _why(board, args.slug, args.json, locale, prefix)
+            return cli_reads.why_command(board, args.slug, args.json, locale, prefix)
         if command == "answer":
             return _guarded(board, args.slug, _answer(board, args.slug, args.text, locale))
         action = BY_NAME[command].action
