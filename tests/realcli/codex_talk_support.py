@@ -7,8 +7,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 from runners.process import ProcessLimits
-from runners.runtimes import ApprovalAsked, Conversation, Decision, Mode, Told
-from tests.realcli.harness import run_request
+from runners.runtimes import ApprovalAsked, Conversation, Decision, Mode, Told, run_model
+from tests.realcli.harness import child_env, run_request
 from tests.realcli.providers import Say, Seen
 
 LIMITS = ProcessLimits(timeout=90, idle_timeout=60, kill_grace=1.0)
@@ -46,4 +46,16 @@ def write_request(model, cli_bins, tmp_path: Path, repo: Path, prompt: str, **fi
         mode=Mode.WORKSPACE_WRITE,
         reasoning_effort="high",
         **fields,
+    )
+
+
+async def talk(request, conversation: Conversation, home: Path, runtime: str = "codex", **more):
+    """One run the bot talks to, with a HOME of the test's own."""
+    return await run_model(
+        runtime,
+        request,
+        limits=LIMITS,
+        base_env=child_env(home),
+        conversation=conversation,
+        **more,
     )

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from runners.runtimes import Decision, Mode, Taken, run_model
 from tests.pipeline.harness import git, make_repo
-from tests.realcli.codex_talk_support import LIMITS, Bot, heard, write_request
+from tests.realcli.codex_talk_support import LIMITS, Bot, heard, talk, write_request
 from tests.realcli.harness import child_env, run_request
 from tests.realcli.openai_responses import Escalate, Patch
 from tests.realcli.providers import Say, Shell
@@ -32,13 +32,7 @@ async def test_a_builder_is_asked_about_nothing_its_sandbox_allows(
     )
     bot = Bot(lambda asked: Decision(False))
     request = write_request(responses_model, cli_bins, tmp_path, repo, "Work.")
-    result = await run_model(
-        "codex",
-        request,
-        limits=LIMITS,
-        base_env=child_env(tmp_path / "home"),
-        conversation=bot.conversation,
-    )
+    result = await talk(request, bot.conversation, tmp_path / "home")
     assert result.ok, result.failure
     assert [asked.command for asked in bot.asked] == ["echo out-of-sandbox"]
     assert (repo / "inside.txt").exists() and (repo / "patched.txt").exists()
@@ -57,13 +51,7 @@ async def test_a_reader_is_never_asked_and_cannot_write(
     request = run_request(
         "codex", cli_bins, responses_model, tmp_path, repo, "Look.", mode=Mode.READ_ONLY
     )
-    result = await run_model(
-        "codex",
-        request,
-        limits=LIMITS,
-        base_env=child_env(tmp_path / "home"),
-        conversation=bot.conversation,
-    )
+    result = await talk(request, bot.conversation, tmp_path / "home")
     assert result.ok and result.output.answer == "Only read."
     assert bot.asked == [] and git(repo, "status", "--porcelain") == ""
     assert "Read-only file system" in responses_model.seen[1].tool_results[-1]
@@ -79,13 +67,7 @@ async def test_a_talking_run_works_in_an_empty_folder_that_is_no_git_repository(
     empty.mkdir()
     responses_model.script(Say("A question for the owner."))
     request = run_request("codex", cli_bins, responses_model, tmp_path, empty, "Draft this.")
-    result = await run_model(
-        "codex",
-        request,
-        limits=LIMITS,
-        base_env=child_env(tmp_path / "home"),
-        conversation=Bot().conversation,
-    )
+    result = await talk(request, Bot().conversation, tmp_path / "home")
     assert result.ok, result.failure
     assert result.output.answer == "A question for the owner."
     assert responses_model.seen[0].cwd == str(empty)
@@ -106,14 +88,7 @@ async def test_openrouter_talks_through_the_app_server_with_its_provider_and_key
         write_request(responses_model, cli_bins, tmp_path, repo, "Route it."),
         model="vendor/some-model",
     )
-    result = await run_model(
-        "openrouter",
-        request,
-        limits=LIMITS,
-        base_env=child_env(tmp_path / "home"),
-        conversation=bot.conversation,
-        on_step=on_step,
-    )
+    result = await talk(request, bot.conversation, tmp_path / "home", "openrouter", on_step=on_step)
     assert result.ok, result.failure
     assert bot.told == [Taken("s1")]
     for seen in responses_model.seen:

@@ -23,7 +23,7 @@ import psutil
 from runners.process import Outcome
 from runners.runtimes import RUNTIMES, Decision, Taken, Usage, run_model
 from tests.pipeline.harness import git, make_repo
-from tests.realcli.codex_talk_support import LIMITS, Bot, heard, write_request
+from tests.realcli.codex_talk_support import LIMITS, Bot, heard, talk, write_request
 from tests.realcli.harness import child_env
 from tests.realcli.openai_responses import Escalate
 from tests.realcli.providers import Say, Seen, Shell
@@ -82,14 +82,7 @@ async def test_a_steer_reaches_the_provider_in_the_running_turn(
             bot.conversation.steer("Use tabs, not spaces.", "steer-1")
 
     request = write_request(responses_model, cli_bins, tmp_path, repo, "Indent it.")
-    result = await run_model(
-        "codex",
-        request,
-        limits=LIMITS,
-        base_env=child_env(tmp_path / "home"),
-        conversation=bot.conversation,
-        on_step=on_step,
-    )
+    result = await talk(request, bot.conversation, tmp_path / "home", on_step=on_step)
 
     assert result.ok, result.failure
     # The request after the command carries the command's result and the steer: one turn.
@@ -111,13 +104,7 @@ async def test_an_allowed_request_runs_and_its_output_reaches_the_provider(
     bot = Bot(lambda asked: Decision(True))
 
     request = write_request(responses_model, cli_bins, tmp_path, repo, "Write outside.")
-    result = await run_model(
-        "codex",
-        request,
-        limits=LIMITS,
-        base_env=child_env(tmp_path / "home"),
-        conversation=bot.conversation,
-    )
+    result = await talk(request, bot.conversation, tmp_path / "home")
 
     assert result.ok, result.failure
     [asked] = bot.asked
@@ -137,13 +124,7 @@ async def test_a_denied_request_does_not_run_and_its_reason_reaches_the_provider
     bot = Bot(lambda asked: Decision(False, "no network please"))
 
     request = write_request(responses_model, cli_bins, tmp_path, repo, "Fetch it.")
-    result = await run_model(
-        "codex",
-        request,
-        limits=LIMITS,
-        base_env=child_env(tmp_path / "home"),
-        conversation=bot.conversation,
-    )
+    result = await talk(request, bot.conversation, tmp_path / "home")
 
     assert result.ok, result.failure
     assert [asked.command for asked in bot.asked] == [command]
