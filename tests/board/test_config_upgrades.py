@@ -12,17 +12,15 @@ from pathlib import Path
 import pytest
 
 from chatbot.app import demo
-from chatbot.app.serve import serve
-from chatbot.app.startup import running_bot
 from chatbot.config import ConfigError, load_config, parse_config
 from chatbot.config.deprecated import REMOVED, REMOVED_IN, Deprecated
 from chatbot.notify import deprecations
 from chatbot.notify.notifier import Destination, Notifier
 from chatbot.store import Store
 from chatbot.store import chat as chat_store
-from chatbot.transports.console import ConsoleSettings, ConsoleTransport
 from tests.board.earlier_configs import from_history, kept
 from tests.board.test_init_and_check import chatbot
+from tests.demo.serving import serving
 
 OLD_FIXER = '\nmodel = "gpt-5-codex"\nreasoning_effort = "high"\ntimeout_s = 1800\n'
 
@@ -141,20 +139,12 @@ async def _serve_demo(tmp_path: Path, deprecated: tuple[Deprecated, ...]) -> lis
     """The console demo with `deprecated` as if read from its file, served until it
     answered /status: what the console showed."""
     config = demo.config(tmp_path).model_copy(update={"deprecated": deprecated})
-    console = ConsoleTransport(ConsoleSettings(owner="owner@localhost", bot_name="board"))
-    stop = asyncio.Event()
     seen: list[str] = []
-    async with running_bot(config) as running:
-        serving = asyncio.create_task(serve(running, stop, transports={"console": console}))
-        try:
-            await asyncio.wait_for(console.wait_online(), 10)
-            await console.push("/status")
-            async with asyncio.timeout(30):
-                while not seen or not re.search(r"^\d+ cards", seen[-1]):
-                    seen.append((await console.pop(30)).text)
-        finally:
-            stop.set()
-            await serving
+    async with serving(config) as (console, _):
+        await console.push("/status")
+        async with asyncio.timeout(30):
+            while not seen or not re.search(r"^\d+ cards", seen[-1]):
+                seen.append((await console.pop(30)).text)
     return seen
 
 

@@ -6,15 +6,11 @@ card, and watch it reach ready_for_deployment.
 
 from __future__ import annotations
 
-import asyncio
-import re
 from pathlib import Path
 
 from chatbot.app import demo
-from chatbot.app.serve import serve
-from chatbot.app.startup import running_bot
 from chatbot.store import telemetry
-from chatbot.transports.console import ConsoleSettings, ConsoleTransport
+from tests.demo.serving import said, serving
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -24,55 +20,38 @@ def demo_config(tmp_path: Path):
     return demo.config(tmp_path)
 
 
-async def said(console: ConsoleTransport, pattern: str, within: float = 30.0):
-    regex = re.compile(pattern, re.S)
-    async with asyncio.timeout(within):
-        while True:
-            line = await console.pop(within)
-            if regex.search(line.text):
-                return line
-
-
 async def test_console_demo_from_draft_to_ready_for_deployment(tmp_path: Path) -> None:
     config = demo_config(tmp_path)
     assert config.bot.repo == tmp_path / "demo-repo"
-    console = ConsoleTransport(ConsoleSettings(owner="owner@localhost", bot_name="board"))
-    stop = asyncio.Event()
-    async with running_bot(config) as bot:
-        serving = asyncio.create_task(serve(bot, stop, transports={"console": console}))
-        try:
-            await asyncio.wait_for(console.wait_online(), 10)
-            await console.push("/help")
-            await said(console, r"/start")
-            await console.push("/draft greet people in the demo service")
-            question = await said(console, r"Which language should the greeting use\?")
-            assert "2️⃣ German" in question.text
-            await console.push(f"+{question.number} 2️⃣")
-            await said(console, r"greeting-demo")
-            await console.push("/start greeting-demo")
-            await said(console, r"review approve")
-            await console.push("/status greeting-demo")
-            status = await said(console, r"greeting-demo")
-            assert "ready" in status.text
-            card = await bot.board.card("greeting-demo")
-            assert card.phase.value == "ready_for_deployment"
-            assert card.data["answers"][0]["answer"] == "German"
-            runs = await telemetry.for_card(bot.store.reader, card.id)
-            assert sorted(r.role for r in runs) == [
-                "builder",
-                "operator",
-                "planner",
-                "planner",
-                "reviewer",
-            ]
-            # The demo repo was created from the seed, and the builder's commit is on its branch.
-            assert (tmp_path / "demo-repo" / "docs" / "intent" / "greeting-demo.md").exists()
-            # A second draft is a new card, not "a card 'greeting-demo' exists already".
-            await console.push("/draft greet people once more")
-            again = await said(console, r"Which language should the greeting use\?")
-            await console.push(f"+{again.number} 1️⃣")
-            await said(console, r"greeting-demo-2: new planned card")
-            assert (await bot.board.card("greeting-demo-2")).phase.value == "planned"
-        finally:
-            stop.set()
-            await serving
+    async with serving(config) as (console, bot):
+        await console.push("/help")
+        await said(console, r"/start")
+        await console.push("/draft greet people in the demo service")
+        question = await said(console, r"Which language should the greeting use\?")
+        assert "2️⃣ German" in question.text
+        await console.push(f"+{question.number} 2️⃣")
+        await said(console, r"greeting-demo")
+        await console.push("/start greeting-demo")
+        await said(console, r"review approve")
+        await console.push("/status greeting-demo")
+        status = await said(console, r"greeting-demo")
+        assert "ready" in status.text
+        card = await bot.board.card("greeting-demo")
+        assert card.phase.value == "ready_for_deployment"
+        assert card.data["answers"][0]["answer"] == "German"
+        runs = await telemetry.for_card(bot.store.reader, card.id)
+        assert sorted(r.role for r in runs) == [
+            "builder",
+            "operator",
+            "planner",
+            "planner",
+            "reviewer",
+        ]
+        # The demo repo was created from the seed, and the builder's commit is on its branch.
+        assert (tmp_path / "demo-repo" / "docs" / "intent" / "greeting-demo.md").exists()
+        # A second draft is a new card, not "a card 'greeting-demo' exists already".
+        await console.push("/draft greet people once more")
+        again = await said(console, r"Which language should the greeting use\?")
+        await console.push(f"+{again.number} 1️⃣")
+        await said(console, r"greeting-demo-2: new planned card")
+        assert (await bot.board.card("greeting-demo-2")).phase.value == "planned"

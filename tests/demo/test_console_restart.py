@@ -13,25 +13,18 @@ import io
 from chatbot.app.serve import serve
 from chatbot.app.startup import running_bot
 from chatbot.transports.console import ConsoleSettings, ConsoleTransport
-from tests.demo.test_console_demo import demo_config, said
+from tests.demo.serving import said, serving
+from tests.demo.test_console_demo import demo_config
 
 
 async def session(config, lines: list[tuple[str, str]]) -> list[str]:
     """One run of the bot: type each line, wait for an answer matching its pattern."""
-    console = ConsoleTransport(ConsoleSettings(owner="owner@localhost", bot_name="board"))
-    stop = asyncio.Event()
     answers = []
-    async with running_bot(config) as bot:
-        serving = asyncio.create_task(serve(bot, stop, transports={"console": console}))
-        try:
-            await asyncio.wait_for(console.wait_online(), 10)
-            for line, pattern in lines:
-                await console.push(line)
-                answer = await said(console, pattern)
-                answers.append(f"#{answer.number} {answer.text}")
-        finally:
-            stop.set()
-            await serving
+    async with serving(config) as (console, bot):
+        for line, pattern in lines:
+            await console.push(line)
+            answer = await said(console, pattern)
+            answers.append(f"#{answer.number} {answer.text}")
     return answers
 
 

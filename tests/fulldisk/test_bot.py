@@ -15,10 +15,9 @@ from pathlib import Path
 
 import pytest
 
-from chatbot.app.serve import serve
-from chatbot.app.startup import running_bot
-from chatbot.transports.console import ConsoleSettings, ConsoleTransport
-from tests.demo.test_console_demo import demo_config, said
+from chatbot.transports.console import ConsoleTransport
+from tests.demo.serving import said, serving
+from tests.demo.test_console_demo import demo_config
 from tests.fulldisk.disk import empty_wal, small_disk
 
 
@@ -45,13 +44,9 @@ async def test_a_full_disk_refuses_changes_answers_reads_and_recovers(
     caplog.set_level(logging.INFO)
     with small_disk(tmp_path) as disk:
         config = _on(disk.path, demo_config(tmp_path / "state"))
-        console = ConsoleTransport(ConsoleSettings(owner="owner@localhost", bot_name="board"))
-        stop = asyncio.Event()
-        async with running_bot(config) as bot:
+        async with serving(config) as (console, bot):
             bot.store.health.probe_first_s = 0.05
-            serving = asyncio.create_task(serve(bot, stop, transports={"console": console}))
             try:
-                await asyncio.wait_for(console.wait_online(), 10)
                 await console.push("/status hello-endpoint")
                 await said(console, r"phase planned")
 
@@ -74,7 +69,5 @@ async def test_a_full_disk_refuses_changes_answers_reads_and_recovers(
                 await said(console, r"planned → operator running")
             finally:
                 disk.free()
-                stop.set()
-                await serving
     tracebacks = [r for r in caplog.records if r.exc_info]
     assert not tracebacks, [r.getMessage() for r in tracebacks]

@@ -16,8 +16,6 @@ from pathlib import Path
 import pytest
 
 from chatbot.app import check, demo
-from chatbot.app.serve import serve
-from chatbot.app.startup import running_bot
 from chatbot.board import BoardService
 from chatbot.board.inbox import Kind as InboxKind
 from chatbot.config import ConfigError, parse_config
@@ -32,8 +30,8 @@ from chatbot.notify.texts import TEXTS
 from chatbot.store import Store, telemetry
 from chatbot.store import cards as card_store
 from chatbot.store import chat as chat_store
-from chatbot.transports.console import ConsoleSettings, ConsoleTransport
 from tests.board.test_config import MINIMAL as MINIMAL_CONFIG
+from tests.demo.serving import serving
 from tests.records import run_record
 from tests.service.clock import Clock, local
 
@@ -357,23 +355,15 @@ def demo_with(tmp_path: Path, digest_at: str | None):
 async def _serve(config, until: str) -> tuple[list[str], int]:
     """The console demo served until a line matching `until` came: the lines shown, and
     the digests the outbox holds."""
-    console = ConsoleTransport(ConsoleSettings(owner="owner@localhost", bot_name="board"))
-    stop = asyncio.Event()
     seen: list[str] = []
-    async with running_bot(config) as running:
-        serving = asyncio.create_task(serve(running, stop, transports={"console": console}))
-        try:
-            await asyncio.wait_for(console.wait_online(), 10)
-            await console.push("/status")
-            async with asyncio.timeout(30):
-                while not seen or not re.search(until, seen[-1]):
-                    seen.append((await console.pop(30)).text)
-            rows = await running.store.reader.fetchall(
-                "SELECT count(*) FROM outbox WHERE purpose = 'digest'"
-            )
-        finally:
-            stop.set()
-            await serving
+    async with serving(config) as (console, running):
+        await console.push("/status")
+        async with asyncio.timeout(30):
+            while not seen or not re.search(until, seen[-1]):
+                seen.append((await console.pop(30)).text)
+        rows = await running.store.reader.fetchall(
+            "SELECT count(*) FROM outbox WHERE purpose = 'digest'"
+        )
     return seen, rows[0][0]
 
 

@@ -18,7 +18,7 @@ import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
 from chatbot.app import demo
-from chatbot.app.serve import serve, work
+from chatbot.app.serve import work
 from chatbot.app.startup import running_bot
 from chatbot.board import BoardService, Post, RunRecord
 from chatbot.config import WebSection
@@ -29,11 +29,11 @@ from chatbot.store import chat as chat_store
 from chatbot.store import jobs as job_store
 from chatbot.store import questions as question_store
 from chatbot.store import workers as worker_store
-from chatbot.transports.console import ConsoleSettings, ConsoleTransport
+from chatbot.transports.console import ConsoleTransport
 from chatbot.web import WebBoard, WebSettings
 from chatbot.web.metrics import ARRIVAL_KEEP_S, CommandLatency, Metrics
 from chatbot.web.metrics_http import MetricsDoor, MetricsListener
-from tests.demo.test_console_demo import said
+from tests.demo.serving import said, serving
 from tests.web.test_restart import free_port
 
 Samples = dict[tuple[str, tuple[tuple[str, str], ...]], float]
@@ -246,21 +246,13 @@ async def test_a_running_bot_counts_runs_and_command_latency(tmp_path: Path) -> 
     )
     assert config.web is not None and config.web.metrics_token_file is not None
     token = config.web.metrics_token_file.read_text().strip()
-    console = ConsoleTransport(ConsoleSettings(owner="owner@localhost", bot_name="board"))
-    stop = asyncio.Event()
-    async with running_bot(config) as bot:
-        serving = asyncio.create_task(serve(bot, stop, transports={"console": console}))
-        try:
-            await asyncio.wait_for(console.wait_online(), 10)
-            await console.push("/start hello-endpoint")
-            await said(console, r"review approve")
-            status = await console.push("/status")
-            await answered(console, status)
-            on_board = await scrape(f"http://127.0.0.1:{board_port}/metrics", token)
-            alone = await scrape(f"http://127.0.0.1:{metrics_port}/metrics", token)
-        finally:
-            stop.set()
-            await serving
+    async with serving(config) as (console, bot):
+        await console.push("/start hello-endpoint")
+        await said(console, r"review approve")
+        status = await console.push("/status")
+        await answered(console, status)
+        on_board = await scrape(f"http://127.0.0.1:{board_port}/metrics", token)
+        alone = await scrape(f"http://127.0.0.1:{metrics_port}/metrics", token)
     assert on_board[0] == alone[0] == 200
     got = parse(on_board[1])
     runs = series(got, "intentboard_job_duration_seconds_count")

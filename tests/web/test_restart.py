@@ -7,19 +7,14 @@ restart and must follow the board without being reloaded.
 
 from __future__ import annotations
 
-import asyncio
 import secrets
 import socket
 import time
-from contextlib import asynccontextmanager
 from pathlib import Path
 
 from chatbot.app import demo
-from chatbot.app.serve import serve
-from chatbot.app.startup import running_bot
 from chatbot.config import WebSection
-from chatbot.transports.console import ConsoleSettings, ConsoleTransport
-from tests.demo.test_console_demo import said
+from tests.demo.serving import said, serving
 from tests.web.browser import SEEN, WATCH_CARD, WATCH_LIVE, Browser
 
 # Resolves once the live indicator says the stream is gone.
@@ -48,27 +43,13 @@ def web_config(tmp_path: Path, port: int, token: str):
     return demo.config(tmp_path).model_copy(update={"web": web})
 
 
-@asynccontextmanager
-async def bot_serving(config):
-    console = ConsoleTransport(ConsoleSettings(owner="owner@localhost", bot_name="board"))
-    stop = asyncio.Event()
-    async with running_bot(config) as bot:
-        serving = asyncio.create_task(serve(bot, stop, transports={"console": console}))
-        try:
-            await asyncio.wait_for(console.wait_online(), 10)
-            yield console
-        finally:
-            stop.set()
-            await serving
-
-
 async def test_an_open_page_follows_the_pipeline_and_reconnects_after_a_restart(
     browser: Browser, tmp_path: Path
 ) -> None:
     port, token = free_port(), secrets.token_urlsafe(24)
     config = web_config(tmp_path, port, token)
     url = f"http://127.0.0.1:{port}/"
-    async with bot_serving(config) as console:
+    async with serving(config) as (console, _):
         await browser.open(f"{url}?token={token}")
         await browser.js(WATCH_LIVE)
         await browser.wait_js(SEEN)
@@ -82,7 +63,7 @@ async def test_an_open_page_follows_the_pipeline_and_reconnects_after_a_restart(
     await browser.wait_js(SEEN)  # the bot stopped: the page says it is reconnecting
     assert "reconnecting" in await browser.text("#live")
 
-    async with bot_serving(config) as console:
+    async with serving(config) as (console, _):
         back = time.time()
         await browser.js(WATCH_LIVE)
         reconnected = await browser.wait_js(SEEN) / 1000  # back without a reload
