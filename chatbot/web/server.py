@@ -35,6 +35,7 @@ from chatbot.web.card_page import MAX_TEXT, CardPage, RepoText
 from chatbot.web.cards_page import PER_PAGE, BadQuery
 from chatbot.web.connections import AcceptFailures, Connection, Gate, GuardedSite
 from chatbot.web.groups import GROUP_OF, SHOWN, Group, phases_of
+from chatbot.web.health import health_body
 from chatbot.web.inbox_section import inbox_section
 from chatbot.web.markup import Safe, tag
 from chatbot.web.metrics_http import MetricsDoor
@@ -377,27 +378,10 @@ class WebBoard:
         return response
 
     async def health(self, request: web.Request) -> web.Response:
-        up = self.transports_up()
         queue = await self.reads.queue_health()
-        oldest = queue.oldest_queued_at
-        store = self.reads.store_health
-        body = {
-            "ok": all(up.values()) and store.writable,
-            "transports": up,
-            "store": {
-                "writable": store.writable,
-                "problem": store.problem,
-                "since_s": None if store.since is None else round(time.time() - store.since, 1),
-            },
-            "queue": {
-                "queued": queue.queued,
-                "running": queue.running,
-                "oldest_queued_age_s": None if oldest is None else round(time.time() - oldest, 1),
-            },
-            "live_pages": self.live.clients,
-        }
-        # 503 while a chat server is away or the database takes no writes (a full
-        # disk), so a plain HTTP check notices.
+        body = health_body(
+            self.transports_up(), queue, self.reads.store_health, self.live.clients, time.time()
+        )
         return web.Response(
             text=json.dumps(body),
             status=200 if body["ok"] else 503,
