@@ -36,7 +36,7 @@ from nio import (
 from nio.api import Api
 from nio.exceptions import EncryptionError
 
-from tests.integration.matrix_peer import stop_client, take_matching
+from tests.integration.matrix_peer import Syncing, stop_client, take_matching
 from tests.matrix_signing import cross_signing_key, public, sign
 
 TIMEOUT = 10
@@ -74,7 +74,8 @@ class E2eePeer:
         assert isinstance(first, SyncResponse), first
         self.client.add_response_callback(self._on_sync, SyncResponse)
         self.client.add_response_callback(self._on_keys, KeysQueryResponse)
-        self._task = asyncio.create_task(self.client.sync_forever(timeout=30000))
+        self.syncing = Syncing(self.client)
+        self._task = self.syncing.start()
         return self
 
     async def stop(self) -> None:
@@ -210,7 +211,10 @@ class E2eePeer:
             pred,
             within,
             self.user_id,
-            also=lambda: f"; {len(self._waiting)} encrypted events still without their room key",
+            also=lambda: (
+                f"; {len(self._waiting)} encrypted events still without their room key"
+                + self.syncing.state()
+            ),
         )
 
     # -- keys ----------------------------------------------------------------------

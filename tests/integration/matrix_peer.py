@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
+import time
 import uuid
 from collections.abc import Callable
 from typing import Any
@@ -19,6 +21,7 @@ from nio import (
 )
 
 TIMEOUT = 5
+log = logging.getLogger(__name__)
 
 
 Inbox = asyncio.Queue[tuple[str, dict[str, Any]]]
@@ -33,6 +36,50 @@ async def stop_client(client: AsyncClient, sync: asyncio.Task | None) -> None:
     with contextlib.suppress(Exception):
         await client.logout()
     await client.close()
+
+
+class Syncing:
+    """A peer's sync loop that outlives a failed round, as a chat app's does.
+
+    nio's `sync_forever` ends at the first exception of a round (a sync, a key query or
+    claim running beside it): a peer whose loop ended hears nothing more, and its test
+    would wait out its timeout for a reason no report named. Each failure is kept and
+    logged; `state()` says it on a timeout, with the last sync's age.
+    """
+
+    def __init__(self, client: AsyncClient) -> None:
+        self.client = client
+        self.failures: list[str] = []
+        self.last_sync_at: float | None = None
+        self.task: asyncio.Task | None = None
+
+    def start(self) -> asyncio.Task:
+        self.client.add_response_callback(self._synced, SyncResponse)
+        self.task = asyncio.create_task(self._loop())
+        return self.task
+
+    async def _synced(self, _response: SyncResponse) -> None:
+        self.last_sync_at = time.monotonic()
+
+    async def _loop(self) -> None:
+        while True:
+            try:
+                await self.client.sync_forever(timeout=30000)
+                return
+            except Exception as error:  # noqa: BLE001 - kept, said, and synced on
+                self.failures.append(repr(error))
+                log.warning("%s: a sync round failed: %r", self.client.user_id, error)
+                # A back-off, as a client's: a failure that repeats must not spin.
+                await asyncio.sleep(0.2)
+
+    def state(self) -> str:
+        age = (
+            "never"
+            if self.last_sync_at is None
+            else f"{time.monotonic() - self.last_sync_at:.1f}s ago"
+        )
+        failed = f"; failed rounds: {self.failures}" if self.failures else ""
+        return f"; last sync {age}{failed}"
 
 
 async def take_matching(
@@ -87,7 +134,8 @@ class MatrixPeer:
         first = await self.client.sync(timeout=0, sync_filter={"room": {"timeline": {"limit": 0}}})
         assert isinstance(first, SyncResponse), first
         self.client.add_response_callback(self._on_sync, SyncResponse)
-        self._task = asyncio.create_task(self.client.sync_forever(timeout=30000))
+        self.syncing = Syncing(self.client)
+        self._task = self.syncing.start()
         return self
 
     async def stop(self) -> None:
@@ -166,7 +214,7 @@ class MatrixPeer:
     async def expect(
         self, pred: Callable[[str, dict[str, Any]], bool], *, within: float = TIMEOUT
     ) -> tuple[str, dict[str, Any]]:
-        return await take_matching(self.inbox, pred, within, self.user_id)
+        return await take_matching(self.inbox, pred, within, self.user_id, also=self.syncing.state)
 
     async def expect_body(self, text: str, *, within: float = TIMEOUT) -> dict[str, Any]:
         _, ev = await self.expect(
