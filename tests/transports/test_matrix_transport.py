@@ -4,8 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
 from aiohttp import web
-from nio import JoinResponse, SyncResponse
+from nio import AsyncClient, AsyncClientConfig, JoinResponse, LocalProtocolError, SyncResponse
+from nio.responses import KeysQueryError
+from nio.store import SqliteMemoryStore
 
 from chatbot.transports.base import (
     IncomingEvent,
@@ -14,6 +17,7 @@ from chatbot.transports.base import (
     MemoryStateStore,
     Room,
 )
+from chatbot.transports.matrix.session import Client
 from chatbot.transports.matrix.transport import MatrixSettings, MatrixTransport, make_client
 
 ME = "@bot:localhost"
@@ -222,3 +226,31 @@ async def test_strangers_leave_no_rows_in_the_store() -> None:
     assert [e.message_id for e, _ in got] == ["$r1", "$2", "$3"]
     assert store.processed == {("matrix", "$3"): None}
     assert not any(":reaction:" in key for key in store.values)
+
+
+async def test_a_key_query_another_task_made_already_is_no_error(monkeypatch) -> None:
+    """nio's sync loop and the bot (before it shares a room key) both query keys when a
+    device list changed; the second finds nothing left to ask. nio raises then, which
+    would end the sync loop's round and take the transport offline for a back-off."""
+    config = AsyncClientConfig(store=SqliteMemoryStore, encryption_enabled=True)
+    client = Client("http://127.0.0.1:9", "@bot:example.org", config=config)
+    client.restore_login("@bot:example.org", "BOTDEVICE", "token")
+    try:
+        assert not client.should_query_keys
+        with pytest.raises(LocalProtocolError):
+            await AsyncClient.keys_query(client)  # nio's own
+        answer = await client.keys_query()
+        assert isinstance(answer, KeysQueryError)
+        # With a device list to ask about, it is nio's query that asks.
+        asked = []
+
+        async def nio_query(self) -> str:
+            asked.append(set(self.users_for_key_query))
+            return "asked"
+
+        monkeypatch.setattr(AsyncClient, "keys_query", nio_query)
+        client.olm.users_for_key_query.add("@owner:example.org")
+        assert await client.keys_query() == "asked"
+        assert asked == [{"@owner:example.org"}]
+    finally:
+        await client.close()

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from nio import AsyncClient, AsyncClientConfig, LoginResponse, WhoamiResponse
+from nio.responses import KeysQueryError, KeysQueryResponse
 
 from ..base import StateStore, TransportError, redacting_repr
 from .store_key import DEFAULT_KEY, rekey_stores
@@ -71,6 +72,22 @@ def crypto_store_file(settings: MatrixSettings, device_id: str) -> Path | None:
     return Path(settings.crypto_store) / f"{settings.user_id}_{device_id}.db"
 
 
+class Client(AsyncClient):
+    """nio's client, with a key query that was made already being no error.
+
+    nio's sync loop schedules a key query beside its long poll when a device list
+    changed; the bot queries keys itself before it shares a room key with someone who
+    just joined (crypto.py). The second of the two then finds nothing left to ask,
+    and nio raises, which would end the loop's round: the transport offline for a
+    back-off and the batch synced again, for nothing.
+    """
+
+    async def keys_query(self) -> KeysQueryResponse | KeysQueryError:
+        if not self.should_query_keys:
+            return KeysQueryError("no key query required: another task made it")
+        return await super().keys_query()
+
+
 def make_client(settings: MatrixSettings, *, encryption: bool | None = None) -> AsyncClient:
     """A nio client; with E2EE its store folder is created (owner-only) on first use."""
     crypto = settings.encrypted if encryption is None else encryption
@@ -91,7 +108,7 @@ def make_client(settings: MatrixSettings, *, encryption: bool | None = None) -> 
         store_path = settings.crypto_store
         # The store holds private keys: nobody else on the machine may read it.
         os.makedirs(store_path, mode=0o700, exist_ok=True)
-    return AsyncClient(settings.homeserver, settings.user_id, store_path=store_path, config=config)
+    return Client(settings.homeserver, settings.user_id, store_path=store_path, config=config)
 
 
 def _forget_device(client: AsyncClient) -> None:
