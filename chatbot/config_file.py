@@ -202,6 +202,13 @@ def resolve_paths(data: dict[str, Any], base: Path, model: type[BaseModel]) -> s
             for name, value in env.items():
                 if isinstance(value, str) and value.startswith(("./", "../")):
                     env[name] = str((base / value).resolve())
+        for key in ("read_paths", "write_paths"):
+            paths = table.get(key)
+            if isinstance(paths, list):
+                table[key] = [
+                    str((base / path).resolve()) if isinstance(path, str) else path
+                    for path in paths
+                ]
         binary = table.get("binary")
         # A binary given as a relative path (./x, tests/bin/codex) is next to the config;
         # a bare name is looked up on PATH when it runs.

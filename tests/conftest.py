@@ -10,6 +10,8 @@ the SQLite file itself (its pragmas, its lock file) to SQLite.
 
 from __future__ import annotations
 
+import os
+import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -18,6 +20,33 @@ import pytest
 from tests.realservers.postgres import Postgres
 
 ENGINES = ("sqlite", "postgresql")
+TEMPORARY = Path("/var/tmp/intent-board-pytest")
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_configure(config: pytest.Config) -> None:
+    """The tests' folders lie outside /tmp: codex sandboxes the commands its agent runs
+    with bubblewrap, which mounts a fresh /tmp, so a worktree or a CODEX_HOME under /tmp
+    is gone for them (with Debian's bubblewrap installed). Not inside the project either:
+    some tests need a folder that is in no git repository. One folder per pytest
+    process, so that runs side by side do not clear each other's; those of ended runs go."""
+    if config.option.basetemp is not None:
+        return
+    TEMPORARY.mkdir(parents=True, exist_ok=True)
+    for folder in TEMPORARY.iterdir():
+        if folder.name.isdigit() and not _alive(int(folder.name)):
+            shutil.rmtree(folder, ignore_errors=True)
+    config.option.basetemp = str(TEMPORARY / str(os.getpid()))
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:

@@ -27,6 +27,7 @@ from chatbot.chat.texts import say
 from chatbot.config import Config, ConfigError, load_config
 from chatbot.domain.transitions import Action, TransitionRefused
 from chatbot.notify.format import usd
+from chatbot.pipeline import sandboxing
 from chatbot.pipeline.worker import Worker
 
 EXIT_OK = 0
@@ -292,6 +293,9 @@ def main(argv: list[str] | None = None) -> int:
                 )
     except ConfigError as error:
         print(f"chatbot: {error}", file=sys.stderr)
+        return EXIT_USAGE
+    if args.command in ("run", "worker") and (problem := sandboxing.start_problem(config)):
+        print(f"chatbot: {problem}", file=sys.stderr)
         return EXIT_USAGE
     if command_is_console_session(args, config):
         # The terminal is the chat: keep the log out of the conversation.

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Literal
 
-from pydantic import Field
+from pydantic import Field, field_validator
 
 from chatbot.config.base import USD, Effort, EnvName, ModelName, RuntimeName, Section
 from runners.profiles import ITERATION_LIMIT_MAX, ITERATION_LIMIT_MIN
@@ -30,6 +30,19 @@ class RuntimeSection(Section):
     # For a CLI that reports no cost (codex): a run costs its tokens at these prices.
     usd_per_million_input_tokens: USD | None = None
     usd_per_million_output_tokens: USD | None = None
+    # What its sandbox shows besides the worktree, the CLI and its home: folders or files
+    # it reads (a scenario, a tool chain) and ones it writes (a cache). Relative paths
+    # are relative to this file.
+    read_paths: list[str] = []
+    write_paths: list[str] = []
+
+    @field_validator("read_paths", "write_paths")
+    @classmethod
+    def _absolute(cls, values: list[str]) -> list[str]:
+        for value in values:
+            if not value.startswith("/") or "\x00" in value:
+                raise ValueError(f"{value!r} is not an absolute path")
+        return values
 
 
 class LaneSection(Section):
@@ -45,6 +58,9 @@ class LaneSection(Section):
     # Another lane whose profile a run takes at once when this lane's provider says its
     # quota or rate limit is spent; unset: the run waits for the reset.
     fallback: str | None = None
+    # What its runs' sandbox lets reach the network: only the model provider (through
+    # the bot's forwarder), or everything (a builder that installs packages).
+    network: Literal["provider", "open"] = "provider"
 
 
 class RoleSection(Section):

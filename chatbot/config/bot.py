@@ -44,6 +44,9 @@ class BotSection(Section):
     log_format: Literal["text", "json"] = "text"
     keep_transcripts: bool = False
     workspaces: Path = Path("var/workspaces")
+    # The OS sandbox around every agent process: bubblewrap when it is installed
+    # ("auto"), bubblewrap or refuse to start ("bwrap"), or none on purpose ("off").
+    sandbox: Literal["auto", "bwrap", "off"] = "auto"
     # For trying the bot: when `repo` does not exist, create it as a new git
     # repository holding a copy of this folder.
     seed_repo: Path | None = None

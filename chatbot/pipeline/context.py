@@ -22,6 +22,7 @@ from chatbot.board.files import StagedFiles
 from chatbot.config import Config, RuntimeSection
 from chatbot.domain import roles
 from chatbot.domain.transitions import Action
+from chatbot.pipeline import sandboxing
 from runners.process import ProcessLimits, default_base_env, process_identity
 from runners.profiles import AllowedProfiles
 from runners.runtimes import (
@@ -91,6 +92,8 @@ class Profile:
     #: The effort the configuration sets ([lanes.*] or [roles.*]), before the operator's
     #: choice or an escalation step changed it for the card.
     configured_effort: str = ""
+    #: What the run's sandbox lets reach the network (`[lanes.*] network`).
+    network: str = "provider"
 
 
 @dataclass
@@ -153,6 +156,7 @@ class JobContext:
             lane.timeout_s,
             lane.idle_timeout_s,
             lane.reasoning_effort,
+            lane.network,
         )
 
     def intent(self, card: Card | None = None) -> tuple[str, str]:
@@ -220,6 +224,7 @@ class JobContext:
         # The role names what it may do; the runtime writes that in its CLI's syntax.
         runtime = get_runtime(profile.runtime)
         tool_rules = runtime.tool_rules(record.grants)
+        home = agent_home(self.config.bot.workspaces.absolute(), profile.runtime)
         request = RunRequest(
             binary=runtime_config.binary,
             cwd=cwd,
@@ -232,7 +237,15 @@ class JobContext:
             allowed_tools=tool_rules,
             base_url=runtime_config.base_url or "",
             api_key_file=runtime_config.api_key_file,
-            home=agent_home(self.config.bot.workspaces.absolute(), profile.runtime),
+            home=home,
+        )
+        sandbox = sandboxing.plan(
+            self.config,
+            runtime=profile.runtime,
+            cwd=cwd,
+            writes=record.writes,
+            network=profile.network,
+            home=home,
         )
         base_env = default_base_env()
         for name in runtime_config.pass_env:
@@ -265,6 +278,7 @@ class JobContext:
                 on_spawn=self._remember_process,
                 on_step=latest.append,
                 conversation=conversation,
+                sandbox=sandbox,
             )
         finally:
             ticker.cancel()
@@ -348,6 +362,7 @@ class JobContext:
             other.timeout_s,
             other.idle_timeout_s,
             other.reasoning_effort,
+            other.network,
         )
 
     async def _progress(self, role: str, started: float, steps: list[str]) -> None:

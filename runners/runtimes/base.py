@@ -366,6 +366,16 @@ class Runtime:
     #: The command that continues a session in a terminal on this host, for a person:
     #: `hand_over(request, session_id)` -> a shell line. None: it cannot be handed over.
     hand_over: Callable[[RunRequest, str], str] | None = None
+    #: The provider it talks to when no `base_url` is configured, for the sandbox's
+    #: forwarder; None: its endpoint depends on its login, and a sandboxed run of it
+    #: without a `base_url` keeps the host's network.
+    vendor_url: str | None = None
+    #: The folders it keeps between runs besides `RunRequest.home` (sessions, its login),
+    #: given the run's environment: made when missing, shown read-write in the sandbox.
+    state_paths: Callable[[Mapping[str, str]], tuple[Path, ...]] = lambda env: ()
+    #: It sandboxes the commands its agent runs by itself (codex: bubblewrap or Landlock;
+    #: claude: it asks before anything outside its worktree); said by `chatbot check`.
+    own_protection: str = ""
 
     def __post_init__(self) -> None:
         # Checked at import: a new runtime that forgets a grant fails at once, not in a review.

@@ -36,6 +36,7 @@ import re
 import shlex
 from dataclasses import replace
 from pathlib import Path
+from collections.abc import Mapping
 from types import MappingProxyType
 
 from runners.runtimes import claude_talk
@@ -369,6 +370,12 @@ def hand_over(request: RunRequest, session_id: str) -> str:
     return f"cd {shlex.quote(str(request.cwd))} && {' '.join(words)}"
 
 
+def _state_paths(env: Mapping[str, str]) -> tuple[Path, ...]:
+    """Its sessions and login under the HOME it runs with (see hand_over)."""
+    home = env.get("HOME")
+    return (Path(home) / ".claude",) if home else ()
+
+
 RUNTIME = Runtime(
     name=NAME,
     cli=CLI,
@@ -389,4 +396,7 @@ RUNTIME = Runtime(
         step_of=step_of,
     ),
     hand_over=hand_over,
+    vendor_url="https://api.anthropic.com",
+    state_paths=_state_paths,
+    own_protection="asks before a command or a write outside its worktree",
 )

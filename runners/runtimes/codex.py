@@ -25,7 +25,7 @@ read from `api_key_file` into `GATEWAY_API_KEY` of that one child.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from types import MappingProxyType
 
@@ -284,6 +284,13 @@ def _lines(stdout: str) -> Iterable[str]:
             yield line
 
 
+def state_paths(env: Mapping[str, str]) -> tuple[Path, ...]:
+    """Its sessions (rollouts) and login: CODEX_HOME, else ~/.codex."""
+    if env.get("CODEX_HOME"):
+        return (Path(env["CODEX_HOME"]),)
+    return (Path(env["HOME"]) / ".codex",) if env.get("HOME") else ()
+
+
 RUNTIME = Runtime(
     name=NAME,
     cli=CLI,
@@ -303,4 +310,6 @@ RUNTIME = Runtime(
     ),
     talking=codex_talk.talking(build_talk_argv),
     hand_over=hand_over,
+    state_paths=state_paths,
+    own_protection="its own sandbox (bubblewrap or Landlock) around every command it runs",
 )

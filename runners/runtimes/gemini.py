@@ -315,4 +315,5 @@ RUNTIME = Runtime(
             "of the bot's own, never with your Google login"
         ),
     ),
+    vendor_url="https://generativelanguage.googleapis.com",
 )

@@ -100,4 +100,7 @@ RUNTIME = Runtime(
     key_file=KeyFile(required=True, problem="required for the OpenRouter runtime"),
     talking=codex_talk.talking(build_talk_argv),
     hand_over=hand_over,
+    vendor_url=BASE_URL,
+    state_paths=codex.state_paths,
+    own_protection="codex's own sandbox (bubblewrap or Landlock) around every command it runs",
 )

@@ -3,26 +3,38 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import os
 import tempfile
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+from runners import forwarder
 from runners.pipe import Pipe
-from runners.process import Outcome, ProcessLimits, ProcessResult, run_process
+from runners.process import Outcome, ProcessLimits, ProcessResult, default_base_env, run_process
 from runners.runtimes.base import (
     Invocation,
     RunnerError,
     RunOutput,
     RunRequest,
+    Runtime,
     Usage,
     clean_detail,
 )
 from runners.runtimes.progress import StepReader
 from runners.runtimes.registry import get_runtime
 from runners.runtimes.talk import Conversation
+from runners.sandbox import (
+    Network,
+    Sandbox,
+    program_paths,
+    python_paths,
+    relay_argv,
+    relay_url,
+    wrap,
+)
 
 log = logging.getLogger(__name__)
 
@@ -106,6 +118,38 @@ def _make_folders(folder: Path) -> None:
         each.mkdir(mode=0o700, exist_ok=True)
 
 
+def _confined(
+    record: Runtime,
+    invocation: Invocation,
+    sandbox: Sandbox,
+    env: Mapping[str, str],
+    forwarding: forwarder.Forwarding | None,
+) -> Sequence[str]:
+    """The invocation's command line inside the sandbox, with what this CLI needs shown:
+    its program and interpreter, its state, and the relay when the provider is forwarded.
+    A program that is not there is left to `run_process` to report as not found."""
+    try:
+        program, program_folders = program_paths(invocation.argv[0], env)
+    except FileNotFoundError:
+        return invocation.argv
+    argv: list[str] = [program, *invocation.argv[1:]]
+    readable = [*sandbox.readable, *program_folders]
+    if forwarding is not None:
+        argv = relay_argv(argv)
+        readable += python_paths()
+    state = record.state_paths(env)
+    for folder in state:
+        _make_folders(folder)
+    inside = replace(
+        sandbox,
+        readable=tuple(readable),
+        writable=(*sandbox.writable, *state),
+        provider_socket=forwarding.socket if forwarding else None,
+        env={"TMPDIR": "/tmp", **sandbox.env},
+    )
+    return wrap(argv, invocation.cwd, inside)
+
+
 def _redact(text: str, secrets: Mapping[str, str]) -> str:
     for value in secrets.values():
         text = text.replace(value, REDACTED)
@@ -137,12 +181,17 @@ async def run_model(
     on_spawn: Callable[[int], Awaitable[None]] | None = None,
     on_step: Callable[[str], None] | None = None,
     conversation: Conversation | None = None,
+    sandbox: Sandbox | None = None,
 ) -> RunResult:
     """Run one model turn and return its normalised result.
 
     With a `conversation`, a runtime that can talk (`Runtime.talking`) runs through its
     interactive protocol: the bot may steer, interrupt and answer approvals while it
     works. One that cannot runs one-shot as ever, and the conversation stays unused.
+
+    With a `sandbox` the CLI runs inside it (`runners.sandbox`): it sees what the
+    sandbox shows, and with the provider network its requests go through a forwarder
+    that holds the keys; the CLI inside never gets them.
 
     `on_step(text)` hears each step the CLI reports while it works (a command run,
     a file changed, a tool used), for a progress line; the result does not depend on it.
@@ -159,6 +208,12 @@ async def run_model(
     build_argv = talking.build_argv if talking else record.build_argv
     parse_output = talking.parse_output if talking else record.parse_output
     step_of = talking.step_of if talking else record.step_of
+    env = dict(default_base_env() if base_env is None else base_env)
+    upstream = request.base_url or record.vendor_url or ""
+    forwarded = sandbox is not None and sandbox.network is Network.PROVIDER and bool(upstream)
+    if forwarded:
+        # The CLI inside reaches its provider only through the relay and the forwarder.
+        request = replace(request, base_url=relay_url(upstream))
     invocation = build_argv(request)
     secrets = {
         variable: _read_secret(variable, path)
@@ -174,7 +229,7 @@ async def run_model(
             await talking.converse(pipe, request, conversation)
 
     log.info(
-        "starting %s run%s: mode=%s model=%s effort=%s resume=%s cwd=%s",
+        "starting %s run%s: mode=%s model=%s effort=%s resume=%s cwd=%s sandbox=%s",
         runtime,
         " (interactive)" if talking else "",
         request.mode.value,
@@ -182,24 +237,37 @@ async def run_model(
         request.reasoning_effort or "(default)",
         bool(request.resume_session_id),
         invocation.cwd,
+        sandbox.network.value if sandbox else "none",
     )
     log.debug("argv: %s", invocation.argv)
-    try:
-        process = await run_process(
-            invocation.argv,
-            cwd=invocation.cwd,
-            stdin=invocation.stdin,
-            base_env=base_env,
-            extra_env={**invocation.env_extras, **secrets},
-            limits=limits,
-            on_spawn=on_spawn,
-            on_output=(
-                StepReader(step_of, on_step).feed if on_step and step_of is not None else None
-            ),
-            converse=converse,
-        )
-    except NotADirectoryError as error:
-        raise RunnerError(str(error)) from None
+    async with contextlib.AsyncExitStack() as stack:
+        argv: Sequence[str] = invocation.argv
+        child_env = {**invocation.env_extras, **secrets}
+        if sandbox is not None:
+            forwarding = None
+            if forwarded:
+                forwarding = await stack.enter_async_context(forwarder.forwarding(upstream, secrets))
+                # Keys stay outside: the CLI gets placeholders the forwarder swaps back.
+                child_env.update(forwarding.placeholders)
+            argv = await asyncio.to_thread(
+                _confined, record, invocation, sandbox, {**env, **child_env}, forwarding
+            )
+        try:
+            process = await run_process(
+                argv,
+                cwd=invocation.cwd,
+                stdin=invocation.stdin,
+                base_env=env,
+                extra_env=child_env,
+                limits=limits,
+                on_spawn=on_spawn,
+                on_output=(
+                    StepReader(step_of, on_step).feed if on_step and step_of is not None else None
+                ),
+                converse=converse,
+            )
+        except NotADirectoryError as error:
+            raise RunnerError(str(error)) from None
     process = replace(
         process,
         stdout=_redact(process.stdout, secrets),

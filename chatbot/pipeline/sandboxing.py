@@ -1,0 +1,111 @@
+"""Which sandbox each agent run gets, from the configuration: what it is shown, what is
+hidden from it, and whether its network is only the provider (`runners.sandbox`).
+
+The bot's own things are hidden from every run: the configuration's folder, every
+secret file it names, the board's database with its folder (the WAL, the Matrix crypto
+store and backups beside it), the workspaces (other cards' worktrees and the other
+runtimes' homes: one CLI's login is not another's to read), and the bot user's home,
+which the run sees as an empty folder of its own.
+"""
+
+from __future__ import annotations
+
+import os
+from functools import cache
+from pathlib import Path
+
+from chatbot.config import Config
+from runners.runtimes.registry import RUNTIMES
+from runners.sandbox import Network, Sandbox, find_tool, git_paths
+
+
+@cache
+def _installed_tool() -> str | None:
+    return find_tool()
+
+
+def tool(config: Config) -> str | None:
+    """The sandbox tool runs use, or None: switched off, or not installed."""
+    if config.bot.sandbox == "off":
+        return None
+    return _installed_tool()
+
+
+def unprotected(config: Config) -> list[str]:
+    """The lanes whose writing runs would have no sandbox at all: no sandbox tool, and a
+    runtime with no protection of its own (gemini's yolo)."""
+    if config.bot.sandbox == "off" or tool(config) is not None:
+        return []
+    return sorted(
+        name
+        for name, lane in config.lanes.items()
+        if lane.runtime in RUNTIMES and not RUNTIMES[lane.runtime].own_protection
+    )
+
+
+def start_problem(config: Config) -> str | None:
+    """Why the bot must not start with this sandbox setting on this host, or None."""
+    if config.bot.sandbox == "bwrap" and tool(config) is None:
+        return (
+            "[bot] sandbox = \"bwrap\" but bubblewrap is not installed; install it "
+            "(apt-get install bubblewrap) or set [bot] sandbox = \"auto\""
+        )
+    lanes = unprotected(config)
+    if lanes:
+        return (
+            f"lane(s) {', '.join(lanes)} would run a writing agent with no sandbox at all "
+            "(its CLI has none of its own): install bubblewrap (apt-get install bubblewrap), "
+            "or set [bot] sandbox = \"off\" to run it unconfined on purpose"
+        )
+    return None
+
+
+def hidden_paths(config: Config) -> tuple[Path, ...]:
+    """What no agent may see of the bot's own."""
+    hidden: list[Path] = [config.source.resolve().parent]
+    hidden += [path.resolve() for path in config.secret_files().values()]
+    database = config.bot.sqlite_file
+    if database is not None:
+        database = database.resolve()
+        hidden.append(database.parent)
+        hidden += [Path(f"{database}{suffix}") for suffix in ("", "-wal", "-shm", "-journal")]
+    if config.matrix is not None and config.matrix.crypto_store is not None:
+        hidden.append(config.matrix.crypto_store.resolve())
+    hidden.append(config.bot.workspaces.resolve())
+    return tuple(dict.fromkeys(hidden))
+
+
+def plan(
+    config: Config,
+    *,
+    runtime: str,
+    cwd: Path,
+    writes: bool,
+    network: str,
+    home: Path | None,
+) -> Sandbox | None:
+    """The sandbox of one run in `cwd`; None when runs are not sandboxed here."""
+    found = tool(config)
+    if found is None:
+        return None
+    section = config.runtimes.get(runtime)  # type: ignore[call-overload]
+    cwd = cwd.resolve()
+    readable = [*git_paths(cwd), *(Path(path) for path in section.read_paths)]
+    writable = [Path(path) for path in section.write_paths]
+    (writable if writes else readable).append(cwd)
+    if home is not None:
+        home.mkdir(mode=0o700, parents=True, exist_ok=True)
+        writable.append(home.resolve())
+    user_home = os.environ.get("HOME")
+    scratch = (Path(user_home).resolve(),) if user_home and user_home != "/" else ()
+    return Sandbox(
+        tool=found,
+        network=Network(network),
+        readable=tuple(readable),
+        writable=tuple(writable),
+        # A run in the folder the configuration lies in still sees that folder; the
+        # secrets and the database in it stay hidden.
+        hidden=tuple(path for path in hidden_paths(config) if path != cwd),
+        scratch=scratch,
+    )
+
