@@ -110,7 +110,9 @@ async def forwarding(base_url: str, keys: Mapping[str, str]) -> AsyncIterator[Fo
     path = folder / "provider.sock"
     box: list[ClientSession] = []
     # Upstream reads may be long (a model thinking); the run's own watchdogs bound them.
-    session = ClientSession(timeout=ClientTimeout(total=None, sock_connect=30), auto_decompress=False)
+    session = ClientSession(
+        timeout=ClientTimeout(total=None, sock_connect=30), auto_decompress=False
+    )
     box.append(session)
     runner = web.AppRunner(_app(origin, swaps, box), access_log=None, handle_signals=False)
     try:

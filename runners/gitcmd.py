@@ -7,6 +7,7 @@ repository, and the target repository's hooks see no tokens.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -35,9 +36,20 @@ class GitResult:
     err: str
 
 
-async def run_git(cwd: Path, *args: str, stdin: str = "", check: bool = True) -> GitResult:
+async def run_git(
+    cwd: Path,
+    *args: str,
+    stdin: str = "",
+    check: bool = True,
+    env: Mapping[str, str] | None = None,
+) -> GitResult:
     result = await run_process(
-        ("git", *args), cwd=cwd, stdin=stdin, base_env=_git_env(), limits=_GIT_LIMITS
+        ("git", *args),
+        cwd=cwd,
+        stdin=stdin,
+        base_env=_git_env(),
+        extra_env=env,
+        limits=_GIT_LIMITS,
     )
     if result.outcome is Outcome.NOT_FOUND:
         raise WorkspaceError("git is not installed (binary not found: git)")

@@ -16,12 +16,13 @@ from __future__ import annotations
 import asyncio
 import logging
 import re
+import shutil
 import weakref
 from dataclasses import dataclass
 from pathlib import Path
 
 from runners import profiles, remote
-from runners.gitcmd import WorkspaceError
+from runners.gitcmd import GitResult, WorkspaceError
 from runners.gitcmd import resolve as _rev
 from runners.gitcmd import run_git as _git
 from runners.runtimes.base import clean_detail
@@ -38,6 +39,10 @@ AGENT_HOMES = ".agent-homes"
 _repo_locks: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[Path, asyncio.Lock]] = (
     weakref.WeakKeyDictionary()
 )
+
+
+class WorktreeTampered(WorkspaceError):
+    """The worktree's `.git` link no longer names the folder the bot made for it."""
 
 
 class NoChangesError(WorkspaceError):
@@ -61,6 +66,63 @@ class Worktree:
     branch: str
     # Commits are pushed to the remote at once (workers on several hosts).
     remote: bool = False
+    #: The worktree's own git folder in the repository (`.git/worktrees/<slug>`), found
+    #: from the repository's side: the bot's git steps use it, never the `.git` link
+    #: in the worktree, which the agent could rewrite.
+    admin: Path | None = None
+
+
+# The bot's own git steps in a worktree read nothing an agent could have planted: no
+# hooks, no fsmonitor command, and the git folder given, not found through `.git`.
+SAFE_OPTIONS = ("-c", "core.hooksPath=/dev/null", "-c", "core.fsmonitor=false")
+
+
+def _safe_env(worktree: Worktree) -> dict[str, str] | None:
+    if worktree.admin is None:
+        return None
+    return {"GIT_DIR": str(worktree.admin), "GIT_WORK_TREE": str(worktree.path)}
+
+
+async def _in_worktree(worktree: Worktree, *args: str, **options: object) -> GitResult:
+    return await _git(
+        worktree.path,
+        *SAFE_OPTIONS,
+        *args,
+        env=_safe_env(worktree),
+        **options,  # type: ignore[arg-type]
+    )
+
+
+async def _admin_folder(repo: Path, path: Path) -> Path:
+    """The git folder the repository keeps for the worktree at `path`, checked from the
+    repository's side (it names `path` back)."""
+    common = (await _git(repo, *SAFE_OPTIONS, "rev-parse", "--absolute-git-dir")).out.strip()
+    admin = Path(common) / "worktrees" / path.name
+    try:
+        back = (admin / "gitdir").read_text(encoding="utf-8").strip()
+    except OSError:
+        raise WorkspaceError(
+            f"the repository keeps no git folder for the worktree {path}"
+        ) from None
+    if Path(back) != path / ".git":
+        raise WorkspaceError(f"the repository's git folder {admin} belongs to {back}, not {path}")
+    return admin
+
+
+def link_problem(worktree: Worktree) -> str | None:
+    """Why the worktree's `.git` link is not the one the bot made, or None."""
+    link = worktree.path / ".git"
+    if not worktree.path.is_dir():
+        return "the worktree folder is gone (the run deleted it)"
+    if link.is_symlink() or not link.is_file():
+        return "its .git is no longer the link file git made (replaced by the run)"
+    try:
+        text = link.read_text(encoding="utf-8").strip()
+    except (OSError, UnicodeDecodeError):
+        return "its .git link cannot be read"
+    if worktree.admin is not None and text != f"gitdir: {worktree.admin}":
+        return f"its .git link was changed by the run (it names {clean_detail(text, 120)!r})"
+    return None
 
 
 @dataclass(frozen=True, slots=True)
@@ -144,9 +206,18 @@ async def create_worktree(
         if path in registered:
             if registered[path] != branch:
                 raise WorkspaceError(f"{path} is a worktree of another branch")
-            if pushed is not None and await _rev(path, "HEAD") != pushed:
-                await _git(path, "reset", "--quiet", "--hard", pushed)
-            return Worktree(slug, path, branch, shared)
+            worktree = Worktree(slug, path, branch, shared, await _admin_folder(repo, path))
+            problem = link_problem(worktree)
+            if problem is None:
+                if pushed is not None and await _rev_in(worktree, "HEAD") != pushed:
+                    await _in_worktree(worktree, "reset", "--quiet", "--hard", pushed)
+                return worktree
+            # An earlier run broke it; its uncommitted changes are the agent's, untrusted:
+            # the worktree is made anew from the branch's last commit.
+            log.warning("worktree of %s made anew: %s", slug, problem)
+            if path.exists() or path.is_symlink():
+                await asyncio.to_thread(_remove_tree, path)
+            await _git(repo, "worktree", "prune")
         _prepare_path(path.parent, path)
         if pushed is not None:
             await _git(repo, "branch", "--force", branch, pushed)
@@ -156,8 +227,23 @@ async def create_worktree(
             if await _rev(repo, f"refs/heads/{target_branch}") is None:
                 raise WorkspaceError(f"target branch {target_branch!r} does not exist")
             await _git(repo, "worktree", "add", "-b", branch, str(path), target_branch)
+        admin = await _admin_folder(repo, path)
     log.info("worktree for %s at %s on %s", slug, path, branch)
-    return Worktree(slug, path, branch, shared)
+    return Worktree(slug, path, branch, shared, admin)
+
+
+def _remove_tree(path: Path) -> None:
+    if path.is_symlink() or path.is_file():
+        path.unlink()
+    else:
+        shutil.rmtree(path)
+
+
+async def _rev_in(worktree: Worktree, revision: str) -> str | None:
+    git = await _in_worktree(
+        worktree, "rev-parse", "--verify", "--quiet", f"{revision}^{{commit}}", check=False
+    )
+    return git.out.strip() if git.code == 0 else None
 
 
 async def sync_checkout(repo: Path, branch: str) -> None:
@@ -168,7 +254,7 @@ async def sync_checkout(repo: Path, branch: str) -> None:
 
 
 async def head(worktree: Worktree) -> str | None:
-    return await _rev(worktree.path, "HEAD")
+    return await _rev_in(worktree, "HEAD")
 
 
 async def commit_all(
@@ -181,16 +267,21 @@ async def commit_all(
     """
     if not message.strip():
         raise WorkspaceError("empty commit message")
-    await _git(worktree.path, "add", "--all")
-    staged = await _git(worktree.path, "diff", "--cached", "--quiet", check=False)
+    problem = link_problem(worktree)
+    if problem:
+        raise WorktreeTampered(f"not committed: {problem}")
+    await _in_worktree(worktree, "add", "--all")
+    staged = await _in_worktree(worktree, "diff", "--cached", "--quiet", check=False)
     if staged.code == 0:
         raise NoChangesError(f"the run left no changes to commit in {worktree.branch}")
     identity: list[str] = []
     if author is not None:
         identity = ["-c", f"user.name={author[0]}", "-c", f"user.email={author[1]}"]
     # The message goes through stdin: it comes from a model and may be long or start with "-".
-    await _git(worktree.path, *identity, "commit", "--quiet", "--file=-", stdin=message)
-    commit = await _rev(worktree.path, "HEAD")
+    await _in_worktree(
+        worktree, *identity, "commit", "--quiet", "--no-verify", "--file=-", stdin=message
+    )
+    commit = await _rev_in(worktree, "HEAD")
     if commit is None:
         raise WorkspaceError("commit did not produce a HEAD")
     if worktree.remote:

@@ -19,7 +19,14 @@ from runners.contracts import (
 )
 from runners.contracts.markers import BUILDER_REPORT, COMMIT_MESSAGE, FIXER_QUESTION
 from runners.runtimes import RUNTIMES, Usage
-from runners.workspace import NoChangesError, WorkspaceError, Worktree, commit_all, create_worktree
+from runners.workspace import (
+    NoChangesError,
+    WorkspaceError,
+    Worktree,
+    WorktreeTampered,
+    commit_all,
+    create_worktree,
+)
 
 MAX_FIXER_QUESTION_ROUNDS = 2
 BOT_AUTHOR = ("intent-board", "intent-board@localhost")
@@ -67,6 +74,9 @@ async def _commit(worktree: Worktree, answer: BuilderAnswer) -> str:
         raise RunFailed(
             "the agent returned a commit message but changed no file; nothing to review"
         ) from None
+    except WorktreeTampered as error:
+        # Nothing of the run is kept: the next run gets a fresh worktree of the branch.
+        raise RunFailed(f"{error}; the next run starts from a fresh worktree") from None
     except WorkspaceError as error:
         raise RunFailed(f"commit failed: {error}") from None
 

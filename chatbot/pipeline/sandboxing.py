@@ -47,15 +47,15 @@ def start_problem(config: Config) -> str | None:
     """Why the bot must not start with this sandbox setting on this host, or None."""
     if config.bot.sandbox == "bwrap" and tool(config) is None:
         return (
-            "[bot] sandbox = \"bwrap\" but bubblewrap is not installed; install it "
-            "(apt-get install bubblewrap) or set [bot] sandbox = \"auto\""
+            '[bot] sandbox = "bwrap" but bubblewrap is not installed; install it '
+            '(apt-get install bubblewrap) or set [bot] sandbox = "auto"'
         )
     lanes = unprotected(config)
     if lanes:
         return (
             f"lane(s) {', '.join(lanes)} would run a writing agent with no sandbox at all "
             "(its CLI has none of its own): install bubblewrap (apt-get install bubblewrap), "
-            "or set [bot] sandbox = \"off\" to run it unconfined on purpose"
+            'or set [bot] sandbox = "off" to run it unconfined on purpose'
         )
     return None
 
@@ -92,6 +92,9 @@ def plan(
     cwd = cwd.resolve()
     readable = [*git_paths(cwd), *(Path(path) for path in section.read_paths)]
     writable = [Path(path) for path in section.write_paths]
+    for folder in writable:
+        if not folder.exists():
+            folder.mkdir(mode=0o700, parents=True)
     (writable if writes else readable).append(cwd)
     if home is not None:
         home.mkdir(mode=0o700, parents=True, exist_ok=True)
@@ -108,4 +111,3 @@ def plan(
         hidden=tuple(path for path in hidden_paths(config) if path != cwd),
         scratch=scratch,
     )
-

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
 import shutil
 import sqlite3
 from collections.abc import AsyncIterator, Iterable, Sequence
@@ -50,6 +51,16 @@ from chatbot.store.sqlite_threads import BUSY_TIMEOUT_MS, Checkpointer, SqliteRe
 
 log = logging.getLogger(__name__)
 
+
+
+def _create_private(path: Path) -> None:
+    """A new board file is the bot user's alone (0600): SQLite makes its WAL and
+    shared-memory files with the database's mode, so they are too."""
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600)
+    except FileExistsError:
+        return
+    os.close(fd)
 
 class SqliteDb(Db):
     engine = "sqlite"
@@ -171,6 +182,7 @@ class SqliteStore(Store):
     @classmethod
     async def open(cls, path: Path) -> SqliteStore:  # type: ignore[override]
         path.parent.mkdir(parents=True, exist_ok=True)
+        _create_private(path)
         writer = await aiosqlite.connect(path, isolation_level=None)
         reader: SqliteReader | None = None
         try:

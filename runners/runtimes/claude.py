@@ -34,9 +34,9 @@ from __future__ import annotations
 import json
 import re
 import shlex
+from collections.abc import Mapping
 from dataclasses import replace
 from pathlib import Path
-from collections.abc import Mapping
 from types import MappingProxyType
 
 from runners.runtimes import claude_talk

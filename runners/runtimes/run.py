@@ -10,8 +10,8 @@ import tempfile
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from runners import forwarder
 from runners.pipe import Pipe
 from runners.process import Outcome, ProcessLimits, ProcessResult, default_base_env, run_process
 from runners.runtimes.base import (
@@ -26,9 +26,13 @@ from runners.runtimes.base import (
 from runners.runtimes.progress import StepReader
 from runners.runtimes.registry import get_runtime
 from runners.runtimes.talk import Conversation
+
+if TYPE_CHECKING:
+    from runners.forwarder import Forwarding
 from runners.sandbox import (
     Network,
     Sandbox,
+    SandboxError,
     program_paths,
     python_paths,
     relay_argv,
@@ -123,7 +127,7 @@ def _confined(
     invocation: Invocation,
     sandbox: Sandbox,
     env: Mapping[str, str],
-    forwarding: forwarder.Forwarding | None,
+    forwarding: Forwarding | None,
 ) -> Sequence[str]:
     """The invocation's command line inside the sandbox, with what this CLI needs shown:
     its program and interpreter, its state, and the relay when the provider is forwarded.
@@ -147,7 +151,10 @@ def _confined(
         provider_socket=forwarding.socket if forwarding else None,
         env={"TMPDIR": "/tmp", **sandbox.env},
     )
-    return wrap(argv, invocation.cwd, inside)
+    try:
+        return wrap(argv, invocation.cwd, inside)
+    except SandboxError as error:
+        raise RunnerError(f"the sandbox ({sandbox.tool}) cannot be made: {error}") from None
 
 
 def _redact(text: str, secrets: Mapping[str, str]) -> str:
@@ -210,6 +217,10 @@ async def run_model(
     step_of = talking.step_of if talking else record.step_of
     env = dict(default_base_env() if base_env is None else base_env)
     upstream = request.base_url or record.vendor_url or ""
+    if sandbox is not None and sandbox.network is Network.PROVIDER and not upstream:
+        # Its endpoint depends on its login (codex: API or ChatGPT): nothing to forward to,
+        # so the run keeps the host's network; `chatbot check` says so.
+        sandbox = replace(sandbox, network=Network.OPEN)
     forwarded = sandbox is not None and sandbox.network is Network.PROVIDER and bool(upstream)
     if forwarded:
         # The CLI inside reaches its provider only through the relay and the forwarder.
@@ -246,7 +257,10 @@ async def run_model(
         if sandbox is not None:
             forwarding = None
             if forwarded:
-                forwarding = await stack.enter_async_context(forwarder.forwarding(upstream, secrets))
+                # aiohttp only where a run is forwarded: the stand-in CLIs import this module.
+                from runners.forwarder import forwarding as forward
+
+                forwarding = await stack.enter_async_context(forward(upstream, secrets))
                 # Keys stay outside: the CLI gets placeholders the forwarder swaps back.
                 child_env.update(forwarding.placeholders)
             argv = await asyncio.to_thread(

@@ -22,6 +22,8 @@ FAKE_CODEX = str(Path(__file__).resolve().parents[1] / "bin" / "codex")
 CONFIG = """
 [bot]
 owners = ["owner@example.org"]
+# The scripted stand-ins read and write test files outside any worktree: no sandbox.
+sandbox = "off"
 database = "var/board.sqlite3"
 repo = "repo"
 [runtimes.codex]

@@ -25,6 +25,8 @@ FAKE_CODEX = str(Path(__file__).resolve().parents[1] / "bin" / "codex")
 CONFIG = """
 [bot]
 owners = ["owner@example.org"]
+# The scripted stand-ins read and write test files outside any worktree: no sandbox.
+sandbox = "off"
 database = "{database}"
 {password}repo = "repo"
 [workers]

@@ -42,6 +42,7 @@ def bot_config(
     owners = [x["accounts"]["owner"]["jid"], m["accounts"]["owner"]["user_id"]]
     lines = [
         "[bot]",
+        'sandbox = "off"  # the scripted stand-ins read and write test files',
         f"owners = {json.dumps(owners)}",
         f"requesters = {json.dumps(list(requesters))}",
         'database = "board.sqlite3"',

@@ -37,6 +37,8 @@ WORKER_CONFIG = (
     """
 [bot]
 owners = ["owner@example.org"]
+# The scripted stand-ins read and write test files outside any worktree: no sandbox.
+sandbox = "off"
 database = "{database}"
 database_password_file = "{password_file}"
 repo = "{remote}"

@@ -34,6 +34,8 @@ CONFIG = (
     """
 [bot]
 owners = ["owner@example.org"]
+# The scripted stand-ins read and write test files outside any worktree: no sandbox.
+sandbox = "off"
 database = "board.sqlite3"
 repo = "repo"
 workspaces = "workspaces"

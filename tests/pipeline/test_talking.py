@@ -28,6 +28,8 @@ from runners.runtimes import ApprovalAsked, Steer, Taken
 CONFIG = """
 [bot]
 owners = ["owner@example.org"]
+# The scripted stand-ins read and write test files outside any worktree: no sandbox.
+sandbox = "off"
 repo = "repo"
 max_open_approvals = 2
 approval_timeout_s = 5

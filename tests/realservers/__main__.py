@@ -8,7 +8,7 @@ import shlex
 import sys
 from pathlib import Path
 
-from . import Servers, ensure_installed, postgres
+from . import Servers, bubblewrap, ensure_installed, postgres
 
 DEFAULT_DIR = Path(__file__).resolve().parents[2] / "var" / "servers"
 
@@ -20,7 +20,8 @@ def main(argv: list[str] | None = None) -> int:
     )
     sub = parser.add_subparsers(dest="cmd", required=True)
     sub.add_parser(
-        "install", help="only make sure the prosody and postgresql Debian packages are present"
+        "install",
+        help="only make sure the prosody, postgresql and bubblewrap Debian packages are present",
     )
     sub.add_parser("start", help="start both servers, create accounts and rooms (idempotent)")
     sub.add_parser("stop", help="TERM both servers and wait for them to exit")
@@ -32,6 +33,8 @@ def main(argv: list[str] | None = None) -> int:
         ensure_installed()
         # The store's and pipeline's tests run on a real PostgreSQL too (tests/conftest.py).
         postgres.ensure_installed()
+        # Every agent run of the pipeline's real-CLI tests goes through the sandbox.
+        bubblewrap.ensure_installed()
         return 0
     servers = Servers(args.dir)
     if args.cmd == "start":

@@ -246,19 +246,19 @@ async def test_a_worktree_deleted_by_hand_is_recreated(repo: Path, root: Path) -
     assert git(again.path, "rev-parse", "HEAD") == commit
 
 
-async def test_repository_hooks_see_no_service_secrets(
+async def test_the_bots_commit_runs_no_repository_hook_and_ignores_an_inherited_git_dir(
     repo: Path, root: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setenv("MATRIX_ACCESS_TOKEN", "syt_secret")
+    # A hook is code anyone who could write the repository's .git planted (an agent run
+    # without a sandbox): the bot's own commit runs none (issue 32).
     monkeypatch.setenv("GIT_DIR", "/somewhere/else")  # must not redirect git either
-    seen = root.parent / "hook-env.txt"
-    hook = repo / ".git" / "hooks" / "pre-commit"
-    hook.write_text(f"#!/bin/sh\nenv > {seen}\n")
-    hook.chmod(0o755)
+    seen = root.parent / "hook-ran.txt"
+    for name in ("pre-commit", "commit-msg", "post-commit"):
+        hook = repo / ".git" / "hooks" / name
+        hook.write_text(f"#!/bin/sh\necho {name} >> {seen}\n")
+        hook.chmod(0o755)
     tree = await create_worktree(repo, root, "hooked", "main")
     (tree.path / "h.txt").write_text("h")
-    await commit_all(tree, "H")
-    env = seen.read_text()
-    assert "PATH=" in env
-    assert "syt_secret" not in env
-    assert "/somewhere/else" not in env
+    commit = await commit_all(tree, "H")
+    assert not seen.exists(), seen.read_text()
+    assert git(tree.path, "rev-parse", "card/hooked") == commit

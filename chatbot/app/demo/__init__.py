@@ -16,6 +16,7 @@ from importlib import resources
 from pathlib import Path
 from string import Template
 
+import runners
 from chatbot.config import Config, parse_config
 from runners.scripted.stand_ins import STAND_INS
 
@@ -42,6 +43,7 @@ def config(state: Path = STATE) -> Config:
         state=state.as_posix(),
         seed=Path(str(files.joinpath("seed"))).as_posix(),
         scenario=Path(str(files.joinpath("scenario.json"))).as_posix(),
+        runners=Path(runners.__file__).parent.as_posix(),
         # $codex, $claude: console.toml's runtimes run the stand-in of their CLI.
         **{command: scripted_cli(command) for command in STAND_INS},
     )
