@@ -25,6 +25,7 @@ from chatbot.app.wiring import destinations, servers, settings_for
 from chatbot.board.importer import SOURCES, scan
 from chatbot.config import Config, RuntimeSection
 from chatbot.domain.roles import ROLES
+from chatbot.pipeline import sandboxing
 from chatbot.secret_files import read_secret
 from chatbot.store import chat as chat_store
 from chatbot.store.kv import TransportState
@@ -194,12 +195,14 @@ def run_check(config: Config, connect: bool) -> bool:
         print("deprecated (the bot starts; edit the file):")
         print("\n".join(f"  - {found.line()}" for found in config.deprecated))
     print(digest_line(config))
+    sandbox_lines, sandbox_ok = sandboxing.check_lines(config)
+    print("\n".join(sandbox_lines))
     keys_ok = print_keys_at_rest(config)
     todo = to_fill_in(config)
     if todo:
         print("to fill in:")
         print("\n".join(f"  - {item}" for item in todo))
-    ok = repo_ok and runtimes_ok and templates_ok and keys_ok
+    ok = repo_ok and runtimes_ok and templates_ok and keys_ok and sandbox_ok
     if connect:
         ok = asyncio.run(check_transports(config)) and ok
     return ok

@@ -17,6 +17,7 @@ from pathlib import Path
 from chatbot.config import Config
 from runners.runtimes.registry import RUNTIMES
 from runners.sandbox import Network, Sandbox, find_tool, git_paths
+from runners.workspace import AGENT_HOMES
 
 
 @cache
@@ -111,3 +112,68 @@ def plan(
         hidden=tuple(path for path in hidden_paths(config) if path != cwd),
         scratch=scratch,
     )
+
+
+# Where each CLI keeps the login it made itself, in its state folders.
+LOGIN_FILES = {
+    "codex": ("auth.json",),
+    "openrouter": ("auth.json",),
+    "claude": (".credentials.json",),
+}
+
+
+def check_lines(config: Config) -> tuple[list[str], bool]:
+    """What `chatbot check` says of the agents' sandbox; False when the bot would refuse
+    to start."""
+    problem = start_problem(config)
+    found = tool(config)
+    lines: list[str] = []
+    if config.bot.sandbox == "off":
+        lines.append(
+            'sandbox: OFF on purpose ([bot] sandbox = "off"): every agent runs with the bot\'s '
+            "own authority (its secrets, the board, the network)"
+        )
+    elif found is not None:
+        lines.append(
+            f"sandbox: bubblewrap ({found}): each agent sees its worktree, its CLI and its "
+            "runtime's home; the bot's configuration, secrets, database and other worktrees "
+            "are hidden"
+        )
+    else:
+        lines.append(
+            "sandbox: bubblewrap is NOT installed (apt-get install bubblewrap): agents run "
+            "with the bot's authority, held only by their CLI's own protection"
+        )
+    env = dict(os.environ)
+    for name, section in config.runtimes.items():
+        record = RUNTIMES.get(name)
+        if record is None:
+            continue
+        if found is None and config.bot.sandbox != "off":
+            own = record.own_protection or "NONE: a writing run of it is refused"
+            lines.append(f"  runtime {name}: its own protection: {own}")
+        if found is not None and not (section.base_url or record.vendor_url):
+            lines.append(
+                f"  runtime {name}: no base_url, so its runs keep the host's network "
+                f"(set runtimes.{name}.base_url to hold them to the provider)"
+            )
+        for folder in (*record.state_paths(env), Path(str(home_of(config, name)))):
+            for login in LOGIN_FILES.get(name, ()):
+                if (folder / login).is_file():
+                    lines.append(
+                        f"  runtime {name}: its agent can read its own login ({folder / login})"
+                    )
+    for name, lane in config.lanes.items():
+        if lane.network == "open":
+            lines.append(
+                f'  lane {name}: network = "open": its agents reach any address, '
+                "not only the provider"
+                + ("" if found else " (and with no sandbox nothing else is held either)")
+            )
+    if problem:
+        lines.append(f"  REFUSED at start: {problem}")
+    return lines, problem is None
+
+
+def home_of(config: Config, runtime: str) -> Path:
+    return config.bot.workspaces.resolve() / AGENT_HOMES / runtime

@@ -52,7 +52,6 @@ from chatbot.store.sqlite_threads import BUSY_TIMEOUT_MS, Checkpointer, SqliteRe
 log = logging.getLogger(__name__)
 
 
-
 def _create_private(path: Path) -> None:
     """A new board file is the bot user's alone (0600): SQLite makes its WAL and
     shared-memory files with the database's mode, so they are too."""
@@ -61,6 +60,7 @@ def _create_private(path: Path) -> None:
     except FileExistsError:
         return
     os.close(fd)
+
 
 class SqliteDb(Db):
     engine = "sqlite"

@@ -1,0 +1,120 @@
+"""Which sandbox the configuration gives a run, and when the bot refuses to start
+without one (issue 32)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from chatbot.config import parse_config
+from chatbot.pipeline import sandboxing
+from runners.sandbox import Network
+from tests.board.test_config import MINIMAL
+
+GEMINI = """
+[runtimes.gemini]
+binary = "gemini"
+api_key_file = "gemini.key"
+[lanes.g]
+runtime = "gemini"
+model = "gemini-2.5-pro"
+iteration_limit = 10
+"""
+
+
+def config_of(tmp_path: Path, text: str, sandbox: str | None = None):
+    (tmp_path / "gemini.key").write_text("a-gemini-key-long-enough\n")
+    if sandbox is not None:
+        text = text.replace("[bot]\n", f'[bot]\nsandbox = "{sandbox}"\n', 1)
+    return parse_config(text, tmp_path / "bot.toml")
+
+
+@pytest.fixture
+def no_tool(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(sandboxing, "_installed_tool", lambda: None)
+
+
+@pytest.fixture
+def a_tool(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(sandboxing, "_installed_tool", lambda: "/usr/bin/bwrap")
+
+
+def test_gemini_writing_without_a_sandbox_tool_is_refused_naming_the_fix(
+    tmp_path: Path, no_tool: None
+) -> None:
+    problem = sandboxing.start_problem(config_of(tmp_path, MINIMAL + GEMINI))
+    assert problem is not None
+    assert "lane(s) g" in problem and "apt-get install bubblewrap" in problem
+    assert 'sandbox = "off"' in problem
+    # codex alone keeps its own sandbox: no refusal; `off` said on purpose: none either.
+    assert sandboxing.start_problem(config_of(tmp_path, MINIMAL)) is None
+    assert sandboxing.start_problem(config_of(tmp_path, MINIMAL + GEMINI, "off")) is None
+    lines, ok = sandboxing.check_lines(config_of(tmp_path, MINIMAL + GEMINI))
+    assert not ok and any("NONE: a writing run of it is refused" in line for line in lines)
+
+
+def test_bwrap_demanded_but_missing_is_refused(tmp_path: Path, no_tool: None) -> None:
+    problem = sandboxing.start_problem(config_of(tmp_path, MINIMAL, "bwrap"))
+    assert problem is not None and "bubblewrap is not installed" in problem
+
+
+def test_with_the_tool_nothing_is_refused_and_an_open_lane_is_said(
+    tmp_path: Path, a_tool: None
+) -> None:
+    text = MINIMAL.replace("iteration_limit = 10", 'iteration_limit = 10\nnetwork = "open"')
+    config = config_of(tmp_path, text + GEMINI)
+    assert sandboxing.start_problem(config) is None
+    lines, ok = sandboxing.check_lines(config)
+    assert ok
+    assert any('lane light: network = "open"' in line for line in lines)
+    assert any("no base_url, so its runs keep the host's network" in line for line in lines)
+
+
+def test_a_plan_hides_the_bots_own_things_and_shows_the_worktree(
+    tmp_path: Path, a_tool: None
+) -> None:
+    config = config_of(tmp_path, MINIMAL + GEMINI)
+    worktree = config.bot.workspaces / "card"
+    worktree.mkdir(parents=True)
+    home = config.bot.workspaces / ".agent-homes" / "gemini"
+    plan = sandboxing.plan(
+        config, runtime="gemini", cwd=worktree, writes=True, network="provider", home=home
+    )
+    assert plan is not None and plan.network is Network.PROVIDER
+    assert worktree.resolve() in plan.writable and home.resolve() in plan.writable
+    hidden = set(plan.hidden)
+    assert tmp_path.resolve() in hidden  # the configuration's folder
+    assert (tmp_path / "gemini.key").resolve() in hidden
+    assert config.bot.sqlite_file.resolve() in hidden
+    assert config.bot.workspaces.resolve() in hidden
+    reader = sandboxing.plan(
+        config, runtime="gemini", cwd=worktree, writes=False, network="open", home=home
+    )
+    assert worktree.resolve() in reader.readable and worktree.resolve() not in reader.writable
+    assert reader.network is Network.OPEN
+
+
+def test_chatbot_run_exits_2_when_a_lane_would_be_unconfined(tmp_path: Path) -> None:
+    config = config_of(tmp_path, MINIMAL + GEMINI)
+    (tmp_path / "bot.toml").write_text(MINIMAL + GEMINI)
+    assert config is not None
+    # A PATH without bwrap: only what the CLI itself needs.
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    for name in ("git", "sh"):
+        found = subprocess.run(["sh", "-c", f"command -v {name}"], capture_output=True, text=True)
+        (bin_dir / name).symlink_to(found.stdout.strip())
+    env = {**os.environ, "PATH": str(bin_dir)}
+    done = subprocess.run(
+        [sys.executable, "-m", "chatbot", "run", "--config", str(tmp_path / "bot.toml")],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 2, (done.stdout, done.stderr)
+    assert "apt-get install bubblewrap" in done.stderr
