@@ -114,14 +114,6 @@ def plan(
     )
 
 
-# Where each CLI keeps the login it made itself, in its state folders.
-LOGIN_FILES = {
-    "codex": ("auth.json",),
-    "openrouter": ("auth.json",),
-    "claude": (".credentials.json",),
-}
-
-
 def check_lines(config: Config) -> tuple[list[str], bool]:
     """What `chatbot check` says of the agents' sandbox; False when the bot would refuse
     to start."""
@@ -158,7 +150,7 @@ def check_lines(config: Config) -> tuple[list[str], bool]:
                 f"(set runtimes.{name}.base_url to hold them to the provider)"
             )
         for folder in (*record.state_paths(env), Path(str(home_of(config, name)))):
-            for login in LOGIN_FILES.get(name, ()):
+            for login in record.login_files:
                 if (folder / login).is_file():
                     lines.append(
                         f"  runtime {name}: its agent can read its own login ({folder / login})"

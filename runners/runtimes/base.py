@@ -376,6 +376,9 @@ class Runtime:
     #: It sandboxes the commands its agent runs by itself (codex: bubblewrap or Landlock;
     #: claude: it asks before anything outside its worktree); said by `chatbot check`.
     own_protection: str = ""
+    #: The files in its state folders where it keeps a login it made itself; its agent
+    #: can read them (said by `chatbot check`).
+    login_files: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         # Checked at import: a new runtime that forgets a grant fails at once, not in a review.

@@ -398,5 +398,6 @@ RUNTIME = Runtime(
     hand_over=hand_over,
     vendor_url="https://api.anthropic.com",
     state_paths=_state_paths,
+    login_files=(".credentials.json",),
     own_protection="asks before a command or a write outside its worktree",
 )

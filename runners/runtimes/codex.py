@@ -311,5 +311,6 @@ RUNTIME = Runtime(
     talking=codex_talk.talking(build_talk_argv),
     hand_over=hand_over,
     state_paths=state_paths,
+    login_files=("auth.json",),
     own_protection="its own sandbox (bubblewrap or Landlock) around every command it runs",
 )

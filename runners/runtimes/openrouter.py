@@ -102,5 +102,6 @@ RUNTIME = Runtime(
     hand_over=hand_over,
     vendor_url=BASE_URL,
     state_paths=codex.state_paths,
+    login_files=("auth.json",),
     own_protection="codex's own sandbox (bubblewrap or Landlock) around every command it runs",
 )
