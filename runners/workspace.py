@@ -18,6 +18,7 @@ import logging
 import re
 import shutil
 import weakref
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -43,6 +44,10 @@ _repo_locks: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[Path, asy
 
 class WorktreeTampered(WorkspaceError):
     """The worktree's `.git` link no longer names the folder the bot made for it."""
+
+
+class CommitRefused(WorkspaceError):
+    """The change holds what must not be committed (`commit_all(refuse=...)` said why)."""
 
 
 class NoChangesError(WorkspaceError):
@@ -258,12 +263,18 @@ async def head(worktree: Worktree) -> str | None:
 
 
 async def commit_all(
-    worktree: Worktree, message: str, *, author: tuple[str, str] | None = None
+    worktree: Worktree,
+    message: str,
+    *,
+    author: tuple[str, str] | None = None,
+    refuse: Callable[[str], str | None] | None = None,
 ) -> str:
     """Commit every change in the worktree; returns the new commit hash.
 
     `author` (name, email) is for hosts without a git identity; otherwise git's
-    own configuration decides.
+    own configuration decides. `refuse(staged diff)` may say why the change must not
+    be committed (it holds a secret): then nothing is committed, the change is left
+    unstaged in the worktree, and `CommitRefused` carries the reason.
     """
     if not message.strip():
         raise WorkspaceError("empty commit message")
@@ -274,6 +285,14 @@ async def commit_all(
     staged = await _in_worktree(worktree, "diff", "--cached", "--quiet", check=False)
     if staged.code == 0:
         raise NoChangesError(f"the run left no changes to commit in {worktree.branch}")
+    if refuse is not None:
+        diff = await _in_worktree(
+            worktree, "diff", "--cached", "--text", "--no-ext-diff", "--no-textconv", "--no-color"
+        )
+        reason = refuse(diff.out)
+        if reason:
+            await _in_worktree(worktree, "reset", "--quiet", check=False)
+            raise CommitRefused(reason)
     identity: list[str] = []
     if author is not None:
         identity = ["-c", f"user.name={author[0]}", "-c", f"user.email={author[1]}"]

@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from chatbot.domain.transitions import Action
+from chatbot.pipeline import redaction
 from chatbot.pipeline.context import JobContext, RunFailed
 from runners import prompts
 from runners.contracts import (
@@ -20,6 +21,7 @@ from runners.contracts import (
 from runners.contracts.markers import BUILDER_REPORT, COMMIT_MESSAGE, FIXER_QUESTION
 from runners.runtimes import RUNTIMES, Usage
 from runners.workspace import (
+    CommitRefused,
     NoChangesError,
     WorkspaceError,
     Worktree,
@@ -51,7 +53,7 @@ async def _commit_and_review(
     ctx: JobContext, worktree: Worktree, answer: BuilderAnswer, action: Action, **data: object
 ) -> None:
     """The wrapper commits what the agent changed; the review of that commit is queued."""
-    commit = await _commit(worktree, answer)
+    commit = await _commit(ctx, worktree, answer)
     await ctx.apply(
         action,
         reason=answer.commit_message.subject,
@@ -67,9 +69,24 @@ async def _commit_and_review(
     )
 
 
-async def _commit(worktree: Worktree, answer: BuilderAnswer) -> str:
+async def _commit(ctx: JobContext, worktree: Worktree, answer: BuilderAnswer) -> str:
+    redactor = redaction.of(ctx.config)
+
+    def holds_a_secret(diff: str) -> str | None:
+        keys = redactor.found(diff)
+        if not keys:
+            return None
+        return (
+            f"the change holds the value of the bot's secret {', '.join(keys)}; "
+            "/fix has the agent take it out"
+        )
+
     try:
-        return await commit_all(worktree, answer.commit_message.text(), author=BOT_AUTHOR)
+        return await commit_all(
+            worktree, answer.commit_message.text(), author=BOT_AUTHOR, refuse=holds_a_secret
+        )
+    except CommitRefused as error:
+        raise RunFailed(f"not committed: {error}") from None
     except NoChangesError:
         raise RunFailed(
             "the agent returned a commit message but changed no file; nothing to review"

@@ -22,7 +22,7 @@ from chatbot.board.files import StagedFiles
 from chatbot.config import Config, RuntimeSection
 from chatbot.domain import roles
 from chatbot.domain.transitions import Action
-from chatbot.pipeline import sandboxing
+from chatbot.pipeline import redaction, sandboxing
 from runners.process import ProcessLimits, default_base_env, process_identity
 from runners.profiles import AllowedProfiles
 from runners.runtimes import (
@@ -267,6 +267,7 @@ class JobContext:
                 self._talking = True
             conversation = self.talks.open(self)
         steers = 0
+        redactor = redaction.of(self.config)
         ticker = asyncio.create_task(self._progress(role, started, latest))
         try:
             result = await run_model(
@@ -276,7 +277,7 @@ class JobContext:
                 base_env=base_env,
                 previous_usage=previous_usage,
                 on_spawn=self._remember_process,
-                on_step=latest.append,
+                on_step=lambda step: latest.append(redactor.redact(step)),
                 conversation=conversation,
                 sandbox=sandbox,
             )
@@ -284,6 +285,8 @@ class JobContext:
             ticker.cancel()
             if conversation is not None and self.talks is not None:
                 steers = self.talks.close(self.job.id)
+        # Nothing the agent wrote carries a secret value on into posts, the store or git.
+        result = redactor.result(result)
         if result.failure and "binary not found" in result.failure:
             detail = f"{result.failure} (set runtimes.{profile.runtime}.binary)"
             result = _with_failure(result, detail)

@@ -21,6 +21,7 @@ from chatbot.board import talk as talk_store
 from chatbot.board.talk import first_line
 from chatbot.config import Config
 from chatbot.domain.roles import Role
+from chatbot.pipeline import redaction
 from runners.runtimes import ApprovalAsked, Conversation, Decision, Refused, Taken, Told
 
 log = logging.getLogger(__name__)
@@ -156,7 +157,7 @@ class LiveTalks:
     async def _decide(self, live: _Live, asked: ApprovalAsked) -> Decision:
         ctx = live.ctx
         role = ctx.role.name
-        command = asked.command[:MAX_ASKED_CHARS]
+        command = redaction.of(self.config).redact(asked.command)[:MAX_ASKED_CHARS]
         bot = self.config.bot
         if self.config.approvals(role) == "deny":
             reason = f'approvals are off for the {role} (roles.{role}.approvals = "deny")'
