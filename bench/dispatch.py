@@ -26,8 +26,14 @@ with synchronous=NORMAL), and the worker is woken through LISTEN/NOTIFY like a
 worker on another host would be: the /start is committed by a second store, not
 the worker's own.
 
+With `--sandbox both` (the default where bubblewrap is installed) each engine runs
+twice: agents unconfined, and each in its bubblewrap sandbox with the provider network
+(the bot's forwarder outside, the relay inside starting the CLI), as a lane with a
+`base_url` runs by default. The difference in "the child's first instruction" is what
+the sandbox adds to a spawn.
+
     .venv/bin/python bench/dispatch.py [--runs 200] [--cards 10000] [--warmup 5]
-        [--engine both|sqlite|postgresql]
+        [--engine both|sqlite|postgresql] [--sandbox both|on|off]
 """
 
 from __future__ import annotations
@@ -55,6 +61,7 @@ from chatbot.config import parse_config  # noqa: E402
 from chatbot.domain.phases import Phase  # noqa: E402
 from chatbot.domain.transitions import Action  # noqa: E402
 from chatbot.store import Db, Store  # noqa: E402
+from runners.sandbox import find_tool  # noqa: E402
 from tests.realservers.postgres import Postgres  # noqa: E402
 
 TARGET_P99_MS = 50.0
@@ -70,6 +77,7 @@ cat "$BENCH_DISPATCH_ANSWER"
 CONFIG = """
 [bot]
 owners = ["{owner}"]
+sandbox = "{sandbox}"
 database = "board.sqlite3"
 repo = "repo"
 workspaces = "workspaces"
@@ -77,6 +85,11 @@ workspaces = "workspaces"
 [runtimes.codex]
 binary = "{cli}"
 pass_env = ["BENCH_DISPATCH_STARTS", "BENCH_DISPATCH_ANSWER"]
+# In the sandbox: where the stand-in is, what it reads and writes; a provider to forward
+# to (never called: the stand-in answers by itself).
+read_paths = ["cli"]
+write_paths = ["out"]
+base_url = "http://127.0.0.1:9/v1"
 
 [lanes.light]
 runtime = "codex"
@@ -182,7 +195,7 @@ async def run_jobs(
     warmup: int,
     finished: dict[str, asyncio.Event],
     spawned: list[tuple[str, float]],
-    cli: str,
+    launchers: set[str],
     starts_file: Path,
 ) -> tuple[list[dict[str, float]], float]:
     """/start each card in turn and wait for its operator run to end; one sample per run."""
@@ -200,8 +213,10 @@ async def run_jobs(
             "ORDER BY id DESC LIMIT 1",
             (card.id,),
         )
-        assert job is not None and job["state"] == "done", dict(job or {})
-        mine = [t for program, t in spawned[before_spawns:] if program == cli]
+        if job is None or job["state"] != "done":
+            failed = await owner_board.card(slug)
+            raise SystemExit(f"{slug}: its run did not end well: {failed.failure_detail}")
+        mine = [t for program, t in spawned[before_spawns:] if program in launchers]
         assert len(mine) == 1, spawned[before_spawns:]
         child = float(starts_file.read_text().split()[index])
         if index >= warmup:
@@ -217,20 +232,29 @@ async def run_jobs(
 
 
 async def bench(
-    root: Path, runs: int, warmup: int, cards: int, database: str | None = None, password=None
+    root: Path,
+    runs: int,
+    warmup: int,
+    cards: int,
+    database: str | None = None,
+    password=None,
+    *,
+    sandbox: bool = False,
 ) -> dict:
     slugs = [f"run-{i:04d}" for i in range(runs + warmup)]
     repo = make_repo(root, slugs)
-    cli = root / "instant-codex"
+    (root / "cli").mkdir()
+    (root / "out").mkdir()
+    cli = root / "cli" / "instant-codex"
     cli.write_text(FAKE_CLI)
     cli.chmod(0o755)
-    starts_file = root / "starts.txt"
-    answer_file = root / "answer.jsonl"
+    starts_file = root / "out" / "starts.txt"
+    answer_file = root / "cli" / "answer.jsonl"
     answer_file.write_text(canned_answer())
     os.environ["BENCH_DISPATCH_STARTS"] = str(starts_file)
     os.environ["BENCH_DISPATCH_ANSWER"] = str(answer_file)
     config_path = root / "bot.toml"
-    text = CONFIG.format(owner=OWNER, cli=cli)
+    text = CONFIG.format(owner=OWNER, cli=cli, sandbox="bwrap" if sandbox else "off")
     if database is not None:
         text = text.replace(
             'database = "board.sqlite3"',
@@ -284,7 +308,15 @@ async def bench(
             if database is not None:
                 await store.wait_listening()
             samples, elapsed = await run_jobs(
-                owner_board, board, store, slugs, warmup, finished, spawned, str(cli), starts_file
+                owner_board,
+                board,
+                store,
+                slugs,
+                warmup,
+                finished,
+                spawned,
+                {str(cli), find_tool() or str(cli)},
+                starts_file,
             )
         finally:
             stop.set()
@@ -309,11 +341,12 @@ async def bench(
     }
 
 
-def report(engine: str, result: dict, warmup: int) -> None:
+def report(engine: str, result: dict, warmup: int, sandbox: bool = False) -> None:
     samples = result["samples"]
+    confined = "in the bubblewrap sandbox (provider network)" if sandbox else "unconfined"
     print(
-        f"dispatch on {engine}: {len(samples)} operator jobs one at a time on a board of "
-        f"{result['total']} cards ({warmup} warm-up runs not counted), "
+        f"dispatch on {engine}, agents {confined}: {len(samples)} operator jobs one at a "
+        f"time on a board of {result['total']} cards ({warmup} warm-up runs not counted), "
         f"{result['elapsed']:.1f} s in all"
     )
     print(f"{'from the job being queued to':34} {'p50':>9} {'p99':>9} {'max':>9}")
@@ -342,18 +375,28 @@ def main() -> None:
     parser.add_argument("--warmup", type=int, default=5)
     parser.add_argument("--cards", type=int, default=10_000)
     parser.add_argument("--engine", choices=("both", "sqlite", "postgresql"), default="both")
+    default = "both" if find_tool() else "off"
+    parser.add_argument("--sandbox", choices=("both", "on", "off"), default=default)
     args = parser.parse_args()
-    if args.engine == "both":
-        # One process per engine: the memory figures are each engine's own.
-        for engine in ("sqlite", "postgresql"):
-            argv = [sys.executable, __file__, "--engine", engine, "--runs", str(args.runs)]
-            argv += ["--warmup", str(args.warmup), "--cards", str(args.cards)]
-            subprocess.run(argv, check=True)
+    if args.sandbox == "on" and find_tool() is None:
+        parser.error("--sandbox on needs bubblewrap (apt-get install bubblewrap)")
+    if args.engine == "both" or args.sandbox == "both":
+        # One process per engine and sandbox: the memory figures are each one's own.
+        engines = ("sqlite", "postgresql") if args.engine == "both" else (args.engine,)
+        sandboxes = ("off", "on") if args.sandbox == "both" else (args.sandbox,)
+        for engine in engines:
+            for sandbox in sandboxes:
+                argv = [sys.executable, __file__, "--engine", engine, "--runs", str(args.runs)]
+                argv += ["--warmup", str(args.warmup), "--cards", str(args.cards)]
+                subprocess.run([*argv, "--sandbox", sandbox], check=True)
         return
+    sandbox = args.sandbox == "on"
     for engine in (args.engine,):
         with tempfile.TemporaryDirectory(prefix="bench-dispatch-") as tmp:
             if engine == "sqlite":
-                result = asyncio.run(bench(Path(tmp), args.runs, args.warmup, args.cards))
+                result = asyncio.run(
+                    bench(Path(tmp), args.runs, args.warmup, args.cards, sandbox=sandbox)
+                )
             else:
                 server = Postgres(durable=True).start()
                 try:
@@ -366,11 +409,12 @@ def main() -> None:
                             args.cards,
                             url,
                             server.password_file,
+                            sandbox=sandbox,
                         )
                     )
                 finally:
                     server.stop()
-        report(engine, result, args.warmup)
+        report(engine, result, args.warmup, sandbox)
 
 
 if __name__ == "__main__":

@@ -37,6 +37,7 @@ from functools import cache
 from pathlib import Path
 
 TOOL = "bwrap"
+ROOT = Path("/")
 # Where the provider forwarder's socket appears inside, and the relay's port there: the
 # sandbox has a network namespace of its own, so any port is free.
 SOCKET_INSIDE = "/run/intent-board/provider.sock"
@@ -98,6 +99,9 @@ def _rules(sandbox: Sandbox) -> list[tuple[Path, Show]]:
         rules.setdefault(each, Show.READ)
     for each in sandbox.writable:
         rules[each] = Show.WRITE
+    if ROOT in rules:
+        # Showing the root would show everything: no rule may.
+        raise SandboxError("the sandbox would show the whole file system (/)")
     for each in (*sandbox.hidden, *map(Path, SYSTEM_HIDDEN)):
         # A path both shown and hidden is hidden: a secret named by mistake stays out.
         rules[each] = Show.HIDE
@@ -218,7 +222,10 @@ def _prefixes(interpreter: Path) -> list[Path]:
     found = []
     for each in (interpreter, Path(os.path.realpath(interpreter))):
         folder = each.parent
-        found.append(folder.parent if folder.name == "bin" else folder)
+        prefix = folder.parent if folder.name == "bin" else folder
+        # /bin/bash's prefix would be the root: the system folders are shown anyway.
+        if len(prefix.parts) > 1:
+            found.append(prefix)
     return found
 
 

@@ -24,6 +24,7 @@ from chatbot.notify.notifier import Notifier
 from chatbot.notify.outbox import OutboxSender
 from chatbot.notify.reminders import Reminders
 from chatbot.notify.store_health import StoreHealthNotices
+from chatbot.pipeline import sandboxing
 from chatbot.store.kv import TransportState
 from chatbot.transports.base import (
     EventHandler,
@@ -241,6 +242,9 @@ async def serve(
     await bot.prepare()  # now that the room listens, recovered runs are reported there
     found = [(d.key, d.line()) for d in bot.config.deprecated]
     await deprecations.tell_owners(notifier, found)
+    await deprecations.tell_unconfined(
+        notifier, bot.config.bot.sandbox, sandboxing.without_protection(bot.config)
+    )
     board_web = await start_web(bot, transports, chat, metrics)
     metrics_listener = await start_metrics_listener(bot, metrics)
 

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from chatbot.notify.once import tell_once
 from chatbot.notify.talk import Poster
-from chatbot.store import kv
 
 TOLD_KEY = "config:deprecated_told"
 
@@ -18,14 +18,17 @@ TOLD_KEY = "config:deprecated_told"
 async def tell_owners(notifier: Poster, found: Sequence[tuple[str, str]]) -> bool:
     """`found`: (key, the line saying what replaces it) each. True when posted now."""
     keys = "\n".join(sorted(key for key, _ in found))
-    async with notifier.store.transaction() as db:
-        if await kv.get_value(db, TOLD_KEY) == keys:
-            return False
-        # Also when none are left: a key that comes back later is news again.
-        await kv.set_value(db, TOLD_KEY, keys)
-        if not found:
-            return False
-        lines = "\n".join(f"- {line}" for _, line in found)
-        body = notifier.t("config_deprecated", count=len(found), lines=lines)
-        await notifier.post(db, body, card=None, purpose="deprecated", mention_owners=True)
-    return True
+    # Also when none are left: a key that comes back later is news again.
+    lines = "\n".join(f"- {line}" for _, line in found)
+    body = notifier.t("config_deprecated", count=len(found), lines=lines) if found else None
+    return await tell_once(notifier, TOLD_KEY, keys, body, "deprecated")
+
+
+async def tell_unconfined(notifier: Poster, sandbox: str, lanes: Sequence[str]) -> bool:
+    """With `[bot] sandbox = "off"` the owners hear once that agents run unconfined,
+    naming the lanes with no protection of their own (issue 32)."""
+    body = None
+    if sandbox == "off":
+        body = notifier.t("config_sandbox_off", lanes=", ".join(lanes) or "-")
+    value = f"{sandbox}:{','.join(lanes)}"
+    return await tell_once(notifier, "config:sandbox_off_told", value, body, "sandbox_off")

@@ -37,6 +37,11 @@ def unprotected(config: Config) -> list[str]:
     runtime with no protection of its own (gemini's yolo)."""
     if config.bot.sandbox == "off" or tool(config) is not None:
         return []
+    return without_protection(config)
+
+
+def without_protection(config: Config) -> list[str]:
+    """The lanes whose CLI has no protection of its own."""
     return sorted(
         name
         for name, lane in config.lanes.items()

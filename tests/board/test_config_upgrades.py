@@ -128,6 +128,19 @@ async def test_the_owners_are_told_once_per_set_of_keys(notifier: Notifier) -> N
     assert len(await _posted(notifier)) == 3
 
 
+async def test_agents_without_a_sandbox_are_told_once(notifier: Notifier) -> None:
+    # issue 32: `[bot] sandbox = "off"` runs agents unconfined on purpose; the rooms hear
+    # it once, naming the lanes with no protection of their own, and again if it changes.
+    assert not await deprecations.tell_unconfined(notifier, "auto", ["g"])
+    assert await deprecations.tell_unconfined(notifier, "off", ["g"])
+    rows = await chat_store.pending(notifier.store.reader, "xmpp")
+    [told] = [row for row in rows if row.purpose == "sandbox_off"]
+    assert "without the bot's sandbox" in told.text and "protection of its own: g." in told.text
+    assert told.mentions == ("owner@example.org",)
+    assert not await deprecations.tell_unconfined(notifier, "off", ["g"])  # a restart
+    assert await deprecations.tell_unconfined(notifier, "off", ["g", "h"])
+
+
 async def test_the_notice_in_german(notifier: Notifier) -> None:
     notifier.locale = "de"
     assert await deprecations.tell_owners(notifier, [("roles.fixer.model", "…")])

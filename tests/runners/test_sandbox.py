@@ -114,3 +114,18 @@ def test_a_relative_program_is_refused(tmp_path: Path) -> None:
 
     with pytest.raises(SandboxError):
         wrap(["sh"], tmp_path, Sandbox(tool="/usr/bin/bwrap"))
+
+
+def test_a_shell_script_cli_does_not_show_the_root(tmp_path: Path) -> None:
+    from runners.sandbox import SandboxError, program_paths
+
+    script = tmp_path / "cli" / "agent"
+    script.parent.mkdir()
+    script.write_text("#!/bin/bash\necho hi\n")
+    script.chmod(0o755)
+    program, folders = program_paths(str(script), {"PATH": "/usr/bin:/bin"})
+    assert program == str(script)
+    assert Path("/") not in folders and script.parent in folders
+    assert TOOL is not None
+    with pytest.raises(SandboxError, match="whole file system"):
+        wrap(["/bin/true"], tmp_path, Sandbox(tool=TOOL, readable=(Path("/"),)))
