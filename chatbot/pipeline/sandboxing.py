@@ -160,6 +160,15 @@ def check_lines(config: Config) -> tuple[list[str], bool]:
                     lines.append(
                         f"  runtime {name}: its agent can read its own login ({folder / login})"
                     )
+    workspaces = config.bot.workspaces.resolve()
+    if Path("/tmp") in workspaces.parents and any(
+        RUNTIMES[name].hides_tmp for name in config.runtimes if name in RUNTIMES
+    ):
+        lines.append(
+            f"  workspaces {workspaces} lie under /tmp: codex's own sandbox mounts a fresh "
+            "/tmp over its commands and they would not find their worktree; move "
+            "[bot] workspaces elsewhere"
+        )
     for name, lane in config.lanes.items():
         if lane.network == "open":
             lines.append(

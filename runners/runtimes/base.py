@@ -379,6 +379,9 @@ class Runtime:
     #: The files in its state folders where it keeps a login it made itself; its agent
     #: can read them (said by `chatbot check`).
     login_files: tuple[str, ...] = ()
+    #: Its own sandbox mounts a fresh /tmp over the commands it runs: its home, and the
+    #: worktrees, must lie outside /tmp (`chatbot check` says so).
+    hides_tmp: bool = False
 
     def __post_init__(self) -> None:
         # Checked at import: a new runtime that forgets a grant fails at once, not in a review.

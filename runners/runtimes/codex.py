@@ -312,5 +312,6 @@ RUNTIME = Runtime(
     hand_over=hand_over,
     state_paths=state_paths,
     login_files=("auth.json",),
+    hides_tmp=True,
     own_protection="its own sandbox (bubblewrap or Landlock) around every command it runs",
 )

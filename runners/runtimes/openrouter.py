@@ -103,5 +103,6 @@ RUNTIME = Runtime(
     vendor_url=BASE_URL,
     state_paths=codex.state_paths,
     login_files=("auth.json",),
+    hides_tmp=True,
     own_protection="codex's own sandbox (bubblewrap or Landlock) around every command it runs",
 )

@@ -118,3 +118,11 @@ def test_chatbot_run_exits_2_when_a_lane_would_be_unconfined(tmp_path: Path) -> 
     )
     assert done.returncode == 2, (done.stdout, done.stderr)
     assert "apt-get install bubblewrap" in done.stderr
+
+
+def test_workspaces_under_tmp_are_named_for_codex(tmp_path: Path, a_tool: None) -> None:
+    text = MINIMAL.replace('repo = "repo"', 'repo = "repo"\nworkspaces = "/tmp/board-workspaces"')
+    lines, _ = sandboxing.check_lines(config_of(tmp_path, text))
+    assert any("lie under /tmp" in line for line in lines), lines
+    lines, _ = sandboxing.check_lines(config_of(tmp_path, MINIMAL))
+    assert not any("lie under /tmp" in line for line in lines)
