@@ -263,13 +263,29 @@ def git_paths(cwd: Path) -> tuple[Path, ...]:
     return (common, admin)
 
 
-def relay_argv(argv: Sequence[str]) -> list[str]:
-    """`argv` started by the relay, which first serves the provider on 127.0.0.1."""
+# The relay starts beside the CLI, not before it: Python's start-up (about 12 ms) would
+# otherwise be added to every spawn. It listens within milliseconds, while a CLI takes
+# far longer to start and send its first request (the real codex, claude and gemini in
+# tests/realcli all find it). It ends with the sandbox: when the CLI exits, the
+# sandbox's process namespace goes, and every process in it.
+RELAY_SHELL = (
+    'python="$1"; shift; '
+    '"$python" -I -S -c "$0" {socket} {port} </dev/null >/dev/null 2>&1 & exec "$@"'
+)
+
+
+@cache
+def _relay_source() -> str:
     from runners import sandbox_relay
 
-    source = Path(sandbox_relay.__file__).read_text(encoding="utf-8")
+    return Path(sandbox_relay.__file__).read_text(encoding="utf-8")
+
+
+def relay_argv(argv: Sequence[str]) -> list[str]:
+    """`argv` with the relay serving the provider on 127.0.0.1 beside it."""
     python = os.path.realpath(sys.executable)
-    return [python, "-I", "-S", "-c", source, SOCKET_INSIDE, str(RELAY_PORT), "--", *argv]
+    shell = RELAY_SHELL.format(socket=SOCKET_INSIDE, port=RELAY_PORT)
+    return ["/bin/sh", "-c", shell, _relay_source(), python, *argv]
 
 
 def relay_url(base_url: str) -> str:

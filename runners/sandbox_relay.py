@@ -1,11 +1,11 @@
-"""Runs inside the sandbox, before the agent CLI: the CLI's only way to its provider.
+"""Runs inside the sandbox, beside the agent CLI: the CLI's only way to its provider.
 
-    python -I -S -c <this file> SOCKET PORT -- PROGRAM ARGS...
+    python -I -S -c <this file> SOCKET PORT
 
-It listens on 127.0.0.1:PORT in the sandbox's own network namespace, starts the
-program with this process's stdin, stdout and stderr, and copies every connection to
-the Unix socket SOCKET, where the bot's forwarder (`runners.forwarder`) adds the key and
-talks to the provider. It exits with the program's status.
+It listens on 127.0.0.1:PORT in the sandbox's own network namespace and copies every
+connection to the Unix socket SOCKET, where the bot's forwarder (`runners.forwarder`)
+adds the key and talks to the provider. It serves until the sandbox ends
+(`runners.sandbox.relay_argv` starts it).
 
 It adds to every spawn, so it starts as little of Python as it can: no site packages
 (`-S`), and only built-in modules (`_socket`, `_thread`, `_signal`, `os`), whose
@@ -13,7 +13,6 @@ imports cost nothing; `socket`, `threading` and `subprocess` would import `enum`
 more, milliseconds before the program even starts.
 """
 
-import _signal
 import _socket
 import _thread
 import os
@@ -68,34 +67,17 @@ def _accept(listener, path):
 
 
 def main(argv):
-    if len(argv) < 4 or argv[2] != "--":
-        os.write(2, b"usage: relay SOCKET PORT -- PROGRAM ARGS...\n")
+    if len(argv) != 2:
+        os.write(2, b"usage: relay SOCKET PORT\n")
         return 2
-    path, port, program = argv[0], int(argv[1]), argv[3:]
-    # Listen before the program starts, so that its first request finds the relay.
+    path, port = argv[0], int(argv[1])
     listener = _socket.socket(_socket.AF_INET, _socket.SOCK_STREAM)
     listener.setsockopt(_socket.SOL_SOCKET, _socket.SO_REUSEADDR, 1)
     listener.bind(("127.0.0.1", port))
     listener.listen(64)
-    _thread.start_new_thread(_accept, (listener, path))
-    try:
-        pid = os.posix_spawn(program[0], program, os.environ)
-    except OSError as error:
-        os.write(2, f"sandbox: cannot start {program[0]}: {error.strerror}\n".encode())
-        return 127
-    # The bot ends the whole process group: a signal meant for the run reaches the
-    # program too, and the relay only waits for it.
-    for number in (_signal.SIGTERM, _signal.SIGINT, _signal.SIGHUP):
-        _signal.signal(number, lambda signum, frame: None)
-    while True:
-        try:
-            _, status = os.waitpid(pid, 0)
-            break
-        except InterruptedError:
-            continue
-    return os.waitstatus_to_exitcode(status) % 256
+    _accept(listener, path)
+    return 0
 
 
 if __name__ == "__main__":
-    sys.stdout.flush()
     os._exit(main(sys.argv[1:]))

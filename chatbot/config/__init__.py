@@ -23,7 +23,7 @@ from chatbot.config_file import NAME_RE, KeyProblem, describe, resolve_paths
 from chatbot.domain.budgets import Budgets
 from chatbot.domain.roles import BY_NAME as ROLES_BY_NAME
 from chatbot.domain.roles import ROLES, ProfileFrom
-from chatbot.secret_files import SecretFileError, check_secret_files
+from chatbot.secret_files import SecretFileError, check_secret_files, read_secret
 from chatbot.transports.networks import NETWORKS
 from runners.profiles import AllowedProfiles, LaneProfile
 from runners.runtimes.registry import RUNTIMES
@@ -157,6 +157,17 @@ class Config(Section):
         if self.web:
             found.update(self.web.metrics_tokens)
         return found
+
+    def secret_values(self) -> dict[str, str]:
+        """The value of each secret file, by the key that names it, read now (a rotated
+        file counts at once); one that cannot be read is left out (check says why)."""
+        values = {}
+        for key, path in self.secret_files().items():
+            try:
+                values[key] = read_secret(path)
+            except SecretFileError:
+                continue
+        return values
 
     def redacted(self) -> dict[str, Any]:
         """The effective configuration for printing: secret files by path, never by value."""

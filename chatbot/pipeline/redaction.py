@@ -15,7 +15,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 
 from chatbot.config import Config
-from chatbot.secret_files import SecretFileError, read_secret
 from runners.runtimes import RunResult
 
 MIN_CHARS = 6
@@ -52,12 +51,5 @@ class Redactor:
 
 def of(config: Config) -> Redactor:
     """The secrets the configuration names, read now (a rotated file counts at once)."""
-    values: dict[str, str] = {}
-    for key, path in config.secret_files().items():
-        try:
-            value = read_secret(path)
-        except SecretFileError:
-            continue  # said at load and by check; nothing to search for
-        if len(value) >= MIN_CHARS:
-            values[key] = value
-    return Redactor(values)
+    values = config.secret_values().items()
+    return Redactor({key: value for key, value in values if len(value) >= MIN_CHARS})
