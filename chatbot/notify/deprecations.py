@@ -25,10 +25,11 @@ async def tell_owners(notifier: Poster, found: Sequence[tuple[str, str]]) -> boo
 
 
 async def tell_unconfined(notifier: Poster, sandbox: str, lanes: Sequence[str]) -> bool:
-    """With `[bot] sandbox = "off"` the owners hear once that agents run unconfined,
-    naming the lanes with no protection of their own (issue 32)."""
+    """With `[bot] sandbox = "off"` and lanes whose CLI has no protection of its own
+    (gemini's yolo), the owners hear once that those agents run unconfined (issue 32);
+    codex and claude keep their own, and `chatbot check` says so."""
     body = None
-    if sandbox == "off":
+    if sandbox == "off" and lanes:
         body = notifier.t("config_sandbox_off", lanes=", ".join(lanes) or "-")
     value = f"{sandbox}:{','.join(lanes)}"
     return await tell_once(notifier, "config:sandbox_off_told", value, body, "sandbox_off")
