@@ -75,6 +75,10 @@ def scan(repo: Path) -> tuple[list[IntentFile], list[tuple[str, str]]]:
                     )
                 )
                 continue
+            if path.is_symlink():
+                # A link (an agent's commit, merged) could name any file of the host.
+                rejected.append((relative, "is a symbolic link; an intent must be a file"))
+                continue
             try:
                 text = path.read_text(encoding="utf-8")
             except (OSError, UnicodeDecodeError) as error:

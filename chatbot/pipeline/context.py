@@ -163,6 +163,10 @@ class JobContext:
         """(repository path, text) of the card's intent file; the text is untrusted data."""
         card = card or self.card
         path = card.source_path or f"docs/intent/{card.slug}.md"
+        root = self.repo.resolve()
+        if not (root / path).resolve().is_relative_to(root) or (self.repo / path).is_symlink():
+            # A link an agent committed could name a secret of the host: never sent on.
+            raise RunFailed(f"intent file {path} is a link; an intent must be a file")
         try:
             return path, (self.repo / path).read_text(encoding="utf-8")
         except FileNotFoundError:

@@ -71,3 +71,17 @@ async def test_missing_intent_folders_import_nothing(board: BoardService, tmp_pa
     empty = BoardService(board.store, tmp_path / "nowhere")
     report = await empty.import_cards()
     assert report.created == [] and report.rejected == []
+
+
+async def test_an_intent_that_is_a_link_is_refused_never_read(
+    board: BoardService, repo: Path, tmp_path: Path
+) -> None:
+    # An agent's merged commit could make an intent a link to a secret of the host
+    # (issue 32): its text would reach a title, a prompt and a provider.
+    secret = tmp_path / "xmpp-password"
+    secret.write_text("# hunter2-secret\n")
+    (repo / "docs" / "intent").mkdir(parents=True, exist_ok=True)
+    (repo / "docs" / "intent" / "leak.md").symlink_to(secret)
+    report = await board.import_cards()
+    assert "leak" not in report.created
+    assert "symbolic link" in dict(report.rejected)["docs/intent/leak.md"]
