@@ -136,7 +136,9 @@ async def test_agents_without_a_sandbox_are_told_once(notifier: Notifier) -> Non
     assert await deprecations.tell_unconfined(notifier, "off", ["g"])
     rows = await chat_store.pending(notifier.store.reader, "xmpp")
     [told] = [row for row in rows if row.purpose == "sandbox_off"]
-    assert "without the bot's sandbox" in told.text and "protection of its own either: g." in told.text
+    assert (
+        "without the bot's sandbox" in told.text and "protection of its own either: g." in told.text
+    )
     assert told.mentions == ("owner@example.org",)
     assert not await deprecations.tell_unconfined(notifier, "off", ["g"])  # a restart
     assert await deprecations.tell_unconfined(notifier, "off", ["g", "h"])
