@@ -121,7 +121,6 @@ def bot_config(
     model, effort = MODELS[cli]
     lines = [
         "[bot]",
-        'sandbox = "off"  # the scripted stand-ins read and write test files',
         f"owners = {json.dumps([x['accounts']['owner']['jid']])}",
         f"requesters = {json.dumps(list(requesters))}",
         'database = "board.sqlite3"',
