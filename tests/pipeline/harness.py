@@ -6,6 +6,7 @@ import json
 import os
 import subprocess
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -211,6 +212,7 @@ async def start(
     *,
     extra_config: str = "",
     monkeypatch,
+    edit: Callable[[str], str] = lambda text: text,
 ) -> Harness:
     repo = make_repo(root, intents)
     scenario = root / "scenario.json"
@@ -219,7 +221,7 @@ async def start(
     monkeypatch.setenv("FAKE_CLI_SCENARIO", str(scenario))
     monkeypatch.setenv("FAKE_CLI_STATE", str(root / "scenario.state.json"))
     monkeypatch.setenv("FAKE_CLI_LOG", str(log))
-    return await open_harness(root, repo, CONFIG.format(bin=BIN) + extra_config, log)
+    return await open_harness(root, repo, edit(CONFIG.format(bin=BIN)) + extra_config, log)
 
 
 async def open_harness(root: Path, repo: Path, text: str, log: Path) -> Harness:

@@ -6,7 +6,6 @@ and how to go on. The stand-in agents play the leaking agent."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import aiohttp
@@ -16,15 +15,12 @@ from chatbot.domain.phases import Phase
 from chatbot.domain.transitions import Action
 from chatbot.web import WebBoard, WebSettings
 from tests.pipeline.harness import (
-    BIN,
-    CONFIG,
     builder_answer,
     direct,
     git,
-    make_repo,
-    open_harness,
     operator_answer,
     review_answer,
+    start,
 )
 from tests.pipeline.room import open_room
 
@@ -38,19 +34,18 @@ OPERATE = {"match": "OPERATOR-DECISION", "answer": direct("light"), "repeat": Tr
 
 
 async def harness_with_a_secret(tmp_path: Path, monkeypatch, turns: list[dict], slug: str):
-    repo = make_repo(tmp_path, {slug: f"# {slug}\n\nDo it.\n"})
+    """The harness with one secret file in its configuration: claude's key."""
     (tmp_path / "claude.key").write_text(SECRET + "\n")
     (tmp_path / "claude.key").chmod(0o600)
-    scenario = tmp_path / "scenario.json"
-    scenario.write_text(json.dumps({"turns": turns}))
-    log = tmp_path / "calls.jsonl"
-    monkeypatch.setenv("FAKE_CLI_SCENARIO", str(scenario))
-    monkeypatch.setenv("FAKE_CLI_STATE", str(tmp_path / "scenario.state.json"))
-    monkeypatch.setenv("FAKE_CLI_LOG", str(log))
-    text = CONFIG.format(bin=BIN).replace(
-        "[runtimes.claude]\n", '[runtimes.claude]\napi_key_file = "claude.key"\n', 1
+    return await start(
+        tmp_path,
+        turns,
+        {slug: f"# {slug}\n\nDo it.\n"},
+        monkeypatch=monkeypatch,
+        edit=lambda text: text.replace(
+            "[runtimes.claude]\n", '[runtimes.claude]\napi_key_file = "claude.key"\n', 1
+        ),
     )
-    return await open_harness(tmp_path, repo, text, log)
 
 
 async def every_stored_text(h) -> str:

@@ -301,15 +301,9 @@ def assert_contained(world: World, model: ScriptedModel, listener: Listener, dig
     assert git(world.repo, "status", "--porcelain") == "", seen
 
 
-async def test_a_hostile_writer_is_contained_by_the_bots_sandbox(
-    cli, cli_bins, model, world: World, listener: Listener
-) -> None:
-    steps = hostile_steps(world, listener)
-    model.script(*(Shell(command) for _, command in steps), Say("Done trying."))
-    sandbox = world.sandbox(cli)
-    assert sandbox is not None
-    digest = world.db_digest()
-    request = run_request(
+def writer_request(world: World, cli: str, cli_bins, model: ScriptedModel):
+    """The builder's request in the card's worktree, with the home the bot gives it."""
+    return run_request(
         cli,
         cli_bins,
         model,
@@ -319,6 +313,17 @@ async def test_a_hostile_writer_is_contained_by_the_bots_sandbox(
         mode=Mode.WORKSPACE_WRITE,
         home=world.home,
     )
+
+
+async def test_a_hostile_writer_is_contained_by_the_bots_sandbox(
+    cli, cli_bins, model, world: World, listener: Listener
+) -> None:
+    steps = hostile_steps(world, listener)
+    model.script(*(Shell(command) for _, command in steps), Say("Done trying."))
+    sandbox = world.sandbox(cli)
+    assert sandbox is not None
+    digest = world.db_digest()
+    request = writer_request(world, cli, cli_bins, model)
     result = await run_model(
         cli, request, limits=LIMITS, base_env=world.base_env(cli), sandbox=sandbox
     )
@@ -356,16 +361,7 @@ async def test_without_the_sandbox_the_secret_does_reach_the_provider(
     model = models["codex"]
     world = worlds("codex")
     model.script(Shell(f"cat {world.secret_file}"), Say("Got it."))
-    request = run_request(
-        "codex",
-        cli_bins,
-        model,
-        world.root,
-        world.worktree,
-        "Build the card.",
-        mode=Mode.WORKSPACE_WRITE,
-        home=world.home,
-    )
+    request = writer_request(world, "codex", cli_bins, model)
     result = await run_model("codex", request, limits=LIMITS, base_env=world.base_env("codex"))
     assert result.ok, result.failure
     assert world.secret in model.seen[1].tool_results[-1], last_results(model)
@@ -407,16 +403,7 @@ async def test_a_hostile_run_the_bot_approves_is_still_contained(
     model.script(*(APPROVED[runtime](command) for _, command in steps), Say("Done trying."))
     approver = Approver()
     digest = world.db_digest()
-    request = run_request(
-        runtime,
-        cli_bins,
-        model,
-        world.root,
-        world.worktree,
-        "Build the card.",
-        mode=Mode.WORKSPACE_WRITE,
-        home=world.home,
-    )
+    request = writer_request(world, runtime, cli_bins, model)
     result = await run_model(
         runtime,
         request,

@@ -22,7 +22,7 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import proc
+from . import apt, proc
 
 USER = "chatbot"
 DATABASE = "chatbot"
@@ -41,22 +41,9 @@ def _bindir() -> Path | None:
 
 def ensure_installed() -> Path:
     """The folder with initdb and postgres; installs Debian's package when missing (root)."""
+    apt.install("postgresql", lambda: _bindir() is not None, "initdb")
     bindir = _bindir()
-    if bindir is not None:
-        return bindir
-    if os.geteuid() != 0:
-        raise RuntimeError(
-            "PostgreSQL is not installed and this is not root: run "
-            "`sudo apt-get update && sudo apt-get install -y postgresql` first"
-        )
-    env = dict(os.environ, DEBIAN_FRONTEND="noninteractive")
-    subprocess.run(["apt-get", "update"], check=True, env=env)
-    subprocess.run(
-        ["apt-get", "install", "-y", "--no-install-recommends", "postgresql"], check=True, env=env
-    )
-    bindir = _bindir()
-    if bindir is None:
-        raise RuntimeError("apt-get install postgresql finished but initdb is still missing")
+    assert bindir is not None
     return bindir
 
 

@@ -11,13 +11,12 @@ real room to run against.
 
 from __future__ import annotations
 
-import os
 import shutil
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
-from . import proc
+from . import apt, proc
 
 DOMAIN = "localhost"
 MUC_DOMAIN = "conference.localhost"
@@ -26,21 +25,11 @@ HIDDEN_MUC_DOMAIN = "hidden.localhost"
 
 def ensure_installed() -> None:
     """Install the Debian package when prosody is missing (root only)."""
-    if shutil.which("prosody") and shutil.which("prosodyctl"):
-        return
-    if os.geteuid() != 0:
-        raise RuntimeError(
-            "prosody is not installed and this is not root: run "
-            "`sudo apt-get update && sudo apt-get install -y prosody` (or "
-            "`sudo scripts/servers install`) first"
-        )
-    env = dict(os.environ, DEBIAN_FRONTEND="noninteractive")
-    subprocess.run(["apt-get", "update"], check=True, env=env)
-    subprocess.run(
-        ["apt-get", "install", "-y", "--no-install-recommends", "prosody"], check=True, env=env
+    apt.install(
+        "prosody",
+        lambda: bool(shutil.which("prosody") and shutil.which("prosodyctl")),
+        "`prosody` on PATH",
     )
-    if not shutil.which("prosody"):
-        raise RuntimeError("apt-get install prosody finished but `prosody` is still not on PATH")
 
 
 def _lua_str(value: str) -> str:
