@@ -22,6 +22,7 @@ from runners.runtimes.base import (
     Runtime,
     Usage,
     clean_detail,
+    last_line,
 )
 from runners.runtimes.progress import StepReader
 from runners.runtimes.registry import get_runtime
@@ -157,6 +158,17 @@ def _confined(
         raise RunnerError(f"the sandbox ({sandbox.tool}) cannot be made: {error}") from None
 
 
+def _sandbox_failure(sandbox: Sandbox, stderr: str) -> str | None:
+    """Why the sandbox itself did not start (bubblewrap says "bwrap: ..."), or None."""
+    said = last_line(stderr)
+    if not said.startswith(f"{Path(sandbox.tool).name}:"):
+        return None
+    return clean_detail(
+        f"the sandbox ({sandbox.tool}) could not start: {said}; `chatbot check` says what "
+        'this host allows, [bot] sandbox = "off" runs agents without it'
+    )
+
+
 def _redact(text: str, secrets: Mapping[str, str]) -> str:
     for value in secrets.values():
         text = text.replace(value, REDACTED)
@@ -289,6 +301,8 @@ async def run_model(
     )
     output = parse_output(process.stdout, previous_usage)
     failure = _failure(runtime, process, output, record.stderr_reason)
+    if failure and sandbox is not None and not process.stdout.strip():
+        failure = _sandbox_failure(sandbox, process.stderr_tail) or failure
     failure = _redact(failure, secrets) if failure else None
     result = RunResult(
         runtime=runtime,

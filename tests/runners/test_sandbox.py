@@ -129,3 +129,20 @@ def test_a_shell_script_cli_does_not_show_the_root(tmp_path: Path) -> None:
     assert TOOL is not None
     with pytest.raises(SandboxError, match="whole file system"):
         wrap(["/bin/true"], tmp_path, Sandbox(tool=TOOL, readable=(Path("/"),)))
+
+
+async def test_a_sandbox_tool_that_cannot_start_is_named_with_the_way_on(tmp_path: Path) -> None:
+    from runners.runtimes import Mode, RunRequest, run_model
+
+    fake = tmp_path / "bwrap"
+    fake.write_text('#!/bin/sh\necho "bwrap: setting up uid map: Permission denied" >&2\nexit 1\n')
+    fake.chmod(0o755)
+    stand_in = Path(__file__).resolve().parents[1] / "bin" / "codex"
+    request = RunRequest(
+        binary=str(stand_in), cwd=tmp_path, prompt="Build.", mode=Mode.WORKSPACE_WRITE
+    )
+    result = await run_model("codex", request, sandbox=Sandbox(tool=str(fake)))
+    assert not result.ok
+    assert result.failure is not None
+    assert f"the sandbox ({fake}) could not start" in result.failure
+    assert "setting up uid map" in result.failure and 'sandbox = "off"' in result.failure
