@@ -19,10 +19,11 @@ from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from chatbot.board import BoardService, Card, Job, RunRecord, StoreError, StoreUnwritable
 from chatbot.board.files import StagedFiles
-from chatbot.config import Config, RuntimeSection
+from chatbot.config import Config
 from chatbot.domain import roles
 from chatbot.domain.transitions import Action
 from chatbot.pipeline import redaction, sandboxing
+from chatbot.pipeline.run_records import Profile, run_record
 from runners.process import ProcessLimits, default_base_env, process_identity
 from runners.profiles import AllowedProfiles
 from runners.runtimes import (
@@ -80,20 +81,6 @@ class RunObserver(Protocol):
     ) -> None: ...
 
     async def run_finished(self, card: Card, record: RunRecord) -> None: ...
-
-
-@dataclass(frozen=True)
-class Profile:
-    runtime: str
-    model: str
-    reasoning_effort: str
-    timeout_s: float
-    idle_timeout_s: float
-    #: The effort the configuration sets ([lanes.*] or [roles.*]), before the operator's
-    #: choice or an escalation step changed it for the card.
-    configured_effort: str = ""
-    #: What the run's sandbox lets reach the network (`[lanes.*] network`).
-    network: str = "provider"
 
 
 @dataclass
@@ -295,43 +282,16 @@ class JobContext:
             detail = f"{result.failure} (set runtimes.{profile.runtime}.binary)"
             result = _with_failure(result, detail)
         output = result.output
-        cost, estimated = output.cost_usd, False
-        if cost is None and output.usage is not None:
-            cost = priced(runtime_config, output.usage)
-            estimated = cost is not None
-        record = RunRecord(
+        record = run_record(
             role=role,
-            runtime=profile.runtime,
-            configured_model=profile.model,
-            actual_model=output.model,
-            reasoning_effort=profile.configured_effort,
-            input_tokens=output.usage.input_tokens if output.usage else None,
-            cached_tokens=output.usage.cached_input_tokens if output.usage else None,
-            output_tokens=output.usage.output_tokens if output.usage else None,
-            cost_usd=cost,
-            cost_estimated=estimated,
-            duration_s=result.duration,
-            turns=output.turns,
-            outcome=(
-                "interrupted"
-                if output.interrupted and result.ok
-                else "ok"
-                if result.ok
-                else (result.failure or "failed")[:240]
-            ),
-            session_id=output.session_id,
-            job_id=self.job.id,
-            card_id=self.card.id,
+            profile=profile,
+            takes_effort=runtime.takes_effort,
+            runtime_config=runtime_config,
+            result=result,
+            job=self.job,
+            card=self.card,
             prompt=prompt if self.config.bot.keep_transcripts else None,
-            response=output.answer if self.config.bot.keep_transcripts else None,
-            created_at=started,
-            pipeline_run_id=self.card.pipeline_run_id,
-            # What the CLI was started with; None: its own default, or a CLI that takes
-            # none. No CLI reports the effort it ran with (codex's session log names it
-            # only when one is given).
-            actual_reasoning_effort=(profile.reasoning_effort or None)
-            if runtime.takes_effort
-            else None,
+            started=started,
         )
         if steers:
             record = replace(record, steers=steers)
@@ -411,16 +371,6 @@ class JobContext:
                 log.warning("run notice %s not written: %s", event, error)
             except Exception:  # a notice that cannot be written must not fail the run
                 log.exception("run observer failed on %s", event)
-
-
-def priced(runtime: RuntimeSection, usage: Usage) -> float | None:
-    """A run of a CLI that reports no cost: its tokens at the runtime's configured
-    prices (US dollars per million); None when no price is configured."""
-    prices = (runtime.usd_per_million_input_tokens, runtime.usd_per_million_output_tokens)
-    if prices == (None, None):
-        return None
-    per_in, per_out = (price or 0.0 for price in prices)
-    return (usage.input_tokens * per_in + usage.output_tokens * per_out) / 1_000_000
 
 
 def _with_failure(result: RunResult, failure: str) -> RunResult:

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from chatbot.config import ConfigError, load_config, parse_config
-from chatbot.pipeline.context import priced
+from chatbot.pipeline.run_records import priced
 from runners.runtimes import RUNTIMES, Usage
 
 ROOT = Path(__file__).resolve().parents[2]
