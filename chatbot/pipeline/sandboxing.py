@@ -130,6 +130,12 @@ def check_lines(config: Config) -> tuple[list[str], bool]:
             'sandbox: OFF on purpose ([bot] sandbox = "off"): every agent runs with the bot\'s '
             "own authority (its secrets, the board, the network)"
         )
+        for lane in without_protection(config):
+            runtime = config.lanes[lane].runtime
+            lines.append(
+                f"  lane {lane}: {runtime} has no protection of its own either: its agents "
+                "can do anything the bot's user can (the rooms are told once)"
+            )
     elif found is not None:
         lines.append(
             f"sandbox: bubblewrap ({found}): each agent sees its worktree, its CLI and its "

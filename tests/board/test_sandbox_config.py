@@ -52,7 +52,10 @@ def test_gemini_writing_without_a_sandbox_tool_is_refused_naming_the_fix(
     assert 'sandbox = "off"' in problem
     # codex alone keeps its own sandbox: no refusal; `off` said on purpose: none either.
     assert sandboxing.start_problem(config_of(tmp_path, MINIMAL)) is None
-    assert sandboxing.start_problem(config_of(tmp_path, MINIMAL + GEMINI, "off")) is None
+    off = config_of(tmp_path, MINIMAL + GEMINI, "off")
+    assert sandboxing.start_problem(off) is None
+    lines, ok = sandboxing.check_lines(off)
+    assert ok and any("lane g: gemini has no protection of its own either" in x for x in lines)
     lines, ok = sandboxing.check_lines(config_of(tmp_path, MINIMAL + GEMINI))
     assert not ok and any("NONE: a writing run of it is refused" in line for line in lines)
 
