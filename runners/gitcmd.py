@@ -7,12 +7,14 @@ repository, and the target repository's hooks see no tokens.
 
 from __future__ import annotations
 
+import shutil
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
 from runners.process import Outcome, ProcessLimits, default_base_env, run_process
 from runners.runtimes.base import RunnerError, clean_detail
+from runners.sandbox import Sandbox, SandboxError, wrap
 
 _GIT_LIMITS = ProcessLimits(timeout=300.0, idle_timeout=None, output_cap=16 * 1024 * 1024)
 
@@ -42,9 +44,20 @@ async def run_git(
     stdin: str = "",
     check: bool = True,
     env: Mapping[str, str] | None = None,
+    sandbox: Sandbox | None = None,
 ) -> GitResult:
+    """git with `args` in `cwd`; with a `sandbox`, inside it (the repository's hooks)."""
+    argv: list[str] = ["git", *args]
+    if sandbox is not None:
+        git = shutil.which("git")
+        if git is None:
+            raise WorkspaceError("git is not installed (binary not found: git)")
+        try:
+            argv = wrap([git, *args], cwd, sandbox)
+        except SandboxError as error:
+            raise WorkspaceError(f"the sandbox for git cannot be made: {error}") from None
     result = await run_process(
-        ("git", *args),
+        argv,
         cwd=cwd,
         stdin=stdin,
         base_env=_git_env(),

@@ -27,6 +27,7 @@ from runners.gitcmd import GitResult, WorkspaceError
 from runners.gitcmd import resolve as _rev
 from runners.gitcmd import run_git as _git
 from runners.runtimes.base import clean_detail
+from runners.sandbox import Sandbox
 
 log = logging.getLogger(__name__)
 
@@ -268,13 +269,17 @@ async def commit_all(
     *,
     author: tuple[str, str] | None = None,
     refuse: Callable[[str], str | None] | None = None,
+    run_hooks: bool = False,
+    hooks_sandbox: Sandbox | None = None,
 ) -> str:
     """Commit every change in the worktree; returns the new commit hash.
 
     `author` (name, email) is for hosts without a git identity; otherwise git's
     own configuration decides. `refuse(staged diff)` may say why the change must not
     be committed (it holds a secret): then nothing is committed, the change is left
-    unstaged in the worktree, and `CommitRefused` carries the reason.
+    unstaged in the worktree, and `CommitRefused` carries the reason. With `run_hooks`
+    the repository's commit hooks run (inside `hooks_sandbox` when given); without,
+    none runs.
     """
     if not message.strip():
         raise WorkspaceError("empty commit message")
@@ -297,9 +302,23 @@ async def commit_all(
     if author is not None:
         identity = ["-c", f"user.name={author[0]}", "-c", f"user.email={author[1]}"]
     # The message goes through stdin: it comes from a model and may be long or start with "-".
-    await _in_worktree(
-        worktree, *identity, "commit", "--quiet", "--no-verify", "--file=-", stdin=message
-    )
+    if not run_hooks:
+        await _in_worktree(
+            worktree, *identity, "commit", "--quiet", "--no-verify", "--file=-", stdin=message
+        )
+    else:
+        await _git(
+            worktree.path,
+            "-c",
+            "core.fsmonitor=false",
+            *identity,
+            "commit",
+            "--quiet",
+            "--file=-",
+            stdin=message,
+            env=_safe_env(worktree),
+            sandbox=hooks_sandbox,
+        )
     commit = await _rev_in(worktree, "HEAD")
     if commit is None:
         raise WorkspaceError("commit did not produce a HEAD")

@@ -15,7 +15,13 @@ from pydantic import Field, StringConstraints, ValidationError, model_validator
 
 from chatbot.config.agents import EscalationSection, LaneSection, RoleSection, RuntimeSection
 from chatbot.config.base import ConfigError, RuntimeName, Section
-from chatbot.config.bot import BotSection, ConsoleSection, DeploySection, WorkersSection
+from chatbot.config.bot import (
+    BotSection,
+    ConsoleSection,
+    DeploySection,
+    RepoSection,
+    WorkersSection,
+)
 from chatbot.config.chat import MatrixSection, XmppSection
 from chatbot.config.deprecated import Deprecated, set_aside
 from chatbot.config.web import WebSection
@@ -47,6 +53,7 @@ class Config(Section):
     roles: dict[Literal[ROLE_NAMES], RoleSection] = {}  # type: ignore[valid-type]
     escalation: EscalationSection = EscalationSection()
     deploy: DeploySection | None = None
+    repo: RepoSection = RepoSection()
     web: WebSection | None = None
     workers: WorkersSection = WorkersSection()
     # Where the file was read from; relative paths in it are resolved against it.

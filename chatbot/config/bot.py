@@ -149,6 +149,13 @@ class DeploySection(Section):
     timeout_s: int = Field(default=600, ge=1, le=24 * 3600)
 
 
+class RepoSection(Section):
+    # The repository's own git hooks on the bot's commits of an agent's work. Off: a
+    # hook is code anyone who could write the repository planted. On: they run in the
+    # agents' sandbox (no network, the repository's config and hooks read-only).
+    run_hooks: bool = False
+
+
 class WorkersSection(Section):
     # A running job's lease: a worker that stops renewing it (killed, host gone) loses
     # its jobs to the others after this long.

@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from chatbot.domain.transitions import Action
-from chatbot.pipeline import redaction
+from chatbot.pipeline import redaction, sandboxing
 from chatbot.pipeline.context import JobContext, RunFailed
 from runners import prompts
 from runners.contracts import (
@@ -82,8 +82,16 @@ async def _commit(ctx: JobContext, worktree: Worktree, answer: BuilderAnswer) ->
         )
 
     try:
+        hooks = ctx.config.repo.run_hooks
         return await commit_all(
-            worktree, answer.commit_message.text(), author=BOT_AUTHOR, refuse=holds_a_secret
+            worktree,
+            answer.commit_message.text(),
+            author=BOT_AUTHOR,
+            refuse=holds_a_secret,
+            run_hooks=hooks,
+            hooks_sandbox=(
+                sandboxing.for_hooks(ctx.config, worktree.path, worktree.admin) if hooks else None
+            ),
         )
     except CommitRefused as error:
         raise RunFailed(f"not committed: {error}") from None

@@ -189,3 +189,22 @@ def check_lines(config: Config) -> tuple[list[str], bool]:
 
 def home_of(config: Config, runtime: str) -> Path:
     return config.bot.workspaces.resolve() / AGENT_HOMES / runtime
+
+
+def for_hooks(config: Config, worktree: Path, admin: Path | None) -> Sandbox | None:
+    """The sandbox the repository's hooks run in on the bot's commit (`[repo] run_hooks`):
+    the worktree and what git writes of the repository (objects, refs, the worktree's
+    index), its config and hooks read-only, no network; None: no sandbox here."""
+    found = tool(config)
+    if found is None or admin is None:
+        return None
+    common = (admin / ".." / "..").resolve()
+    user_home = os.environ.get("HOME")
+    return Sandbox(
+        tool=found,
+        network=Network.PROVIDER,
+        readable=(common / "config", common / "hooks", admin / "config.worktree"),
+        writable=(worktree.resolve(), common, admin),
+        hidden=tuple(path for path in hidden_paths(config) if path != worktree.resolve()),
+        scratch=(Path(user_home).resolve(),) if user_home and user_home != "/" else (),
+    )

@@ -12,7 +12,8 @@ import pytest
 
 from chatbot.config import parse_config
 from chatbot.pipeline import sandboxing
-from runners.sandbox import Network
+from runners.sandbox import Network, find_tool
+from runners.workspace import commit_all, create_worktree
 from tests.board.test_config import MINIMAL
 
 GEMINI = """
@@ -129,3 +130,47 @@ def test_workspaces_under_tmp_are_named_for_codex(tmp_path: Path, a_tool: None) 
     assert any("lie under /tmp" in line for line in lines), lines
     lines, _ = sandboxing.check_lines(config_of(tmp_path, MINIMAL))
     assert not any("lie under /tmp" in line for line in lines)
+
+
+@pytest.mark.skipif(find_tool() is None, reason="bubblewrap (bwrap) is not installed")
+async def test_repository_hooks_run_in_the_sandbox_only_when_asked(tmp_path: Path) -> None:
+    # [repo] run_hooks: the hooks run, inside the agents' sandbox: the bot's secrets are
+    # out of sight, and the repository's config and hooks cannot be rewritten.
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    for args in (["init", "-q", "-b", "main"], ["commit", "-q", "--allow-empty", "-m", "init"]):
+        subprocess.run(
+            ["git", "-c", "user.name=t", "-c", "user.email=t@t", *args], cwd=repo, check=True
+        )
+    secret = tmp_path / "gemini.key"
+    seen = tmp_path / "hook-saw"
+    hook = repo / ".git" / "hooks" / "pre-commit"
+    hook.write_text(
+        "#!/bin/sh\n"
+        f"cat {secret} > {seen}.secret 2>/dev/null\n"
+        "echo '[core] hooksPath = /tmp' >> \"$(git rev-parse --git-common-dir)/config\" "
+        "2>/dev/null\n"
+        f"echo ran > hook-ran.txt\n"
+    )
+    hook.chmod(0o755)
+    config_before = (repo / ".git" / "config").read_text()
+    text = (
+        MINIMAL.replace('repo = "repo"', 'repo = "repo"\n') + GEMINI + "[repo]\nrun_hooks = true\n"
+    )
+    config = config_of(tmp_path, text)
+    tree = await create_worktree(repo, config.bot.workspaces, "card", "main")
+    (tree.path / "work.txt").write_text("work\n")
+    sandbox = sandboxing.for_hooks(config, tree.path, tree.admin)
+    assert sandbox is not None
+    await commit_all(tree, "Work", author=("t", "t@t"), run_hooks=True, hooks_sandbox=sandbox)
+    assert (tree.path / "hook-ran.txt").read_text() == "ran\n"  # it ran, in the worktree
+    assert (
+        not Path(f"{seen}.secret").exists()
+        or "a-gemini-key" not in Path(f"{seen}.secret").read_text()
+    )
+    assert (repo / ".git" / "config").read_text() == config_before
+    # Without run_hooks the same hook does not run at all.
+    (tree.path / "hook-ran.txt").unlink()
+    (tree.path / "more.txt").write_text("more\n")
+    await commit_all(tree, "More", author=("t", "t@t"))
+    assert not (tree.path / "hook-ran.txt").exists()
