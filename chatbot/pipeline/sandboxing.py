@@ -182,6 +182,9 @@ def check_lines(config: Config) -> tuple[list[str], bool]:
                 "not only the provider"
                 + ("" if found else " (and with no sandbox nothing else is held either)")
             )
+    if config.repo.run_hooks:
+        where = "in the sandbox" if found else "AS THE BOT (no sandbox)"
+        lines.append(f"  [repo] run_hooks: the repository's hooks run on the bot's commits {where}")
     if problem:
         lines.append(f"  REFUSED at start: {problem}")
     return lines, problem is None
