@@ -29,6 +29,7 @@ from typing import Any
 
 from chatbot.store.db import InstanceLock, StoreError
 from chatbot.store.postgres import INSTANCE_LOCK, redacted
+from chatbot.store.sqlite import create_private
 
 BUSY_TIMEOUT_MS = 10_000
 # Rows every new database has: not what "holds data" means.
@@ -62,6 +63,7 @@ def copy_sqlite(source: Path, dest: Path) -> None:
 
 
 def _backup_into(src: sqlite3.Connection, dest: Path) -> None:
+    create_private(dest)  # the bot user's alone from its first byte
     out = sqlite3.connect(dest)
     try:
         src.backup(out)
@@ -119,6 +121,7 @@ def restore_sqlite(backup: Path, path: Path) -> None:
     try:
         src = sqlite3.connect(f"file:{backup}?mode=ro", uri=True)
         try:
+            create_private(path)
             dest = _sqlite(path)
             try:
                 src.backup(dest)

@@ -52,7 +52,7 @@ from chatbot.store.sqlite_threads import BUSY_TIMEOUT_MS, Checkpointer, SqliteRe
 log = logging.getLogger(__name__)
 
 
-def _create_private(path: Path) -> None:
+def create_private(path: Path) -> None:
     """A new board file is the bot user's alone (0600): SQLite makes its WAL and
     shared-memory files with the database's mode, so they are too."""
     try:
@@ -182,7 +182,7 @@ class SqliteStore(Store):
     @classmethod
     async def open(cls, path: Path) -> SqliteStore:  # type: ignore[override]
         path.parent.mkdir(parents=True, exist_ok=True)
-        _create_private(path)
+        create_private(path)
         writer = await aiosqlite.connect(path, isolation_level=None)
         reader: SqliteReader | None = None
         try:
