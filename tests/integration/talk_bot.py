@@ -246,7 +246,9 @@ def as_the_person(cli: str, home: Path, worktree: Path) -> None:
         )
         return
     person = home / ".claude.json"
-    settings = json.loads(person.read_text())
+    # The bot's sandboxed run leaves the person's ~/.claude.json alone (only ~/.claude,
+    # its sessions, is the CLI's to keep): a person who used Claude Code has their own.
+    settings = json.loads(person.read_text()) if person.exists() else {}
     settings["hasCompletedOnboarding"] = True
     settings.setdefault("projects", {})[str(worktree)] = {"hasTrustDialogAccepted": True}
     settings["customApiKeyResponses"] = {"approved": [CLIS[cli].key[-20:]], "rejected": []}
