@@ -53,6 +53,8 @@ class Forwarding:
 
     socket: Path
     placeholders: Mapping[str, str]
+    #: A resolv.conf naming the relay's refusing name server (127.0.0.1).
+    resolv_conf: Path
 
 
 def _origin(base_url: str) -> str:
@@ -108,6 +110,8 @@ async def forwarding(base_url: str, keys: Mapping[str, str]) -> AsyncIterator[Fo
     swaps = {placeholders[name]: value for name, value in keys.items()}
     folder = Path(tempfile.mkdtemp(prefix="intent-board-provider-"))
     path = folder / "provider.sock"
+    resolv = folder / "resolv.conf"
+    resolv.write_text("nameserver 127.0.0.1\noptions attempts:1\n", encoding="utf-8")
     box: list[ClientSession] = []
     # Upstream reads may be long (a model thinking); the run's own watchdogs bound them.
     session = ClientSession(
@@ -119,7 +123,7 @@ async def forwarding(base_url: str, keys: Mapping[str, str]) -> AsyncIterator[Fo
         await runner.setup()
         site = web.UnixSite(runner, str(path))
         await site.start()
-        yield Forwarding(path, placeholders)
+        yield Forwarding(path, placeholders, resolv)
     finally:
         await runner.cleanup()
         await session.close()

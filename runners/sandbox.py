@@ -83,6 +83,8 @@ class Sandbox:
     provider_socket: Path | None = None
     #: Variables set inside the sandbox (HOME, TMPDIR, the relay's address).
     env: Mapping[str, str] = field(default_factory=dict)
+    #: Files of the bot's shown read-only at another path inside (a resolv.conf).
+    files: Mapping[Path, Path] = field(default_factory=dict)
 
 
 def find_tool(name: str = TOOL, path: str | None = None) -> str | None:
@@ -164,10 +166,23 @@ def wrap(argv: Sequence[str], cwd: Path, sandbox: Sandbox) -> list[str]:
         shown.append(path)
     if sandbox.provider_socket is not None:
         out += ["--bind", str(sandbox.provider_socket), SOCKET_INSIDE]
+        # Only for the relay's name refusal on port 53, in the sandbox's own network.
+        out += ["--cap-add", "CAP_NET_BIND_SERVICE"]
+    for inside, outside in sandbox.files.items():
+        out += ["--ro-bind", str(outside), str(_real_target(inside))]
     for name, value in sandbox.env.items():
         out += ["--setenv", name, value]
     out += ["--chdir", str(cwd), "--", *argv]
     return out
+
+
+def _real_target(path: Path) -> Path:
+    """Where a file the sandbox replaces really is: /etc/resolv.conf is often a link
+    into /run, which bubblewrap would not bind over."""
+    try:
+        return Path(os.path.realpath(path)) if path.is_symlink() else path
+    except OSError:
+        return path
 
 
 def program_paths(binary: str, env: Mapping[str, str]) -> tuple[str, tuple[Path, ...]]:

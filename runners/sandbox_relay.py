@@ -66,6 +66,27 @@ def _accept(listener, path):
         _thread.start_new_thread(_serve, (client, path))
 
 
+def _refuse_names():
+    """Answer every DNS question on 127.0.0.1:53 at once with "no such name".
+
+    The sandbox reaches no name server; a CLI that looks a name up anyway (codex: its
+    update and analytics hosts) would wait out its resolver's timeout, 5 s with musl,
+    before every exit. The sandbox's resolv.conf names 127.0.0.1, and this answers."""
+    server = _socket.socket(_socket.AF_INET, _socket.SOCK_DGRAM)
+    try:
+        server.bind(("127.0.0.1", 53))
+    except OSError:
+        return  # no CAP_NET_BIND_SERVICE: lookups wait out their timeout, as before
+    while True:
+        query, sender = server.recvfrom(512)
+        if len(query) < 12:
+            continue
+        # Same id, a response (QR), the question's opcode and RD kept, RA set,
+        # NXDOMAIN; the question echoed, no answers.
+        flags = bytes([0x80 | (query[2] & 0x79), 0x80 | 3])
+        server.sendto(query[:2] + flags + query[4:6] + b"\0\0\0\0\0\0" + query[12:], sender)
+
+
 def main(argv):
     if len(argv) != 2:
         os.write(2, b"usage: relay SOCKET PORT\n")
@@ -75,6 +96,7 @@ def main(argv):
     listener.setsockopt(_socket.SOL_SOCKET, _socket.SO_REUSEADDR, 1)
     listener.bind(("127.0.0.1", port))
     listener.listen(64)
+    _thread.start_new_thread(_refuse_names, ())
     _accept(listener, path)
     return 0
 

@@ -150,6 +150,7 @@ def _confined(
         readable=tuple(readable),
         writable=(*sandbox.writable, *state),
         provider_socket=forwarding.socket if forwarding else None,
+        files={Path("/etc/resolv.conf"): forwarding.resolv_conf} if forwarding else {},
         env={"TMPDIR": "/tmp", **sandbox.env},
     )
     try:

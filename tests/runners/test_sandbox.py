@@ -146,3 +146,41 @@ async def test_a_sandbox_tool_that_cannot_start_is_named_with_the_way_on(tmp_pat
     assert result.failure is not None
     assert f"the sandbox ({fake}) could not start" in result.failure
     assert "setting up uid map" in result.failure and 'sandbox = "off"' in result.failure
+
+
+async def test_a_name_lookup_in_the_provider_sandbox_is_refused_at_once(tmp_path: Path) -> None:
+    # codex (musl) looks up its update and analytics hosts; with no name server in reach
+    # each lookup waited 5 s before every exit. The relay answers "no such name" at once.
+    import sys
+
+    from runners.runtimes import Mode, RunRequest, run_model
+
+    worktree = tmp_path / "worktree"
+    worktree.mkdir()
+    cli = tmp_path / "cli" / "codex"
+    cli.parent.mkdir()
+    cli.write_text(
+        f"#!{sys.executable}\n"
+        "import socket, time\n"
+        "time.sleep(0.3)  # the relay starts beside the CLI\n"
+        "query = b'\\x12\\x34\\x01\\x00\\x00\\x01\\x00\\x00\\x00\\x00\\x00\\x00'\n"
+        "query += b'\\x07example\\x07invalid\\x00\\x00\\x01\\x00\\x01'\n"
+        "s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)\n"
+        "s.settimeout(2)\n"
+        "s.sendto(query, ('127.0.0.1', 53))\n"
+        "answer = s.recv(512)\n"
+        "open('dns.txt', 'w').write(answer[:4].hex())\n"
+    )
+    cli.chmod(0o755)
+    request = RunRequest(
+        binary=str(cli),
+        cwd=worktree,
+        prompt="Go.",
+        mode=Mode.WORKSPACE_WRITE,
+        base_url="http://127.0.0.1:9/v1",
+    )
+    assert TOOL is not None
+    sandbox = Sandbox(tool=TOOL, writable=(worktree,), readable=(cli.parent,))
+    await run_model("codex", request, sandbox=sandbox)
+    # The same id, a response with NXDOMAIN (rcode 3).
+    assert (worktree / "dns.txt").read_text() == "1234" + "81" + "83"
