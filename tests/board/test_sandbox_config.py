@@ -59,6 +59,10 @@ def test_gemini_writing_without_a_sandbox_tool_is_refused_naming_the_fix(
     assert ok and any("lane g: gemini has no protection of its own either" in x for x in lines)
     lines, ok = sandboxing.check_lines(config_of(tmp_path, MINIMAL + GEMINI))
     assert not ok and any("NONE: a writing run of it is refused" in line for line in lines)
+    # An open lane with no sandbox tool: said, with what that means.
+    text = MINIMAL.replace("iteration_limit = 10", 'iteration_limit = 10\nnetwork = "open"')
+    lines, ok = sandboxing.check_lines(config_of(tmp_path, text))
+    assert ok and any("nothing else is held either" in line for line in lines)
 
 
 def test_bwrap_demanded_but_missing_is_refused(tmp_path: Path, no_tool: None) -> None:
