@@ -23,7 +23,16 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from runners import profiles, remote
-from runners.gitcmd import GitResult, WorkspaceError
+from runners.git_guard import (
+    Worktree,
+    admin_folder,
+    in_worktree,
+    link_problem,
+    pending_text,
+    rev_in,
+    safe_env,
+)
+from runners.gitcmd import WorkspaceError
 from runners.gitcmd import resolve as _rev
 from runners.gitcmd import run_git as _git
 from runners.runtimes.base import clean_detail
@@ -63,72 +72,6 @@ class MergeConflictError(WorkspaceError):
         self.paths = paths
         listed = ", ".join(paths) if paths else "(git named no paths)"
         super().__init__(f"merging {revision} conflicts in: {listed}")
-
-
-@dataclass(frozen=True, slots=True)
-class Worktree:
-    slug: str
-    path: Path
-    branch: str
-    # Commits are pushed to the remote at once (workers on several hosts).
-    remote: bool = False
-    #: The worktree's own git folder in the repository (`.git/worktrees/<slug>`), found
-    #: from the repository's side: the bot's git steps use it, never the `.git` link
-    #: in the worktree, which the agent could rewrite.
-    admin: Path | None = None
-
-
-# The bot's own git steps in a worktree read nothing an agent could have planted: no
-# hooks, no fsmonitor command, and the git folder given, not found through `.git`.
-SAFE_OPTIONS = ("-c", "core.hooksPath=/dev/null", "-c", "core.fsmonitor=false")
-
-
-def _safe_env(worktree: Worktree) -> dict[str, str] | None:
-    if worktree.admin is None:
-        return None
-    return {"GIT_DIR": str(worktree.admin), "GIT_WORK_TREE": str(worktree.path)}
-
-
-async def _in_worktree(worktree: Worktree, *args: str, **options: object) -> GitResult:
-    return await _git(
-        worktree.path,
-        *SAFE_OPTIONS,
-        *args,
-        env=_safe_env(worktree),
-        **options,  # type: ignore[arg-type]
-    )
-
-
-async def _admin_folder(repo: Path, path: Path) -> Path:
-    """The git folder the repository keeps for the worktree at `path`, checked from the
-    repository's side (it names `path` back)."""
-    common = (await _git(repo, *SAFE_OPTIONS, "rev-parse", "--absolute-git-dir")).out.strip()
-    admin = Path(common) / "worktrees" / path.name
-    try:
-        back = (admin / "gitdir").read_text(encoding="utf-8").strip()
-    except OSError:
-        raise WorkspaceError(
-            f"the repository keeps no git folder for the worktree {path}"
-        ) from None
-    if Path(back) != path / ".git":
-        raise WorkspaceError(f"the repository's git folder {admin} belongs to {back}, not {path}")
-    return admin
-
-
-def link_problem(worktree: Worktree) -> str | None:
-    """Why the worktree's `.git` link is not the one the bot made, or None."""
-    link = worktree.path / ".git"
-    if not worktree.path.is_dir():
-        return "the worktree folder is gone (the run deleted it)"
-    if link.is_symlink() or not link.is_file():
-        return "its .git is no longer the link file git made (replaced by the run)"
-    try:
-        text = link.read_text(encoding="utf-8").strip()
-    except (OSError, UnicodeDecodeError):
-        return "its .git link cannot be read"
-    if worktree.admin is not None and text != f"gitdir: {worktree.admin}":
-        return f"its .git link was changed by the run (it names {clean_detail(text, 120)!r})"
-    return None
 
 
 @dataclass(frozen=True, slots=True)
@@ -212,11 +155,11 @@ async def create_worktree(
         if path in registered:
             if registered[path] != branch:
                 raise WorkspaceError(f"{path} is a worktree of another branch")
-            worktree = Worktree(slug, path, branch, shared, await _admin_folder(repo, path))
+            worktree = Worktree(slug, path, branch, shared, await admin_folder(repo, path))
             problem = link_problem(worktree)
             if problem is None:
-                if pushed is not None and await _rev_in(worktree, "HEAD") != pushed:
-                    await _in_worktree(worktree, "reset", "--quiet", "--hard", pushed)
+                if pushed is not None and await rev_in(worktree, "HEAD") != pushed:
+                    await in_worktree(worktree, "reset", "--quiet", "--hard", pushed)
                 return worktree
             # An earlier run broke it; its uncommitted changes are the agent's, untrusted:
             # the worktree is made anew from the branch's last commit.
@@ -233,7 +176,7 @@ async def create_worktree(
             if await _rev(repo, f"refs/heads/{target_branch}") is None:
                 raise WorkspaceError(f"target branch {target_branch!r} does not exist")
             await _git(repo, "worktree", "add", "-b", branch, str(path), target_branch)
-        admin = await _admin_folder(repo, path)
+        admin = await admin_folder(repo, path)
     log.info("worktree for %s at %s on %s", slug, path, branch)
     return Worktree(slug, path, branch, shared, admin)
 
@@ -245,13 +188,6 @@ def _remove_tree(path: Path) -> None:
         shutil.rmtree(path)
 
 
-async def _rev_in(worktree: Worktree, revision: str) -> str | None:
-    git = await _in_worktree(
-        worktree, "rev-parse", "--verify", "--quiet", f"{revision}^{{commit}}", check=False
-    )
-    return git.out.strip() if git.code == 0 else None
-
-
 async def sync_checkout(repo: Path, branch: str) -> None:
     """The main checkout at the remote's `branch` (intents and merges other hosts pushed)."""
     repo = _resolved(repo)
@@ -260,7 +196,7 @@ async def sync_checkout(repo: Path, branch: str) -> None:
 
 
 async def head(worktree: Worktree) -> str | None:
-    return await _rev_in(worktree, "HEAD")
+    return await rev_in(worktree, "HEAD")
 
 
 async def commit_all(
@@ -286,24 +222,22 @@ async def commit_all(
     problem = link_problem(worktree)
     if problem:
         raise WorktreeTampered(f"not committed: {problem}")
-    await _in_worktree(worktree, "add", "--all")
-    staged = await _in_worktree(worktree, "diff", "--cached", "--quiet", check=False)
+    if refuse is not None:
+        # Read before `git add`: a refused change must not leave its content in the
+        # repository's object store either.
+        reason = refuse(await pending_text(worktree))
+        if reason:
+            raise CommitRefused(reason)
+    await in_worktree(worktree, "add", "--all")
+    staged = await in_worktree(worktree, "diff", "--cached", "--quiet", check=False)
     if staged.code == 0:
         raise NoChangesError(f"the run left no changes to commit in {worktree.branch}")
-    if refuse is not None:
-        diff = await _in_worktree(
-            worktree, "diff", "--cached", "--text", "--no-ext-diff", "--no-textconv", "--no-color"
-        )
-        reason = refuse(diff.out)
-        if reason:
-            await _in_worktree(worktree, "reset", "--quiet", check=False)
-            raise CommitRefused(reason)
     identity: list[str] = []
     if author is not None:
         identity = ["-c", f"user.name={author[0]}", "-c", f"user.email={author[1]}"]
     # The message goes through stdin: it comes from a model and may be long or start with "-".
     if not run_hooks:
-        await _in_worktree(
+        await in_worktree(
             worktree, *identity, "commit", "--quiet", "--no-verify", "--file=-", stdin=message
         )
     else:
@@ -316,10 +250,10 @@ async def commit_all(
             "--quiet",
             "--file=-",
             stdin=message,
-            env=_safe_env(worktree),
+            env=safe_env(worktree),
             sandbox=hooks_sandbox,
         )
-    commit = await _rev_in(worktree, "HEAD")
+    commit = await rev_in(worktree, "HEAD")
     if commit is None:
         raise WorkspaceError("commit did not produce a HEAD")
     if worktree.remote:

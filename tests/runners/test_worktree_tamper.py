@@ -97,3 +97,29 @@ async def test_a_symlink_to_a_secret_is_committed_as_a_link_never_as_its_content
     blob = git(repo, "show", f"{commit}:leak")
     assert blob == str(secret)
     assert "hunter2" not in git(repo, "show", commit)
+
+
+async def test_a_refused_change_leaves_nothing_in_the_object_store(repo: Path, root: Path) -> None:
+    from runners.workspace import CommitRefused
+
+    secret = "hunter2-very-secret-value"
+    tree = await create_worktree(repo, root, "keyed", "main")
+    (tree.path / "settings.ini").write_text(f"key = {secret}\n")
+    (tree.path / "shared.txt").write_text(f"base\n{secret}\n")  # a tracked file too
+
+    def refuse(text: str) -> str | None:
+        return "holds the secret" if secret in text else None
+
+    with pytest.raises(CommitRefused, match="holds the secret"):
+        await commit_all(tree, "Keyed", refuse=refuse)
+    objects = subprocess.run(
+        ["git", "cat-file", "--batch-all-objects", "--batch"],
+        cwd=repo,
+        capture_output=True,
+        check=True,
+    ).stdout
+    assert secret.encode() not in objects
+    # Once the agent takes it out, the same worktree commits.
+    (tree.path / "settings.ini").write_text("key = from-the-environment\n")
+    (tree.path / "shared.txt").write_text("base\n")
+    assert await commit_all(tree, "Keyed", refuse=refuse)
