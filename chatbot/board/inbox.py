@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 from chatbot.board.budget import budget_stopped
 from chatbot.domain import ways
 from chatbot.domain.phases import Phase, child_success_phases
+from chatbot.domain.shown import visible
 from chatbot.domain.why import Hold, JobSnap, Snapshot, WorkerSnap, commands_for, hold
 from chatbot.store import cards as card_store
 from chatbot.store import chat as chat_store
@@ -125,7 +126,9 @@ async def inbox(board: BoardService, requester: str | None = None) -> list[Inbox
         slug = slug_of.get(talk.card_id, "-")
         found = ("👍", "/approve {slug}", "/deny {slug} <reason>")
         items.append(
-            InboxItem(Kind.APPROVAL, talk.created_at, slug, talk.text, ways=_fill(found, slug))
+            InboxItem(
+                Kind.APPROVAL, talk.created_at, slug, visible(talk.text), ways=_fill(found, slug)
+            )
         )
     for card_id, until, error, created_at in waiting:
         slug = slug_of.get(card_id, "-")

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 from chatbot.board.tx import BoardError, BoardTx
 from chatbot.domain.roles import BY_NAME as ROLES
+from chatbot.domain.shown import visible
 from chatbot.store import Store
 from chatbot.store import cards as card_store
 from chatbot.store import jobs as job_store
@@ -74,7 +75,7 @@ class Said:
 
 
 def first_line(text: str, limit: int = HISTORY_CHARS) -> str:
-    line = next((part.strip() for part in text.splitlines() if part.strip()), "")
+    line = next((part.strip() for part in visible(text).splitlines() if part.strip()), "")
     return line if len(line) <= limit else line[: limit - 1] + "…"
 
 

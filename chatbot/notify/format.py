@@ -13,6 +13,7 @@ import unicodedata
 import nh3
 from markdown_it import MarkdownIt
 
+from chatbot.domain.shown import visible
 from chatbot.transports.networks import formatted
 
 # Code points that attach to the one before: ZWJ, variation selectors, keycap, skin tones.
@@ -157,16 +158,16 @@ def usd(amount: float) -> str:
 #: How much of an asked command a chat message shows.
 SHOWN_CHARS = 400
 
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
 _BACKTICKS = re.compile(r"`+")
 
 
 def inert(text: str, limit: int = SHOWN_CHARS) -> str:
     """`text` as a code block no client renders as anything but text: an agent's
-    command (untrusted) in a chat message. Control characters become visible escapes,
+    command (untrusted) in a chat message. Invisible characters become visible escapes
+    (`chatbot.domain.shown`),
     the fence is longer than any run of backticks in it, and each `@` is followed by a
     zero-width space, so no client takes anything in it for markup or a mention."""
-    shown = _CONTROL.sub(lambda found: f"\\x{ord(found.group()):02x}", text)
+    shown = visible(text)
     shown = shown.replace("@", "@\u200b")
     shown = cut(shown, limit, " …")
     longest = max((len(run) for run in _BACKTICKS.findall(shown)), default=0)

@@ -7,6 +7,7 @@ from collections.abc import Sequence
 
 from chatbot.board import TalkRow
 from chatbot.board.hand_over import HandOver
+from chatbot.domain.shown import visible
 from chatbot.web.markup import Safe, iso, join, tag
 from chatbot.web.texts import Texts
 
@@ -29,8 +30,8 @@ def approvals(rows: Sequence[TalkRow], t: Texts) -> Safe:
                 who=row.actor or "-",
                 at=iso(row.created_at),
             ),
-            command=row.text,
-            cwd=t("approval_cwd", cwd=row.cwd or "-"),
+            command=visible(row.text),
+            cwd=t("approval_cwd", cwd=visible(row.cwd or "-")),
             reason=tag('<p class="reason">{r}</p>', r=row.reason) if row.reason else Safe(""),
         )
         for row in asked
