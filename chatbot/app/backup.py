@@ -67,6 +67,8 @@ def sha256(path: Path) -> str:
 
 
 def _unusable(folder: Path) -> str | None:
+    if folder.is_symlink() and not folder.exists():
+        return f"{folder} is a link to nothing; name a new or empty folder for the backup"
     if folder.exists() and not folder.is_dir():
         return f"{folder} is a file; name a new or empty folder for the backup"
     if folder.is_dir() and any(folder.iterdir()):

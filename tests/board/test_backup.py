@@ -184,6 +184,20 @@ async def test_backup_refuses_a_folder_that_is_not_empty(database: Any, tmp_path
     assert sorted(p.name for p in folder.iterdir()) == ["notes.txt"]
 
 
+async def test_backup_into_a_link_to_nothing_says_so_in_one_line(
+    database: Any, tmp_path: Path
+) -> None:
+    # Issue 33 point 7: it ended in a traceback (FileExistsError).
+    make_repo(tmp_path, INTENTS)
+    config = write_config(tmp_path, database)
+    folder = tmp_path / "backup"
+    folder.symlink_to(tmp_path / "nowhere")
+    done = await chatbot("backup", folder, "--config", config)
+    assert done.returncode == 1
+    assert "is a link to nothing" in done.stderr and len(done.stderr.strip().splitlines()) == 1
+    assert not (tmp_path / "nowhere").exists()
+
+
 @pytest.fixture
 async def backed_up(tmp_path: Path) -> tuple[Path, Path]:
     """A SQLite board backed up, and a fresh configuration to restore it into."""
