@@ -176,6 +176,10 @@ async def start_web(
     settings = web_settings(bot.config)
     if settings is None:
         return None
+    # Whoever is no longer an owner is signed out of the web board (issue 33).
+    ended = await bot.board.web_sessions.keep_only(bot.config.bot.owners)
+    if ended:
+        log.info("web board: %d session(s) of former owners ended", ended)
     board_web = WebBoard(
         bot.board,
         settings,

@@ -12,7 +12,7 @@ import contextlib
 import hashlib
 import secrets
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from chatbot.store import Store, StoreUnwritable
@@ -115,6 +115,12 @@ class WebSessions:
 
     async def of(self, identity: str) -> list[WebSession]:
         return await rows.of_identity(self.store.reader, identity, self.clock())
+
+    async def keep_only(self, owners: Sequence[str]) -> int:
+        """End the sessions of everyone who is no longer an owner (issue 33): a removed
+        owner's browser reads nothing more. How many ended."""
+        async with self.store.transaction() as db:
+            return await rows.revoke_all_but(db, owners, self.clock())
 
     async def revoke(self, identity: str, session_id: int | None = None) -> int:
         async with self.store.transaction() as db:

@@ -7,6 +7,7 @@ unexpired, so two browsers racing with the same link cannot both win.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from chatbot.store.db import Db, Row
@@ -99,6 +100,14 @@ async def revoke(db: Db, identity: str, now: float, session_id: int | None = Non
         sql += " AND id = ? AND signed_in_at IS NOT NULL AND expires_at > ?"
         params += (session_id, now)
     return await db.execute(sql, params)
+
+
+async def revoke_all_but(db: Db, identities: Sequence[str], now: float) -> int:
+    """End every session and unused link of anyone not among `identities`."""
+    sql = "UPDATE web_sessions SET revoked_at = ? WHERE revoked_at IS NULL"
+    if identities:
+        sql += f" AND identity NOT IN ({', '.join('?' * len(identities))})"
+    return await db.execute(sql, (now, *identities))
 
 
 TOUCH_SQL = "UPDATE web_sessions SET last_used_at = ? WHERE id = ?"

@@ -62,3 +62,18 @@ async def test_links_expire_and_revoking_ends_one_owners_sessions(board: BoardSe
     with pytest.raises(LinkRefused, match="revoked"):
         await sessions.sign_in(unused.token, "D")
     assert (await sessions.session(theirs.cookie)).identity == OTHER
+
+
+async def test_a_removed_owners_sessions_and_links_end(board: BoardService) -> None:
+    # Issue 33 point 2: the bot ends them at its start, when the owner list no longer
+    # names them (app/serve.py start_web).
+    sessions = board.web_sessions
+    kept = await sessions.sign_in((await sessions.issue(OWNER)).token, "A")
+    removed = await sessions.sign_in((await sessions.issue(OTHER)).token, "B")
+    unused = await sessions.issue(OTHER)
+    assert await sessions.keep_only([OWNER]) == 2
+    assert await sessions.session(removed.cookie) is None
+    with pytest.raises(LinkRefused, match="revoked"):
+        await sessions.sign_in(unused.token, "C")
+    assert (await sessions.session(kept.cookie)).identity == OWNER
+    assert await sessions.keep_only([OWNER]) == 0
