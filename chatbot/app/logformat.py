@@ -61,8 +61,10 @@ def setup(*, verbose: bool) -> None:
     """Text to standard error until the configuration says otherwise (`use`)."""
     logging.basicConfig(level=logging.DEBUG if verbose else logging.INFO, format=TEXT)
     # The chat libraries log raw traffic at DEBUG: SASL exchanges and access tokens
-    # included. Secrets are never logged, so they stay at INFO even with -v.
-    for noisy in ("slixmpp", "nio", "aiohttp"):
+    # included; the database drivers log statements with their parameters (a web
+    # session's CSRF token, issue 33). Secrets are never logged, so they stay at INFO
+    # even with -v.
+    for noisy in ("slixmpp", "nio", "aiohttp", "aiosqlite", "psycopg"):
         logging.getLogger(noisy).setLevel(logging.INFO)
 
 
