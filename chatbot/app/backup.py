@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import shutil
 import sys
 from datetime import UTC, datetime
@@ -167,7 +168,15 @@ def backup(config: Config, folder: Path) -> int:
         print(f"chatbot: {problem}", file=sys.stderr)
         return 1
     made = not folder.exists()
-    folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+    # Everything this command makes is the bot user's alone from its first byte (issue
+    # 33): the folder, the database copy and its journal, pg_dump's file, the config.
+    os.umask(0o077)
+    try:
+        folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+        folder.chmod(0o700)
+    except OSError as error:
+        print(f"chatbot: {folder}: {error.strerror or error}", file=sys.stderr)
+        return 1
     try:
         manifest = take(config, folder)
     except (StoreError, OSError) as error:

@@ -9,6 +9,7 @@ import json
 import os
 import secrets
 import sqlite3
+import stat
 import subprocess
 import sys
 from pathlib import Path
@@ -431,3 +432,20 @@ async def test_the_console_demo_backs_up_and_says_it_has_no_configuration_file(
     assert "no configuration file (none was read)" in made.stdout
     manifest = json.loads((tmp_path / "out" / "manifest.json").read_text())
     assert [entry["kind"] for entry in manifest["files"]] == ["database"]
+
+
+async def test_a_backup_into_an_open_folder_is_private_throughout(
+    database: Any, tmp_path: Path
+) -> None:
+    # Issue 33 point 4: the folder stayed 0755 and the files were 0644 until the end.
+    store, _board = await board_with_a_bit_of_everything(tmp_path / "live", database)
+    await store.close()
+    folder = tmp_path / "backup"
+    folder.mkdir(mode=0o755)
+    folder.chmod(0o755)
+    done = await chatbot("backup", folder, "--config", tmp_path / "live" / "bot.toml")
+    assert done.returncode == 0, done.stderr
+    assert stat.S_IMODE(folder.stat().st_mode) == 0o700
+    for path in folder.rglob("*"):
+        expected = 0o700 if path.is_dir() else 0o600
+        assert stat.S_IMODE(path.stat().st_mode) == expected, path
