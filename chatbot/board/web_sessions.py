@@ -17,6 +17,7 @@ from dataclasses import dataclass
 
 from chatbot.store import Store, StoreUnwritable
 from chatbot.store import web_sessions as rows
+from chatbot.store.chat import CREDENTIAL_PURPOSE  # noqa: F401 - the chat side posts with it
 from chatbot.store.web_sessions import WebSession
 
 LINK_VALID_S = 600.0

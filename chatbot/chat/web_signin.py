@@ -11,7 +11,7 @@ from __future__ import annotations
 import time
 
 from chatbot.board import BoardService
-from chatbot.board.web_sessions import LINK_VALID_S
+from chatbot.board.web_sessions import CREDENTIAL_PURPOSE, LINK_VALID_S
 from chatbot.chat.commands import Invocation
 from chatbot.chat.replies import Origin, Replies
 from chatbot.config import Config
@@ -86,4 +86,10 @@ class WebSignIn:
             return
         link = await sessions.issue(origin.actor)
         url = f"{web.public_url}{SIGN_IN_PATH}{link.token}"
-        await self.replies.say(event, "web_link", url=url, minutes=int(LINK_VALID_S // 60))
+        await self.replies.say(
+            event,
+            "web_link",
+            url=url,
+            minutes=int(LINK_VALID_S // 60),
+            purpose=CREDENTIAL_PURPOSE,
+        )

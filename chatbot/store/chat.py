@@ -142,6 +142,12 @@ async def pending(db: Db, transport: str, limit: int = 100) -> list[OutboxRow]:
     return [OutboxRow.from_row(r) for r in rows]
 
 
+# A post whose text is a credential (a /web sign-in link): kept only until delivered,
+# then replaced, so that neither the outbox nor a backup holds a usable link (issue 33).
+CREDENTIAL_PURPOSE = "signin_link"
+DELIVERED_CREDENTIAL = "(a one-time sign-in link was delivered here; it is not kept)"
+
+
 async def mark_sent(db: Db, row: OutboxRow, message_id: str) -> None:
     """Sent, and remembered as posted, in one step."""
     await db.execute(
@@ -149,6 +155,8 @@ async def mark_sent(db: Db, row: OutboxRow, message_id: str) -> None:
         "WHERE id = ?",
         (message_id, time.time(), row.id),
     )
+    if row.purpose == CREDENTIAL_PURPOSE:
+        await db.execute("UPDATE outbox SET text = ? WHERE id = ?", (DELIVERED_CREDENTIAL, row.id))
     await db.execute(
         "INSERT INTO chat_messages (transport, room, message_id, card_id, question_id, "
         "request_id, purpose, created_at, talk_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) "

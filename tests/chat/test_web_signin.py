@@ -10,6 +10,7 @@ import pytest
 
 from chatbot.config import parse_config
 from chatbot.store import Store
+from chatbot.store import chat as chat_store
 from tests.chat.conftest import MATRIX_OWNER, OWNER, REQUESTER, STRANGER, Env, dm, make_env, msg
 
 PUBLIC = "https://board.example.org/sub/"
@@ -114,3 +115,19 @@ async def test_sessions_are_listed_and_revoked_per_owner(web_env: Env) -> None:
 async def test_only_revoke_takes_a_number(web_env: Env) -> None:
     answer = await web_env.one(dm("/web sessions 2"))
     assert "Only /web revoke takes a number" in answer.text
+
+
+async def test_a_delivered_link_is_not_kept_in_the_outbox(web_env: Env) -> None:
+    # Issue 33 point 1: the reply with the full link stayed in outbox.text (and backups).
+    answer = await web_env.one(dm("/web"))
+    assert LINK.search(answer.text)
+    async with web_env.store.transaction() as db:
+        await chat_store.mark_sent(db, answer, "delivered-1")
+    found = await web_env.store.reader.fetchall(
+        "SELECT text FROM outbox WHERE text LIKE '%signin/%'"
+    )
+    assert found == []
+    [row] = await web_env.store.reader.fetchall(
+        "SELECT text FROM outbox WHERE id = ?", (answer.id,)
+    )
+    assert "sign-in link was delivered here" in row["text"]
