@@ -95,6 +95,17 @@ def _files(manifest: dict[str, Any], folder: Path, kind: str) -> list[Path]:
     return [folder / f["path"] for f in manifest["files"] if f["kind"] == kind]
 
 
+def _check_step(database: Path, manifest: dict[str, Any]) -> None:
+    """The schema step the database itself says, not only its manifest (issue 33)."""
+    step = store_backup.sqlite_step(database)
+    if step != manifest.get("schema_step") or step > LATEST:
+        raise Refused(
+            f"{database}: the database says schema step {step}, the manifest "
+            f"{manifest.get('schema_step')} (this bot knows up to {LATEST}): the backup was "
+            "altered; nothing was restored"
+        )
+
+
 def _check_target(config: Config, manifest: dict[str, Any], folder: Path, force: bool) -> None:
     sqlite = config.bot.sqlite_file
     engine = "sqlite" if sqlite is not None else "postgresql"
@@ -148,6 +159,8 @@ def restore(folder: Path, config_file: Path, *, force: bool) -> int:
             )
         _check_target(config, manifest, folder, force)
         database = _files(manifest, folder, "database")[0]
+        if manifest.get("engine") == "sqlite":
+            _check_step(database, manifest)
         if config.bot.sqlite_file is not None:
             store_backup.restore_sqlite(database, config.bot.sqlite_file)
         else:

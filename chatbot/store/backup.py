@@ -111,6 +111,18 @@ def sqlite_holds(path: Path) -> int:
         conn.close()
 
 
+def sqlite_step(path: Path) -> int:
+    """The schema step a SQLite file says it is at (its `user_version`), read only."""
+    try:
+        conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+        try:
+            return int(conn.execute("PRAGMA user_version").fetchone()[0])
+        finally:
+            conn.close()
+    except sqlite3.Error as error:
+        raise StoreError(f"{path}: {error}") from None
+
+
 def restore_sqlite(backup: Path, path: Path) -> None:
     """`backup` into `path` with the backup API; refused while a bot runs on `path`."""
     lock = InstanceLock(path)

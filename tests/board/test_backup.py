@@ -449,3 +449,27 @@ async def test_a_backup_into_an_open_folder_is_private_throughout(
     for path in folder.rglob("*"):
         expected = 0o700 if path.is_dir() else 0o600
         assert stat.S_IMODE(path.stat().st_mode) == expected, path
+
+
+async def test_restore_reads_the_schema_step_from_the_database_itself(
+    backed_up: tuple[Path, Path],
+) -> None:
+    # Issue 33 point 5: a database at a newer step with a refitted manifest was restored.
+    from chatbot.store.migrations import LATEST
+
+    folder, fresh = backed_up
+    database = folder / "board.sqlite3"
+    conn = sqlite3.connect(database)
+    conn.execute(f"PRAGMA user_version = {LATEST + 1}")
+    conn.commit()
+    conn.close()
+    manifest = json.loads((folder / "manifest.json").read_text())
+    data = database.read_bytes()
+    for entry in manifest["files"]:
+        if entry["path"] == "board.sqlite3":
+            entry["size"], entry["sha256"] = len(data), hashlib.sha256(data).hexdigest()
+    (folder / "manifest.json").write_text(json.dumps(manifest))
+    done = await chatbot("restore", folder, "--config", fresh)
+    assert done.returncode == 1, done.stdout
+    assert f"the database says schema step {LATEST + 1}" in done.stderr
+    assert not (fresh.parent / "board.sqlite3").exists()
