@@ -116,13 +116,21 @@ def _check_target(config: Config, manifest: dict[str, Any], folder: Path, force:
         )
     if sqlite is not None:
         rows, name = store_backup.sqlite_holds(sqlite), str(sqlite)
+        working = store_backup.sqlite_workers(sqlite)
     else:
         url, password = str(config.bot.database), config.bot.database_password_file
         rows, name = store_backup.postgres_holds(url, password), store_backup.redacted(url)
+        working = store_backup.postgres_workers(url, password)
     if rows and not force:
         raise Refused(
             f"the database {name} is not empty ({rows} rows); restoring replaces it: "
             "add --force to restore over it"
+        )
+    if working:
+        # Even with --force: a worker would go on with the board it had (issue 33).
+        raise Refused(
+            f"{len(working)} worker(s) run on {name}: {', '.join(working)}; stop every bot "
+            "and `chatbot worker` on it, then restore"
         )
     crypto = crypto_store(config)
     ours = _files(manifest, folder, "crypto_store")

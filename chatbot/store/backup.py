@@ -111,6 +111,41 @@ def sqlite_holds(path: Path) -> int:
         conn.close()
 
 
+_LIVE_WORKERS = "SELECT host, process FROM workers WHERE expires_at > {now}"
+
+
+def _named(rows: list[Any]) -> list[str]:
+    return [f"{host} ({process or 'no process named'})" for host, process in rows]
+
+
+def sqlite_workers(path: Path) -> list[str]:
+    """The workers whose lease on the board at `path` is alive: a restore must wait."""
+    if not path.exists() or path.stat().st_size == 0:
+        return []
+    conn = _sqlite(path)
+    try:
+        return _named(conn.execute(_LIVE_WORKERS.format(now=time.time())).fetchall())
+    except sqlite3.Error:
+        return []  # no workers table yet: nobody works on it
+    finally:
+        conn.close()
+
+
+def postgres_workers(url: str, password_file: Path | None) -> list[str]:
+    conn = _pg_connect(url, password_file)
+    try:
+        schema = _pg_target_schema(conn)
+        found = conn.execute(
+            "SELECT 1 FROM pg_tables WHERE schemaname = %s AND tablename = 'workers'", (schema,)
+        ).fetchone()
+        if found is None:
+            return []
+        sql = _LIVE_WORKERS.format(now=time.time()).replace("workers", f'"{schema}".workers')
+        return _named(conn.execute(sql).fetchall())
+    finally:
+        conn.close()
+
+
 def sqlite_step(path: Path) -> int:
     """The schema step a SQLite file says it is at (its `user_version`), read only."""
     try:

@@ -12,6 +12,7 @@ import sqlite3
 import stat
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +25,7 @@ from chatbot.domain.transitions import Action
 from chatbot.store import Store, kv
 from chatbot.store import chat as chat_store
 from chatbot.store import questions as question_store
+from chatbot.store import workers as worker_rows
 from tests.pipeline.harness import BIN, CONFIG, make_repo
 
 OWNER = "owner@example.org"
@@ -247,6 +249,13 @@ async def test_restore_over_a_board_needs_force(engine: str, database: Any, tmp_
         assert "not empty" in refused.stderr and "--force" in refused.stderr
         titles = await store.reader.fetchall("SELECT DISTINCT title FROM cards")
         assert [row[0] for row in titles] == ["changed after the backup"]
+        # The board's worker still holds its lease: even --force waits for it (issue 33).
+        working = await chatbot(
+            "restore", tmp_path / "backup", "--config", source / "bot.toml", "--force"
+        )
+        assert working.returncode == 1 and "worker(s) run on" in working.stderr
+        async with store.transaction() as db:
+            await worker_rows.stopped(db, ["before-the-backup"])  # as a bot that stopped
     finally:
         await store.close()
     forced = await chatbot(
@@ -473,3 +482,26 @@ async def test_restore_reads_the_schema_step_from_the_database_itself(
     assert done.returncode == 1, done.stdout
     assert f"the database says schema step {LATEST + 1}" in done.stderr
     assert not (fresh.parent / "board.sqlite3").exists()
+
+
+async def test_restore_refuses_while_a_worker_holds_a_lease_on_the_board(
+    backed_up: tuple[Path, Path],
+) -> None:
+    # Issue 33 point 6: --force went ahead while a `chatbot worker` ran on the file.
+    from chatbot.store.db import Store
+
+    folder, fresh = backed_up
+    target = fresh.parent / "board.sqlite3"
+    store = await Store.open(target)
+    try:
+        async with store.transaction() as db:
+            await db.execute(
+                "INSERT INTO workers (id, host, process, lanes, started_at, heartbeat_at, "
+                "expires_at) VALUES ('w1', 'host-b', '4242:1', '[]', 0, 0, ?)",
+                (time.time() + 600,),
+            )
+    finally:
+        await store.close()
+    done = await chatbot("restore", folder, "--config", fresh, "--force")
+    assert done.returncode == 1, done.stdout
+    assert "1 worker(s) run on" in done.stderr and "host-b (4242:1)" in done.stderr
