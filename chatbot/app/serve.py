@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 from chatbot.app import readiness
 from chatbot.app.startup import Running
 from chatbot.app.wiring import build_transports, destinations
+from chatbot.chat.authority import Authority
 from chatbot.chat.commands import NAMES
 from chatbot.domain import daily
 from chatbot.domain.quiet import QuietHours
@@ -177,9 +178,14 @@ async def start_web(
     if settings is None:
         return None
     # Whoever is no longer an owner is signed out of the web board (issue 33).
-    ended = await bot.board.web_sessions.keep_only(bot.config.bot.owners)
+    # Sessions name identities as chat does ("xmpp:a@b"), not as the config's list.
+    owners = sorted(str(owner) for owner in Authority.from_config(bot.config).owners)
+    ended = await bot.board.web_sessions.keep_only(owners)
     if ended:
         log.info("web board: %d session(s) of former owners ended", ended)
+    # A new token file signs every browser out, owners' sessions too (issue 33).
+    if rotated := await bot.board.web_sessions.keep_for_token(settings.token):
+        log.info("web board: the token changed; %d session(s) and sign-in link(s) ended", rotated)
     board_web = WebBoard(
         bot.board,
         settings,

@@ -10,12 +10,13 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import hmac
 import secrets
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from chatbot.store import Store, StoreUnwritable
+from chatbot.store import Store, StoreUnwritable, kv
 from chatbot.store import web_sessions as rows
 from chatbot.store.chat import CREDENTIAL_PURPOSE  # noqa: F401 - the chat side posts with it
 from chatbot.store.web_sessions import WebSession
@@ -27,10 +28,24 @@ TOUCH_EVERY_S = 60.0
 # 32 random bytes: 256 bits, well past guessing.
 TOKEN_BYTES = 32
 USER_AGENT_CHARS = 200
+# Which board token the sessions were made under: salted and stretched, so a copy of
+# the database does not help guess a short token.
+TOKEN_MARK_KEY = "web:token_mark"
+TOKEN_MARK_ROUNDS = 100_000
 
 
 def digest(secret: str) -> str:
     return hashlib.sha256(secret.encode()).hexdigest()
+
+
+def token_mark(token: str, salt: str) -> str:
+    stretched = hashlib.pbkdf2_hmac("sha256", token.encode(), salt.encode(), TOKEN_MARK_ROUNDS)
+    return f"{salt}${stretched.hex()}"
+
+
+def same_token(token: str, mark: str) -> bool:
+    salt, _, _ = mark.partition("$")
+    return hmac.compare_digest(token_mark(token, salt), mark)
 
 
 @dataclass(frozen=True)
@@ -123,6 +138,37 @@ class WebSessions:
         async with self.store.transaction() as db:
             return await rows.revoke_all_but(db, owners, self.clock())
 
+    async def keep_for_token(self, token: str) -> int:
+        """End every session and unused link when the board's token is not the one they
+        were made under (issue 33): rotating the token file signs every browser out,
+        owners' sessions too. How many ended; the first start after an upgrade only
+        notes the token."""
+        async with self.store.transaction() as db:
+            mark = await kv.get_value(db, TOKEN_MARK_KEY)
+            if mark is not None and same_token(token, mark):
+                return 0
+            ended = 0 if mark is None else await rows.revoke_all_but(db, (), self.clock())
+            await kv.set_value(db, TOKEN_MARK_KEY, token_mark(token, secrets.token_hex(16)))
+            return ended
+
+    async def everyone(self) -> list[WebSession]:
+        """Every owner's live session, for `/web sessions all`."""
+        return await rows.live(self.store.reader, self.clock())
+
     async def revoke(self, identity: str, session_id: int | None = None) -> int:
         async with self.store.transaction() as db:
             return await rows.revoke(db, identity, self.clock(), session_id)
+
+    async def revoke_any(self, session_id: int) -> WebSession | None:
+        """End one live session, whoever's it is (any owner may); the session ended."""
+        now = self.clock()
+        async with self.store.transaction() as db:
+            found = next((s for s in await rows.live(db, now) if s.id == session_id), None)
+            if found is None or not await rows.revoke(db, found.identity, now, session_id):
+                return None
+            return found
+
+    async def revoke_everyone(self) -> int:
+        """End every session and unused link of every owner (`/web revoke all`)."""
+        async with self.store.transaction() as db:
+            return await rows.revoke_all_but(db, (), self.clock())

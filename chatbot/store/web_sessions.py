@@ -89,6 +89,15 @@ async def of_identity(db: Db, identity: str, now: float) -> list[WebSession]:
     return [WebSession.from_row(row) for row in rows]
 
 
+async def live(db: Db, now: float) -> list[WebSession]:
+    rows = await db.fetchall(
+        f"SELECT {_COLUMNS} FROM web_sessions WHERE signed_in_at IS NOT NULL "
+        "AND revoked_at IS NULL AND expires_at > ? ORDER BY identity, id",
+        (now,),
+    )
+    return [WebSession.from_row(row) for row in rows]
+
+
 async def revoke(db: Db, identity: str, now: float, session_id: int | None = None) -> int:
     """End the identity's sessions and unused links (or one session); how many ended."""
     sql = "UPDATE web_sessions SET revoked_at = ? WHERE identity = ? AND revoked_at IS NULL"
@@ -104,10 +113,13 @@ async def revoke(db: Db, identity: str, now: float, session_id: int | None = Non
 
 async def revoke_all_but(db: Db, identities: Sequence[str], now: float) -> int:
     """End every session and unused link of anyone not among `identities`."""
-    sql = "UPDATE web_sessions SET revoked_at = ? WHERE revoked_at IS NULL"
+    sql = (
+        "UPDATE web_sessions SET revoked_at = ? WHERE revoked_at IS NULL "
+        "AND (expires_at > ? OR (signed_in_at IS NULL AND link_expires_at > ?))"
+    )
     if identities:
         sql += f" AND identity NOT IN ({', '.join('?' * len(identities))})"
-    return await db.execute(sql, (now, *identities))
+    return await db.execute(sql, (now, now, now, *identities))
 
 
 TOUCH_SQL = "UPDATE web_sessions SET last_used_at = ? WHERE id = ?"

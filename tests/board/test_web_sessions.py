@@ -77,3 +77,27 @@ async def test_a_removed_owners_sessions_and_links_end(board: BoardService) -> N
         await sessions.sign_in(unused.token, "C")
     assert (await sessions.session(kept.cookie)).identity == OWNER
     assert await sessions.keep_only([OWNER]) == 0
+
+
+async def test_a_new_board_token_ends_every_session_and_link(board: BoardService) -> None:
+    # Issue 33 point 3: sessions outlived the token file they were made under.
+    from chatbot.board.web_sessions import TOKEN_MARK_KEY
+    from chatbot.store import kv
+
+    sessions = board.web_sessions
+    signed = await sessions.sign_in((await sessions.issue(OWNER)).token, "A")
+    # The first start after an upgrade knows no earlier token: it only notes this one.
+    assert await sessions.keep_for_token("first token") == 0
+    mark = await kv.get_value(board.store.reader, TOKEN_MARK_KEY)
+    assert mark is not None and "first token" not in mark
+    assert await sessions.keep_for_token("first token") == 0
+    assert (await sessions.session(signed.cookie)).identity == OWNER
+    unused = await sessions.issue(OTHER)
+    assert await sessions.keep_for_token("second token") == 2
+    assert await sessions.session(signed.cookie) is None
+    with pytest.raises(LinkRefused, match="revoked"):
+        await sessions.sign_in(unused.token, "B")
+    # Back to the first one is a change too: sessions made under the second end.
+    again = await sessions.sign_in((await sessions.issue(OWNER)).token, "C")
+    assert await sessions.keep_for_token("first token") == 1
+    assert await sessions.session(again.cookie) is None
