@@ -97,7 +97,10 @@ def _files(manifest: dict[str, Any], folder: Path, kind: str) -> list[Path]:
 
 def _check_step(database: Path, manifest: dict[str, Any]) -> None:
     """The schema step the database itself says, not only its manifest (issue 33)."""
-    step = store_backup.sqlite_step(database)
+    if manifest.get("engine") == "sqlite":
+        step = store_backup.sqlite_step(database)
+    else:
+        step = store_backup.pg_dump_step(database)
     if step != manifest.get("schema_step") or step > LATEST:
         raise Refused(
             f"{database}: the database says schema step {step}, the manifest "
@@ -165,10 +168,10 @@ def restore(folder: Path, config_file: Path, *, force: bool) -> int:
                 f"{config_file} names secret files that are missing (a backup holds no "
                 f"secrets): {', '.join(missing)}; put them in place, then restore again"
             )
-        _check_target(config, manifest, folder, force)
+        # The backup is read whole before the target is looked at.
         database = _files(manifest, folder, "database")[0]
-        if manifest.get("engine") == "sqlite":
-            _check_step(database, manifest)
+        _check_step(database, manifest)
+        _check_target(config, manifest, folder, force)
         if config.bot.sqlite_file is not None:
             store_backup.restore_sqlite(database, config.bot.sqlite_file)
         else:

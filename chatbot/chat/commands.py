@@ -145,7 +145,8 @@ COMMANDS: tuple[Command, ...] = (
         "web",
         (
             Arg("what", ArgKind.CHOICE, optional=True, choices=WEB_CHOICES),
-            Arg("session", ArgKind.NUMBER, optional=True),
+            # A session's number or "all" (web_signin.py reads which).
+            Arg("which", ArgKind.WORD, optional=True),
         ),
         Access.OWNER,
         "web",

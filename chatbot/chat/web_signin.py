@@ -35,6 +35,20 @@ def _agent(user_agent: str | None) -> str:
     return text[:40]
 
 
+ALL = "all"
+_BAD = object()
+
+
+def _which(value: object) -> int | str | object | None:
+    """A session's number (`3`, `#3`), "all", None when not given, else _BAD."""
+    if value is None or value == ALL:
+        return value
+    digits = str(value).removeprefix("#")
+    if digits.isascii() and digits.isdigit() and 0 < int(digits) < 2**63:
+        return int(digits)
+    return _BAD
+
+
 class WebSignIn:
     board: BoardService
     replies: Replies
@@ -46,36 +60,18 @@ class WebSignIn:
             await self.replies.say(event, "web_direct_only", purpose="refusal")
             return
         what = invocation.text("what")
-        number = invocation.args.get("session")
-        if number is not None and what != "revoke":
-            await self.replies.say(event, "web_number_only_revoke", purpose="refusal")
+        which = _which(invocation.args.get("which"))
+        if which is _BAD or (what is None and which is not None):
+            await self.replies.say(event, "web_which", purpose="refusal")
             return
-        sessions = self.board.web_sessions
         if what == "sessions":
-            found = await sessions.of(origin.actor)
-            if not found:
-                await self.replies.say(event, "web_sessions_none")
+            if isinstance(which, int):
+                await self.replies.say(event, "web_number_only_revoke", purpose="refusal")
                 return
-            lines = "\n".join(
-                self.replies.text(
-                    "web_session_line",
-                    id=s.id,
-                    created=_when(s.signed_in_at),
-                    used=_when(s.last_used_at),
-                    agent=_agent(s.user_agent),
-                )
-                for s in found
-            )
-            await self.replies.say(event, "web_sessions", lines=lines)
+            await self._sessions(origin, everyone=which == ALL)
             return
         if what == "revoke":
-            if number is None:
-                count = await sessions.revoke(origin.actor)
-                await self.replies.say(event, "web_revoked", count=count)
-            elif await sessions.revoke(origin.actor, int(number)):
-                await self.replies.say(event, "web_revoked_one", id=number)
-            else:
-                await self.replies.say(event, "web_revoke_unknown", id=number, purpose="refusal")
+            await self._revoke(origin, which)
             return
         web = self.config.web if self.config is not None else None
         if web is None:
@@ -84,7 +80,7 @@ class WebSignIn:
         if not web.public_url:
             await self.replies.say(event, "web_no_url", purpose="refusal")
             return
-        link = await sessions.issue(origin.actor)
+        link = await self.board.web_sessions.issue(origin.actor)
         url = f"{web.public_url}{SIGN_IN_PATH}{link.token}"
         await self.replies.say(
             event,
@@ -93,3 +89,47 @@ class WebSignIn:
             minutes=int(LINK_VALID_S // 60),
             purpose=CREDENTIAL_PURPOSE,
         )
+
+    async def _sessions(self, origin: Origin, *, everyone: bool) -> None:
+        """Yours, or every owner's: any owner may see and end any session (issue 33), so
+        a lost phone's session can be ended by whoever notices first."""
+        sessions = self.board.web_sessions
+        found = await (sessions.everyone() if everyone else sessions.of(origin.actor))
+        if not found:
+            none = "web_sessions_all_none" if everyone else "web_sessions_none"
+            await self.replies.say(origin.event, none)
+            return
+        lines = "\n".join(
+            self.replies.text(
+                "web_session_line_all" if everyone else "web_session_line",
+                id=s.id,
+                identity=s.identity,
+                created=_when(s.signed_in_at),
+                used=_when(s.last_used_at),
+                agent=_agent(s.user_agent),
+            )
+            for s in found
+        )
+        await self.replies.say(
+            origin.event, "web_sessions_all" if everyone else "web_sessions", lines=lines
+        )
+
+    async def _revoke(self, origin: Origin, which: object) -> None:
+        sessions, event = self.board.web_sessions, origin.event
+        if which is None:
+            count = await sessions.revoke(origin.actor)
+            await self.replies.say(event, "web_revoked", count=count)
+        elif which == ALL:
+            count = await sessions.revoke_everyone()
+            await self.replies.say(event, "web_revoked_all", count=count)
+        else:
+            assert isinstance(which, int)
+            ended = await sessions.revoke_any(which)
+            if ended is None:
+                await self.replies.say(event, "web_revoke_unknown", id=which, purpose="refusal")
+            elif ended.identity == origin.actor:
+                await self.replies.say(event, "web_revoked_one", id=which)
+            else:
+                await self.replies.say(
+                    event, "web_revoked_other", id=which, identity=ended.identity
+                )

@@ -158,6 +158,28 @@ def sqlite_step(path: Path) -> int:
         raise StoreError(f"{path}: {error}") from None
 
 
+def pg_dump_step(dump: Path) -> int:
+    """The schema step a pg_dump file holds in its `chatbot_schema` row, read by
+    pg_restore itself (its data as text), not taken from the manifest."""
+    argv = ["pg_restore", "--data-only", "--table=chatbot_schema", "--file=-", str(dump)]
+    try:
+        done = subprocess.run(argv, capture_output=True, text=True, check=False)
+    except FileNotFoundError:
+        raise StoreError(
+            "pg_restore is not installed: install PostgreSQL's client tools "
+            "(Debian: apt-get install postgresql-client)"
+        ) from None
+    if done.returncode != 0:
+        raise StoreError(f"pg_restore cannot read {dump}: {_first(Exception(done.stderr))}")
+    lines = done.stdout.splitlines()
+    starts = [n for n, line in enumerate(lines) if line.startswith("COPY ") and "schema" in line]
+    rows = lines[starts[0] + 1 :] if starts else []
+    values = rows[: rows.index("\\.")] if "\\." in rows else []
+    if len(values) != 1 or not values[0].strip().isdigit():
+        raise StoreError(f"{dump} holds no schema step (its chatbot_schema table is missing)")
+    return int(values[0].strip())
+
+
 def restore_sqlite(backup: Path, path: Path) -> None:
     """`backup` into `path` with the backup API; refused while a bot runs on `path`."""
     lock = InstanceLock(path)

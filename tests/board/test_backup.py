@@ -505,3 +505,155 @@ async def test_restore_refuses_while_a_worker_holds_a_lease_on_the_board(
     done = await chatbot("restore", folder, "--config", fresh, "--force")
     assert done.returncode == 1, done.stdout
     assert "1 worker(s) run on" in done.stderr and "host-b (4242:1)" in done.stderr
+
+
+# Nobody's uid: a second local user who must not read the bot's board or config.
+OTHER_UID = 65534
+_PROBE = (
+    'folder="$1"; shift; ls -- "$folder" >/dev/null 2>&1 && echo "listed $folder"; '
+    'for path in "$@"; do cat -- "$path" >/dev/null 2>&1 && echo "read $path"; done; true'
+)
+
+
+def _as_another_user(folder: Path, paths: list[Path]) -> list[str]:
+    """What a second local user can do in `folder` now: list it, read each of `paths`."""
+    done = subprocess.run(
+        ["/bin/sh", "-c", _PROBE, "probe", str(folder), *map(str, paths)],
+        user=OTHER_UID,
+        group=OTHER_UID,
+        extra_groups=[],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return done.stdout.splitlines()
+
+
+@pytest.fixture
+def open_folder() -> Any:
+    """A folder every user can reach, as a shared /srv/backups would be (pytest's own
+    temporary folders are the bot user's alone, which would hide the fault)."""
+    import shutil
+    import tempfile
+
+    if os.geteuid() != 0:
+        pytest.skip("a child of another uid needs root to start it")
+    parent = Path(tempfile.mkdtemp(prefix="intent-board-backup-", dir="/var/tmp"))
+    parent.chmod(0o755)
+    try:
+        yield parent
+    finally:
+        shutil.rmtree(parent)
+
+
+async def test_another_user_reads_nothing_while_a_backup_is_written(
+    open_folder: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Issue 33 point 4, as the attacker saw it: a second local user opened board.sqlite3
+    # and config.toml while the backup was under way, before the final chmod.
+    from chatbot.app import backup as app_backup
+    from chatbot.store import backup as store_backup
+    from tests.conftest import Database
+
+    # The probe can read what is open to all: else an empty list below would prove nothing.
+    control = open_folder / "control.txt"
+    control.write_text("anyone may read this\n")
+    control.chmod(0o644)
+    assert _as_another_user(open_folder, [control]) == [
+        f"listed {open_folder}",
+        f"read {control}",
+    ]
+
+    store, _ = await board_with_a_bit_of_everything(
+        tmp_path / "live", Database(tmp_path / "live" / "board.sqlite3")
+    )
+    await store.close()
+    config_file = tmp_path / "live" / "bot.toml"
+    config = parse_config(config_file.read_text(), config_file)
+    folder = open_folder / "backup"
+    folder.mkdir()
+    folder.chmod(0o755)  # an existing empty folder, as the operator made it
+    seen: dict[str, list[str]] = {}
+
+    def everything() -> list[Path]:
+        return [folder / "board.sqlite3-journal", *sorted(folder.rglob("*"))]
+
+    copy_into = store_backup._backup_into
+
+    def copying(src: sqlite3.Connection, dest: Path) -> None:
+        # The database copy's first page is written, its journal open: mid-copy.
+        def progress(status: int, remaining: int, total: int) -> None:
+            seen.setdefault("copying", _as_another_user(folder, everything()))
+
+        store_backup.create_private(dest)
+        out = sqlite3.connect(dest)
+        try:
+            src.backup(out, pages=1, progress=progress)
+        finally:
+            out.close()
+        copy_into(src, dest)
+
+    real_sha256 = app_backup.sha256
+
+    def summing(path: Path) -> str:
+        # Every file is written; the manifest is next, the final chmod after it.
+        seen.setdefault("written", _as_another_user(folder, everything()))
+        return real_sha256(path)
+
+    monkeypatch.setattr(store_backup, "_backup_into", copying)
+    monkeypatch.setattr(app_backup, "sha256", summing)
+    umask = os.umask(0o022)  # an operator's usual one; the command sets its own
+    try:
+        assert app_backup.backup(config, folder) == 0
+    finally:
+        os.umask(umask)
+    assert set(seen) == {"copying", "written"}
+    assert seen == {"copying": [], "written": []}
+    assert (folder / "config.toml").is_file() and (folder / "board.sqlite3").is_file()
+
+
+async def test_restore_refuses_while_a_real_worker_runs_on_the_board(
+    backed_up: tuple[Path, Path],
+) -> None:
+    # Issue 33 point 6 with the process itself: `chatbot worker` on the target file.
+    from tests.child_output import Output, kill_tree
+
+    folder, fresh = backed_up
+    worker = await asyncio.create_subprocess_exec(
+        *(sys.executable, "-m", "chatbot", "worker", "--config", str(fresh)),
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.STDOUT,
+    )
+    try:
+        await Output(worker).said("worker ready on", 60)
+        done = await chatbot("restore", folder, "--config", fresh, "--force")
+        assert worker.returncode is None  # it was running all along
+    finally:
+        kill_tree(worker.pid)
+        await worker.wait()
+    assert done.returncode == 1, done.stdout
+    assert "1 worker(s) run on" in done.stderr
+    assert f"({worker.pid}:" in done.stderr  # its pid and start time name it
+    titles = sqlite3.connect(fresh.parent / "board.sqlite3").execute("SELECT count(*) FROM cards")
+    assert titles.fetchone() == (0,)  # the worker's board was not replaced
+
+
+async def test_restore_reads_the_step_of_either_engines_database_not_the_manifest(
+    engine: str, database: Any, tmp_path: Path
+) -> None:
+    # Issue 33 point 5 for both engines: pg_restore reads the dump's chatbot_schema row.
+    from chatbot.store.migrations import LATEST
+
+    source = tmp_path / "live"
+    store, _ = await board_with_a_bit_of_everything(source, database)
+    await store.close()
+    made = await chatbot("backup", tmp_path / "backup", "--config", source / "bot.toml")
+    assert made.returncode == 0, made.stderr
+    manifest_file = tmp_path / "backup" / "manifest.json"
+    manifest = json.loads(manifest_file.read_text())
+    assert manifest["schema_step"] == LATEST
+    manifest["schema_step"] = LATEST - 1  # as an older bot's backup would say
+    manifest_file.write_text(json.dumps(manifest))
+    done = await chatbot("restore", tmp_path / "backup", "--config", source / "bot.toml", "--force")
+    assert done.returncode == 1, done.stdout
+    assert f"the database says schema step {LATEST}, the manifest {LATEST - 1}" in done.stderr

@@ -8,7 +8,6 @@ the session's server for the logins, and a server of the test's own for the outa
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
 import os
 import re
@@ -16,8 +15,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-import psutil
-
+from tests.child_output import Output, kill_tree
 from tests.realservers.postgres import Postgres
 
 FAKE_CODEX = str(Path(__file__).resolve().parents[1] / "bin" / "codex")
@@ -93,41 +91,6 @@ def test_a_refused_login_names_the_password_key(tmp_path: Path, postgres: Postgr
     [line] = result.stderr.splitlines()
     assert 'password authentication failed for user "chatbot"' in line
     assert line.endswith(f"; check the password in bot.database_password_file ({wrong})"), line
-
-
-class Output:
-    """A child's output, line by line, for waiting on what it says."""
-
-    def __init__(self, process: asyncio.subprocess.Process):
-        self.process = process
-        self.lines: list[str] = []
-
-    async def said(self, pattern: str, timeout: float) -> str:
-        async with asyncio.timeout(timeout):
-            for line in self.lines:
-                if re.search(pattern, line):
-                    return line
-            assert self.process.stdout is not None
-            while raw := await self.process.stdout.readline():
-                self.lines.append(raw.decode())
-                if re.search(pattern, self.lines[-1]):
-                    return self.lines[-1]
-        raise AssertionError(f"the worker ended without {pattern!r}:\n{''.join(self.lines)}")
-
-    async def rest(self) -> str:
-        assert self.process.stdout is not None
-        self.lines.append((await self.process.stdout.read()).decode())
-        return "".join(self.lines)
-
-
-def kill_tree(pid: int) -> None:
-    """The worker and the agent runs it started (in process groups of their own)."""
-    with contextlib.suppress(psutil.NoSuchProcess):
-        processes = [psutil.Process(pid), *psutil.Process(pid).children(recursive=True)]
-        for process in processes:
-            with contextlib.suppress(psutil.NoSuchProcess):
-                process.kill()
-        psutil.wait_procs(processes, timeout=30)
 
 
 async def test_a_database_outage_is_one_line_per_failure(tmp_path: Path) -> None:

@@ -63,11 +63,12 @@ GOOD = [
     ("/deny login", "deny", {"slug": "login", "reason": None}),
     ("/deny login no network", "deny", {"slug": "login", "reason": "no network"}),
     ("/interrupt Login", "interrupt", {"slug": "login"}),
-    ("/web", "web", {"what": None, "session": None}),
-    ("/web sessions", "web", {"what": "sessions", "session": None}),
-    ("/web Revoke", "web", {"what": "revoke", "session": None}),
-    ("/web revoke 3", "web", {"what": "revoke", "session": 3}),
-    ("/web revoke #4", "web", {"what": "revoke", "session": 4}),
+    ("/web", "web", {"what": None, "which": None}),
+    ("/web sessions", "web", {"what": "sessions", "which": None}),
+    ("/web sessions ALL", "web", {"what": "sessions", "which": "all"}),
+    ("/web Revoke", "web", {"what": "revoke", "which": None}),
+    ("/web revoke 3", "web", {"what": "revoke", "which": "3"}),
+    ("/web revoke #4", "web", {"what": "revoke", "which": "#4"}),
     ("  /START   login  ", "start", {"slug": "login"}),
     ("/start\tlogin", "start", {"slug": "login"}),
 ]
@@ -107,8 +108,6 @@ BAD = [
     ("/deny", "deny", Problem.MISSING, "slug"),
     ("/answer login " + "x" * 5000, "answer", Problem.TOO_LONG, "x" * 5000),
     ("/web login", "web", Problem.BAD_CHOICE, "login"),
-    ("/web revoke x", "web", Problem.BAD_NUMBER, "x"),
-    ("/web revoke 0", "web", Problem.BAD_NUMBER, "0"),
     ("/web revoke 1 2", "web", Problem.TOO_MANY, "2"),
 ]
 # Every one-slug command: without its slug, with a bad one, with one word too many.

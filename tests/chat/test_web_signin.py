@@ -85,7 +85,7 @@ async def test_without_public_url_it_names_the_key_to_set(store: Store, tmp_path
     assert "Der Anmeldelink kann nicht erstellt werden" in (await german.said(dm("/web")))[0].text
 
 
-async def test_sessions_are_listed_and_revoked_per_owner(web_env: Env) -> None:
+async def test_sessions_are_listed_per_owner_and_revoke_ends_ones_own(web_env: Env) -> None:
     sessions = web_env.board.web_sessions
     mine = []
     for agent in ("Mozilla/5.0 (X11; Linux x86_64) Chrome/120.0 Safari/537.36", "Firefox/121.0"):
@@ -97,10 +97,6 @@ async def test_sessions_are_listed_and_revoked_per_owner(web_env: Env) -> None:
     assert f"#{mine[0]}: signed in" in listed and "Chrome (Linux)" in listed
     assert f"#{mine[1]}:" in listed and "Firefox" in listed
     assert f"#{their_session.session.id}" not in listed and "curl" not in listed
-    # Someone else's session number is not one of mine: nothing ends.
-    refused = await web_env.one(dm(f"/web revoke {their_session.session.id}"))
-    assert "no web session" in refused.text
-    assert await sessions.session(their_session.cookie) is not None
     assert "Ended web session" in (await web_env.one(dm(f"/web revoke {mine[0]}"))).text
     listed = (await web_env.one(dm("/web sessions"))).text
     assert f"#{mine[0]}:" not in listed and f"#{mine[1]}:" in listed
@@ -109,7 +105,61 @@ async def test_sessions_are_listed_and_revoked_per_owner(web_env: Env) -> None:
     assert "no web session" in (await web_env.one(dm("/web sessions"))).text
     with pytest.raises(Exception, match="revoked"):
         await sessions.sign_in(unused, "x")  # the unused link ended with them
+    # Plain /web revoke ends one's own only.
     assert await sessions.session(their_session.cookie) is not None
+
+
+async def test_any_owner_lists_and_ends_every_owners_session(web_env: Env) -> None:
+    # Issue 33 point 2: no remaining owner could end another owner's session.
+    sessions = web_env.board.web_sessions
+    link = LINK.search((await web_env.one(dm("/web"))).text).group(1)
+    mine = await sessions.sign_in(link, "Firefox/121.0")
+    theirs = await sessions.issue(str(MATRIX_OWNER))
+    their_session = await sessions.sign_in(theirs.token, "curl/8")
+    listed = (await web_env.one(dm("/web sessions all"))).text
+    assert listed.startswith("Every owner's web sessions:")
+    assert f"#{mine.session.id}: xmpp:owner@example.org, signed in" in listed
+    assert f"#{their_session.session.id}: matrix:@owner:example.org, signed in" in listed
+    ended = await web_env.one(dm(f"/web revoke #{their_session.session.id}"))
+    assert ended.text == (
+        f"Ended web session #{their_session.session.id} of matrix:@owner:example.org."
+    )
+    assert await sessions.session(their_session.cookie) is None
+    assert await sessions.session(mine.cookie) is not None
+    # An ended or unknown number ends nothing and says where to look.
+    again = await web_env.one(dm(f"/web revoke {their_session.session.id}"))
+    assert again.purpose == "refusal" and "/web sessions all" in again.text
+    unknown = await web_env.one(dm("/web revoke 999"))
+    assert "no live web session #999" in unknown.text
+    more = await sessions.issue(str(MATRIX_OWNER))  # an unused link ends too
+    everyone = await web_env.one(dm("/web revoke all"))
+    assert everyone.text == ("Ended 2 web session(s) and unused sign-in link(s) of every owner.")
+    assert await sessions.session(mine.cookie) is None
+    with pytest.raises(Exception, match="revoked"):
+        await sessions.sign_in(more.token, "x")
+    none = await web_env.one(dm("/web sessions all"))
+    assert none.text == "No owner has a web session. /web makes a sign-in link."
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["/web sessions mine", "/web revoke -1", "/web revoke alll", "/web revoke 0", "/web revoke x"],
+)
+async def test_a_bad_session_word_is_refused_with_the_usage(web_env: Env, text: str) -> None:
+    answer = await web_env.one(dm(text))
+    assert answer.purpose == "refusal"
+    assert answer.text.startswith("/web takes: nothing (a sign-in link), sessions [all]")
+    assert await rows(web_env) == []
+
+
+async def test_a_requester_cannot_list_or_end_sessions(web_env: Env) -> None:
+    sessions = web_env.board.web_sessions
+    link = await sessions.issue(str(OWNER))
+    signed = await sessions.sign_in(link.token, "Firefox/121.0")
+    for text in ("/web sessions all", f"/web revoke {signed.session.id}", "/web revoke all"):
+        answer = await web_env.one(dm(text, REQUESTER))
+        assert answer.text == "Only an owner may do that; nothing was changed."
+    assert await sessions.session(signed.cookie) is not None
 
 
 async def test_only_revoke_takes_a_number(web_env: Env) -> None:
