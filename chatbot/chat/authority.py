@@ -125,7 +125,8 @@ class RateLimiter:
     """A token bucket per sender: `capacity` commands at once, one more every `refill_s`.
 
     The sender is told once when limited (`take` returns "tell"), then further
-    commands are dropped silently until a token is free again.
+    commands are dropped silently until a token is free again. Only requesters meet it
+    (intake.py): owners are never limited.
     """
 
     capacity: int = 10
@@ -149,6 +150,14 @@ class RateLimiter:
             return "drop"
         bucket.told = True
         return "tell"
+
+    def wait_s(self, key: object) -> float:
+        """How long until `key` may send its next command."""
+        bucket = self._buckets.get(key)
+        if bucket is None:
+            return 0.0
+        tokens = bucket.tokens + (self.clock() - bucket.at) / self.refill_s
+        return max(0.0, (1 - tokens) * self.refill_s)
 
 
 @dataclass

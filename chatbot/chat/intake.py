@@ -159,6 +159,10 @@ class ChatIntake:
 
     @classmethod
     def from_config(cls, board: BoardService, config: Config, **options: object) -> ChatIntake:
+        limits = {
+            "rate_capacity": config.bot.rate_limit_burst,
+            "rate_refill_s": config.bot.rate_limit_refill_s,
+        }
         return cls(
             board,
             locale=config.bot.locale,
@@ -166,7 +170,7 @@ class ChatIntake:
             catch_up_max_age_s=config.bot.catch_up_max_age_s,
             prefixes=tuple(config.bot.command_prefixes),
             config=config,
-            **options,  # type: ignore[arg-type]
+            **(limits | options),  # type: ignore[arg-type]
         )
 
     def counts(self, sender: Identity | None) -> bool:
@@ -220,11 +224,15 @@ class ChatIntake:
                     event, "too_old", purpose="refusal", age=duration(age), limit=limit
                 )
                 return
-        # --- step 3: rate limit known senders (strangers cost one notice an hour) ---
-        taken = "ok" if event.at is not None else self.limiter.take(normal(event.sender))
+        # --- step 3: rate limit requesters (strangers cost one notice an hour) ---
+        # Owners are never limited: a flood guard must not silence the people who run
+        # the bot (issue 34). A caught-up burst is not a flood either.
+        limited = role is not Role.OWNER and event.at is None
+        taken = self.limiter.take(normal(event.sender)) if limited else "ok"
         if taken != "ok":
             if taken == "tell":
-                await self.replies.say(event, "rate_limited", purpose="refusal")
+                wait = duration(max(1.0, self.limiter.wait_s(normal(event.sender))))
+                await self.replies.say(event, "rate_limited", purpose="refusal", wait=wait)
             return
         # --- step 3b: the sending device must count (Matrix E2EE trust mode) ---
         if (device := untrusted_device(event)) is not None:

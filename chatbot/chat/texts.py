@@ -95,7 +95,7 @@ EN: dict[str, str] = {
     # --- authority ---
     "not_allowed": "You may not use this bot; nothing was changed.",
     "owners_only": "Only an owner may do that; nothing was changed.",
-    "rate_limited": "Too many commands; please wait a few seconds. Until then further commands are ignored.",
+    "rate_limited": "Too many commands: the next one is taken in {wait}. Until then I ignore your commands without another word.",
     "edit_ignored": "Edited messages are not executed; send the command again as a new message.",
     # --- end-to-end encryption (Matrix) ---
     "device_unverified": "Not run: your device {device} is not verified, and this bot takes commands only from verified devices. Verify it with the bot by emoji from your client (verify the bot's session; the bot shows its emoji in a direct message), or sign it with your cross-signing keys, and send the command again.",
@@ -320,7 +320,7 @@ DE: dict[str, str] = {
     # --- authority ---
     "not_allowed": "Keine Berechtigung für diesen Bot; nichts wurde geändert.",
     "owners_only": "Das darf nur ein Owner; nichts wurde geändert.",
-    "rate_limited": "Zu viele Befehle; bitte einige Sekunden warten. Bis dahin werden weitere Befehle ignoriert.",
+    "rate_limited": "Zu viele Befehle: der nächste wird in {wait} angenommen. Bis dahin ignoriere ich deine Befehle ohne weiteres Wort.",
     "edit_ignored": "Bearbeitete Nachrichten werden nicht ausgeführt; den Befehl bitte als neue Nachricht senden.",
     # --- Ende-zu-Ende-Verschlüsselung (Matrix) ---
     "device_unverified": "Nicht ausgeführt: Dein Gerät {device} ist nicht verifiziert, und dieser Bot nimmt Befehle nur von verifizierten Geräten an. Verifiziere es per Emoji-Vergleich mit dem Bot in deinem Client (die Sitzung des Bots verifizieren; der Bot zeigt seine Emoji in einer Direktnachricht) oder signiere es mit deinen Cross-Signing-Schlüsseln und sende den Befehl erneut.",

@@ -68,6 +68,10 @@ class BotSection(Section):
     max_open_approvals: int = Field(default=5, ge=1, le=100)
     # Commands sent while the bot was away run when it is back, unless older than this.
     catch_up_max_age_s: int = Field(default=3600, ge=0, le=30 * 86400)
+    # A requester's commands: this many at once, then one more every refill. Owners (and
+    # the console) are never limited: the people who run the bot are always answered.
+    rate_limit_burst: int = Field(default=10, ge=1, le=100_000)
+    rate_limit_refill_s: float = Field(default=3.0, ge=0.01, le=3600.0)
     # An operator's split is posted as a plan and waits for an owner's approval
     # (👍, /confirm or "yes") before any child card exists.
     confirm_splits: bool = False

@@ -7,10 +7,12 @@ from pathlib import Path
 import pytest
 
 from chatbot.chat import ChatIntake
+from chatbot.chat.authority import Authority
 from chatbot.chat.commands import BY_NAME
 from chatbot.domain.phases import Kind, Phase
 from chatbot.store import Store, telemetry
 from chatbot.store.telemetry import RunRecord
+from chatbot.transports.base import Identity
 
 from .conftest import (
     MATRIX_OWNER,
@@ -329,21 +331,38 @@ async def test_requester_may_look_but_not_act(env: Env) -> None:
     assert await env.phase("login") is Phase.PLANNED
 
 
-async def test_rate_limit_tells_once_then_drops(env: Env) -> None:
+async def test_a_requester_is_limited_told_once_with_the_wait_then_dropped(env: Env) -> None:
     for _ in range(10):
-        assert len(await env.said(msg("/runs"))) == 1
-    row = await env.one(msg("/runs"))
-    assert row.purpose == "refusal" and "Too many" in row.text
-    assert await env.said(msg("/runs")) == []
+        assert len(await env.said(msg("/runs", REQUESTER))) == 1
+    row = await env.one(msg("/runs", REQUESTER))
+    assert row.purpose == "refusal"
+    assert row.text == (
+        "Too many commands: the next one is taken in 3s. Until then I ignore your commands "
+        "without another word."
+    )
+    assert await env.said(msg("/runs", REQUESTER)) == []
     env.clock.advance(3)  # one token back
-    assert len(await env.said(msg("/runs"))) == 1
-    assert (await env.one(msg("/runs"))).text.startswith("Too many")  # told again after a pass
+    assert len(await env.said(msg("/runs", REQUESTER))) == 1
+    again = await env.one(msg("/runs", REQUESTER))
+    assert again.text.startswith("Too many")  # told again after a pass
+
+
+async def test_owners_are_never_limited(env: Env) -> None:
+    # Issue 34: after one notice every further owner command was dropped without a word.
+    await env.card("login")
+    for n in range(200):
+        [row] = await env.said(msg("/runs" if n % 2 else "/why login"))
+        assert "Too many" not in row.text
+    await env.one(msg("/start login"))
+    assert await env.phase("login") is Phase.OPERATOR_RUNNING
 
 
 async def test_rate_limit_is_per_sender(env: Env) -> None:
+    other = Identity("xmpp", "req2@example.org")
+    env.chat.authority = Authority.of([OWNER], [REQUESTER, other])
     for _ in range(11):
-        await env.said(msg("/runs"))
-    assert "Too many" not in (await env.one(msg("/runs", REQUESTER))).text
+        await env.said(msg("/runs", REQUESTER))
+    assert "Too many" not in (await env.one(msg("/runs", other))).text
 
 
 # --- edits ------------------------------------------------------------------------
