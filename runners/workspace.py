@@ -17,7 +17,6 @@ import asyncio
 import logging
 import re
 import shutil
-import weakref
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -35,6 +34,7 @@ from runners.git_guard import (
 from runners.gitcmd import WorkspaceError
 from runners.gitcmd import resolve as _rev
 from runners.gitcmd import run_git as _git
+from runners.repo_lock import repo_lock as _lock
 from runners.runtimes.base import clean_detail
 from runners.sandbox import Sandbox
 
@@ -44,12 +44,8 @@ COMMIT_RE = re.compile(r"^[0-9a-f]{7,40}$")
 BRANCH_PREFIX = "card/"
 # Beside the worktrees; a slug never starts with a dot, so no card's worktree is one.
 AGENT_HOMES = ".agent-homes"
-# Worktree bookkeeping and merges change shared refs and `.git/worktrees`; one at a
-# time per repository. Commits inside a worktree only touch that worktree's branch.
-# Locks belong to an event loop, so they are kept per loop.
-_repo_locks: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[Path, asyncio.Lock]] = (
-    weakref.WeakKeyDictionary()
-)
+# Worktree bookkeeping and merges go one at a time per repository (`runners/repo_lock`);
+# commits inside a worktree only touch that worktree's branch.
 
 
 class WorktreeTampered(WorkspaceError):
@@ -96,11 +92,6 @@ def _check_slug(slug: str) -> None:
         raise WorkspaceError(f"invalid card slug: {clean_detail(slug, 80)!r}")
 
 
-def _lock(repo: Path) -> asyncio.Lock:
-    locks = _repo_locks.setdefault(asyncio.get_running_loop(), {})
-    return locks.setdefault(repo, asyncio.Lock())
-
-
 async def _registered_worktrees(repo: Path) -> dict[Path, str | None]:
     """Worktree path -> checked-out branch (None when detached)."""
     git = await _git(repo, "worktree", "list", "--porcelain")
@@ -144,7 +135,9 @@ async def create_worktree(
     `card/<slug>` is reused with its commits (a later iteration or a fixer
     continues where the last run stopped); an existing worktree of that branch
     is returned as it is. With `shared` (a git remote), the remote's `card/<slug>`
-    wins over what this clone has: another host may have built on it since.
+    wins over what this clone has: another host may have built on it since. The
+    caller holds the card's only job, so a worktree of the branch under another root
+    (another worker's on this repository) is idle: it is moved here.
     """
     repo, path, branch = _layout(repo, root, slug)
     async with _lock(repo):
@@ -152,6 +145,8 @@ async def create_worktree(
         # Forget worktrees whose directory was deleted by hand, so they are recreated.
         await _git(repo, "worktree", "prune")
         registered = await _registered_worktrees(repo)
+        if path not in registered and await _take_over(repo, registered, path, branch):
+            registered = await _registered_worktrees(repo)
         if path in registered:
             if registered[path] != branch:
                 raise WorkspaceError(f"{path} is a worktree of another branch")
@@ -179,6 +174,40 @@ async def create_worktree(
         admin = await admin_folder(repo, path)
     log.info("worktree for %s at %s on %s", slug, path, branch)
     return Worktree(slug, path, branch, shared, admin)
+
+
+async def _take_over(
+    repo: Path, registered: dict[Path, str | None], path: Path, branch: str
+) -> bool:
+    """Move the branch's worktree from wherever it is to `path`; False when it has none.
+
+    git checks a branch out in one worktree only, and a worker that shares this
+    repository (workspaces of its own) may have run the card's last job. Moving keeps
+    the uncommitted work a later iteration goes on with, as on one worker.
+    """
+    elsewhere = next((p for p, b in registered.items() if b == branch), None)
+    if elsewhere is None:
+        return False
+    if elsewhere == repo:
+        raise WorkspaceError(
+            f"{branch} is checked out in the repository itself ({repo}): "
+            "check out another branch there"
+        )
+    _prepare_path(path.parent, path)
+    moved = await _git(repo, "worktree", "move", str(elsewhere), str(path), check=False)
+    if moved.code == 0:
+        log.info("worktree of %s moved here from %s", branch, elsewhere)
+        return True
+    # Not movable (another file system): the branch's commits carry the work on; what
+    # the last run left uncommitted goes.
+    log.warning(
+        "worktree of %s at %s made anew here: %s; its uncommitted changes were dropped",
+        branch,
+        elsewhere,
+        clean_detail(moved.err.strip() or moved.out, 200),
+    )
+    await _git(repo, "worktree", "remove", "--force", str(elsewhere))
+    return True
 
 
 def _remove_tree(path: Path) -> None:
@@ -265,12 +294,13 @@ async def commit_all(
 async def remove_worktree(
     repo: Path, root: Path, slug: str, *, delete_branch: bool = False
 ) -> None:
-    """Remove a card's worktree (uncommitted changes are discarded); keep the branch by default."""
+    """Remove a card's worktree (uncommitted changes are discarded); keep the branch by
+    default. Its worktree under another root (another worker's) goes too."""
     repo, path, branch = _layout(repo, root, slug)
     async with _lock(repo):
         registered = await _registered_worktrees(repo)
-        if path in registered:
-            await _git(repo, "worktree", "remove", "--force", str(path))
+        for found in (p for p, b in registered.items() if p == path or (b == branch and p != repo)):
+            await _git(repo, "worktree", "remove", "--force", str(found))
         await _git(repo, "worktree", "prune")
         if delete_branch and await _rev(repo, f"refs/heads/{branch}") is not None:
             await _git(repo, "branch", "-D", branch)

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import asyncio
+import fcntl
 import os
 import shutil
 import subprocess
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -262,3 +264,67 @@ async def test_the_bots_commit_runs_no_repository_hook_and_ignores_an_inherited_
     commit = await commit_all(tree, "H")
     assert not seen.exists(), seen.read_text()
     assert git(tree.path, "rev-parse", "card/hooked") == commit
+
+
+async def test_another_roots_worktree_of_the_card_moves_here_with_its_work(
+    repo: Path, tmp_path: Path
+) -> None:
+    # Issue 34: two workers share this repository, each with workspaces of its own.
+    # git checks a branch out once; whoever runs the card's job takes its worktree.
+    theirs = await create_worktree(repo, tmp_path / "a", "shared", "main")
+    (theirs.path / "wip.txt").write_text("unfinished\n")
+    ours = await create_worktree(repo, tmp_path / "b", "shared", "main")
+    assert ours.path == (tmp_path / "b" / "shared").resolve()
+    assert (ours.path / "wip.txt").read_text() == "unfinished\n"
+    assert not theirs.path.exists()
+    commit = await commit_all(ours, "Finish")
+    assert git(repo, "show", f"{commit}:wip.txt") == "unfinished"
+    # And back: the other worker's next job of the card takes it again.
+    again = await create_worktree(repo, tmp_path / "a", "shared", "main")
+    assert again.path == theirs.path and not ours.path.exists()
+    # Done with the card: its worktree goes, whichever root it is under now.
+    await remove_worktree(repo, tmp_path / "b", "shared")
+    assert not again.path.exists()
+    assert "shared" not in git(repo, "worktree", "list")
+
+
+async def test_a_worktree_on_another_file_system_is_made_anew(repo: Path, tmp_path: Path) -> None:
+    shm = Path("/dev/shm")
+    if not shm.is_dir() or shm.stat().st_dev == tmp_path.stat().st_dev:
+        pytest.skip("needs /dev/shm on a file system of its own")
+    theirs = await create_worktree(repo, tmp_path / "a", "far", "main")
+    (theirs.path / "f.txt").write_text("f")
+    commit = await commit_all(theirs, "F")
+    (theirs.path / "wip.txt").write_text("uncommitted\n")
+    other = Path(tempfile.mkdtemp(dir=shm))
+    try:
+        ours = await create_worktree(repo, other, "far", "main")
+        assert git(ours.path, "rev-parse", "HEAD") == commit
+        assert not (ours.path / "wip.txt").exists() and not theirs.path.exists()
+    finally:
+        shutil.rmtree(other)
+
+
+async def test_the_branch_checked_out_in_the_repository_itself_is_named(
+    repo: Path, root: Path
+) -> None:
+    git(repo, "checkout", "-q", "-b", "card/by-hand")
+    with pytest.raises(WorkspaceError, match=r"card/by-hand is checked out in the repository"):
+        await create_worktree(repo, root, "by-hand", "main")
+
+
+async def test_another_process_in_a_git_step_on_the_repository_is_waited_for(
+    repo: Path, root: Path
+) -> None:
+    # Another worker process on this repository holds its lock (flock on the folder;
+    # a second open file is as good as another process).
+    fd = os.open(repo, os.O_RDONLY)
+    fcntl.flock(fd, fcntl.LOCK_EX)
+    try:
+        making = asyncio.create_task(create_worktree(repo, root, "waits", "main"))
+        done, _ = await asyncio.wait({making}, timeout=1.0)
+        assert not done and not (root / "waits").exists()
+    finally:
+        os.close(fd)
+    tree = await making
+    assert tree.path.is_dir()
