@@ -3,8 +3,9 @@
 SQLite keeps the number of the last applied step in `user_version`, PostgreSQL in
 the one-row table `chatbot_schema`; both run the same steps, written once (the
 dialect module makes PostgreSQL's DDL of them). Each step
-says in a line what it changes; opening the database logs the lines of the steps
-it runs. A database newer than this code refuses to open instead of being guessed at.
+says in a line what it changes; opening the database logs one line of what it did
+(created, or migrated from step N) and, at debug level, the line of each step it
+runs. A database newer than this code refuses to open instead of being guessed at.
 """
 
 from __future__ import annotations
@@ -50,6 +51,17 @@ class Migrations:
         if buffer.strip():
             statements.append(buffer.strip())
         return statements
+
+
+def summary(name: str, before: int, after: int) -> str | None:
+    """The one line at INFO level for opening a database at step `before`, left at
+    step `after`; None when nothing ran. The steps themselves are debug output: a
+    new user's first command should not open with a screen of them."""
+    if after == before:
+        return None
+    if before == 0:
+        return f"database {name} created at schema step {after}"
+    return f"database {name} migrated from schema step {before} to {after}"
 
 
 MIGRATIONS = Migrations()

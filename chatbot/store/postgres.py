@@ -43,7 +43,7 @@ from chatbot.store.db import (
 )
 from chatbot.store.dialect import PRELUDE, ddl_for_postgres, for_postgres
 from chatbot.store.health import StoreHealth
-from chatbot.store.migrations import LATEST, MIGRATIONS
+from chatbot.store.migrations import LATEST, MIGRATIONS, summary
 
 log = logging.getLogger(__name__)
 
@@ -380,8 +380,8 @@ class PostgresStore(Store):
                 for step in MIGRATIONS.steps:
                     if step.version <= current:
                         continue
-                    log.info("database %s: schema step %d: %s", self.name, step.version,
-                             step.description)  # fmt: skip
+                    log.debug("database %s: schema step %d: %s", self.name, step.version,
+                              step.description)  # fmt: skip
                     for statement in MIGRATIONS.statements(step):
                         await conn.execute(ddl_for_postgres(statement), ())
                     await conn.execute("UPDATE chatbot_schema SET version = %s", (step.version,))
@@ -390,6 +390,9 @@ class PostgresStore(Store):
                     await conn.execute("ROLLBACK")
                 raise
             await conn.execute("COMMIT")
+        # One transaction: every step is in, or none (a failure above says nothing here).
+        if line := summary(self.name, current, LATEST):
+            log.info("%s", line)
 
 
 ENGINES["postgresql"] = PostgresStore.open

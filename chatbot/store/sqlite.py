@@ -46,7 +46,7 @@ from chatbot.store.db import (
     StoreUnwritable,
 )
 from chatbot.store.dialect import for_sqlite
-from chatbot.store.migrations import LATEST, MIGRATIONS
+from chatbot.store.migrations import LATEST, MIGRATIONS, summary
 from chatbot.store.sqlite_threads import BUSY_TIMEOUT_MS, Checkpointer, SqliteReader
 
 log = logging.getLogger(__name__)
@@ -322,21 +322,28 @@ async def _migrate(conn: aiosqlite.Connection, path: Path) -> None:
             f"{path}: database schema version {current} is newer than this bot knows "
             f"({LATEST}); upgrade the bot instead of opening it with an old one"
         )
-    for step in MIGRATIONS.steps:
-        if step.version <= current:
-            continue
-        log.info("database %s: schema step %d: %s", path, step.version, step.description)
-        await conn.execute("BEGIN IMMEDIATE")
-        try:
-            # executescript would commit on its own; run the statements one by one
-            # so that the step and its version number land in one transaction.
-            for statement in MIGRATIONS.statements(step):
-                await conn.execute(statement)
-            await conn.execute(f"PRAGMA user_version = {step.version}")
-        except BaseException:
-            await conn.execute("ROLLBACK")
-            raise
-        await conn.execute("COMMIT")
+    reached = current
+    try:
+        for step in MIGRATIONS.steps:
+            if step.version <= current:
+                continue
+            log.debug("database %s: schema step %d: %s", path, step.version, step.description)
+            await conn.execute("BEGIN IMMEDIATE")
+            try:
+                # executescript would commit on its own; run the statements one by one
+                # so that the step and its version number land in one transaction.
+                for statement in MIGRATIONS.statements(step):
+                    await conn.execute(statement)
+                await conn.execute(f"PRAGMA user_version = {step.version}")
+            except BaseException:
+                await conn.execute("ROLLBACK")
+                raise
+            await conn.execute("COMMIT")
+            reached = step.version
+    finally:
+        # Said also when a later step failed: the steps before it are in the file.
+        if line := summary(str(path), current, reached):
+            log.info("%s", line)
 
 
 ENGINES["sqlite"] = SqliteStore.open

@@ -3,6 +3,7 @@ from __future__ import annotations
 import logging
 import sqlite3
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -42,17 +43,40 @@ async def test_a_second_bot_on_the_same_database_is_refused(tmp_path: Path) -> N
     InstanceLock(tmp_path / "b.sqlite3").acquire()
 
 
-async def test_each_step_that_runs_is_logged_with_what_it_changes(tmp_path: Path, caplog) -> None:
+async def test_a_new_database_says_one_line_and_each_step_only_at_debug(
+    database: Any, caplog: pytest.LogCaptureFixture
+) -> None:
+    # Issue 34: a new user's first command opened with a line per step (16 of them).
     caplog.set_level(logging.INFO, logger="chatbot.store")
-    store = await Store.open(tmp_path / "fresh.sqlite3")
+    store = await Store.open(database.value, password_file=database.password_file)
     await store.close()
-    lines = [r.getMessage() for r in caplog.records if "schema step" in r.getMessage()]
-    assert len(lines) == LATEST
-    assert lines[-1].endswith(f"schema step {LATEST}: {MIGRATIONS.steps[-1].description}")
+    said = [r.getMessage() for r in caplog.records if r.levelno >= logging.INFO]
+    assert [line for line in said if "schema step" in line] == [
+        f"database {store.name} created at schema step {LATEST}"
+    ]
     caplog.clear()
-    store = await Store.open(tmp_path / "fresh.sqlite3")  # nothing left to run: nothing said
-    await store.close()
+    store = await Store.open(database.value, password_file=database.password_file)
+    await store.close()  # nothing left to run: nothing said
     assert not [r for r in caplog.records if "schema step" in r.getMessage()]
+
+
+async def test_a_migration_says_from_which_step_and_each_step_at_debug(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    path = tmp_path / "twelve.sqlite3"
+    with sqlite3.connect(path) as conn:
+        for step in MIGRATIONS.steps[:12]:
+            conn.executescript(step.sql)
+        conn.execute("PRAGMA user_version = 12")
+    caplog.set_level(logging.DEBUG, logger="chatbot.store")
+    store = await Store.open(path)
+    await store.close()
+    steps = [r for r in caplog.records if "schema step" in r.getMessage()]
+    assert [r.levelno for r in steps] == [logging.DEBUG] * (LATEST - 12) + [logging.INFO]
+    assert steps[0].getMessage() == (
+        f"database {path}: schema step 13: {MIGRATIONS.steps[12].description}"
+    )
+    assert steps[-1].getMessage() == f"database {path} migrated from schema step 12 to {LATEST}"
 
 
 def test_steps_are_registered_in_order() -> None:
