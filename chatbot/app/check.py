@@ -6,7 +6,9 @@ each runtime's CLI (there, executable, its version against the tested one) and t
 prompt templates; a problem there fails the check. Placeholders (a secret file
 `chatbot init` wrote, an example.org identity, a scripted stand-in CLI) fail
 nothing: they are listed under "to fill in". Notifications that wait in the outbox
-for a room are listed too, so a room the bot cannot post to shows up here.
+for a room are listed too, so a room the bot cannot post to shows up here. What to
+fill in and what is broken come first; the resolved configuration only with
+`--show-config`.
 """
 
 from __future__ import annotations
@@ -19,7 +21,8 @@ import time
 from pathlib import Path
 
 from chatbot.app.check_db import check_database, remote_line
-from chatbot.app.check_keys import print_keys_at_rest
+from chatbot.app.check_keys import report_keys_at_rest
+from chatbot.app.check_report import Report
 from chatbot.app.startup import open_store
 from chatbot.app.wiring import destinations, servers, settings_for
 from chatbot.board.importer import SOURCES, scan
@@ -133,18 +136,14 @@ async def describe_runtime(name: str, runtime: RuntimeSection, cwd: str) -> tupl
     return line, True
 
 
-async def check_runtimes(config: Config) -> bool:
-    """Print a line per configured runtime; False when a CLI is missing or broken."""
-    ok = True
+async def check_runtimes(config: Config, report: Report) -> None:
+    """A line per configured runtime; a problem when its CLI is missing or broken."""
     # Any existing folder will do for `--version`; the config's may not exist yet
     # (the console demo's state folder is made at its first run).
     folder = config.source.parent if config.source.parent.is_dir() else Path.cwd()
     for name, runtime in config.runtimes.items():
         line, found = await describe_runtime(name, runtime, str(folder))
-        print(line)
-        print(f"  {talk_line(name)}")
-        ok = ok and found
-    return ok
+        report.add(f"{line}\n  {talk_line(name)}" if found else line, found)
 
 
 def talk_line(name: str) -> str:
@@ -174,35 +173,36 @@ PLACEHOLDER = "PLACEHOLDER"
 EXAMPLE_DOMAIN = "example.org"
 
 
-def run_check(config: Config, connect: bool) -> bool:
-    """Print the whole check; False when something must be fixed before the bot runs."""
-    print(f"configuration OK: {config.source}")
-    print(f"transports: {', '.join(config.transports) or 'none'}")
-    print(json.dumps(config.redacted(), indent=2, ensure_ascii=False))
+def run_check(config: Config, connect: bool, show_config: bool = False) -> bool:
+    """Print the whole check, what to fill in and what is broken first; False when
+    something must be fixed before the bot runs."""
+    report = Report(to_fill_in=to_fill_in(config))
+    report.add(f"configuration OK: {config.source}")
+    report.add(f"transports: {', '.join(config.transports) or 'none'}")
     if config.bot.remote is not None:
-        line, repo_ok = asyncio.run(remote_line(config, connect))
+        report.add(*asyncio.run(remote_line(config, connect)))
     else:
-        line, repo_ok = repository_line(config)
-    print(line)
-    repo_ok = asyncio.run(check_database(config, connect)) and repo_ok
-    runtimes_ok = asyncio.run(check_runtimes(config))
-    templates_line, templates_ok = prompt_templates_line()
-    print(templates_line)
-    print(describe_web(config))
-    print(describe_metrics(config))
+        report.add(*repository_line(config))
+    asyncio.run(check_database(config, connect, report))
+    asyncio.run(check_runtimes(config, report))
+    report.add(*prompt_templates_line())
+    report.add(describe_web(config))
+    report.add(describe_metrics(config))
     if config.deprecated:
         # Accepted for now, so the bot starts; said here so the file gets mended.
-        print("deprecated (the bot starts; edit the file):")
-        print("\n".join(f"  - {found.line()}" for found in config.deprecated))
-    print(digest_line(config))
+        found = [f"  - {deprecated.line()}" for deprecated in config.deprecated]
+        report.add("\n".join(["deprecated (the bot starts; edit the file):", *found]))
+    report.add(digest_line(config))
     sandbox_lines, sandbox_ok = sandboxing.check_lines(config)
-    print("\n".join(sandbox_lines))
-    keys_ok = print_keys_at_rest(config)
-    todo = to_fill_in(config)
-    if todo:
-        print("to fill in:")
-        print("\n".join(f"  - {item}" for item in todo))
-    ok = repo_ok and runtimes_ok and templates_ok and keys_ok and sandbox_ok
+    report.add("\n".join(sandbox_lines), sandbox_ok)
+    report_keys_at_rest(config, report)
+    if show_config:
+        resolved = json.dumps(config.redacted(), indent=2, ensure_ascii=False)
+        report.add(f"resolved configuration:\n{resolved}")
+    else:
+        report.add("resolved configuration: `chatbot check --show-config` prints it")
+    print(report.text())
+    ok = report.ok
     if connect:
         ok = asyncio.run(check_transports(config)) and ok
     return ok

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import time
 
+from chatbot.app.check_report import Report
 from chatbot.app.startup import open_store
 from chatbot.config import Config
 from chatbot.notify.format import duration
@@ -21,46 +22,47 @@ from runners.gitcmd import WorkspaceError, run_git
 SEEN_WITHIN_S = 24 * 3600
 
 
-async def check_database(config: Config, connect: bool) -> bool:
-    """Print the database line and the workers seen recently; False when unusable."""
+async def check_database(config: Config, connect: bool, report: Report) -> None:
+    """The database line and the workers seen recently; a problem when it is unusable."""
     sqlite = config.bot.sqlite_file
     if sqlite is not None and not sqlite.exists():
-        print(f"database: {sqlite} (SQLite; made at the first start)")
-        return True
+        report.add(f"database: {sqlite} (SQLite; made at the first start)")
+        return
     if sqlite is None and not connect:
         login = "" if config.bot.database_password_file else "; no bot.database_password_file"
-        print(f"database: {config.bot.database} (PostgreSQL{login}; not contacted: --no-connect)")
-        return True
+        report.add(
+            f"database: {config.bot.database} (PostgreSQL{login}; not contacted: --no-connect)"
+        )
+        return
     try:
         store = await open_store(config)
     except StoreUnwritable as error:
-        _not_writable(str(error))
-        return False
+        report.add(_not_writable(str(error)), ok=False)
+        return
     except StoreError as error:
-        print(f"database: NOT usable: {error}")
-        return False
+        report.add(f"database: NOT usable: {error}", ok=False)
+        return
     try:
         version = await store.schema_version()
         engine = "SQLite" if sqlite is not None else "PostgreSQL, reachable"
-        print(f"database: {store.name} ({engine}), schema version {version} of {LATEST}")
-        writable = await _writable(store)
+        report.add(f"database: {store.name} ({engine}), schema version {version} of {LATEST}")
+        await _writable(store, report)
         now = time.time()
         seen = await worker_store.seen_since(store.reader, now - SEEN_WITHIN_S)
         if not seen:
-            print("workers: none seen in the last 24 h")
+            report.add("workers: none seen in the last 24 h")
         for worker in seen:
             state = "alive" if worker.alive else "stopped"
-            print(
+            report.add(
                 f"worker on {worker.host} ({worker.id[:8]}): {state}, lanes "
                 f"{', '.join(worker.lanes) or '-'}, last heartbeat "
                 f"{duration(max(0.0, now - worker.heartbeat_at))} ago"
             )
-        return writable
     finally:
         await store.close()
 
 
-async def _writable(store: Store) -> bool:
+async def _writable(store: Store, report: Report) -> None:
     """Whether the database takes a write now (a full disk takes none): one small
     write, harmless beside a running bot."""
     try:
@@ -68,14 +70,13 @@ async def _writable(store: Store) -> bool:
     except StoreError:
         pass  # the health has the reason
     if store.health.problem is not None:
-        _not_writable(store.health.problem)
-        return False
-    print("database: writable")
-    return True
+        report.add(_not_writable(store.health.problem), ok=False)
+    else:
+        report.add("database: writable")
 
 
-def _not_writable(problem: str) -> None:
-    print(
+def _not_writable(problem: str) -> str:
+    return (
         f"database: NOT writable: {problem}. A running bot refuses changes meanwhile and "
         "resumes by itself once the database takes writes again (free space on its disk); "
         "a bot cannot start until then"

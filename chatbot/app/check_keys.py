@@ -7,6 +7,7 @@ store (an upgrade must not stop a bot that ran yesterday), but the check says so
 
 from __future__ import annotations
 
+from chatbot.app.check_report import Report
 from chatbot.app.wiring import servers, settings_for
 from chatbot.config import Config
 
@@ -36,12 +37,14 @@ def keys_at_rest(config: Config) -> list[tuple[str, bool]]:
     return found + [(line, True) for line in open_secret_files(config)]
 
 
-def print_keys_at_rest(config: Config) -> bool:
-    """Print the block; False when a key no longer opens what it protects."""
+def report_keys_at_rest(config: Config, report: Report) -> None:
+    """The block, with a problem for each key that no longer opens what it protects."""
     found = keys_at_rest(config)
     if not found:
-        print("keys at rest: every secret file is readable by the bot's user only")
-        return True
-    print("keys at rest:")
-    print("\n".join(f"  - {line}" for line, _ in found))
-    return all(fine for _, fine in found)
+        report.add("keys at rest: every secret file is readable by the bot's user only")
+        return
+    for line, fine in found:
+        if not fine:
+            report.add(f"keys at rest: {line}", ok=False)
+    if warnings := [line for line, fine in found if fine]:
+        report.add("\n".join(["keys at rest:", *(f"  - {line}" for line in warnings)]))

@@ -77,6 +77,11 @@ def _parser() -> argparse.ArgumentParser:
     check.add_argument(
         "--no-connect", action="store_true", help="only validate; do not log in to chat servers"
     )
+    check.add_argument(
+        "--show-config",
+        action="store_true",
+        help="also print the resolved configuration (defaults filled in, secrets by path)",
+    )
     cards = command("cards", "the board by phase (intent files are imported first)")
     cards.add_argument("--json", action="store_true", help="machine-readable output")
     card = command("card", "one card with its history")
@@ -106,7 +111,22 @@ def _parser() -> argparse.ArgumentParser:
         help="the runs of this pipeline (its id, or a card slug for that card's pipeline)",
     )
     init = command(
-        "init", "write DIR/bot.toml with every key and placeholder secrets, ready to fill in"
+        "init",
+        "write DIR/bot.toml and placeholder secrets, ready to fill in: with --xmpp or "
+        "--matrix a short one for that network, without either the example with every key",
+    )
+    network = init.add_mutually_exclusive_group()
+    for name, title in (("xmpp", "XMPP"), ("matrix", "Matrix")):
+        network.add_argument(
+            f"--{name}",
+            dest="network",
+            action="store_const",
+            const=name,
+            help=f"a short configuration for {title} only",
+        )
+    init.add_argument("--repo", metavar="PATH", help="the git repository of the board")
+    init.add_argument(
+        "--owner", metavar="ID", help="who may decide: a bare JID (XMPP) or @user:server (Matrix)"
     )
     init.add_argument("dir", type=Path, help="the folder to write into (made if missing)")
     backup = command("backup", "copy the board, the Matrix crypto store and the configuration")
@@ -198,17 +218,27 @@ async def _allow(board: BoardService, slug: str | None, locale: str) -> int:
     return await _guarded(board, slug, _move(board, slug, Action.ALLOW, locale))
 
 
-def _init(folder: Path) -> int:
-    from chatbot.app.init import init
+def _init(args: argparse.Namespace) -> int:
+    from chatbot.app.init import InitRefused, init
 
     try:
-        written = init(folder)
-    except FileExistsError as error:
-        print(f"chatbot: {error}", file=sys.stderr)
+        written = init(args.dir, args.network, repo=args.repo, owner=args.owner)
+    except InitRefused as refused:
+        print(f"chatbot: {refused}", file=sys.stderr)
+        return EXIT_USAGE
+    except OSError as error:
+        print(
+            f"chatbot: cannot write {error.filename or args.dir}: {error.strerror}", file=sys.stderr
+        )
         return EXIT_FAILURE
     print("wrote:")
     print("\n".join(f"  {path}" for path in written))
-    print(f"next: chatbot check --config {folder / 'bot.toml'} --no-connect")
+    if args.network is None:
+        print(
+            "(the example with every key; `chatbot init --xmpp DIR` or `--matrix DIR` "
+            "writes a short one for one network)"
+        )
+    print(f"next: chatbot check --config {args.dir / 'bot.toml'} --no-connect")
     return EXIT_OK
 
 
@@ -271,7 +301,7 @@ def main(argv: list[str] | None = None) -> int:
     args.verbose = getattr(args, "verbose", False)
     logformat.setup(verbose=args.verbose)
     if args.command == "init":
-        return _init(args.dir)
+        return _init(args)
     if args.command == "restore":
         from chatbot.app.restore import restore
 
@@ -335,7 +365,8 @@ def main(argv: list[str] | None = None) -> int:
 
             # nio logs each failed try of an unreachable homeserver; check says it once.
             logging.getLogger("nio").setLevel(logging.ERROR)
-            return EXIT_OK if run_check(config, not args.no_connect) else EXIT_FAILURE
+            ok = run_check(config, not args.no_connect, show_config=args.show_config)
+            return EXIT_OK if ok else EXIT_FAILURE
         if command == "backup":
             from chatbot.app.backup import backup
 

@@ -1,12 +1,14 @@
-"""`chatbot init DIR`: a configuration to fill in, that checks out at once.
+"""`chatbot init [--xmpp | --matrix] DIR`: a configuration to fill in, that checks out at once.
 
-Writes DIR/bot.toml (the example configuration with every key, commented), the
-secret files it names under DIR/secrets/ (readable by the owner only: placeholders,
-but for the Matrix crypto store's passphrase, which is made here at random), and an
-empty git repository DIR/repo with docs/intent/ for the board until `bot.repo`
-names the real one. Each agent CLI is the real one where it is on PATH,
-else the scripted stand-in the demo runs on. `chatbot check --no-connect` then
-passes and lists what is left to fill in.
+Writes DIR/bot.toml: with --xmpp or --matrix a short one with only what that network
+needs (chatbot/app/init_short.py), without either the example configuration with
+every key, commented. Beside it the secret files it names under DIR/secrets/
+(readable by the owner only: placeholders, but for the Matrix crypto store's
+passphrase, which is made here at random), and, unless --repo names the repository,
+an empty git repository DIR/repo with docs/intent/ for the board. Each agent CLI is
+the real one where it is on PATH, else the scripted stand-in the demo runs on.
+`chatbot check --no-connect` then passes and lists what is left to fill in.
+Nothing is written when DIR/bot.toml exists, or when --owner or --repo is wrong.
 """
 
 from __future__ import annotations
@@ -21,11 +23,16 @@ from pathlib import Path
 
 from chatbot.app import demo
 from chatbot.app.check import PLACEHOLDER
-from chatbot.config import parse_config
+from chatbot.app.init_short import short_config, toml_string
+from chatbot.config import ConfigError, parse_config
+from chatbot.config.bot import identity_problem
+from chatbot.config_file import SCP_LIKE_RE, URL_RE
+from chatbot.transports.networks import NETWORKS
 
 _SECTION = re.compile(r"^\[(?P<name>[a-z0-9_.-]+)\]\s*$")
 _BINARY = re.compile(r'^binary = "(?P<name>[^"]*)"')
 _REPO = re.compile(r'^repo = "[^"]*"')
+_OWNERS = re.compile(r"^owners = \[.*\]")
 #: Secret files whose secret init makes (random), as nobody else hands it out.
 MADE_HERE = frozenset({"matrix.store_key_file"})
 
@@ -35,14 +42,31 @@ def example_text() -> str:
     return resources.files("chatbot.app").joinpath("example.toml").read_text(encoding="utf-8")
 
 
-def init(folder: Path) -> list[str]:
+class InitRefused(Exception):
+    """What init was asked cannot be written; nothing was."""
+
+
+def init(
+    folder: Path, network: str | None = None, *, repo: str | None = None, owner: str | None = None
+) -> list[str]:
     """Write the configuration into `folder`; returns what was written. Refuses to
     overwrite anything (a second init must not clobber secrets already filled in)."""
     target = folder / "bot.toml"
-    if target.exists():
-        raise FileExistsError(f"{target} exists already; nothing was written")
-    text = _adapted(example_text())
-    config = parse_config(text, target, secrets=False)  # init writes them next
+    if folder.exists() and not folder.is_dir():
+        raise InitRefused(f"{folder} is a file, not a folder: init writes DIR/bot.toml")
+    if target.exists() or target.is_symlink():
+        raise InitRefused(f"{target} exists already; nothing was written (edit it instead)")
+    if owner is not None:
+        _check_owner(owner, network)
+    repo_value = "repo" if repo is None else _repo_value(repo)
+    if network is None:
+        text = _adapted(example_text(), repo_value, owner)
+    else:
+        text = short_config(network, owner=owner, repo=repo_value, binary=_binary("codex"))
+    try:
+        config = parse_config(text, target, secrets=False)  # init writes them next
+    except ConfigError as error:
+        raise InitRefused(f"{error}; nothing was written") from None
     written = []
     folder.mkdir(parents=True, exist_ok=True)
     for key, path in config.secret_files().items():
@@ -54,15 +78,39 @@ def init(folder: Path) -> list[str]:
         with os.fdopen(fd, "w", encoding="utf-8") as file:
             file.write(_secret_for(key))
         written.append(str(path))
-    repo = config.bot.checkout
-    if not repo.exists():
-        (repo / "docs" / "intent").mkdir(parents=True)
-        (repo / "docs" / "intent" / ".keep").write_text("")
-        subprocess.run(["git", "init", "-q", "-b", "main", str(repo)], check=True)
-        written.append(f"{repo} (an empty git repository)")
-    target.write_text(text, encoding="utf-8")
+    checkout = config.bot.checkout
+    if repo is None and not checkout.exists():
+        (checkout / "docs" / "intent").mkdir(parents=True)
+        (checkout / "docs" / "intent" / ".keep").write_text("")
+        subprocess.run(["git", "init", "-q", "-b", "main", str(checkout)], check=True)
+        written.append(f"{checkout} (an empty git repository)")
+    with target.open("x", encoding="utf-8") as file:
+        file.write(text)
     written.insert(0, str(target))
     return written
+
+
+def _check_owner(owner: str, network: str | None) -> None:
+    if network is None:
+        problem = identity_problem(owner)
+    else:
+        problem = NETWORKS[network].identity_problem(owner)
+    if problem:
+        shown = owner if len(owner) <= 80 else owner[:77] + "..."
+        needs = f", which --{network} needs" if network else ""
+        raise InitRefused(f"--owner {shown!r} is {problem}{needs}")
+
+
+def _repo_value(repo: str) -> str:
+    """What [bot] repo says: a git address as given, a folder as its absolute path."""
+    if URL_RE.match(repo) or SCP_LIKE_RE.match(repo):
+        return repo  # `chatbot check` tries to reach it
+    path = Path(repo).expanduser().absolute()
+    if not path.is_dir():
+        raise InitRefused(f"--repo {repo}: no such folder; name your git repository's folder")
+    if not (path / ".git").exists():
+        raise InitRefused(f"--repo {repo}: not a git repository (git init it, or name another)")
+    return str(path)
 
 
 def _secret_for(key: str) -> str:
@@ -73,18 +121,21 @@ def _secret_for(key: str) -> str:
     return f"{PLACEHOLDER}: replace this line with the secret for {key}\n"
 
 
-def _adapted(text: str) -> str:
-    """The example, pointed at what this machine has: the repository init makes, and
-    each runtime's CLI where it is installed, else the scripted stand-in."""
+def _adapted(text: str, repo: str, owner: str | None) -> str:
+    """The example, pointed at what this machine has: the repository (init's own, or
+    --repo), the owner if given, and each runtime's CLI where it is installed, else
+    the scripted stand-in."""
     lines = []
     section = ""
     for line in text.splitlines():
         if found := _SECTION.match(line):
             section = found["name"]
         if section == "bot" and _REPO.match(line):
-            line = (
-                'repo = "repo"                   # an empty repository init made: point it at yours'
-            )
+            line = f"repo = {toml_string(repo)}"
+            if repo == "repo":
+                line += "                   # an empty repository init made: point it at yours"
+        if section == "bot" and owner is not None and _OWNERS.match(line):
+            line = f"owners = [{toml_string(owner)}]"
         if section.startswith("runtimes.") and (found := _BINARY.match(line)):
             line = f'binary = "{_binary(found["name"])}"'
         lines.append(line)

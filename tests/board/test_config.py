@@ -53,7 +53,9 @@ def test_example_config_is_valid_and_complete(example: Path) -> None:
     assert profiles.lanes["heavy"].runtime == "claude"
     assert profiles.escalation_pool("codex") == ("gpt-5-codex", "gpt-5-codex-max")
     assert config.role("reviewer").model == "claude-sonnet-4-5"
-    assert config.deploy is not None and config.deploy.command == ["./deploy.sh", "{commit}"]
+    # Nothing that runs or connects somewhere by itself (issue 34): no deploy, no xmpp.host.
+    assert config.deploy is None
+    assert config.xmpp is not None and config.xmpp.host is None
 
 
 def test_printed_config_never_contains_a_secret(example: Path) -> None:

@@ -110,14 +110,14 @@ def test_init_then_check_passes_at_once_and_says_what_to_fill_in(tmp_path: Path)
     assert f"xmpp.password_file: {secret} still holds a placeholder" in out
     assert "xmpp.jid: board@example.org is an example" in out
     assert "prompt templates: all 11 found" in out
-    assert "deploy.command: ./deploy.sh is not in the repository" in out
+    assert "deploy.command" not in out  # no deploy step until one is set
     # What an owner can do with each runtime's running agent, from its record.
     assert "talk: /steer, approvals, /interrupt, hand-over (interactive protocol of " in out
     assert "@openai/codex@" in out and "@anthropic-ai/claude-code@" in out
     # A second init would clobber secrets someone filled in: refused, nothing changed.
     secret.write_text("the real password\n")
     again = chatbot("init", str(tmp_path / "bot"))
-    assert again.returncode == 1 and "exists already" in again.stderr
+    assert again.returncode == 2 and "exists already" in again.stderr
     assert secret.read_text() == "the real password\n"
 
 
@@ -150,14 +150,16 @@ def test_check_says_in_plain_words_when_a_server_cannot_be_reached(tmp_path: Pat
     chatbot("init", str(tmp_path / "bot"))
     config = tmp_path / "bot" / "bot.toml"
     text = config.read_text()
-    text = text.replace('host = "127.0.0.1"', f'host = "127.0.0.1"\nport = {port}', 1)
-    text = text.replace("port = 5222\n", "")
+    text = text.replace('# host = "xmpp.example.org"\n# port = 5222\n', "", 1)
+    text = text.replace("[xmpp]\n", f'[xmpp]\nhost = "127.0.0.1"\nport = {port}\n', 1)
     text = text.replace('"https://matrix.example.org"', f'"http://127.0.0.1:{port}"')
     config.write_text(text)
     out = chatbot("check", "--config", str(config))
     assert out.returncode == 1
     said = out.stdout + out.stderr
     assert f"NOT logged in: cannot reach 127.0.0.1:{port}: connection refused" in said
+    # The address came from xmpp.host: the message names it, not only the port.
+    assert "are xmpp.host and xmpp.port right?" in said
     assert f"NOT logged in: cannot reach http://127.0.0.1:{port}: connection refused" in said
     for raw in ("ClientConnectorError", "ConnectionKey", "Errno", "Traceback"):
         assert raw not in said, raw

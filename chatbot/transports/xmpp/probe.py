@@ -50,7 +50,7 @@ async def probe_xmpp(settings: XmppSettings, *, within: float = 15.0) -> ProbeRe
                 error=(
                     login_failure(client, settings)
                     if result == "auth"
-                    else _xmpp_unreachable(where, result, within)
+                    else _xmpp_unreachable(where, result, within, bool(settings.host))
                 ),
             )
         client.send_presence()
@@ -91,14 +91,17 @@ async def _probe_muc(client, room: str, nick: str, within: float) -> RoomReport:
     )
 
 
-def _xmpp_unreachable(where: str, result: str, within: float) -> str:
+def _xmpp_unreachable(where: str, result: str, within: float, host_set: bool) -> str:
     kind, _, detail = result.partition(":")
+    # Name the keys that chose the address: a host left over from an example (a
+    # loopback one) is the likelier mistake than the port.
+    keys = "are xmpp.host and xmpp.port right" if host_set else "is the JID's domain right"
     if "timed out" in detail:
-        return f"no answer from {where} within {within:.0f}s: is it running, is the address right?"
+        return f"no answer from {where} within {within:.0f}s: is it running, {keys}?"
     if "DNS" in detail or "Name or service not known" in detail:
         return f"cannot find the host of {where}: check xmpp.host or the JID's domain"
     if "111" in detail or "refused" in detail.lower():
-        return f"cannot reach {where}: connection refused: is it running, is the port right?"
+        return f"cannot reach {where}: connection refused: is it running there, {keys}?"
     if kind == "disconnected":
         return f"{where} closed the connection before the login ({detail or 'no reason given'})"
     return f"cannot reach {where}: {detail or result}"
