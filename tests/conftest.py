@@ -30,6 +30,9 @@ def pytest_configure(config: pytest.Config) -> None:
     is gone for them (with Debian's bubblewrap installed). Not inside the project either:
     some tests need a folder that is in no git repository. One folder per pytest
     process, so that runs side by side do not clear each other's; those of ended runs go."""
+    # The demo's web board listens on a fixed port: only a test that asks for it (with
+    # a port of its own) gets one, so tests side by side never fight over the port.
+    os.environ.setdefault("INTENT_BOARD_DEMO_WEB", "off")
     if config.option.basetemp is not None:
         return
     TEMPORARY.mkdir(parents=True, exist_ok=True)

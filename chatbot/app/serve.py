@@ -10,9 +10,10 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+from functools import partial
 from typing import TYPE_CHECKING
 
-from chatbot.app import readiness
+from chatbot.app import console_session, readiness
 from chatbot.app.startup import Running
 from chatbot.app.wiring import build_transports, destinations
 from chatbot.chat.authority import Authority
@@ -210,19 +211,38 @@ async def start_web(
     return board_web
 
 
-# How long the end of the console's input waits for the answers still queued.
+# How long the end of the console's input waits for the answers still queued, and
+# (piped input) for the runs it started.
 CONSOLE_DRAIN_S = 10.0
+CONSOLE_SETTLE_S = 900.0
 
 
 async def _end_with_console(
     name: str, console: ConsoleTransport, sender: OutboxSender, stop: asyncio.Event
 ) -> None:
     await console.closed.wait()
+    if console.pace is not None:
+        with contextlib.suppress(TimeoutError):
+            async with asyncio.timeout(CONSOLE_SETTLE_S):
+                await console.pace()
     # Every line was handled before `closed`; its answers may still be in the outbox.
     with contextlib.suppress(TimeoutError):
         async with asyncio.timeout(CONSOLE_DRAIN_S):
             await sender.drained(name)
     stop.set()
+
+
+async def _console_sessions(
+    bot: Running, transports: dict[str, Transport], sender: OutboxSender, web: bool
+) -> None:
+    for name, console in transports.items():
+        if not isinstance(console, ConsoleTransport):
+            continue
+        if not console.interactive:
+            console.pace = console_session.pacer(bot.board, partial(sender.drained, name))
+        public_url = bot.config.web.public_url if web and bot.config.web else None
+        if line := await console_session.sign_in_line(bot.board, str(console.owner), public_url):
+            console.note(line)
 
 
 async def serve(
@@ -257,6 +277,7 @@ async def serve(
     )
     board_web = await start_web(bot, transports, chat, metrics)
     metrics_listener = await start_metrics_listener(bot, metrics)
+    await _console_sessions(bot, transports, sender, board_web is not None)
 
     # Ctrl-D (or the end of piped input) ends the session, once what was typed is answered.
     console_closed = [

@@ -31,7 +31,7 @@ from chatbot.domain.budgets import Budgets
 from chatbot.domain.phases import QUESTION_KIND, QUESTION_PHASES, Kind, Phase
 from chatbot.domain.roles import DEPLOY_JOB, FOR_PHASE
 from chatbot.domain.transitions import Action, By
-from chatbot.store import Db, Store, telemetry
+from chatbot.store import Db, Store, kv, telemetry
 from chatbot.store import cards as card_store
 from chatbot.store import chat as chat_store
 from chatbot.store import jobs as job_store
@@ -42,6 +42,8 @@ from chatbot.store.jobs import ActiveJobExists, Job, JobState
 from chatbot.store.questions import QuestionRow
 
 log = logging.getLogger(__name__)
+# The last draft number given (moves.draft): never given again.
+DRAFT_NUMBER_KEY = "board:last_draft_number"
 
 
 @dataclass(frozen=True)
@@ -204,12 +206,16 @@ class BoardService(BoardReads, BoardQueue, RunFailures, BoardBudget, BoardTalk):
         questions go there too, so a dialogue begun in a direct chat stays there.
         """
         async with self.store.transaction() as db:
+            # A draft's number is never given again, even after the draft became a card
+            # of its own name: /card/draft-1 always means the first draft.
             row = await db.fetchone("SELECT count(*) FROM cards WHERE kind = 'draft'")
-            number = (row[0] if row else 0) + 1
+            last = await kv.get_value(db, DRAFT_NUMBER_KEY)
+            number = max(int(last or 0), row[0] if row else 0) + 1
             slug = f"draft-{number}"
             while await card_store.get(db, slug) is not None:
                 number += 1
                 slug = f"draft-{number}"
+            await kv.set_value(db, DRAFT_NUMBER_KEY, str(number))
             card = await card_store.create(
                 db,
                 slug,

@@ -23,7 +23,7 @@ import re
 import sys
 import threading
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import TextIO
 
@@ -139,6 +139,22 @@ class ConsoleTransport(Transport):
         self._reader: asyncio.Task | None = None
         #: Set when the input stream ends (the owner pressed Ctrl-D).
         self.closed = asyncio.Event()
+        #: Awaited before each line read from the input stream: piped input waits for
+        #: the bot to settle, as a person reads the answer before typing on (serve
+        #: sets it; a terminal's lines come at a person's pace anyway).
+        self.pace: Callable[[], Awaitable[None]] | None = None
+
+    @property
+    def interactive(self) -> bool:
+        """Whether a person types the input (a terminal), not a pipe or a file."""
+        try:
+            return self._input is not None and self._input.isatty()
+        except (AttributeError, ValueError):
+            return False
+
+    def note(self, line: str) -> None:
+        """A line of the session itself, not a chat message: it gets no number."""
+        self._write(line)
 
     def _next_number(self) -> int:
         self._counter += 1
@@ -183,6 +199,8 @@ class ConsoleTransport(Transport):
 
         threading.Thread(target=pump, name="console-stdin", daemon=True).start()
         while (line := await lines.get()) is not None:
+            if self.pace is not None and line.strip():
+                await self.pace()
             await self.push(line)
         self.closed.set()
 

@@ -9,6 +9,7 @@ import contextlib
 import fcntl
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -21,6 +22,16 @@ from typing import Any, NoReturn
 SCENARIO_ENV = "FAKE_CLI_SCENARIO"
 STATE_ENV = "FAKE_CLI_STATE"
 LOG_ENV = "FAKE_CLI_LOG"
+# Every scripted wait times this: the demo's slow card, run fast by a test.
+TIME_SCALE_ENV = "FAKE_CLI_TIME_SCALE"
+
+
+def scaled(seconds: float) -> float:
+    try:
+        factor = float(os.environ.get(TIME_SCALE_ENV, "1"))
+    except ValueError:
+        factor = 1.0
+    return max(0.0, seconds * factor)
 
 
 class UsageError(Exception):
@@ -133,20 +144,67 @@ def scenario_state():
 
 
 def pick_turn(cli: str, prompt: str, turns: list[dict[str, Any]], state: State) -> tuple[int, dict]:
-    """The first unconsumed turn for this CLI whose `match` occurs in the prompt."""
+    """The first unconsumed turn for this CLI whose `match` occurs in the prompt (a list:
+    each of its strings does); its `capture` filled in from the prompt."""
     for index, turn in enumerate(turns):
         if index in state.consumed:
             continue
         if turn.get("cli") not in (None, cli):
             continue
         match = turn.get("match")
-        if match is not None and match not in prompt:
+        wanted = [match] if isinstance(match, str) else list(match or [])
+        if any(part not in prompt for part in wanted):
             continue
         if not turn.get("repeat"):
             state.consumed.append(index)
         uses = state.uses[str(index)] = state.uses.get(str(index), 0) + 1
-        return index, {**turn, "_use": uses}
+        return index, filled({**turn, "_use": uses}, captured(turn, prompt))
     fail(f"fake {cli}: no scenario turn left that matches this prompt", 3)
+
+
+def captured(turn: dict[str, Any], prompt: str) -> dict[str, str]:
+    """The named groups of the turn's `capture` regular expression in the prompt (a
+    model answers about what it was asked: the card's slug, the owner's words)."""
+    # The working tree's folder is named after the card: what a model would see as cwd.
+    known = {"worktree": Path.cwd().name}
+    pattern = turn.get("capture")
+    found = re.search(str(pattern), prompt) if pattern else None
+    return known | ({k: v or "" for k, v in found.groupdict().items()} if found else {})
+
+
+_PLACEHOLDER = re.compile(r"\{\{(\w+)(\|slug)?\}\}")
+
+
+def slugged(text: str) -> str:
+    """A card slug made of `text`: its first words, lower case, joined by dashes."""
+    words = re.findall(r"[a-z0-9]+", text.lower())
+    slug = ""
+    for word in words:
+        if len(slug) + len(word) + 1 > 40:
+            break
+        slug = f"{slug}-{word}" if slug else word
+    return slug or "card"
+
+
+def filled(value: Any, captures: dict[str, str]) -> Any:
+    """`{{name}}` (and `{{name|slug}}`) replaced by a capture, in every string of the
+    turn, the names of its files too; other placeholders ({{HEAD}}, {{AGAIN}}) stay."""
+    if not captures:
+        return value
+    if isinstance(value, str):
+
+        def one(found: re.Match[str]) -> str:
+            name, slug = found.group(1), found.group(2)
+            if name not in captures:
+                return found.group(0)
+            return slugged(captures[name]) if slug else captures[name]
+
+        return _PLACEHOLDER.sub(one, value)
+    if isinstance(value, list):
+        return [filled(item, captures) for item in value]
+    if isinstance(value, dict):
+        return {filled(k, captures): filled(v, captures) for k, v in value.items()}
+    return value
 
 
 def log_call(cli: str, record: dict[str, Any]) -> None:
@@ -269,8 +327,8 @@ def steps(turn: dict[str, Any]) -> Iterator[dict[str, Any]]:
     found = turn.get("steps") or []
     delay = float(turn.get("step_delay", 0))
     for step in found:
-        if delay:
-            time.sleep(delay)
+        if wait := scaled(float(step.get("wait", delay))):
+            time.sleep(wait)
         yield step
 
 

@@ -110,7 +110,7 @@ class Talk:
             tool = tool or ("Edit", {"file_path": step["file"]})
             use = {"type": "tool_use", "id": "toolu_1", "name": tool[0], "input": tool[1]}
             script.emit(json.dumps(self.assistant([use])))
-            self.listen(float(self.turn.get("step_delay", 0)))
+            self.listen(script.scaled(float(self.turn.get("step_delay", 0))))
             for message in self.waiting:
                 self.take(message)
             self.waiting = []

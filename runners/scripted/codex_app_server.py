@@ -10,8 +10,11 @@ played as items (its `steps`, files, agent messages), the thread's cumulative to
 usage and `turn/completed`. While a turn runs (its `step_delay`s), `turn/steer` is
 taken at the next step as a `userMessage` item with the steer's client id, and
 `turn/interrupt` ends the turn as interrupted; after it, a steer gets codex's "no
-active turn to steer". It never asks for an approval (its scenarios run nothing
-outside a sandbox). The process ends when stdin closes.
+active turn to steer". A step `{"approval": COMMAND, "reason": ...}` asks for an
+approval as the real one asks to run a command outside its sandbox
+(`item/commandExecution/requestApproval`, as captured in approval_accept.jsonl) and
+waits for the answer, taking steers and an interrupt meanwhile: accepted, the command
+item completes; declined, it is `declined`. The process ends when stdin closes.
 """
 
 from __future__ import annotations
@@ -51,6 +54,7 @@ class Server:
         self.turn = ""  # the running turn's id, "" between turns
         self.steers: list[tuple[str, str | None]] = []  # accepted, not yet taken
         self.interrupted = False
+        self.requests = 0  # this server's own requests (approvals) so far
         threading.Thread(target=self._read, daemon=True).start()
 
     def _read(self) -> None:
@@ -70,8 +74,8 @@ class Server:
     def handle(self, message: dict[str, Any]) -> None:
         method, ident = message.get("method"), message.get("id")
         params = message.get("params") if isinstance(message.get("params"), dict) else {}
-        if ident is None:
-            return  # `initialized`, or an answer to nothing this server asked
+        if ident is None or method is None:
+            return  # `initialized`, or an answer to nothing this server waits for
         if method == "initialize":
             home = os.environ.get("CODEX_HOME") or str(Path.home() / ".codex")
             version = script.tested_version(CLI)
@@ -209,9 +213,9 @@ class Server:
         # The turn's tokens count from its first model request, as the real one reports
         # them after it: an interrupted turn has spent them too.
         self.usage(total, self.turn)
-        delay = float(turn.get("step_delay", 0))
+        delay = script.scaled(float(turn.get("step_delay", 0)))
         for step in turn.get("steps") or []:
-            self.wait(delay)
+            self.wait(script.scaled(float(step["wait"])) if "wait" in step else delay)
             self.take_steers()
             if self.interrupted:
                 return "interrupted", None
@@ -241,8 +245,60 @@ class Server:
             return "failed", {"message": str(turn["turn_failed"])}
         return "completed", None
 
+    def ask_approval(self, step: dict[str, Any]) -> None:
+        command = str(step["approval"])
+        shown = f"/bin/bash -lc {shlex.quote(command)}"
+        where = {"threadId": self.thread, "turnId": self.turn}
+        item = {
+            "type": "commandExecution",
+            "id": f"call_{uuid.uuid4().hex[:8]}",
+            "command": shown,
+            "cwd": str(self.cwd),
+            "status": "inProgress",
+            "commandActions": [{"type": "unknown", "command": command}],
+        }
+        notify("item/started", item=item, **where)
+        ident, self.requests = self.requests, self.requests + 1
+        params = {
+            "kind": "command",
+            **where,
+            "itemId": item["id"],
+            "reason": str(step.get("reason") or "It runs outside the sandbox."),
+            "command": shown,
+            "cwd": str(self.cwd),
+            "commandActions": item["commandActions"],
+            "availableDecisions": ["accept", "cancel"],
+        }
+        send({"method": "item/commandExecution/requestApproval", "id": ident, "params": params})
+        decision = self.answer_to(ident)
+        if decision is None:
+            return  # interrupted while it waited
+        notify("serverRequest/resolved", threadId=self.thread, requestId=ident)
+        accepted = decision == "accept" or isinstance(decision, dict)
+        done = {
+            "status": "completed" if accepted else "declined",
+            "exitCode": 0 if accepted else None,
+            "aggregatedOutput": str(step.get("output", "")) if accepted else None,
+        }
+        notify("item/completed", item=item | done, **where)
+
+    def answer_to(self, ident: int) -> object:
+        """The decision the bot answers request `ident` with; None when the turn was
+        interrupted first. What else comes meanwhile is handled as always."""
+        while not self.interrupted:
+            message = self.inbox.get()
+            if message is None:
+                sys.exit(0)  # stdin closed: the bot ended the run
+            if message.get("id") == ident and "method" not in message:
+                result = message.get("result")
+                return result.get("decision") if isinstance(result, dict) else "decline"
+            self.handle(message)
+        return None
+
     def show_step(self, step: dict[str, Any]) -> None:
-        if "command" in step:
+        if "approval" in step:
+            self.ask_approval(step)
+        elif "command" in step:
             command = str(step["command"])
             self.item(
                 {

@@ -15,9 +15,10 @@ from tests.demo.serving import said, serving
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def demo_config(tmp_path: Path):
-    """The embedded console demo, its state in a temporary folder."""
-    return demo.config(tmp_path)
+def demo_config(tmp_path: Path, web: str = "off"):
+    """The embedded console demo, its state in a temporary folder (its web board only
+    where a test asks: a fixed port would be shared by every test)."""
+    return demo.config(tmp_path, web=web)
 
 
 async def test_console_demo_from_draft_to_ready_for_deployment(tmp_path: Path) -> None:
@@ -26,19 +27,21 @@ async def test_console_demo_from_draft_to_ready_for_deployment(tmp_path: Path) -
     async with serving(config) as (console, bot):
         await console.push("/help")
         await said(console, r"/start")
-        await console.push("/draft greet people in the demo service")
-        question = await said(console, r"Which language should the greeting use\?")
-        assert "2️⃣ German" in question.text
+        # The card is made of what the owner typed, not of a fixed script.
+        await console.push("/draft add a dark mode to the settings page")
+        question = await said(console, r"Who is this for, and how will you know it works\?")
+        assert "2️⃣ the whole team" in question.text
         await console.push(f"+{question.number} 2️⃣")
-        await said(console, r"greeting-demo")
-        await console.push("/start greeting-demo")
+        slug = "add-a-dark-mode-to-the-settings-page"
+        await said(console, rf"{slug}: new planned card")
+        intent = (tmp_path / "demo-repo" / "docs" / "intent" / f"{slug}.md").read_text()
+        assert intent.startswith("# add a dark mode to the settings page\n")
+        assert "for the whole team" in intent
+        await console.push(f"/start {slug}")
         await said(console, r"review approve")
-        await console.push("/status greeting-demo")
-        status = await said(console, r"greeting-demo")
-        assert "ready" in status.text
-        card = await bot.board.card("greeting-demo")
+        card = await bot.board.card(slug)
         assert card.phase.value == "ready_for_deployment"
-        assert card.data["answers"][0]["answer"] == "German"
+        assert card.data["answers"][0]["answer"] == "the whole team"
         runs = await telemetry.for_card(bot.store.reader, card.id)
         assert sorted(r.role for r in runs) == [
             "builder",
@@ -47,11 +50,11 @@ async def test_console_demo_from_draft_to_ready_for_deployment(tmp_path: Path) -
             "planner",
             "reviewer",
         ]
-        # The demo repo was created from the seed, and the builder's commit is on its branch.
-        assert (tmp_path / "demo-repo" / "docs" / "intent" / "greeting-demo.md").exists()
-        # A second draft is a new card, not "a card 'greeting-demo' exists already".
-        await console.push("/draft greet people once more")
-        again = await said(console, r"Which language should the greeting use\?")
+        # A second draft is a new card with a number never given before: draft-1 became
+        # the card above, and stays the name of that first draft.
+        await console.push("/draft greet people in the demo service")
+        again = await said(console, r"Who is this for")
+        assert "draft-2" in again.text
         await console.push(f"+{again.number} 1️⃣")
-        await said(console, r"greeting-demo-2: new planned card")
-        assert (await bot.board.card("greeting-demo-2")).phase.value == "planned"
+        await said(console, r"greet-people-in-the-demo-service: new planned card")
+        assert (await bot.board.card("greet-people-in-the-demo-service")).phase.value == "planned"

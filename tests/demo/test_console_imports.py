@@ -47,6 +47,6 @@ def test_the_console_demo_imports_neither_slixmpp_nor_nio(tmp_path: Path) -> Non
     done, found = run_session(tmp_path, "/status\n", "run")
     assert found["exit"] == 0, done.stderr
     # The session really ran: the board answered the piped command.
-    assert "planned: 3" in done.stdout, done.stdout
+    assert "planned: 4" in done.stdout, done.stdout
     assert "chatbot" in found["roots"]
     assert [lib for lib in NETWORK_LIBRARIES if lib in found["roots"]] == []

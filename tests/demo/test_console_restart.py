@@ -83,9 +83,10 @@ async def test_piped_commands_are_all_answered_before_the_session_ends(tmp_path)
         # serve() returns on its own: the input ends, the answers go out, the session stops.
         await asyncio.wait_for(serve(bot, asyncio.Event(), transports={"console": console}), 30)
     printed = out.getvalue()
-    assert "(re #1) board: There is no card 'nope-card'." in printed
-    assert "(re #2) board: <slug> is missing. Usage: /start <slug>" in printed
-    assert "(re #3) board: hello-endpoint — Add a /hello endpoint" in printed
+    # Piped lines are read as a person reads: each after the answer to the one before.
+    assert "[#2] (re #1) board: There is no card 'nope-card'." in printed
+    assert "[#4] (re #3) board: <slug> is missing. Usage: /start <slug>" in printed
+    assert "[#6] (re #5) board: hello-endpoint — Add a /hello endpoint" in printed
     async with running_bot(config) as bot:
         pending = await bot.store.reader.fetchall(
             "SELECT id FROM outbox WHERE transport = 'console' AND state = 'pending'"

@@ -80,11 +80,11 @@ async def test_the_installed_wheel_runs_the_console_demo(tmp_path: Path) -> None
     try:
         await expect(bot.stdout, r"intent board console", seen)
         bot.stdin.write(b"/draft greet people in the demo service\n")
-        question = await expect(bot.stdout, r"Which language should the greeting use", seen)
+        question = await expect(bot.stdout, r"Who is this for", seen)
         number = re.match(r"\[#(\d+)\]", question).group(1)
         bot.stdin.write(f"+{number} 2️⃣\n".encode())
-        await expect(bot.stdout, r"greeting-demo: new planned card", seen)
-        bot.stdin.write(b"/start greeting-demo\n")
+        await expect(bot.stdout, r"greet-people-in-the-demo-service: new planned card", seen)
+        bot.stdin.write(b"/start greet-people-in-the-demo-service\n")
         await expect(bot.stdout, r"review approve", seen)
         bot.stdin.close()  # Ctrl-D ends the session
         assert await asyncio.wait_for(bot.wait(), 30) == 0
@@ -95,7 +95,13 @@ async def test_the_installed_wheel_runs_the_console_demo(tmp_path: Path) -> None
     # Its state is where the README says, under the folder it was started in.
     assert (work / "var" / "console" / "board.sqlite3").is_file()
     assert (
-        work / "var" / "console" / "demo-repo" / "docs" / "intent" / "greeting-demo.md"
+        work
+        / "var"
+        / "console"
+        / "demo-repo"
+        / "docs"
+        / "intent"
+        / "greet-people-in-the-demo-service.md"
     ).is_file()
     assert not any("Traceback" in line or "PromptError" in line for line in seen), "".join(seen)
 
