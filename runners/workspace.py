@@ -32,9 +32,9 @@ from runners.git_guard import (
     safe_env,
 )
 from runners.gitcmd import WorkspaceError
+from runners.gitcmd import repo_lock as _lock
 from runners.gitcmd import resolve as _rev
 from runners.gitcmd import run_git as _git
-from runners.repo_lock import repo_lock as _lock
 from runners.runtimes.base import clean_detail
 from runners.sandbox import Sandbox
 
@@ -44,7 +44,7 @@ COMMIT_RE = re.compile(r"^[0-9a-f]{7,40}$")
 BRANCH_PREFIX = "card/"
 # Beside the worktrees; a slug never starts with a dot, so no card's worktree is one.
 AGENT_HOMES = ".agent-homes"
-# Worktree bookkeeping and merges go one at a time per repository (`runners/repo_lock`);
+# Worktree bookkeeping and merges go one at a time per repository (`gitcmd.repo_lock`);
 # commits inside a worktree only touch that worktree's branch.
 
 
