@@ -18,11 +18,11 @@ import json
 import os
 import shutil
 import time
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from chatbot.app.check_db import check_database, remote_line
-from chatbot.app.check_keys import report_keys_at_rest
-from chatbot.app.check_report import Report
+from chatbot.app.check_keys import keys_at_rest
 from chatbot.app.startup import open_store
 from chatbot.app.wiring import destinations, servers, settings_for
 from chatbot.board.importer import SOURCES, scan
@@ -42,6 +42,39 @@ from runners.process import Outcome, ProcessLimits, default_base_env, run_proces
 from runners.runtimes import get_runtime
 
 VERSION_LIMITS = ProcessLimits(timeout=30, idle_timeout=None, kill_grace=1.0)
+
+
+@dataclass
+class Report:
+    """What check found, printed most wanted first (issue 34): a new user runs check to
+    learn what is left to do, so the placeholders to fill in and what is broken come
+    before a line per thing that is fine."""
+
+    to_fill_in: list[str] = field(default_factory=list)
+    # What fails the check; each entry may span lines (a block that failed as a whole).
+    problems: list[str] = field(default_factory=list)
+    details: list[str] = field(default_factory=list)
+
+    def add(self, text: str, ok: bool = True) -> None:
+        (self.details if ok else self.problems).append(text)
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems
+
+    def text(self) -> str:
+        lines = []
+        if self.to_fill_in:
+            lines.append("to fill in:")
+            lines += [f"  - {item}" for item in self.to_fill_in]
+        if self.problems:
+            lines.append("problems:")
+            lines += [f"  - {_indented(problem)}" for problem in self.problems]
+        return "\n".join([*lines, *self.details])
+
+
+def _indented(text: str) -> str:
+    return text.replace("\n", "\n    ")
 
 
 def describe(report: ProbeReport) -> list[str]:
@@ -183,7 +216,8 @@ def run_check(config: Config, connect: bool, show_config: bool = False) -> bool:
         report.add(*asyncio.run(remote_line(config, connect)))
     else:
         report.add(*repository_line(config))
-    asyncio.run(check_database(config, connect, report))
+    for line, fine in asyncio.run(check_database(config, connect)):
+        report.add(line, fine)
     asyncio.run(check_runtimes(config, report))
     report.add(*prompt_templates_line())
     report.add(describe_web(config))
@@ -206,6 +240,19 @@ def run_check(config: Config, connect: bool, show_config: bool = False) -> bool:
     if connect:
         ok = asyncio.run(check_transports(config)) and ok
     return ok
+
+
+def report_keys_at_rest(config: Config, report: Report) -> None:
+    """The block, with a problem for each key that no longer opens what it protects."""
+    found = keys_at_rest(config)
+    if not found:
+        report.add("keys at rest: every secret file is readable by the bot's user only")
+        return
+    for line, fine in found:
+        if not fine:
+            report.add(f"keys at rest: {line}", ok=False)
+    if warnings := [line for line, fine in found if fine]:
+        report.add("\n".join(["keys at rest:", *(f"  - {line}" for line in warnings)]))
 
 
 def digest_line(config: Config) -> str:

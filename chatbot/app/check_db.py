@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import time
 
-from chatbot.app.check_report import Report
 from chatbot.app.startup import open_store
 from chatbot.config import Config
 from chatbot.notify.format import duration
@@ -22,47 +21,50 @@ from runners.gitcmd import WorkspaceError, run_git
 SEEN_WITHIN_S = 24 * 3600
 
 
-async def check_database(config: Config, connect: bool, report: Report) -> None:
-    """The database line and the workers seen recently; a problem when it is unusable."""
+async def check_database(config: Config, connect: bool) -> list[tuple[str, bool]]:
+    """(line, fine) pairs: the database and the workers seen recently; not fine when
+    the database is unusable."""
+    found: list[tuple[str, bool]] = []
     sqlite = config.bot.sqlite_file
     if sqlite is not None and not sqlite.exists():
-        report.add(f"database: {sqlite} (SQLite; made at the first start)")
-        return
+        return [(f"database: {sqlite} (SQLite; made at the first start)", True)]
     if sqlite is None and not connect:
         login = "" if config.bot.database_password_file else "; no bot.database_password_file"
-        report.add(
+        offline = (
             f"database: {config.bot.database} (PostgreSQL{login}; not contacted: --no-connect)"
         )
-        return
+        return [(offline, True)]
     try:
         store = await open_store(config)
     except StoreUnwritable as error:
-        report.add(_not_writable(str(error)), ok=False)
-        return
+        return [(_not_writable(str(error)), False)]
     except StoreError as error:
-        report.add(f"database: NOT usable: {error}", ok=False)
-        return
+        return [(f"database: NOT usable: {error}", False)]
     try:
         version = await store.schema_version()
         engine = "SQLite" if sqlite is not None else "PostgreSQL, reachable"
-        report.add(f"database: {store.name} ({engine}), schema version {version} of {LATEST}")
-        await _writable(store, report)
+        found.append(
+            (f"database: {store.name} ({engine}), schema version {version} of {LATEST}", True)
+        )
+        found.append(await _writable(store))
         now = time.time()
         seen = await worker_store.seen_since(store.reader, now - SEEN_WITHIN_S)
         if not seen:
-            report.add("workers: none seen in the last 24 h")
+            found.append(("workers: none seen in the last 24 h", True))
         for worker in seen:
             state = "alive" if worker.alive else "stopped"
-            report.add(
+            line = (
                 f"worker on {worker.host} ({worker.id[:8]}): {state}, lanes "
                 f"{', '.join(worker.lanes) or '-'}, last heartbeat "
                 f"{duration(max(0.0, now - worker.heartbeat_at))} ago"
             )
+            found.append((line, True))
+        return found
     finally:
         await store.close()
 
 
-async def _writable(store: Store, report: Report) -> None:
+async def _writable(store: Store) -> tuple[str, bool]:
     """Whether the database takes a write now (a full disk takes none): one small
     write, harmless beside a running bot."""
     try:
@@ -70,9 +72,8 @@ async def _writable(store: Store, report: Report) -> None:
     except StoreError:
         pass  # the health has the reason
     if store.health.problem is not None:
-        report.add(_not_writable(store.health.problem), ok=False)
-    else:
-        report.add("database: writable")
+        return _not_writable(store.health.problem), False
+    return "database: writable", True
 
 
 def _not_writable(problem: str) -> str:

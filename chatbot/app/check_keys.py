@@ -7,7 +7,6 @@ store (an upgrade must not stop a bot that ran yesterday), but the check says so
 
 from __future__ import annotations
 
-from chatbot.app.check_report import Report
 from chatbot.app.wiring import servers, settings_for
 from chatbot.config import Config
 
@@ -35,16 +34,3 @@ def keys_at_rest(config: Config) -> list[tuple[str, bool]]:
         if network.keys_at_rest is not None:
             found += network.keys_at_rest(settings_for(config, network))
     return found + [(line, True) for line in open_secret_files(config)]
-
-
-def report_keys_at_rest(config: Config, report: Report) -> None:
-    """The block, with a problem for each key that no longer opens what it protects."""
-    found = keys_at_rest(config)
-    if not found:
-        report.add("keys at rest: every secret file is readable by the bot's user only")
-        return
-    for line, fine in found:
-        if not fine:
-            report.add(f"keys at rest: {line}", ok=False)
-    if warnings := [line for line, fine in found if fine]:
-        report.add("\n".join(["keys at rest:", *(f"  - {line}" for line in warnings)]))

@@ -29,6 +29,7 @@ from chatbot.domain.transitions import Action, TransitionRefused
 from chatbot.notify.format import usd
 from chatbot.pipeline import sandboxing
 from chatbot.pipeline.worker import Worker
+from chatbot.transports.networks import NETWORKS
 
 EXIT_OK = 0
 EXIT_FAILURE = 1
@@ -115,14 +116,16 @@ def _parser() -> argparse.ArgumentParser:
         "write DIR/bot.toml and placeholder secrets, ready to fill in: with --xmpp or "
         "--matrix a short one for that network, without either the example with every key",
     )
-    network = init.add_mutually_exclusive_group()
-    for name, title in (("xmpp", "XMPP"), ("matrix", "Matrix")):
-        network.add_argument(
-            f"--{name}",
+    short = init.add_mutually_exclusive_group()
+    for network in NETWORKS.values():
+        if network.starter is None:
+            continue
+        short.add_argument(
+            f"--{network.name}",
             dest="network",
             action="store_const",
-            const=name,
-            help=f"a short configuration for {title} only",
+            const=network.name,
+            help=f"a short configuration for {network.starter.title} only",
         )
     init.add_argument("--repo", metavar="PATH", help="the git repository of the board")
     init.add_argument(

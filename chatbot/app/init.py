@@ -1,8 +1,8 @@
 """`chatbot init [--xmpp | --matrix] DIR`: a configuration to fill in, that checks out at once.
 
 Writes DIR/bot.toml: with --xmpp or --matrix a short one with only what that network
-needs (chatbot/app/init_short.py), without either the example configuration with
-every key, commented. Beside it the secret files it names under DIR/secrets/
+needs (`short_config`), without either the example configuration with every key,
+commented. Beside it the secret files it names under DIR/secrets/
 (readable by the owner only: placeholders, but for the Matrix crypto store's
 passphrase, which is made here at random), and, unless --repo names the repository,
 an empty git repository DIR/repo with docs/intent/ for the board. Each agent CLI is
@@ -13,6 +13,7 @@ Nothing is written when DIR/bot.toml exists, or when --owner or --repo is wrong.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import secrets
@@ -23,7 +24,6 @@ from pathlib import Path
 
 from chatbot.app import demo
 from chatbot.app.check import PLACEHOLDER
-from chatbot.app.init_short import short_config, toml_string
 from chatbot.config import ConfigError, parse_config
 from chatbot.config.bot import identity_problem
 from chatbot.config_file import SCP_LIKE_RE, URL_RE
@@ -149,3 +149,59 @@ def _binary(name: str) -> str:
         return demo.scripted_cli(name)
     except FileNotFoundError:
         return name  # `chatbot check` will say it is missing
+
+
+# `--xmpp`, `--matrix`: [bot], the network's section (its record's `Starter`), one
+# runtime and one lane, every role on that runtime by default. No deploy step, no web
+# board, nothing on localhost: the full example shows how to add them.
+_HEAD = """\
+# The intent-board bot on {title}: only the keys it needs. Every other key (budgets,
+# more lanes, a deploy step, the web board) is in the full example, explained:
+# `chatbot init DIR` without --{name} writes it. Relative paths are relative to this
+# file; each *_file key names a file holding one secret, never the secret itself.
+# Check with: chatbot check --config bot.toml [--no-connect]
+
+[bot]
+# The only identities that may decide: {who}.
+owners = [{owner}]
+# The git repository whose docs/intent/*.md are the cards (a folder, or a git address).
+repo = {repo}
+database = "var/board.sqlite3"
+workspaces = "var/workspaces"
+
+"""
+
+_AGENTS = """
+# The agent CLI every role runs on: a name on PATH, or a path.
+[runtimes.codex]
+binary = {binary}
+pass_env = ["CODEX_HOME"]       # where its login lives
+
+# The one builder lane the operator may choose for a card.
+[lanes.light]
+runtime = "codex"
+model = "gpt-5-codex"
+reasoning_effort = "medium"
+iteration_limit = 10            # agent turns per builder run, 5 to 40
+concurrency = 1                 # builder runs at the same time
+"""
+
+
+def short_config(name: str, *, owner: str | None, repo: str, binary: str) -> str:
+    """The text of the short configuration for the network called `name`."""
+    start = NETWORKS[name].starter
+    assert start is not None, name  # the command line offers only networks with one
+    head = _HEAD.format(
+        title=start.title,
+        name=name,
+        who=start.owners_words,
+        owner=toml_string(owner or start.owner_example),
+        repo=toml_string(repo),
+    )
+    return head + start.section + _AGENTS.format(binary=toml_string(binary))
+
+
+def toml_string(value: str) -> str:
+    """`value` as a TOML basic string."""
+    # A JSON string is a TOML basic string (the same escapes).
+    return json.dumps(value, ensure_ascii=False)

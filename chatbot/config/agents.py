@@ -13,6 +13,7 @@ from runners.runtimes.base import BASE_URL_PATTERN
 
 
 class RuntimeSection(Section):
+    # The agent CLI: a name on PATH, or a path (relative to this file).
     binary: str = Field(min_length=1)
     # The key the CLI sends to its model provider; read when a run starts, put only
     # into that run's environment (openrouter: required; claude: ANTHROPIC_API_KEY;
@@ -29,11 +30,13 @@ class RuntimeSection(Section):
     env: dict[EnvName, str] = {}
     # For a CLI that reports no cost (codex): a run costs its tokens at these prices.
     usd_per_million_input_tokens: USD | None = None
+    # The price of a million output tokens (with the one above).
     usd_per_million_output_tokens: USD | None = None
     # What its sandbox shows besides the worktree, the CLI and its home: folders or files
     # it reads (a scenario, a tool chain) and ones it writes (a cache). Relative paths
     # are relative to this file.
     read_paths: list[str] = []
+    # Folders or files its sandbox lets it write besides its worktree and home.
     write_paths: list[str] = []
 
     @field_validator("read_paths", "write_paths")
@@ -46,7 +49,9 @@ class RuntimeSection(Section):
 
 
 class LaneSection(Section):
+    # The runtime ([runtimes.NAME]) its builder and fixer runs use.
     runtime: RuntimeName
+    # The model the CLI is told to use.
     model: ModelName
     reasoning_effort: Effort = ""
     iteration_limit: int = Field(ge=ITERATION_LIMIT_MIN, le=ITERATION_LIMIT_MAX)
@@ -64,8 +69,11 @@ class LaneSection(Section):
 
 
 class RoleSection(Section):
+    # The runtime this role's runs use (roles outside the lanes: operator, planner, ...).
     runtime: RuntimeName = "codex"
+    # Its model; "": the CLI's default.
     model: ModelName = ""
+    # Its reasoning effort; "": the CLI's default.
     reasoning_effort: Effort = ""
     timeout_s: int = Field(default=1200, ge=1, le=24 * 3600)
     idle_timeout_s: int = Field(default=600, ge=1, le=24 * 3600)
@@ -76,4 +84,5 @@ class RoleSection(Section):
 
 
 class EscalationSection(Section):
+    # Per runtime, the only models an escalation step may switch to.
     models: dict[RuntimeName, list[ModelName]] = {}

@@ -71,6 +71,7 @@ class BotSection(Section):
     # A requester's commands: this many at once, then one more every refill. Owners (and
     # the console) are never limited: the people who run the bot are always answered.
     rate_limit_burst: int = Field(default=10, ge=1, le=100_000)
+    # Seconds until a requester who used the burst may send one more command.
     rate_limit_refill_s: float = Field(default=3.0, ge=0.01, le=3600.0)
     # An operator's split is posted as a plan and waits for an owner's approval
     # (👍, /confirm or "yes") before any child card exists.
@@ -148,8 +149,12 @@ class ConsoleSection(Section):
 
 
 class DeploySection(Section):
+    # Run in the repository after an approved card is merged; {commit} and {slug} are
+    # filled in. Empty: the merge is the deployment.
     command: list[str] = []
+    # The branch approved cards are merged into; unset: the repository's current one.
     branch: str | None = None
+    # The deploy command is stopped after this long.
     timeout_s: int = Field(default=600, ge=1, le=24 * 3600)
 
 

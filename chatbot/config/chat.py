@@ -22,10 +22,15 @@ MATRIX_USER_RE = re.compile(
 
 
 class XmppSection(Section):
+    # The bot's own account (a bare JID); owners talk to it directly or in its rooms.
     jid: str = Field(pattern=XMPP_BARE_JID_RE.pattern)
+    # The file holding that account's password.
     password_file: Path
+    # The server, when it is not found from the JID's domain (DNS SRV, else the domain).
     host: str | None = None
+    # Its client port (with host).
     port: int = Field(default=5222, ge=1, le=65535)
+    # Rooms (MUC) the bot joins; each must show occupants' real JIDs (non-anonymous).
     rooms: list[str] = []
     nick: str = Field(default="board", min_length=1, max_length=64)
     # "starttls" (default), "direct" (TLS from the first byte) or "none" (loopback only).
@@ -44,11 +49,17 @@ class XmppSection(Section):
 
 
 class MatrixSection(Section):
+    # The homeserver's client address (https://matrix.example.org).
     homeserver: str = Field(pattern=HOMESERVER_PATTERN)
+    # The bot's own account (@board:example.org).
     user_id: str = Field(pattern=MATRIX_USER_RE.pattern)
+    # The account's password (the bot logs in once and keeps its device), or ...
     password_file: Path | None = None
+    # ... an access token of an existing device: exactly one of the two.
     access_token_file: Path | None = None
+    # The name the bot's device shows in clients' device lists.
     device_name: str = "intent-board"
+    # Rooms the bot joins (#alias:server or !id:server); invites from owners join too.
     rooms: list[str] = []
     # End-to-end encryption keys (nio's crypto store); default: beside bot.database.
     crypto_store: Path | None = None

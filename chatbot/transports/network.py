@@ -50,6 +50,21 @@ class Setup:
     state_dir: Path
 
 
+@dataclass(frozen=True)
+class Starter:
+    """What `chatbot init --<network>` writes for this network (issue 34): a short
+    configuration with only the keys a new user of it must fill in."""
+
+    #: The network's name as people write it ("XMPP").
+    title: str
+    #: The placeholder owner, until `--owner` names the real one.
+    owner_example: str
+    #: Who may be an owner, in words for the file's comment.
+    owners_words: str
+    #: The network's section, as TOML text with placeholders `chatbot check` lists.
+    section: str
+
+
 def _as_is(value: str) -> str:
     return value
 
@@ -89,6 +104,8 @@ class Network:
     #: `chatbot check`, offline: the keys the network keeps on disk, from its settings, as
     #: (line, fine) pairs; a line not fine fails the check. None: it keeps none.
     keys_at_rest: Callable[[Any], list[tuple[str, bool]]] | None = None
+    #: `chatbot init --<name>`'s short configuration; None: no such option.
+    starter: Starter | None = None
 
     @property
     def formatted(self) -> bool:

@@ -1,25 +1,35 @@
-"""The README's Layout table is the map of the code: it must stay true.
+"""The Layout tables are the map of the code: they must stay true.
 
-Every module of chatbot/ and runners/ is named in the row of its room, and each
-row's "may import" column is exactly the rule tests/contracts/test_imports.py holds
-the code to (RULES). A module added, moved or allowed a new import without the
-table following fails here.
+The README's Layout names each room and what it may import; the architecture page
+(docs/architecture.md) names every module of chatbot/ and runners/ in the row of its
+room. Each row's "may import" column, in both, is exactly the rule
+tests/contracts/test_imports.py holds the code to (RULES). A module added, moved or
+allowed a new import without the tables following fails here.
 """
 
 from __future__ import annotations
 
 import re
 
+import pytest
+
 from tests.contracts.test_imports import PACKAGES, ROOT, RULES, module_name, room_of
 
 README = ROOT / "README.md"
+ARCHITECTURE = ROOT / "docs" / "architecture.md"
 WORDS = {"nothing": set(), "nothing of the bot": set(), "everything": {"chatbot", "runners"}}
 
 
-def layout_rows() -> dict[str, tuple[set[str], str]]:
+def layout_section(page=ARCHITECTURE) -> str:
+    text = page.read_text(encoding="utf-8")
+    start = text.index("## Layout")
+    end = text.find("\n## ", start + 1)
+    return text[start : end if end != -1 else len(text)]
+
+
+def layout_rows(page=ARCHITECTURE) -> dict[str, tuple[set[str], str]]:
     """room -> (the rooms its "may import" column names, the row's whole text)."""
-    text = README.read_text(encoding="utf-8")
-    section = text[text.index("## Layout") : text.index("## Benchmarks")]
+    section = layout_section(page)
     rows: dict[str, tuple[set[str], str]] = {}
     for line in section.splitlines():
         cells = [cell.strip() for cell in line.strip().strip("|").split("|")]
@@ -43,19 +53,20 @@ def _allowed(cell: str) -> set[str]:
     return {_room(path) for path in re.findall(r"`([^`]+)`", cell)}
 
 
-def test_each_rooms_may_import_column_is_the_rule() -> None:
-    rows = layout_rows()
+@pytest.mark.parametrize("page", [README, ARCHITECTURE], ids=["README", "architecture"])
+def test_each_rooms_may_import_column_is_the_rule(page) -> None:
+    rows = layout_rows(page)
     for room, allowed in RULES.items():
         if room in ("chatbot", "chatbot.__main__"):
             continue  # the package's own __init__ and `python -m chatbot`
-        assert room in rows, f"README's Layout has no row for {room}"
+        assert room in rows, f"{page.name}'s Layout has no row for {room}"
         assert rows[room][0] == allowed, (room, rows[room][0], allowed)
     assert set(rows) <= set(RULES), set(rows) - set(RULES)
 
 
 def test_every_module_is_named_in_the_row_of_its_room() -> None:
     rows = layout_rows()
-    section = README.read_text(encoding="utf-8")
+    section = layout_section()
     missing = []
     for package in PACKAGES:
         for path in sorted((ROOT / package).rglob("*.py")):

@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ..base import StateStore
-from ..network import Network, Rendering, Setup
+from ..network import Network, Rendering, Setup, Starter
 from ..reports import ProbeReport, RoomReport, yes_no
 
 if TYPE_CHECKING:
@@ -77,6 +77,21 @@ async def _probe(settings: MatrixSettings, state: StateStore | None) -> ProbeRep
     return await probe_matrix(settings, state)
 
 
+STARTER = Starter(
+    title="Matrix",
+    owner_example="@owner:example.org",
+    owners_words="Matrix user ids (@name:server); display names never count",
+    section="""[matrix]
+homeserver = "https://matrix.example.org"
+user_id = "@board:example.org"
+password_file = "secrets/matrix-password"
+rooms = ["#board:example.org"]
+# The passphrase of the end-to-end encryption keys (init made it): back it up.
+store_key_file = "secrets/matrix-store-key"
+""",
+)
+
+
 NETWORK = Network(
     name=TRANSPORT,
     home=__name__,
@@ -90,4 +105,5 @@ NETWORK = Network(
     build=_build,
     probe=_probe,
     keys_at_rest=_keys_at_rest,
+    starter=STARTER,
 )

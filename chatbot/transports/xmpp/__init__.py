@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ..base import StateStore
-from ..network import Network, Rendering, Setup
+from ..network import Network, Rendering, Setup, Starter
 from ..reports import ProbeReport, RoomReport, yes_no
 
 if TYPE_CHECKING:
@@ -70,6 +70,22 @@ async def _probe(settings: XmppSettings, state: StateStore | None) -> ProbeRepor
     return await probe_xmpp(settings)
 
 
+# Nothing on localhost: with only the JID, the server is found from its domain.
+STARTER = Starter(
+    title="XMPP",
+    owner_example="owner@example.org",
+    owners_words="bare JIDs (name@server); nicknames never count",
+    section="""[xmpp]
+jid = "board@example.org"
+password_file = "secrets/xmpp-password"
+# Rooms must show every occupant's real JID (non-anonymous); direct chats work too.
+rooms = ["board@conference.example.org"]
+# The server is found from the JID's domain; set host only when it is elsewhere.
+# host = "xmpp.example.org"
+""",
+)
+
+
 NETWORK = Network(
     name=TRANSPORT,
     home=__name__,
@@ -83,4 +99,5 @@ NETWORK = Network(
     settings=_settings,
     build=_build,
     probe=_probe,
+    starter=STARTER,
 )
