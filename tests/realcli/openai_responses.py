@@ -34,6 +34,8 @@ class Patch:
 
 
 _CWD_CODEX = re.compile(r"<cwd>(.*?)</cwd>")
+# How codex 0.171's TUI begins its request for a thread's title.
+TITLE_REQUEST = "Generate a concise, single-line task title"
 
 
 @dataclass(frozen=True)
@@ -60,10 +62,24 @@ class ResponsesModel(ScriptedModel):
         return self.key is None or headers.get("Authorization") == f"Bearer {self.key}"
 
     def is_agent_request(self, body: dict[str, Any]) -> bool:
-        return True
+        # The interactive codex (a session handed over to a terminal) asks, beside the
+        # turn and when it likes, for a title for the thread: not a turn of the script.
+        return not any(
+            text.startswith(TITLE_REQUEST)
+            for item in body.get("input", [])
+            if isinstance(item, dict) and item.get("role") == "user"
+            for part in item.get("content", [])
+            if isinstance(part, dict) and isinstance(text := part.get("text"), str)
+        )
 
-    async def side_answer(self, request: web.Request, body: dict[str, Any]) -> web.Response:
-        raise AssertionError("codex sends no side requests")
+    async def side_answer(self, request: web.Request, body: dict[str, Any]) -> web.StreamResponse:
+        seen = self.parse(body, dict(request.headers))
+        response = web.StreamResponse(headers={"Content-Type": "text/event-stream"})
+        await response.prepare(request)
+        for event in self.events([Say("Scripted task")], seen, len(self.seen) + 1):
+            await response.write(self.frame(event))
+        await response.write_eof()
+        return response
 
     def parse(self, body: dict[str, Any], headers: dict[str, str]) -> Seen:
         users, assistants, results, cwd = [], [], [], None
