@@ -20,6 +20,7 @@ from typing import Any
 
 from chatbot.app.wiring import servers, settings_for
 from chatbot.config import Config
+from chatbot.domain.counted import counted
 from chatbot.store import StoreError
 from chatbot.store import backup as store_backup
 
@@ -193,7 +194,7 @@ def backup(config: Config, folder: Path) -> int:
     config = any(entry["kind"] == "config" for entry in manifest["files"])
     print(
         f"backed up to {folder}: {manifest['engine']} database at schema step "
-        f"{manifest['schema_step']}, {crypto} crypto store file(s)"
+        f"{manifest['schema_step']}, {counted(crypto, 'crypto store file')}"
         f"{', the configuration' if config else ', no configuration file (none was read)'}; "
         f"{total} bytes; secrets are not in it"
     )

@@ -27,6 +27,7 @@ from chatbot.app.startup import open_store
 from chatbot.app.wiring import destinations, servers, settings_for
 from chatbot.board.importer import SOURCES, scan
 from chatbot.config import Config, RuntimeSection
+from chatbot.domain.counted import counted
 from chatbot.domain.roles import ROLES
 from chatbot.pipeline import sandboxing
 from chatbot.secret_files import read_secret
@@ -110,14 +111,14 @@ async def check_transports(config: Config) -> bool:
             for transport, room, count, error in await chat_store.waiting(store.reader):
                 ok = ok and not error
                 print(
-                    f"outbox: {count} notification(s) wait for {transport} {room}"
+                    f"outbox: {counted(count, 'notification')} waiting for {transport} {room}"
                     + (f" (last error: {error})" if error else "")
                 )
             week_ago = time.time() - 7 * 86400
             for transport, room, count, error in await chat_store.failed(store.reader, week_ago):
                 ok = False
                 print(
-                    f"outbox: {count} notification(s) to {transport} {room} were given up "
+                    f"outbox: gave up on {counted(count, 'notification')} to {transport} {room} "
                     f"in the last 7 days (last reason: {error}); the service log has each one, "
                     "and /status (or `chatbot cards`) shows where the board stands"
                 )
@@ -263,7 +264,7 @@ def digest_line(config: Config) -> str:
     zone = time.strftime("%Z") or "local time"
     rooms = len(destinations(config))
     return (
-        f"digest: daily at {at} ({zone}, the bot's local time) to {rooms} room(s); "
+        f"digest: daily at {at} ({zone}, the bot's local time) to {counted(rooms, 'room')}; "
         "it mentions nobody, so quiet hours do not hold it"
     )
 

@@ -25,6 +25,7 @@ from chatbot.board import (
 from chatbot.chat.commands import BY_NAME, INSPECT_MODES
 from chatbot.chat.texts import say
 from chatbot.config import Config, ConfigError, load_config
+from chatbot.domain.counted import counted
 from chatbot.domain.transitions import Action, TransitionRefused
 from chatbot.notify.format import usd
 from chatbot.pipeline import sandboxing
@@ -222,7 +223,7 @@ async def _allow(board: BoardService, slug: str | None, locale: str) -> int:
 
 
 def _init(args: argparse.Namespace) -> int:
-    from chatbot.app.init import InitRefused, init, intents_note
+    from chatbot.app.init import InitRefused, init
 
     try:
         written = init(args.dir, args.network, repo=args.repo, owner=args.owner)
@@ -241,8 +242,6 @@ def _init(args: argparse.Namespace) -> int:
             "(the example with every key; `chatbot init --xmpp DIR` or `--matrix DIR` "
             "writes a short one for one network)"
         )
-    if note := intents_note(args.repo):
-        print(note)
     print(f"next: chatbot check --config {args.dir / 'bot.toml'} --no-connect")
     return EXIT_OK
 
@@ -273,7 +272,7 @@ async def _idle_report(board: BoardService, worker: Worker, locale: str) -> int:
         print("runs wait for today's budget: `chatbot allow` lets them start", file=sys.stderr)
     failed = worker.failed_jobs
     if failed:
-        print(f"{failed} job(s) failed; `chatbot card SLUG` shows why", file=sys.stderr)
+        print(f"{counted(failed, 'job')} failed; `chatbot card SLUG` shows why", file=sys.stderr)
         return EXIT_FAILURE
     return EXIT_OK
 

@@ -18,6 +18,7 @@ from typing import Any
 
 from chatbot.app.backup import CONFIG_FILE, FORMAT, MANIFEST, Refused, crypto_store, sha256
 from chatbot.config import Config, ConfigError, parse_config
+from chatbot.domain.counted import counted
 from chatbot.store import StoreError
 from chatbot.store import backup as store_backup
 from chatbot.store.migrations import LATEST
@@ -132,7 +133,8 @@ def _check_target(config: Config, manifest: dict[str, Any], folder: Path, force:
     if working:
         # Even with --force: a worker would go on with the board it had (issue 33).
         raise Refused(
-            f"{len(working)} worker(s) run on {name}: {', '.join(working)}; stop every bot "
+            f"{counted(len(working), 'worker')} running on {name}: {', '.join(working)}; "
+            "stop every bot "
             "and `chatbot worker` on it, then restore"
         )
     crypto = crypto_store(config)

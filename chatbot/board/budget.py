@@ -11,10 +11,11 @@ from __future__ import annotations
 
 import time
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from chatbot.domain.budgets import Budgets, BudgetState
+from chatbot.domain.roles import lane_role
 from chatbot.domain.transitions import RUN_FAILURE, Action, By
 from chatbot.store import Db, Store, kv, spend
 from chatbot.store import cards as card_store
@@ -37,10 +38,14 @@ class SpendReport:
     day: BudgetState | None
     today: Spend
     days: list[Spend]
+    #: The configured lanes (a card's lane)...
     lanes: list[Spend]
     #: (card spend, its budget or None); the costliest cards of the period
     cards: list[tuple[Spend, BudgetState | None]]
     per_card_usd: dict[str, float]
+    #: ...and the roles that run in a lane of their own (operator, reviewer, ...), by
+    #: the role's name: a person configured no such lane and would not know it.
+    roles: list[Spend] = field(default_factory=list)
 
 
 def local_day(now: float | None = None) -> str:
@@ -110,13 +115,21 @@ class BoardBudget:
         for card_id, spent in await spend.by_card(db, start, cards):
             card = await card_store.get_by_id(db, card_id)
             costly.append((spent, await self.card_budget(card) if card else None))
+        lanes, roles = [], []
+        for spent in await spend.by_lane(db, start):
+            role = lane_role(spent.name)
+            if role is None:
+                lanes.append(spent)
+            else:
+                roles.append(replace(spent, name=role))
         return SpendReport(
             day=await self.day_budget(),
             today=await spent_on(db, today),
             days=await spend.by_day(db, start),
-            lanes=await spend.by_lane(db, start),
+            lanes=lanes,
             cards=costly,
             per_card_usd=dict(self.budgets.per_card_usd),
+            roles=roles,
         )
 
     # --- moving ------------------------------------------------------------------

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
+from chatbot.domain.phases import END_PHASES
 from chatbot.domain.roles import BY_NAME as ROLES
 from chatbot.store.cards import Card
 from chatbot.store.telemetry import RunRecord
@@ -45,7 +46,10 @@ def hand_over(
     runtimes: Mapping[str, RuntimeSettings],
 ) -> HandOver | None:
     """The latest session of a worktree role's run on this card (runs: newest first),
-    with what `workspaces` (the folder of the worktrees) and the runtimes' sections say."""
+    with what `workspaces` (the folder of the worktrees) and the runtimes' sections say.
+    None for a finished card: there is nothing left to continue, and its worktree is gone."""
+    if card.phase in END_PHASES:
+        return None
     run = next(
         (r for r in runs if r.session_id and ROLES.get(r.role) and ROLES[r.role].writes), None
     )

@@ -30,6 +30,7 @@ from chatbot.chat.reactions import Effect, Reaction
 from chatbot.chat.replies import Decided, Origin, chat_of
 from chatbot.chat.spending import SpendHandlers
 from chatbot.chat.talking import TalkHandlers
+from chatbot.chat.texts import CATALOGUES
 from chatbot.chat.web_signin import WebSignIn
 from chatbot.domain.phases import Phase
 from chatbot.domain.transitions import Action, TransitionRefused, allowed_actions
@@ -133,9 +134,11 @@ class ChatHandlers(Lookups, SpendHandlers, TalkHandlers, WebSignIn):
         event = origin.event
 
         async def answered(tx: BoardTx, change: Change) -> None:
-            text = self.replies.text(
-                "answered", slug=change.card.slug, phase=change.card.phase.label(self.locale)
-            )
+            phase = change.card.phase
+            # Said as what happens now ("the planner is on it again"), not as a phase id.
+            key = f"answered_{phase.value}"
+            key = key if key in CATALOGUES["en"] else "answered"
+            text = self.replies.text(key, slug=change.card.slug, phase=phase.label(self.locale))
             await tx.post(self.replies.post(event, text, card_id=change.card.id))
 
         try:

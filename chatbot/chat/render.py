@@ -30,6 +30,8 @@ from chatbot.chat.commands import (
 )
 from chatbot.chat.texts import CATALOGUES, say
 from chatbot.domain import ways
+from chatbot.domain.action_labels import action_label
+from chatbot.domain.counted import counted
 from chatbot.domain.phases import Phase
 from chatbot.domain.transitions import Action
 from chatbot.notify.format import duration, one_line, prefix
@@ -51,7 +53,7 @@ def clip(text: str, locale: str, max_chars: int = MAX_CHARS) -> str:
     kept: list[str] = []
     used = 0
     for index, line in enumerate(lines):
-        note = say(locale, "clipped", count=len(lines) - index)
+        note = say(locale, "clipped", count=counted(len(lines) - index, "more line", locale))
         room = max_chars - len(note) - 1  # the note and its line break
         needed = len(line) + (1 if kept else 0)
         if used + needed <= room:
@@ -60,12 +62,16 @@ def clip(text: str, locale: str, max_chars: int = MAX_CHARS) -> str:
             continue
         if not kept:
             # The first line alone is too long: cut inside it, and count characters.
-            widest = say(locale, "clipped_chars", count=len(text))  # the most digits
+            widest = _chars_left(len(text), locale)  # the most digits
             head = prefix(line, max(0, max_chars - len(widest) - 2))
-            note = say(locale, "clipped_chars", count=len(text) - len(head))
+            note = _chars_left(len(text) - len(head), locale)
             kept.append(head + "…")
         return "\n".join([*kept, note])
     return "\n".join(kept)  # not reached: the text is longer than the room
+
+
+def _chars_left(chars: int, locale: str) -> str:
+    return say(locale, "clipped_chars", count=counted(chars, "more character", locale))
 
 
 def when(at: float) -> str:
@@ -98,7 +104,7 @@ def board(
     if not summary.total and not requests:
         return say(locale, "status_empty")
     now = time.time() if now is None else now
-    lines = [say(locale, "status_total", total=summary.total)]
+    lines = [say(locale, "status_total", total=counted(summary.total, "card", locale))]
     phases = [p for p in Phase if summary.counts.get(p)]
     lines += [
         say(locale, "status_phase", phase=p.label(locale), count=summary.counts[p]) for p in phases
@@ -302,7 +308,8 @@ def card_extras(c: Card, locale: str) -> list[str]:
     synthesis = c.data.get("synthesis")
     if isinstance(synthesis, dict):
         gaps = len(synthesis.get("gaps") or [])
-        lines.append(say(locale, "card_synthesis", path=synthesis.get("path", "-"), count=gaps))
+        found = counted(gaps, "gap", locale)
+        lines.append(say(locale, "card_synthesis", path=synthesis.get("path", "-"), count=found))
     stop = budget_stopped(c)
     if stop is not None:
         spent, limit = f"${stop.get('spent', 0):.2f}", f"${stop.get('limit', 0):.2f}"
@@ -312,7 +319,8 @@ def card_extras(c: Card, locale: str) -> list[str]:
 
 def history(view: CardView, locale: str) -> str:
     """/log <slug>: every event of the card, oldest first."""
-    lines = [say(locale, "log_header", slug=view.card.slug, count=len(view.events))]
+    events = counted(len(view.events), "event", locale)
+    lines = [say(locale, "log_header", slug=view.card.slug, count=events)]
     for event in view.events:
         source = event.from_phase.label(locale) if event.from_phase else "-"
         line = say(
@@ -321,7 +329,7 @@ def history(view: CardView, locale: str) -> str:
             at=when(event.at),
             source=source,
             target=event.to_phase.label(locale),
-            action=event.action,
+            action=action_label(event.action, locale),
             actor=event.actor,
         )
         lines.append(f"{line} {event.reason}".rstrip() if event.reason else line)

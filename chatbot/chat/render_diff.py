@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 
 from chatbot.chat.texts import say
+from chatbot.domain.counted import counted
 from chatbot.notify.format import cut
 from runners.commit_view import CommitDiff
 
@@ -26,7 +27,8 @@ def diff(slug: str, shown: CommitDiff, locale: str) -> str:
         if left is None:
             lines.append(say(locale, "diff_more_unknown", commit=shown.commit[:12]))
         elif left > 0:
-            lines.append(say(locale, "diff_more", count=left, commit=shown.commit[:12]))
+            more = counted(left, "more line", locale)
+            lines.append(say(locale, "diff_more", count=more, commit=shown.commit[:12]))
     return "\n".join(lines)
 
 

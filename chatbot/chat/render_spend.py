@@ -5,6 +5,7 @@ from __future__ import annotations
 from chatbot.board import RunRecord, Spend, SpendReport
 from chatbot.chat.render import run_fields
 from chatbot.chat.texts import say
+from chatbot.domain.counted import counted
 from chatbot.notify.format import usd
 
 __all__ = ["budget", "pipeline_runs", "usd"]
@@ -32,8 +33,15 @@ def _notes(spent: Spend, locale: str) -> str:
     return notes
 
 
+def _line(spent: Spend, locale: str) -> str:
+    runs = counted(spent.runs, "run", locale)
+    notes = _notes(spent, locale)
+    return say(locale, "budget_line", name=spent.name, usd=usd(spent.usd), runs=runs, notes=notes)
+
+
 def budget(report: SpendReport, locale: str, days: int = 7) -> str:
-    """Spend today (against the day's budget), per day, per lane and per card."""
+    """Spend today (against the day's budget), per day, per lane, per role that runs in
+    a lane of its own, and per card."""
     today = report.today
     day = report.day
     if day is not None:
@@ -44,30 +52,26 @@ def budget(report: SpendReport, locale: str, days: int = 7) -> str:
                 spent=usd(day.spent),
                 limit=usd(day.limit),
                 setting=day.key,
-                runs=today.runs,
+                runs=counted(today.runs, "run", locale),
             )
         ]
         if day.reached:
             lines.append(say(locale, "budget_held_now"))
     else:
-        lines = [say(locale, "budget_today_free", spent=usd(today.usd), runs=today.runs)]
+        runs = counted(today.runs, "run", locale)
+        lines = [say(locale, "budget_today_free", spent=usd(today.usd), runs=runs)]
     if not report.days:
         lines.append(say(locale, "budget_none"))
         return "\n".join(lines)
-    lines.append(say(locale, "budget_days", days=days))
-    lines += [
-        say(
-            locale, "budget_line", name=s.name, usd=usd(s.usd), runs=s.runs, notes=_notes(s, locale)
-        )
-        for s in report.days
-    ]
-    lines.append(say(locale, "budget_lanes", days=days))
-    lines += [
-        say(
-            locale, "budget_line", name=s.name, usd=usd(s.usd), runs=s.runs, notes=_notes(s, locale)
-        )
-        for s in report.lanes
-    ]
+    period = counted(days, "day", locale)
+    lines.append(say(locale, "budget_days", days=period))
+    lines += [_line(s, locale) for s in report.days]
+    if report.lanes:
+        lines.append(say(locale, "budget_lanes", days=period))
+        lines += [_line(s, locale) for s in report.lanes]
+    if report.roles:
+        lines.append(say(locale, "budget_roles", days=period))
+        lines += [_line(s, locale) for s in report.roles]
     lines.append(say(locale, "budget_cards"))
     for spent, state in report.cards:
         limit = say(locale, "budget_card_limit", limit=usd(state.limit)) if state else ""
@@ -78,7 +82,7 @@ def budget(report: SpendReport, locale: str, days: int = 7) -> str:
                 name=spent.name,
                 usd=usd(spent.usd),
                 limit=limit,
-                runs=spent.runs,
+                runs=counted(spent.runs, "run", locale),
                 notes=_notes(spent, locale),
             )
         )

@@ -187,6 +187,12 @@ def role_lane(name: str) -> str:
     return f"role:{name}"
 
 
+def lane_role(lane: str) -> str | None:
+    """The role whose own lane `lane` is (see role_lane), or None for a configured lane."""
+    name = lane.removeprefix("role:")
+    return name if name != lane else None
+
+
 def is_repeatable(kind: str) -> bool:
     job = JOBS.get(kind)
     return job is not None and job.repeatable

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from datetime import UTC, datetime
 
+from chatbot.domain.counted import counted
 from chatbot.domain.phases import Phase
 from chatbot.domain.why import Hold, HoldKind
 
@@ -40,6 +41,10 @@ def sentence(slug: str, held: Hold, ways: tuple[str, ...], locale: str, say: Say
             f"{c[0]} ({Phase(c[1]).label(locale)})" if isinstance(c, (tuple, list)) else c
             for c in facts["cards"]
         )
+    if "count" in facts:
+        # What is counted: a split plan's cards, or the jobs ahead in a lane.
+        noun = "card" if held.kind is HoldKind.SPLIT_PLAN else "job"
+        fields["count"] = counted(facts["count"], noun, locale)
     key = f"why_{held.kind.value}"
     if held.kind is HoldKind.LEASE_LOST:
         taken = "why_taken" if facts.get("requeued", True) else "why_fails"

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from chatbot.domain.counted import counted
 from chatbot.notify.once import tell_once
 from chatbot.notify.talk import Poster
 
@@ -20,7 +21,8 @@ async def tell_owners(notifier: Poster, found: Sequence[tuple[str, str]]) -> boo
     keys = "\n".join(sorted(key for key, _ in found))
     # Also when none are left: a key that comes back later is news again.
     lines = "\n".join(f"- {line}" for _, line in found)
-    body = notifier.t("config_deprecated", count=len(found), lines=lines) if found else None
+    count = counted(len(found), "deprecated key", notifier.locale)
+    body = notifier.t("config_deprecated", count=count, lines=lines) if found else None
     return await tell_once(notifier, TOLD_KEY, keys, body, "deprecated")
 
 

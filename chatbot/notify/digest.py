@@ -25,6 +25,7 @@ from chatbot.board import digest as board_digest
 from chatbot.board.digest import Facts, Failure
 from chatbot.board.inbox import InboxItem, Kind
 from chatbot.domain import daily
+from chatbot.domain.counted import counted
 from chatbot.domain.phases import Phase
 from chatbot.notify.format import commands_with, cut, duration, one_line, usd
 from chatbot.notify.notifier import MAX_POST_CHARS, Notifier
@@ -109,7 +110,8 @@ class Digest:
             return self._body(t("digest_quiet", since=since))
         lines = [t("digest_head", since=since)]
         if facts.moves:
-            lines.append(t("digest_moved", moves=facts.moves, cards=facts.cards))
+            moves, cards = self._counted(facts.moves, "move"), self._counted(facts.cards, "card")
+            lines.append(t("digest_moved", moves=moves, cards=cards))
             if facts.finished:
                 names = [f"{slug} ({self._phase(phase)})" for slug, phase in facts.finished]
                 lines.append(t("digest_finished", cards=self._listed(names)))
@@ -125,7 +127,8 @@ class Digest:
         else:
             lines.append(t("digest_no_waits"))
         if facts.spend.runs or facts.day is not None:
-            line = t("digest_spend", usd=usd(facts.spend.usd), runs=facts.spend.runs)
+            runs = self._counted(facts.spend.runs, "run")
+            line = t("digest_spend", usd=usd(facts.spend.usd), runs=runs)
             if not facts.spend.runs:
                 line = t("digest_no_spend")
             if (day := facts.day) is not None:
@@ -133,7 +136,7 @@ class Digest:
                 line += t(key, spent=usd(day.spent), limit=usd(day.limit))
             lines.append(line)
         if facts.failures:
-            lines.append(t("digest_failures", count=len(facts.failures)))
+            lines.append(t("digest_failures", count=self._counted(len(facts.failures), "card")))
             lines += [self._failure(f) for f in facts.failures[:LISTED]]
             if len(facts.failures) > LISTED:
                 lines.append(t("digest_more", count=len(facts.failures) - LISTED))
@@ -167,6 +170,9 @@ class Digest:
 
     def _phase(self, phase: Phase) -> str:
         return phase.label(self.notifier.locale)
+
+    def _counted(self, count: int, noun: str) -> str:
+        return counted(count, noun, self.notifier.locale)
 
     def _body(self, body: str) -> str:
         n = self.notifier

@@ -14,6 +14,7 @@ from typing import Any
 
 from chatbot.board import Change, TalkRow
 from chatbot.domain.budgets import BudgetState
+from chatbot.domain.counted import counted
 from chatbot.domain.quiet import QuietHours
 from chatbot.domain.transitions import Action
 from chatbot.notify.format import commands_with, cut, html_for, usd
@@ -220,7 +221,7 @@ class Notifier:
             reason=change.reason,
             lane=card.lane,
             runtime=card.runtime,
-            model=card.model or "default",
+            model=card.model or self.t("model_default"),
             stage=card.failure_stage,
             detail=card.failure_detail or change.reason,
             phase=card.phase.label(self.locale),
@@ -235,7 +236,8 @@ class Notifier:
         write scope and acceptance criteria too."""
         children = details.get("decision", {}).get("children", [])
         head = "split_plan" if plan else "split"
-        lines = [self.t(head, slug=card.slug, count=len(children), reason=reason)]
+        count = counted(len(children), "child", self.locale)
+        lines = [self.t(head, slug=card.slug, count=count, reason=reason)]
         for child in sorted(children, key=lambda c: (c["wave"], c["slug"])):
             deps = (
                 self.t("deps", deps=", ".join(child["blocked_by"])) if child["blocked_by"] else ""
@@ -255,7 +257,7 @@ class Notifier:
                     self.t(
                         "split_plan_child",
                         runtime=child.get("runtime") or "-",
-                        model=child.get("model") or "default",
+                        model=child.get("model") or self.t("model_default"),
                         scope=", ".join(child.get("write_scope") or []) or "-",
                         criteria="; ".join(child.get("acceptance_criteria") or []) or "-",
                     )
@@ -308,7 +310,9 @@ class Notifier:
         path = details.get("path") or card.review_report_path or ""
         if gaps:
             found = self.t(
-                "synthesis_gaps", count=len(gaps), gaps="\n".join(f"- {g}" for g in gaps)
+                "synthesis_gaps",
+                count=counted(len(gaps), "gap", self.locale),
+                gaps="\n".join(f"- {g}" for g in gaps),
             )
         else:
             found = self.t("synthesis_no_gaps")

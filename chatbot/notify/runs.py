@@ -65,7 +65,7 @@ class RunStatus:
 
     async def started(self, card: Card, role: str, runtime: str, model: str, job_id: int) -> None:
         status = self._jobs.get(job_id)
-        model = model or "default"
+        model = model or self.notifier.t("model_default")
         text = self.notifier.t(
             "run_started", slug=card.slug, role=role, runtime=runtime, model=model
         )

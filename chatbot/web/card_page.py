@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from chatbot.board import CardView, RunRecord, TalkRow
 from chatbot.board.hand_over import HandOver
 from chatbot.board.inbox import Why
+from chatbot.domain.action_labels import action_label
 from chatbot.domain.phases import Kind
 from chatbot.web import action_forms, talk_section, why_line
 from chatbot.web.markup import Safe, clock, iso, join, markdown, scroll_table, tag
@@ -120,7 +121,7 @@ def _history(view: CardView, t: Texts) -> Safe:
             when=clock(event.at),
             move=(f"{event.from_phase.label(t.locale)} → " if event.from_phase else "→ ")
             + event.to_phase.label(t.locale),
-            action=event.action,
+            action=action_label(event.action, t.locale),
             actor=event.actor,
             reason=event.reason,
         )

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from urllib.parse import urlencode
 
 from chatbot.board.card_lists import MAX_QUERY, CardList, Cursor
+from chatbot.domain.counted import counted
 from chatbot.web.groups import Group
 from chatbot.web.markup import Safe, join, tag
 from chatbot.web.pages import CardItems
@@ -89,7 +90,8 @@ def cards_main(query: CardsQuery, listing: CardList, count: int | None, items: C
     """The form, one page of cards, and links to the newer and older pages."""
     t = items.t
     if query.group is not None and count is not None:
-        heading = t("cards_of", group=t(f"group_{query.group.value}"), n=count)
+        found = counted(count, "card", t.locale)
+        heading = t("cards_of", group=t(f"group_{query.group.value}"), n=found)
     else:
         heading = t("cards_title")
     if listing.cards:

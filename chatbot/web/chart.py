@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from datetime import date, datetime, timedelta
 
 from chatbot.board.web_reads import DayRuns
+from chatbot.domain.counted import counted
 from chatbot.web.markup import Safe, join, tag
 from chatbot.web.texts import Texts
 
@@ -61,7 +62,8 @@ def runs_chart(rows: Sequence[DayRuns], days: int, t: Texts, now: float) -> Safe
     for index, (day, count, cost) in enumerate(zip(axis, runs, costs, strict=True)):
         x = LEFT + index * step
         height = plot_h * count / top_runs
-        label = t("chart_label", runs=count, cost=_money(cost), day=day)
+        runs_on = counted(count, "run", t.locale)
+        label = t("chart_label", runs=runs_on, cost=_money(cost), day=day)
         parts.append(
             tag(
                 '<rect class="bar" x="{x}" y="{y}" width="{w}" height="{h}"><title>{label}'
@@ -103,7 +105,7 @@ def runs_chart(rows: Sequence[DayRuns], days: int, t: Texts, now: float) -> Safe
         "<figcaption>{legend}</figcaption></figure>",
         w=WIDTH,
         h=HEIGHT,
-        label=t("chart", days=days),
+        label=t("chart", days=counted(days, "day", t.locale)),
         parts=join(parts),
         legend=legend,
     )

@@ -12,6 +12,7 @@ import time
 from collections.abc import Sequence
 
 from chatbot.board.web_reads import BoardCard, DayRuns, JobLine, WorkerLine
+from chatbot.domain.counted import counted
 from chatbot.domain.phases import Kind, Phase
 from chatbot.web.board_acts import CardActs
 from chatbot.web.chart import runs_chart
@@ -172,11 +173,13 @@ def board_main(
             )
         )
     return tag(
-        '<h1>{title} <small id="total" data-total="{total}">{total_text}</small></h1>'
-        '<div class="board">{columns}</div>',
+        '<h1>{title} <small id="total" data-total="{total}" data-one="{one}" data-many="{many}">'
+        '{total_text}</small></h1><div class="board">{columns}</div>',
         title=t("title"),
         total=sum(counts.values()),
-        total_text=t("cards_total", n=sum(counts.values())),
+        total_text=t("cards_total", n=counted(sum(counts.values()), "card", t.locale)),
+        one=t("cards_total", n=counted(1, "card", t.locale)),
+        many=t("cards_total", n=counted(2, "card", t.locale)),
         columns=join(sections),
     )
 
@@ -221,7 +224,7 @@ def runs_main(
         table=table,
         workers_title=t("workers", hours=WORKERS_SEEN_S // 3600),
         workers=workers_table(workers, jobs, t, now),
-        chart_title=t("chart", days=CHART_DAYS),
+        chart_title=t("chart", days=counted(CHART_DAYS, "day", t.locale)),
         chart=runs_chart(days, CHART_DAYS, t, now),
     )
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from chatbot.board import CardView, RunRecord, Spend, SpendReport
+from chatbot.domain.counted import counted
 from chatbot.notify.format import usd
 from chatbot.web.markup import Safe, clock, iso, join, scroll_table, tag
 from chatbot.web.texts import Texts
@@ -31,12 +32,15 @@ def _spend_rows(found: Sequence[Spend], link: bool = False) -> list[Safe]:
 def budget_main(report: SpendReport, t: Texts, days: int = 7) -> Safe:
     today, day = report.today, report.day
     if day is not None:
-        head = t("budget_today", spent=usd(day.spent), limit=usd(day.limit), runs=today.runs)
+        runs = counted(today.runs, "run", t.locale)
+        head = t("budget_today", spent=usd(day.spent), limit=usd(day.limit), runs=runs)
         if day.reached:
             head += " " + t("budget_reached")
     else:
-        head = t("budget_today_free", spent=usd(today.usd), runs=today.runs)
+        runs = counted(today.runs, "run", t.locale)
+        head = t("budget_today_free", spent=usd(today.usd), runs=runs)
     cols = (t("col_day"), t("col_cost"), t("col_runs"))
+    period = counted(days, "day", t.locale)
     cards = [
         tag(
             '<tr><td><a href="/card/{name}">{name}</a></td><td>{usd}</td><td>{limit}</td>'
@@ -51,19 +55,33 @@ def budget_main(report: SpendReport, t: Texts, days: int = 7) -> Safe:
     return tag(
         '<h1>{title}</h1><p id="today">{head}</p>'
         '<section id="per-day"><h2>{h_days}</h2>{days}</section>'
-        '<section id="per-lane"><h2>{h_lanes}</h2>{lanes}</section>'
+        '<section id="per-lane"><h2>{h_lanes}</h2>{lanes}</section>{roles}'
         '<section id="per-card"><h2>{h_cards}</h2>{cards}</section>',
         title=t("budget"),
         head=head,
-        h_days=t("budget_days", days=days),
+        h_days=t("budget_days", days=period),
         days=scroll_table("days", cols, _spend_rows(report.days)),
-        h_lanes=t("budget_lanes", days=days),
+        h_lanes=t("budget_lanes", days=period),
         lanes=scroll_table("lanes", (t("col_lane"), *cols[1:]), _spend_rows(report.lanes)),
+        roles=_roles(report, t, period),
         h_cards=t("budget_cards"),
         cards=scroll_table(
             "cards",
             (t("col_card"), t("col_cost"), t("col_budget"), t("col_runs")),
             cards,
+        ),
+    )
+
+
+def _roles(report: SpendReport, t: Texts, period: str) -> Safe:
+    """The roles that run in a lane of their own, apart from the configured lanes."""
+    if not report.roles:
+        return Safe("")
+    return tag(
+        '<section id="per-role"><h2>{h}</h2>{table}</section>',
+        h=t("budget_roles", days=period),
+        table=scroll_table(
+            "roles", (t("col_role"), t("col_cost"), t("col_runs")), _spend_rows(report.roles)
         ),
     )
 
@@ -90,7 +108,11 @@ def pipeline_main(
         synthesis = tag(
             '<section id="synthesis"><h2>{h}</h2><p>{m}</p></section>',
             h=t("synthesis"),
-            m=t("synthesis_line", path=found.get("path") or "-", gaps=len(found.get("gaps") or [])),
+            m=t(
+                "synthesis_line",
+                path=found.get("path") or "-",
+                gaps=counted(len(found.get("gaps") or []), "gap", t.locale),
+            ),
         )
     rows = [
         tag(
@@ -112,7 +134,12 @@ def pipeline_main(
     return tag(
         '<h1>{title}</h1>{parent}<section id="children"><ul>{cards}</ul></section>{synthesis}'
         '<section id="runs"><h2>{h_runs}</h2>{table}</section>',
-        title=t("pipeline_title", id=pipeline, count=len(runs), cost=usd(total)),
+        title=t(
+            "pipeline_title",
+            id=pipeline,
+            count=counted(len(runs), "run", t.locale),
+            cost=usd(total),
+        ),
         parent=tag(
             '<p id="parent">{m} <a href="/card/{slug}">{slug}</a></p>',
             m=t("parent"),

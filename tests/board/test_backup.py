@@ -253,7 +253,7 @@ async def test_restore_over_a_board_needs_force(engine: str, database: Any, tmp_
         working = await chatbot(
             "restore", tmp_path / "backup", "--config", source / "bot.toml", "--force"
         )
-        assert working.returncode == 1 and "worker(s) run on" in working.stderr
+        assert working.returncode == 1 and "worker running on" in working.stderr
         async with store.transaction() as db:
             await worker_rows.stopped(db, ["before-the-backup"])  # as a bot that stopped
     finally:
@@ -504,7 +504,7 @@ async def test_restore_refuses_while_a_worker_holds_a_lease_on_the_board(
         await store.close()
     done = await chatbot("restore", folder, "--config", fresh, "--force")
     assert done.returncode == 1, done.stdout
-    assert "1 worker(s) run on" in done.stderr and "host-b (4242:1)" in done.stderr
+    assert "1 worker running on" in done.stderr and "host-b (4242:1)" in done.stderr
 
 
 # Nobody's uid: a second local user who must not read the bot's board or config.
@@ -632,7 +632,7 @@ async def test_restore_refuses_while_a_real_worker_runs_on_the_board(
         kill_tree(worker.pid)
         await worker.wait()
     assert done.returncode == 1, done.stdout
-    assert "1 worker(s) run on" in done.stderr
+    assert "1 worker running on" in done.stderr
     assert f"({worker.pid}:" in done.stderr  # its pid and start time name it
     titles = sqlite3.connect(fresh.parent / "board.sqlite3").execute("SELECT count(*) FROM cards")
     assert titles.fetchone() == (0,)  # the worker's board was not replaced

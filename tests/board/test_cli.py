@@ -147,7 +147,7 @@ def test_card_shows_history_and_suggests_close_slugs(config: Path) -> None:
     text = chatbot("card", "alpha", "--config", str(config))
     # The same text as /status and /log in chat, uncut.
     assert (
-        "History of alpha (1 events):" in text.stdout
+        "History of alpha (1 event):" in text.stdout
         and "kind intent, phase planned" in text.stdout
     )
     missing = chatbot("card", "alpah", "--config", str(config))
@@ -288,6 +288,10 @@ async def test_a_card_whose_worker_died_names_its_ways_on(config: Path) -> None:
     assert "ways on: !retry alpha runs the failed step again; !fix alpha starts a repair run" in (
         text
     )
+    # Issue 34: the history in words for a person; the codes stay in --json for scripts.
+    assert "building [operator chose to build directly by t]" in text
+    assert "operator_direct" not in text
+    assert [e["action"] for e in data["events"]][1:3] == ["start", "operator_direct"]
     # ...and the first of them works.
     retried = chatbot("retry", "alpha", "--config", str(config))
     assert retried.returncode == 0 and "alpha: building" in retried.stdout, retried.stderr

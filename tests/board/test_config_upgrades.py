@@ -115,7 +115,7 @@ async def test_the_owners_are_told_once_per_set_of_keys(notifier: Notifier) -> N
     assert await deprecations.tell_owners(notifier, [model])
     [told] = await _posted(notifier)
     assert told.mentions == ("owner@example.org",)
-    assert "1 deprecated key(s)" in told.text and "- roles.fixer.model is deprecated" in told.text
+    assert "uses 1 deprecated key;" in told.text and "- roles.fixer.model is deprecated" in told.text
     # A restart with the same file: not again.
     assert not await deprecations.tell_owners(notifier, [model])
     # Another key appears: the set is news again.
@@ -148,7 +148,7 @@ async def test_the_notice_in_german(notifier: Notifier) -> None:
     notifier.locale = "de"
     assert await deprecations.tell_owners(notifier, [("roles.fixer.model", "…")])
     [told] = await _posted(notifier)
-    assert told.text.startswith("⚠️ Die Konfiguration nutzt 1 veraltete(n) Schlüssel")
+    assert told.text.startswith("⚠️ Die Konfiguration nutzt 1 veralteten Schlüssel;")
 
 
 async def _serve_demo(tmp_path: Path, deprecated: tuple[Deprecated, ...]) -> list[str]:

@@ -63,3 +63,12 @@ def test_the_hand_over_line_keeps_the_runs_model_and_effort(
     found = [words[i : i + len(expected)] for i in range(len(words))]
     assert expected in found, given.command
     assert given.session == SESSION
+
+
+@pytest.mark.parametrize("phase", [Phase.DEPLOYED, Phase.ARCHIVED, Phase.DONE])
+def test_a_finished_card_offers_no_session_to_continue(tmp_path: Path, phase: Phase) -> None:
+    # Issue 34: a deployed card's /status named its session and how to go on with it in
+    # a terminal, though its work is over and its worktree removed.
+    card = Card(1, "indent", Kind.INTENT, "Indent", phase, None, 1)
+    runs = [builder_run("codex", "gpt-5.5", "high")]
+    assert hand_over(card, runs, tmp_path / "ws", {"codex": Section(binary="codex")}) is None

@@ -179,12 +179,12 @@ async def test_why_no_worker_then_lane_then_running_then_lease_lost(board: Board
         await worker_store.beat(db, "w1", host="hostA", process=None, lanes=["light"], lease_s=60)
     kind, text = await why(board, "b")
     assert kind is HoldKind.LANE
-    assert "behind 1 job(s): a" in text
+    assert "behind 1 job: a" in text
     async with board.store.transaction() as db:
         claimed = await job_store.claim(db, "light", "w1", 60, host="hostA")
     assert claimed is not None and claimed.card_id == a.id
     assert (await why(board, "a"))[0] is HoldKind.RUNNING
-    assert "behind 1 job(s): a" in (await why(board, "b"))[1]
+    assert "behind 1 job: a" in (await why(board, "b"))[1]
     # The worker stops heartbeating: its registration runs out.
     async with board.store.transaction() as db:
         await worker_store.stopped(db, ["w1"])

@@ -37,7 +37,7 @@ def test_a_run_logs_one_object_a_line_naming_the_job(tmp_path: Path) -> None:
     # person at the terminal that is not a log line.
     assert run.returncode == 1, run.stderr
     said = [line for line in run.stderr.splitlines() if not line.startswith("{")]
-    assert said == ["1 job(s) failed; `chatbot card SLUG` shows why"]
+    assert said == ["1 job failed; `chatbot card SLUG` shows why"]
     lines = [json.loads(line) for line in run.stderr.splitlines() if line.startswith("{")]
     assert lines and all(KEYS <= set(line) for line in lines)
     # The operator's run is told with what it was about.

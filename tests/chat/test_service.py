@@ -10,7 +10,9 @@ from chatbot.chat import ChatIntake
 from chatbot.chat.authority import Authority
 from chatbot.chat.commands import BY_NAME
 from chatbot.domain.phases import Kind, Phase
+from chatbot.domain.transitions import Action, By
 from chatbot.store import Store, telemetry
+from chatbot.store import cards as card_store
 from chatbot.store.telemetry import RunRecord
 from chatbot.transports.base import Identity
 
@@ -258,9 +260,21 @@ async def test_log_shows_the_history(env: Env) -> None:
     row = await env.one(msg("/log login"))
     lines = row.text.split("\n")
     assert lines[0] == "History of login (3 events):"
-    assert "- → planned [create by test]" in lines[1]
-    assert "planned → operator running [start by xmpp:owner@example.org]" in lines[2]
-    assert "operator running → planned [cancel" in lines[3]
+    assert "- → planned [created by test]" in lines[1]
+    assert "planned → operator running [started by xmpp:owner@example.org]" in lines[2]
+    assert "operator running → planned [cancelled" in lines[3]
+
+
+async def test_log_names_moves_in_words_and_counts_in_the_singular(env: Env) -> None:
+    # Issue 34: internal codes (review_approved) where a person reads the history.
+    await env.card("login", Phase.REVIEWING)
+    assert (await env.one(msg("/log login"))).text.startswith("History of login (1 event):")
+    async with env.store.transaction() as db:
+        await card_store.transition(
+            db, "login", Action.REVIEW_APPROVED, actor="system", by=By.SYSTEM, reason="ok"
+        )
+    text = (await env.one(msg("/log login"))).text
+    assert "review_approved" not in text and "[review approved by system] ok" in text
 
 
 async def test_runs_lists_queued_jobs(env: Env) -> None:
@@ -323,7 +337,8 @@ async def test_plain_room_chatter_is_ignored(env: Env) -> None:
 
 async def test_requester_may_look_but_not_act(env: Env) -> None:
     await env.card("login")
-    assert "1 cards" in (await env.one(msg("/status", REQUESTER))).text
+    # Issue 34: "1 cards".
+    assert (await env.one(msg("/status", REQUESTER))).text.startswith("1 card\n")
     row = await env.one(msg("/cancel login", REQUESTER))
     assert row.purpose == "refusal" and "Only an owner" in row.text
     row = await env.one(msg("/accept 1", REQUESTER))
@@ -440,7 +455,7 @@ async def test_german_locale(store: Store, tmp_path: Path) -> None:
     assert "Befehle:" in (await env.one(msg("/help"))).text
     assert "Keine Berechtigung" in (await env.one(msg("/start login", STRANGER))).text
     status = (await env.one(msg("/status"))).text
-    assert status.startswith("1 Karten") and "ausgerollt: 1" in status
+    assert status.startswith("1 Karte\n") and "ausgerollt: 1" in status
 
 
 async def test_handle_never_raises(env: Env, monkeypatch: pytest.MonkeyPatch) -> None:

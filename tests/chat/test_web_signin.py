@@ -101,7 +101,10 @@ async def test_sessions_are_listed_per_owner_and_revoke_ends_ones_own(web_env: E
     listed = (await web_env.one(dm("/web sessions"))).text
     assert f"#{mine[0]}:" not in listed and f"#{mine[1]}:" in listed
     unused = LINK.search((await web_env.one(dm("/web"))).text).group(1)
-    assert "Ended 2 web session" in (await web_env.one(dm("/web revoke"))).text
+    assert (
+        "Ended your web sessions and unused sign-in links: 2."
+        in (await web_env.one(dm("/web revoke"))).text
+    )
     assert "no web session" in (await web_env.one(dm("/web sessions"))).text
     with pytest.raises(Exception, match="revoked"):
         await sessions.sign_in(unused, "x")  # the unused link ended with them
@@ -133,7 +136,7 @@ async def test_any_owner_lists_and_ends_every_owners_session(web_env: Env) -> No
     assert "no live web session #999" in unknown.text
     more = await sessions.issue(str(MATRIX_OWNER))  # an unused link ends too
     everyone = await web_env.one(dm("/web revoke all"))
-    assert everyone.text == ("Ended 2 web session(s) and unused sign-in link(s) of every owner.")
+    assert everyone.text == "Ended every owner's web sessions and unused sign-in links: 2."
     assert await sessions.session(mine.cookie) is None
     with pytest.raises(Exception, match="revoked"):
         await sessions.sign_in(more.token, "x")

@@ -71,7 +71,7 @@ def test_cli_the_issue_sequence_a_failed_operator_run_goes_on(tmp_path: Path) ->
     assert cli(config, env, "start", "greeting").returncode == 0
 
     failed = cli(config, env, "run", "--until-idle")
-    assert failed.returncode == 1 and "1 job(s) failed" in failed.stderr
+    assert failed.returncode == 1 and "1 job failed" in failed.stderr
     card = json.loads(cli(config, env, "card", "greeting", "--json").stdout)
     assert card["phase"] == "needs_human"
     assert card["failure"]["stage"] == "operator" and "colour" in card["failure"]["detail"]

@@ -159,8 +159,8 @@ async def test_operator_split_end_to_end(tmp_path: Path, monkeypatch, harnesses)
     posted = "\n".join(row.text for row in await room.rows())
     assert "report: all children succeeded; the synthesis of their results runs." in posted
     assert "report: the synthesis of its children is in docs/review/report.md" in posted
-    assert "1 gap(s) against the intent:\n- No child adds the migration" in posted
-    assert "synthesis of the children: docs/review/report.md (1 gap(s)" in await room.say(
+    assert "1 gap against the intent:\n- No child adds the migration" in posted
+    assert "synthesis of the children: docs/review/report.md (1 gap" in await room.say(
         "/status report"
     )
     synthesis_run = next(run for _, run in runs if run.role == "synthesis")

@@ -136,18 +136,19 @@ async def test_a_busy_day_tells_moves_waits_spend_and_failures(bot) -> None:
     lines = posts[0].text.splitlines()
     assert lines[0] == f"📰 Since {shown(now - 86400)}:"
     # create + move for four cards, create + fail + retry for one.
-    assert lines[1] == "🔀 11 move(s) on 5 card(s)."
+    assert lines[1] == "🔀 11 moves on 5 cards."
     assert lines[2] == "✅ finished: shipped (ready for deployment)"
     assert lines[3] == "▶️ started: begun"
     # The oldest of the inbox, with its age and what resolves it.
     assert re.fullmatch(
-        r"📥 2 wait\(s\) for you; the oldest, for \d+s: ❓ asked asks: Which storage\? "
+        r"📥 Waiting for you: 2; the oldest, for \d+s: ❓ asked asks: Which storage\? "
         r"— reply to it or /answer asked <text>",
         lines[4],
     ), lines[4]
-    assert lines[5] == "💸 Spent $1.25 in 1 run(s). Today: $1.25 of $20.00."
+    # Issue 34: one helper says "1 run", "2 cards", with no "(s)".
+    assert lines[5] == "💸 Spent $1.25 in 1 run. Today: $1.25 of $20.00."
     assert lines[6:] == [
-        "❌ 2 card(s) failed:",
+        "❌ 2 cards failed:",
         "- broken: builder failed: tests broke — /retry broken, /fix broken",
         "- recovered: builder failed: flaky; now building",
     ]
@@ -297,12 +298,12 @@ async def test_german(database, tmp_path: Path) -> None:
         await busy_board(bot)
         await bot.digest.send(time.time() + 1)
         text = (await bot.digests())[-1].text
-        assert "🔀 11 Schritt(e) auf 5 Karte(n)." in text
+        assert "🔀 11 Schritte auf 5 Karten." in text
         assert "✅ fertig: shipped (bereit_fuer_deployment)" in text
         assert "▶️ gestartet: begun" in text
-        assert "📥 Auf dich warten 2; das Älteste seit" in text
+        assert "📥 Wartet auf dich: 2; das Älteste seit" in text
         assert "❓ asked fragt: Which storage? — antworte darauf oder /answer asked <text>" in text
-        assert "💸 Ausgegeben: $1.25 in 1 Lauf/Läufen. Heute: $1.25 von $20.00." in text
+        assert "💸 Ausgegeben: $1.25 für 1 Lauf. Heute: $1.25 von $20.00." in text
         assert "- broken: builder fehlgeschlagen: tests broke — /retry broken, /fix broken" in text
         assert "- recovered: builder fehlgeschlagen: flaky; jetzt in_umsetzung" in text
     finally:
@@ -315,7 +316,7 @@ async def test_a_spent_day_budget_says_so(bot) -> None:
     await bot.digest.send(time.time() + 1)
     text = (await bot.digests())[0].text
     assert (
-        "💸 Spent $25.00 in 1 run(s). Today's budget is spent ($25.00 of $20.00): "
+        "💸 Spent $25.00 in 1 run. Today's budget is spent ($25.00 of $20.00): "
         "runs wait for tomorrow, or /allow."
     ) in text
 

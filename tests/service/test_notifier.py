@@ -248,3 +248,14 @@ async def test_a_quota_outage_is_told_once_and_ends_only_with_a_run_started_afte
     notifier.quota.finished(run_record(created_at=time.time()))
     await notifier.run_limited(alpha, "codex", limit, False, time.time() + 60)
     assert await notices() == 3  # a run started after the notice ended well: a new outage
+
+
+async def test_a_run_without_a_configured_model_says_so_in_words(board) -> None:
+    # Issue 34: "(codex default)" read as a model called "default".
+    async with board.store.transaction() as db:
+        card = await card_store.create(db, "c", Kind.INTENT, Phase.OPERATOR_RUNNING, actor="t")
+    await board.listeners[0].run_started(card, "operator", "codex", "", 3)
+    await board.apply("c", Action.OPERATOR_DIRECT, reason="small", lane="light", runtime="codex")
+    started, chose = [r.text for r in await posts(board) if r.transport == "xmpp"]
+    assert started == "▶️ c: operator run started (codex with its default model)."
+    assert chose.startswith("🧭 c: operator chose the light lane (codex with its default model).")

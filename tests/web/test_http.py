@@ -336,3 +336,44 @@ async def test_a_card_page_shows_its_acceptance_criteria_and_pipeline(site) -> N
     assert f"pipeline {card.pipeline_run_id}" in body
     _, _, plain = await fetch(site, "card/asks", headers=site.headers())
     assert 'id="criteria"' not in plain  # a card without criteria has no such section
+
+
+async def test_a_card_history_names_each_move_in_words(site) -> None:
+    # Issue 34: the history column showed review_approved, operator_direct.
+    _, _, body = await fetch(site, "card/reviewed", headers=site.headers())
+    history = re.search(r'<section id="history">(.*?)</section>', body, re.S)
+    assert history is not None
+    # Each row's action and who did it (the seed writes the code as the reason too).
+    actions = re.findall(r"<td>([^<]*)</td><td>([^<]*)</td><td>[^<]*</td></tr>", history.group(1))
+    assert actions == [
+        ("review approved", "system"),
+        ("builder committed", "system"),
+        ("operator chose to build directly", "system"),
+        ("started", OWNER),
+        ("imported from its intent file", "system"),
+    ]
+
+
+async def test_the_board_says_1_card_and_gives_its_script_both_forms(tmp_path) -> None:
+    # Issue 34: "1 cards". The page's script recounts live, so it gets both forms.
+    from chatbot.board import BoardService
+    from chatbot.domain.phases import Kind, Phase
+    from chatbot.store import Store
+    from chatbot.store import cards as card_store
+
+    store = await Store.open(tmp_path / "board.sqlite3")
+    board = BoardService(store, tmp_path)
+    async with store.transaction() as db:
+        await card_store.create(db, "only", Kind.INTENT, Phase.PLANNED, actor="t")
+    web = WebBoard(board, WebSettings("127.0.0.1", 0, "t" * 32, "en"))
+    await web.start()
+    try:
+        async with aiohttp.ClientSession() as session:
+            async with session.get(web.url, headers={"Authorization": "Bearer " + "t" * 32}) as r:
+                body = await r.text()
+        total = re.search(r'<small id="total"[^>]*>([^<]*)</small>', body)
+        assert total is not None and total.group(1) == "1 card"
+        assert 'data-one="1 card"' in total.group(0) and 'data-many="2 cards"' in total.group(0)
+    finally:
+        await web.stop()
+        await store.close()

@@ -7,6 +7,8 @@ from html import unescape
 from chatbot.board import RunRecord
 from chatbot.domain.phases import Kind, Phase
 from chatbot.store import cards as card_store
+from chatbot.store import jobs as job_store
+from tests.records import run_record
 from tests.web.owners import OwnerSite
 
 # The `site` fixture (tests/web/conftest.py) is a board whose owners sign in and act.
@@ -99,4 +101,23 @@ async def test_a_split_pipeline_shows_its_parent_children_and_synthesis(site: Ow
     assert 'Part of <a href="/card/big">big</a>' in body
     assert '<a href="/card/big-a">big-a</a> · deployed' in body
     assert '<a href="/card/big-b">big-b</a> · failed' in body
-    assert "docs/synthesis/big.md, 2 gap(s) found" in body
+    assert "docs/synthesis/big.md, 2 gaps found" in body
+
+
+async def test_the_budget_page_lists_roles_apart_from_the_lanes(site: OwnerSite) -> None:
+    # Issue 34: /budget listed "role:operator" as if it were a configured lane.
+    card = await site.board.card("reviewed")
+    async with site.store.transaction() as db:
+        job, _ = await job_store.enqueue(db, kind="operator", lane="role:operator")
+    await site.board.record_run(
+        run_record(role="operator", cost_usd=0.25, job_id=job.id, card_id=card.id)
+    )
+    _, body = await page(site, "budget")
+    assert "role:operator" not in body
+    roles = body[body.index('<section id="per-role">') :]
+    assert roles.startswith(
+        '<section id="per-role"><h2>Per role with a lane of its own, last 7 days'
+    )
+    assert "<td>operator</td><td>$0.25</td><td>1</td>" in roles
+    lanes = body[body.index('<section id="per-lane">') : body.index('<section id="per-role">')]
+    assert "operator" not in lanes

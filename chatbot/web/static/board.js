@@ -56,8 +56,12 @@
       var more = document.querySelector("#group-" + group + " a.more");
       if (list && more) more.hidden = counts[group] <= Number(list.getAttribute("data-cap"));
     });
+    // "1 card", "2 cards": the server wrote both forms in the board's language.
     var all = document.getElementById("total");
-    if (all) all.textContent = all.textContent.replace(/\d+/, String(total));
+    if (all) {
+      var form = all.getAttribute(total === 1 ? "data-one" : "data-many") || all.textContent;
+      all.textContent = form.replace(/\d+/, String(total));
+    }
   }
 
   // Only the changed cards move; a column keeps its most recent data-cap cards (one
