@@ -223,7 +223,7 @@ async def _allow(board: BoardService, slug: str | None, locale: str) -> int:
 
 
 def _init(args: argparse.Namespace) -> int:
-    from chatbot.app.init import InitRefused, init
+    from chatbot.app.init import InitRefused, init, intents_note
 
     try:
         written = init(args.dir, args.network, repo=args.repo, owner=args.owner)
@@ -242,6 +242,8 @@ def _init(args: argparse.Namespace) -> int:
             "(the example with every key; `chatbot init --xmpp DIR` or `--matrix DIR` "
             "writes a short one for one network)"
         )
+    if note := intents_note(args.repo):
+        print(note)
     print(f"next: chatbot check --config {args.dir / 'bot.toml'} --no-connect")
     return EXIT_OK
 

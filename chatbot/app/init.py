@@ -24,6 +24,7 @@ from pathlib import Path
 
 from chatbot.app import demo
 from chatbot.app.check import PLACEHOLDER
+from chatbot.board.importer import SOURCES
 from chatbot.config import ConfigError, parse_config
 from chatbot.config.bot import identity_problem
 from chatbot.config_file import SCP_LIKE_RE, URL_RE
@@ -88,6 +89,20 @@ def init(
         file.write(text)
     written.insert(0, str(target))
     return written
+
+
+def intents_note(repo: str | None) -> str | None:
+    """What a --repo folder still needs before the board shows a card (check fails on
+    it until then): its intent folder. None when it has one, or is an address."""
+    if repo is None or URL_RE.match(repo) or SCP_LIKE_RE.match(repo):
+        return None
+    path = Path(repo).expanduser().absolute()
+    if any((path / folder).is_dir() for folder, _ in SOURCES):
+        return None
+    return (
+        f"note: {path} has no docs/intent/ yet: each docs/intent/<slug>.md committed "
+        "there becomes a card"
+    )
 
 
 def _check_owner(owner: str, network: str | None) -> None:

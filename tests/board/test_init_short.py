@@ -87,6 +87,15 @@ def test_init_takes_the_owner_and_an_existing_repository(tmp_path: Path) -> None
     assert f"repository: {repo}: 0 intent files" in checked.stdout
 
 
+def test_init_says_when_the_repository_has_no_intent_folder_yet(tmp_path: Path) -> None:
+    repo = tmp_path / "app"
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    done = chatbot("init", "--xmpp", "--repo", str(repo), str(tmp_path / "bot"))
+    assert done.returncode == 0, done.stderr
+    assert f"note: {repo} has no docs/intent/ yet" in done.stdout
+    assert not (repo / "docs").exists()  # the user's repository is theirs to change
+
+
 @pytest.mark.parametrize(
     ("args", "said"),
     [
