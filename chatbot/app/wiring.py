@@ -65,7 +65,7 @@ def build_transports(
         assert network.build is not None
         transports[network.name] = network.build(settings_for(config, network), state)
     if (owner := config.console_owner) is not None:
-        found = ConsoleSettings(owner=owner, bot_name="board")
+        found = ConsoleSettings(owner=owner, bot_name="board", locale=config.bot.locale)
         if console_io is None:
             transports[CONSOLE] = ConsoleTransport(found, use_stdio=True)
         else:

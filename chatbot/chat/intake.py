@@ -26,7 +26,7 @@ from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass
 
 from chatbot.board import BoardService, Posted, QuestionRow, StoreUnwritable
-from chatbot.chat import commands, reactions, render
+from chatbot.chat import commands, reactions, render, render_help
 from chatbot.chat.authority import (
     Authority,
     Clock,
@@ -349,7 +349,7 @@ class ChatIntake:
         hour per person (or hidden room), like every answer to a stranger."""
         if self.notices.should_tell(("stranger_help", _stranger_key(event))):
             who = normal(event.sender).id if event.sender is not None else None
-            text = render.help_text(self.locale, role=Role.STRANGER, identity=who)
+            text = render_help.help_text(self.locale, role=Role.STRANGER, identity=who)
             await self.replies.send(event, text, purpose="refusal")
 
     async def _tell_stranger(self, event: IncomingEvent) -> None:

@@ -8,11 +8,12 @@ from __future__ import annotations
 from chatbot.board import BoardService, CardView, UnknownCard
 from chatbot.board import inbox as board_inbox
 from chatbot.board.hand_over import hand_over
-from chatbot.chat import render, render_diff, render_inbox
+from chatbot.chat import render, render_diff, render_help, render_inbox
 from chatbot.chat.authority import Role
 from chatbot.chat.commands import Invocation
 from chatbot.chat.replies import Origin, Replies
 from chatbot.config import Config
+from chatbot.transports.networks import NETWORKS
 from runners.commit_view import CommitViewError
 
 # How many runs /status <slug> shows.
@@ -29,8 +30,14 @@ class Lookups:
 
     async def help(self, origin: Origin, invocation: Invocation) -> None:
         name = invocation.text("command") or None
-        text = render.help_text(self.locale, name, origin.role, origin.identity.id)
-        await self.replies.send(origin.event, text)
+        # The asker's network may have a syntax of its own to point at messages (the
+        # console's ">N", "+N"): its record says it; chat knows no network by name.
+        network = NETWORKS.get(origin.event.transport)
+        extra = network.syntax_help(self.locale) if network is not None else ""
+        role, who = origin.role, origin.identity.id
+        text = render_help.help_text(self.locale, name, role, who, network_lines=extra)
+        for part in render_help.in_messages(text, self.replies.max_chars):
+            await self.replies.send(origin.event, part)
 
     async def status(self, origin: Origin, invocation: Invocation) -> None:
         slug = invocation.text("slug")

@@ -16,15 +16,10 @@ from chatbot.board import BoardSummary, Card, CardView, Job, QuestionRow, Reques
 from chatbot.board.budget import budget_stopped
 from chatbot.board.hand_over import HandOver
 from chatbot.chat import reactions
-from chatbot.chat.authority import Role, Verdict, permits
 from chatbot.chat.commands import (
-    BY_NAME,
-    COMMANDS,
     FOR_ACTION,
     INSPECT_MODES,
     PREFIX,
-    Command,
-    Problem,
     UsageProblem,
     shown_with,
 )
@@ -340,53 +335,7 @@ def inspect_mode(choice: str | None) -> str:
     return INSPECT_MODES[choice or "status"]
 
 
-# --- help and usage, generated from the command and reaction tables ---------------
-
-
-def _command_line(command: Command, locale: str, access: str | None = None) -> str:
-    """One command for /help; `access` is the key of who may use it ("" leaves it out)."""
-    text = say(locale, command.help_key)
-    if access == "":
-        return say(locale, "help_line_bare", usage=command.usage, text=text)
-    access = access or f"access_{command.access.value}"
-    return say(locale, "help_line", usage=command.usage, text=text, access=say(locale, access))
-
-
-def help_text(
-    locale: str, name: str | None = None, role: Role = Role.OWNER, identity: str | None = None
-) -> str:
-    """/help for the asker: owners every command and reaction, requesters what they may
-    look at or ask for, anyone else only /help and how to get in (`identity` is
-    theirs, None when the room hides it). /help <command>: that command."""
-    if role is Role.STRANGER:
-        lines = [_command_line(BY_NAME["help"], locale)]
-        if identity is None:
-            lines.append(say(locale, "help_stranger_hidden"))
-        else:
-            lines.append(say(locale, "help_stranger", identity=identity))
-        return "\n".join(lines)
-    if name is not None:
-        command = BY_NAME.get(name)
-        if command is None:
-            return usage_problem(UsageProblem(Problem.UNKNOWN_COMMAND, None, name), locale)
-        return _command_line(command, locale)
-    lines = [say(locale, "help_commands")]
-    if role is Role.REQUESTER:
-        for command in COMMANDS:
-            verdict = permits(role, command.access)
-            if verdict is not Verdict.DENY:
-                yours = "access_request_yours" if verdict is Verdict.AS_REQUEST else None
-                lines.append(_command_line(command, locale, yours or ""))
-        lines += [say(locale, "help_requester"), say(locale, "help_edits")]
-        return "\n".join(lines)
-    lines += [_command_line(c, locale) for c in COMMANDS]
-    lines.append(say(locale, "help_reactions"))
-    lines += [
-        say(locale, "help_reaction_line", emoji=shown, text=say(locale, key))
-        for shown, key in reactions.help_rows()
-    ]
-    lines += [say(locale, "help_answers"), say(locale, "help_edits")]
-    return "\n".join(lines)
+# --- usage lines (/help itself is in render_help.py) ----------------------------
 
 
 def usage_problem(problem: UsageProblem, locale: str) -> str:

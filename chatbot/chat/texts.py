@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from chatbot.chat import texts_inbox, texts_web
+from chatbot.chat import texts_help, texts_inbox, texts_web
 
 EN: dict[str, str] = {
     # --- help ---
@@ -27,10 +27,10 @@ EN: dict[str, str] = {
     "help_line_bare": "{usage} — {text}",
     "help_stranger": "You are not an owner or requester of this bot, so /help is all you may use. An owner can add {identity} to the requesters in the bot's config.",
     "help_stranger_hidden": "This room does not tell the bot who you are (it hides real addresses), so /help is all you may use here. Write to the bot directly, or ask an owner to make the room show real addresses.",
-    "cmd_help": "this list, or one command",
+    "cmd_help": "where to start; /help all: every command and reaction; /help <command>: one of them",
     "cmd_status": "the board (counts, running jobs, open questions), or one card with its runs",
-    "cmd_start": "let the operator decide how to build a card",
-    "cmd_draft": "start an intake dialogue with the planner",
+    "cmd_start": "build a planned card: the operator decides how (directly, split, or it asks you)",
+    "cmd_draft": "describe new work in your words: the planner asks what it needs, then writes a planned card",
     "cmd_answer": "answer a card's open question",
     "cmd_split": "let the planner split a card into smaller ones",
     "cmd_research": "run the researcher on a research card",
@@ -83,7 +83,7 @@ EN: dict[str, str] = {
     "react_option": "choose that option of the question",
     # --- usage ---
     "usage": "Usage: {usage}",
-    "see_help": "/help lists all commands.",
+    "see_help": "/help all lists every command.",
     "did_you_mean": "Did you mean {choices}?",
     "problem_unknown_command": "Unknown command /{name}.",
     "problem_missing": "<{value}> is missing.",
@@ -258,10 +258,10 @@ DE: dict[str, str] = {
     "help_line_bare": "{usage} — {text}",
     "help_stranger": "Du bist weder Owner noch Requester dieses Bots, daher darfst du nur /help verwenden. Ein Owner kann {identity} in der Konfiguration des Bots als Requester eintragen.",
     "help_stranger_hidden": "Dieser Raum verrät dem Bot nicht, wer du bist (er verbirgt echte Adressen), daher darfst du hier nur /help verwenden. Schreib dem Bot direkt oder bitte einen Owner, den Raum echte Adressen zeigen zu lassen.",
-    "cmd_help": "diese Liste, oder ein Befehl",
+    "cmd_help": "womit anfangen; /help all: alle Befehle und Reaktionen; /help <Befehl>: einer davon",
     "cmd_status": "das Board (Anzahlen, laufende Jobs, offene Fragen) oder eine Karte mit ihren Läufen",
-    "cmd_start": "den Operator entscheiden lassen, wie eine Karte umgesetzt wird",
-    "cmd_draft": "einen Entwurfsdialog mit dem Planner beginnen",
+    "cmd_start": "eine geplante Karte umsetzen: der Operator entscheidet wie (direkt, aufgeteilt, oder er fragt dich)",
+    "cmd_draft": "neue Arbeit in deinen Worten beschreiben: der Planner fragt, was er braucht, und schreibt dann eine geplante Karte",
     "cmd_answer": "die offene Frage einer Karte beantworten",
     "cmd_split": "eine Karte vom Planner in kleinere aufteilen lassen",
     "cmd_research": "den Researcher auf eine Recherchekarte ansetzen",
@@ -314,7 +314,7 @@ DE: dict[str, str] = {
     "react_option": "diese Option der Frage wählen",
     # --- usage ---
     "usage": "Aufruf: {usage}",
-    "see_help": "/help zeigt alle Befehle.",
+    "see_help": "/help all zeigt alle Befehle.",
     "did_you_mean": "Gemeint: {choices}?",
     "problem_unknown_command": "Unbekannter Befehl /{name}.",
     "problem_missing": "<{value}> fehlt.",
@@ -476,6 +476,8 @@ EN |= texts_inbox.EN
 DE |= texts_inbox.DE
 EN |= texts_web.EN
 DE |= texts_web.DE
+EN |= texts_help.EN
+DE |= texts_help.DE
 CATALOGUES: dict[str, dict[str, str]] = {"en": EN, "de": DE}
 
 

@@ -8,7 +8,11 @@ a number, so the owner can point at it:
     text           a message
     >3 yes         a reply to message 3
     +3 👍          react to message 3 (also `+1 3 👍`); `-3 👍` takes it back
+    +3 2, +3 +1    a key typed plainly: option 2 (2️⃣), 👍 (and `-1` 👎)
     *3 new text    correct message 3 (an edit, which the bot may refuse)
+
+A line that starts like one of these but is not one (`+3`, `>3`, `+3 yes`) is not
+sent: the owner gets a one-line hint. /help ends with this syntax (console_texts.py).
 
 Numbers start at 1 with every start, so the ids behind them carry a token of
 this session: message 7 of today is never taken for message 7 of yesterday,
@@ -38,16 +42,33 @@ from .base import (
     Target,
     Transport,
 )
+from .console_texts import hint, syntax_help
 from .network import Network, Rendering
 
 TRANSPORT = "console"
 #: The console is given its terminal by the bot (wiring), not built from a section;
 #: whoever types there is named in [console] owner, never in [bot] owners.
-NETWORK = Network(name=TRANSPORT, home=__name__, section="console", rendering=Rendering.PLAIN)
+NETWORK = Network(
+    name=TRANSPORT,
+    home=__name__,
+    section="console",
+    rendering=Rendering.PLAIN,
+    syntax_help=syntax_help,
+)
 
 _REACT = re.compile(r"^(?:\+1\s+(?P<n1>\d+)|(?P<sign>[+-])\s*(?P<n2>\d+))\s+(?P<key>\S+)$")
 _REPLY = re.compile(r"^>\s*(?P<n>\d+)\s+(?P<text>.+)$", re.S)
 _EDIT = re.compile(r"^\*\s*(?P<n>\d+)\s+(?P<text>.+)$", re.S)
+# Lines that start like a reaction, reply or correction: when one is not a whole one,
+# it is a typo to point out, not a message for the bot (which would take "+5" for an
+# answer to the open question).
+_LOOKS_LIKE = (
+    ("react", re.compile(r"^[+-]\s*\d")),
+    ("reply", re.compile(r"^>\s*\d")),
+    ("edit", re.compile(r"^\*\s*\d")),
+)
+#: Keys typed as plain text, as chat clients send them: a digit picks that option.
+_TYPED_KEYS = {"+1": "👍", "-1": "👎", **{str(n): f"{n}\ufe0f\u20e3" for n in range(1, 10)}}
 
 
 @dataclass(frozen=True)
@@ -55,6 +76,16 @@ class ConsoleSettings:
     #: The fixed identity of whoever types at this terminal.
     owner: str = "owner"
     bot_name: str = "bot"
+    #: The language of the console's own hints (`[bot] locale`).
+    locale: str = "en"
+
+
+@dataclass(frozen=True, slots=True)
+class Malformed:
+    """A line that looks like `kind` ("react", "reply", "edit") syntax but is not."""
+
+    kind: str
+    line: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,10 +102,18 @@ class Said:
     replaces: str | None = None
 
 
+def _key(typed: str) -> str | None:
+    """The reaction a typed key means; None for plain text that is no emoji ("yes", "10")."""
+    if typed in _TYPED_KEYS:
+        return _TYPED_KEYS[typed]
+    return None if typed.isascii() else typed
+
+
 def parse_line(
     line: str, *, owner: Identity, message_id: str, id_of: Callable[[str], str] = str
-) -> IncomingEvent | None:
-    """Turn one typed line into an event; blank lines are nothing.
+) -> IncomingEvent | Malformed | None:
+    """Turn one typed line into an event; blank lines are nothing, a line that starts
+    like a reaction, reply or correction but is not one is Malformed.
 
     `id_of` turns a typed message number into the id of that message.
     """
@@ -90,7 +129,10 @@ def parse_line(
     }
     if m := _REACT.match(text):
         target = m.group("n1") or m.group("n2")
-        keys = frozenset({m.group("key")})
+        key = _key(m.group("key"))
+        if key is None:
+            return Malformed("react", text)
+        keys = frozenset({key})
         removed = m.group("sign") == "-"
         return IncomingReaction(
             target_id=id_of(target),
@@ -113,6 +155,9 @@ def parse_line(
             message_id=message_id,
             **common,
         )
+    for kind, pattern in _LOOKS_LIKE:
+        if pattern.match(text):
+            return Malformed(kind, text)
     return IncomingMessage(text=text, message_id=message_id, **common)
 
 
@@ -205,13 +250,18 @@ class ConsoleTransport(Transport):
         self.closed.set()
 
     async def push(self, line: str) -> IncomingEvent | None:
-        """Feed one line as if the owner typed it; returns the event after the handler ran."""
+        """Feed one line as if the owner typed it; returns the event after the handler ran
+        (None for a blank line, or a malformed one, which gets a hint and no number)."""
         if not line.strip():
             return None
-        number = self._next_number()
+        number = self._counter + 1
         event = parse_line(
             line, owner=self.owner, message_id=self.message_id(number), id_of=self.message_id
         )
+        if isinstance(event, Malformed):
+            self.note(hint(self.settings.locale, event.kind, event.line))
+            return None
+        self._next_number()
         if event is not None:
             # Echoed with its number even at a terminal: the owner needs the
             # number to reply to or react on the message later.

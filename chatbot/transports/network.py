@@ -77,6 +77,10 @@ def _no_facts(room: RoomReport) -> str:
     return ""
 
 
+def _no_syntax(locale: str) -> str:
+    return ""
+
+
 @dataclass(frozen=True)
 class Network:
     #: The transport's name: `Identity.transport`, `Room.transport`, the outbox's rows.
@@ -106,6 +110,9 @@ class Network:
     keys_at_rest: Callable[[Any], list[tuple[str, bool]]] | None = None
     #: `chatbot init --<name>`'s short configuration; None: no such option.
     starter: Starter | None = None
+    #: What /help adds for a person on this network, in a locale ("en", "de"): a syntax
+    #: of its own to reply to or react on a message ("" where the client has buttons).
+    syntax_help: Callable[[str], str] = _no_syntax
 
     @property
     def formatted(self) -> bool:

@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from chatbot.chat import reactions, render
+from chatbot.chat import reactions, render, render_help
 from chatbot.chat.commands import (
     BY_NAME,
     COMMANDS,
@@ -183,8 +183,8 @@ def test_requesters_may_ask_for_start_draft_research_only() -> None:
 
 
 @pytest.mark.parametrize("locale", ["en", "de"])
-def test_help_lists_every_command_and_reaction(locale: str) -> None:
-    text = render.help_text(locale)
+def test_help_all_lists_every_command_and_reaction(locale: str) -> None:
+    text = render_help.help_text(locale, "all")
     for command in COMMANDS:
         assert command.usage in text
     for reaction in reactions.REACTIONS:
@@ -193,11 +193,31 @@ def test_help_lists_every_command_and_reaction(locale: str) -> None:
     assert "1️⃣–4️⃣" in text
 
 
+@pytest.mark.parametrize("locale", ["en", "de"])
+def test_help_starts_with_five_commands_and_points_at_the_rest(locale: str) -> None:
+    # Issue 34: /help was 37 lines in table order with no place to start.
+    lines = render_help.help_text(locale).splitlines()
+    assert len(lines) <= 8
+    starters = [line.split()[0] for line in lines[1:6]]
+    assert starters == ["/draft", "/start", "/status", "/inbox", "/why"]
+    assert "/help all" in lines[-1]
+    assert "/archive" not in "\n".join(lines) and "👍" not in "\n".join(lines)
+
+
+@pytest.mark.parametrize("locale", ["en", "de"])
+def test_help_all_is_sent_whole_in_messages_that_fit(locale: str) -> None:
+    text = render_help.help_text(locale, "all", network_lines="x" * 300)
+    parts = render_help.in_messages(text, render.MAX_CHARS)
+    assert "\n".join(parts) == text
+    assert all(len(part) <= render.MAX_CHARS for part in parts)
+    assert render_help.in_messages("short", 3500) == ["short"]
+
+
 def test_help_for_one_command() -> None:
-    text = render.help_text("en", "inspect")
+    text = render_help.help_text("en", "inspect")
     assert text.startswith("/inspect <slug> [status|route]")
     assert "owners" in text
-    assert "Unknown command /nope" in render.help_text("en", "nope")
+    assert "Unknown command /nope" in render_help.help_text("en", "nope")
 
 
 @pytest.mark.parametrize(

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from chatbot.chat import render
+from chatbot.chat import render, render_help
 from chatbot.chat.authority import Role
 from chatbot.chat.commands import COMMANDS, Access
 from chatbot.domain.phases import Phase
@@ -40,29 +40,45 @@ def commit(repo: Path, files: dict[str, str], subject: str) -> str:
 
 
 async def test_an_owner_sees_every_command_and_the_reactions(env: Env) -> None:
-    text = (await env.one(msg("/help"))).text
+    text = (await env.one(msg("/help all"))).text
     for command in COMMANDS:
         assert command.usage in text
     assert "Reactions" in text
 
 
 async def test_a_requester_sees_what_they_may_look_at_or_ask_for(env: Env) -> None:
-    text = (await env.one(msg("/help", REQUESTER))).text
+    text = (await env.one(msg("/help all", REQUESTER))).text
     shown = {c.name for c in COMMANDS if c.usage + " " in text}
     assert shown == {c.name for c in COMMANDS if c.access is not Access.OWNER}
-    assert (
-        "/start <slug> — let the operator decide how to build a card (becomes a request for an owner)"
-        in text
-    )
+    assert "/start <slug> — build a planned card" in text
+    assert "(becomes a request for an owner)" in text
     assert "Reactions" not in text and "/archive" not in text and "/accept" not in text
 
 
+async def test_the_first_help_is_five_commands_to_start_with(env: Env) -> None:
+    owner = (await env.one(msg("/help"))).text.splitlines()
+    assert owner[0] == "Start with these:"
+    assert [line.split()[0] for line in owner[1:6]] == [
+        "/draft",
+        "/start",
+        "/status",
+        "/inbox",
+        "/why",
+    ]
+    assert owner[-1] == "/help all lists every command and reaction; /help <command> explains one."
+    requester = (await env.one(msg("/help", REQUESTER))).text
+    assert requester.count("(becomes a request for an owner)") == 2  # /draft and /start
+    assert "1️⃣" not in requester and "/help all lists everything you may use" in requester
+    # One command still has its own line.
+    assert (await env.one(msg("/help why"))).text.startswith("/why <slug> — ")
+
+
 def test_help_per_role_in_german() -> None:
-    requester = render.help_text("de", role=Role.REQUESTER)
+    requester = render_help.help_text("de", role=Role.REQUESTER)
     assert "wird zu einer Anfrage an einen Owner" in requester and "/archive" not in requester
-    stranger = render.help_text("de", role=Role.STRANGER, identity="x@example.org")
+    stranger = render_help.help_text("de", role=Role.STRANGER, identity="x@example.org")
     assert "x@example.org" in stranger and "/status" not in stranger
-    hidden = render.help_text("de", role=Role.STRANGER)
+    hidden = render_help.help_text("de", role=Role.STRANGER)
     assert "verbirgt echte Adressen" in hidden
 
 

@@ -162,7 +162,7 @@ async def test_unknown_command_points_at_help(env: Env) -> None:
 
 
 async def test_help_is_answered(env: Env) -> None:
-    row = await env.one(msg("/help"))
+    row = await env.one(msg("/help all"))
     assert "/accept <request>" in row.text and "🗄️" in row.text
 
 
@@ -452,7 +452,11 @@ async def test_german_locale(store: Store, tmp_path: Path) -> None:
     assert refused.startswith("Abgelehnt: login ist in Phase ausgerollt")
     assert "Erlaubt: /inspect, /archive" in refused
     assert (await env.one(msg("/start"))).text == "<slug> fehlt. Aufruf: /start <slug>"
-    assert "Befehle:" in (await env.one(msg("/help"))).text
+    # The whole list is longer in German than one message: it comes in two, not cut.
+    full = [row.text for row in await env.said(msg("/help all"))]
+    assert len(full) == 2 and full[0].startswith("Befehle:") and "/web" in "\n".join(full)
+    assert not any("weitere Zeilen ausgelassen" in text for text in full)
+    assert "Am besten damit anfangen:" in (await env.one(msg("/help"))).text
     assert "Keine Berechtigung" in (await env.one(msg("/start login", STRANGER))).text
     status = (await env.one(msg("/status"))).text
     assert status.startswith("1 Karte\n") and "ausgerollt: 1" in status
@@ -526,6 +530,6 @@ async def test_texts_show_the_first_configured_prefix(store, tmp_path) -> None:
 
 
 async def test_bare_help_and_status_work_in_a_direct_chat_only(env: Env) -> None:
-    assert "Commands:" in (await env.one(dm("help"))).text
+    assert "Start with these:" in (await env.one(dm("help"))).text
     assert (await env.one(dm("Status"))).text == "The board is empty."
     assert await env.said(msg("help")) == []  # in a room, a word is conversation

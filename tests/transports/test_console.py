@@ -14,7 +14,7 @@ from chatbot.transports.base import (
     IncomingMessage,
     IncomingReaction,
 )
-from chatbot.transports.console import ConsoleSettings, ConsoleTransport, parse_line
+from chatbot.transports.console import ConsoleSettings, ConsoleTransport, Malformed, parse_line
 
 OWNER = Identity("console", "owner")
 
@@ -26,6 +26,12 @@ OWNER = Identity("console", "owner")
         ("+1 3 👍", {"👍"}, set(), "3"),  # the issue's literal form: "+1 <message-number> 👍"
         ("+ 12 ✅", {"✅"}, set(), "12"),
         ("-3 👍", set(), {"👍"}, "3"),
+        # Keys typed plainly (issue 34): a digit is that option, +1 and -1 the thumbs.
+        ("+5 2", {"2️⃣"}, set(), "5"),
+        ("+1 3 4", {"4️⃣"}, set(), "3"),
+        ("+5 +1", {"👍"}, set(), "5"),
+        ("+5 -1", {"👎"}, set(), "5"),
+        ("-5 -1", set(), {"👎"}, "5"),
     ],
 )
 def test_reaction_syntax(line: str, added: set, removed: set, target: str) -> None:
@@ -40,9 +46,47 @@ def test_reply_edit_and_plain_lines() -> None:
     assert isinstance(reply, IncomingMessage) and reply.reply_to == "4" and reply.text == "yes, go"
     edit = parse_line("*4 /approve", owner=OWNER, message_id="6")
     assert isinstance(edit, IncomingEdit) and edit.target_id == "4"
-    plain = parse_line("+1", owner=OWNER, message_id="7")
-    assert isinstance(plain, IncomingMessage) and plain.text == "+1"
+    plain = parse_line("> a quote, 3 of them", owner=OWNER, message_id="7")
+    assert isinstance(plain, IncomingMessage) and plain.text == "> a quote, 3 of them"
     assert parse_line("   ", owner=OWNER, message_id="8") is None
+
+
+@pytest.mark.parametrize(
+    ("line", "kind"),
+    [
+        ("+1", "react"),  # no key: before issue 34, sent as a message (an answer!)
+        ("+5", "react"),
+        ("+5 yes", "react"),
+        ("+5 10", "react"),
+        ("+5 👍 thanks", "react"),
+        ("-5", "react"),
+        (">5", "reply"),
+        (">5German", "reply"),
+        ("*5", "edit"),
+    ],
+)
+def test_a_line_that_only_looks_like_the_syntax_is_malformed(line: str, kind: str) -> None:
+    assert parse_line(line, owner=OWNER, message_id="9") == Malformed(kind, line)
+
+
+async def test_a_malformed_line_gets_a_hint_and_no_number() -> None:
+    out = io.StringIO()
+    got: list[IncomingEvent] = []
+
+    async def keep(ev: IncomingEvent) -> None:
+        got.append(ev)
+
+    console = ConsoleTransport(ConsoleSettings(owner="alice"), output=out, handler=keep)
+    assert await console.push("+3") is None
+    await console.push("hello")
+    assert [type(e).__name__ for e in got] == ["IncomingMessage"]
+    hint, echo = out.getvalue().splitlines()
+    assert hint.startswith("Not sent: '+3' is no reaction. React with +N and an emoji")
+    assert echo == "[#1] alice: hello"  # the hint took no number
+    german = io.StringIO()
+    console = ConsoleTransport(ConsoleSettings(locale="de"), output=german)
+    await console.push(">2")
+    assert german.getvalue().startswith("Nicht gesendet: '>2' ist keine Antwort.")
 
 
 async def test_push_and_pop_like_a_test_bot() -> None:
