@@ -111,7 +111,7 @@ async def forwarding(base_url: str, keys: Mapping[str, str]) -> AsyncIterator[Fo
     folder = Path(tempfile.mkdtemp(prefix="intent-board-provider-"))
     path = folder / "provider.sock"
     resolv = folder / "resolv.conf"
-    resolv.write_text("nameserver 127.0.0.1\noptions attempts:1\n", encoding="utf-8")
+    resolv.write_text("nameserver 127.0.0.1\noptions timeout:1 attempts:1\n", encoding="utf-8")
     box: list[ClientSession] = []
     # Upstream reads may be long (a model thinking); the run's own watchdogs bound them.
     session = ClientSession(

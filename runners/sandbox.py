@@ -166,8 +166,14 @@ def wrap(argv: Sequence[str], cwd: Path, sandbox: Sandbox) -> list[str]:
         shown.append(path)
     if sandbox.provider_socket is not None:
         out += ["--bind", str(sandbox.provider_socket), SOCKET_INSIDE]
-        # Only for the relay's name refusal on port 53, in the sandbox's own network.
-        out += ["--cap-add", "CAP_NET_BIND_SERVICE"]
+        if os.geteuid() == 0:
+            # Only for the relay's name refusal on port 53, in the sandbox's own network.
+            # Not for any other user: there bwrap's network belongs to an outer user
+            # namespace, where the capability counts for nothing, and it would be handed
+            # down as an ambient capability that codex's own bwrap refuses to start with
+            # ("Unexpected capabilities but not setuid"). Lookups then wait out the
+            # resolver's timeout (1 s: the resolv.conf's options).
+            out += ["--cap-add", "CAP_NET_BIND_SERVICE"]
     for inside, outside in sandbox.files.items():
         out += ["--ro-bind", str(outside), str(_real_target(inside))]
     for name, value in sandbox.env.items():

@@ -190,3 +190,56 @@ async def test_a_name_lookup_in_the_provider_sandbox_is_refused_at_once(tmp_path
     await run_model("codex", request, sandbox=sandbox)
     # The same id, a response with NXDOMAIN (rcode 3).
     assert (worktree / "dns.txt").read_text() == "1234" + "81" + "83"
+
+
+async def test_a_provider_sandbox_hands_no_capability_down_as_another_user(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Found by running the hardened unit as its own user: the ambient
+    # CAP_NET_BIND_SERVICE meant for the DNS relay reached the CLI, and codex's own
+    # bwrap refused to start ("Unexpected capabilities but not setuid"), failing every
+    # codex run that ran a command on a provider lane. Root (this suite) never saw it.
+    import os
+    import shutil
+    import subprocess
+    import tempfile
+
+    if os.geteuid() != 0:
+        pytest.skip("a sandbox of another uid needs root to start it")
+    assert TOOL is not None
+    # Folders the other user can reach (pytest's own are the bot user's alone).
+    base = Path(tempfile.mkdtemp(prefix="intent-board-sandbox-", dir="/var/tmp"))
+    try:
+        base.chmod(0o755)
+        worktree = base / "worktree"
+        worktree.mkdir()
+        worktree.chmod(0o777)
+        socket_file = base / "provider.sock"
+        socket_file.write_text("")
+        sandbox = Sandbox(
+            tool=TOOL,
+            network=Network.PROVIDER,
+            writable=(worktree,),
+            provider_socket=socket_file,
+        )
+        script = "grep -E '^Cap(Amb|Eff):' /proc/self/status"
+
+        with monkeypatch.context() as bot_user:
+            # The command line as the bot, running as its own user, makes it.
+            bot_user.setattr(os, "geteuid", lambda: 65534)
+            argv = wrap(["/bin/sh", "-c", script], worktree, sandbox)
+        done = subprocess.run(
+            argv,
+            cwd=worktree,
+            user=65534,
+            group=65534,
+            extra_groups=[],
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        assert done.returncode == 0, done.stderr
+        caps = dict(line.split(":\t") for line in done.stdout.splitlines())
+        assert caps == {"CapAmb": "0000000000000000", "CapEff": "0000000000000000"}, caps
+    finally:
+        shutil.rmtree(base)
