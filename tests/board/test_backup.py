@@ -419,10 +419,11 @@ async def test_the_crypto_store_is_copied_whole_and_its_key_file_never(tmp_path:
     assert not any("store-key" in entry["path"] for entry in manifest["files"])
 
 
-async def test_the_console_demo_backs_up_and_says_it_has_no_configuration_file(
+async def test_the_console_demo_backs_up_with_the_configuration_it_ran_with(
     tmp_path: Path,
 ) -> None:
-    """No --config: the embedded demo has no file to copy, and the summary says so."""
+    """No --config: the embedded demo writes the configuration it runs with to
+    var/console/console.toml, and the backup takes it like any other."""
     import subprocess
     import sys
 
@@ -438,9 +439,11 @@ async def test_the_console_demo_backs_up_and_says_it_has_no_configuration_file(
     assert cli("cards").returncode == 0
     made = cli("backup", "out")
     assert made.returncode == 0, made.stderr
-    assert "no configuration file (none was read)" in made.stdout
+    assert ", the configuration;" in made.stdout
     manifest = json.loads((tmp_path / "out" / "manifest.json").read_text())
-    assert [entry["kind"] for entry in manifest["files"]] == ["database"]
+    assert sorted(entry["kind"] for entry in manifest["files"]) == ["config", "database"]
+    copied = (tmp_path / "out" / "config.toml").read_text()
+    assert copied == (tmp_path / "var" / "console" / "console.toml").read_text()
 
 
 async def test_a_backup_into_an_open_folder_is_private_throughout(
