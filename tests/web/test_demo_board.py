@@ -79,3 +79,67 @@ async def test_the_demos_sign_in_link_opens_its_board(browser: Browser, tmp_path
         if bot.returncode is None:
             kill_tree(bot.pid)
             await bot.wait()
+
+
+def bubbles(transcript: str) -> list[tuple[str, str]]:
+    """The console's numbered lines as (who, text) messages; a message's further lines
+    belong to it. The session's own lines (no number) are left out."""
+    messages: list[tuple[str, str]] = []
+    for line in transcript.splitlines():
+        found = re.match(r"\[#\d+\](?: \((?:re|edit of) #\d+\))? ([^:]+): ?(.*)", line)
+        if found:
+            messages.append((found.group(1), found.group(2)))
+        elif messages:
+            who, text = messages[-1]
+            messages[-1] = (who, f"{text}\n{line}")
+    return messages
+
+
+def chat_page(messages: list[tuple[str, str]]) -> str:
+    from html import escape
+
+    rows = "".join(
+        f'<div class="m {"me" if who.startswith("owner") else "bot"}">'
+        f"<b>{escape(who)}</b><pre>{escape(text)}</pre></div>"
+        for who, text in messages
+    )
+    style = (
+        "body{font:15px system-ui;background:#eef1f5;max-width:720px;margin:auto}"
+        ".m{margin:8px;padding:8px 12px;border-radius:12px;max-width:80%}"
+        ".me{background:#d7f1d0;margin-left:auto}.bot{background:#fff}"
+        "pre{white-space:pre-wrap;font:inherit;margin:4px 0 0}b{font-size:12px;color:#555}"
+    )
+    return f"<!doctype html><meta charset=utf-8><style>{style}</style>{rows}"
+
+
+async def test_the_walkthrough_as_a_chat_shows_every_message(
+    browser: Browser, tmp_path: Path
+) -> None:
+    """The README's walkthrough, as the demo prints it, shown as a chat in Chromium:
+    the documentation's picture of a chat is the bot's own words."""
+    from tests.demo.test_readme_walkthrough import TYPED, readme_transcript
+
+    typed = [found.group(1) for line in readme_transcript() if (found := TYPED.match(line))]
+    env = {k: v for k, v in os.environ.items() if k not in ("CHATBOT_CONFIG", "PYTHONPATH")}
+    done = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        "chatbot",
+        "run",
+        cwd=tmp_path,
+        env=env,
+        stdin=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE,
+    )
+    out, _ = await asyncio.wait_for(
+        done.communicate("".join(f"{line}\n" for line in typed).encode()), 300
+    )
+    messages = bubbles(out.decode())
+    assert [text for who, text in messages if who == "owner@localhost"] == typed
+    page = tmp_path / "chat.html"
+    page.write_text(chat_page(messages), encoding="utf-8")
+    await browser.open(page.as_uri())
+    shown = await browser.js("return document.querySelectorAll('.m').length")
+    assert shown == len(messages) and shown > len(typed)
+    assert "review approve" in await browser.text("body")
+    await picture(browser, "chat.png")
