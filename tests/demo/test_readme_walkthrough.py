@@ -7,10 +7,11 @@ from __future__ import annotations
 
 import os
 import re
-import socket
 import subprocess
 import sys
 from pathlib import Path
+
+from tests.realservers.proc import free_port
 
 ROOT = Path(__file__).resolve().parents[2]
 START, END = "<!-- walkthrough -->", "<!-- /walkthrough -->"
@@ -45,12 +46,6 @@ def normal(lines: list[str]) -> list[str]:
             line = pattern.sub(shown, line)
         out.append(line.rstrip())
     return out
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
 
 
 def test_the_readme_walkthrough_is_what_the_demo_prints(tmp_path: Path) -> None:

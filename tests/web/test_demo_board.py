@@ -10,11 +10,11 @@ from __future__ import annotations
 import asyncio
 import os
 import re
-import socket
 import sys
 from pathlib import Path
 
 from tests.child_output import Output, kill_tree
+from tests.realservers.proc import free_port
 from tests.web.browser import Browser
 from tests.web.test_owners_browser import click
 
@@ -23,10 +23,9 @@ PICTURES = ROOT / "docs" / "images"
 LINK = re.compile(r"web board: (http://127\.0\.0\.1:\d+/signin/[A-Za-z0-9_-]+) ")
 
 
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
+def demo_env() -> dict[str, str]:
+    """The environment `chatbot run` gets here: the demo, never a configuration of ours."""
+    return {k: v for k, v in os.environ.items() if k not in ("CHATBOT_CONFIG", "PYTHONPATH")}
 
 
 async def picture(browser: Browser, name: str) -> None:
@@ -37,8 +36,7 @@ async def picture(browser: Browser, name: str) -> None:
 
 async def test_the_demos_sign_in_link_opens_its_board(browser: Browser, tmp_path: Path) -> None:
     port = free_port()
-    env = {k: v for k, v in os.environ.items() if k not in ("CHATBOT_CONFIG", "PYTHONPATH")}
-    env["INTENT_BOARD_DEMO_WEB"] = f"127.0.0.1:{port}"
+    env = demo_env() | {"INTENT_BOARD_DEMO_WEB": f"127.0.0.1:{port}"}
     bot = await asyncio.create_subprocess_exec(
         sys.executable,
         "-m",
@@ -120,7 +118,7 @@ async def test_the_walkthrough_as_a_chat_shows_every_message(
     from tests.demo.test_readme_walkthrough import TYPED, readme_transcript
 
     typed = [found.group(1) for line in readme_transcript() if (found := TYPED.match(line))]
-    env = {k: v for k, v in os.environ.items() if k not in ("CHATBOT_CONFIG", "PYTHONPATH")}
+    env = demo_env()
     done = await asyncio.create_subprocess_exec(
         sys.executable,
         "-m",

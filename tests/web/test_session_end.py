@@ -5,7 +5,6 @@ from the configuration. The owners who remain keep theirs."""
 from __future__ import annotations
 
 import secrets
-import socket
 from pathlib import Path
 
 import aiohttp
@@ -14,15 +13,10 @@ from chatbot.app.serve import start_web
 from chatbot.app.startup import running_bot
 from chatbot.config import Config, parse_config
 from tests.pipeline.harness import BIN, CONFIG, make_repo
+from tests.realservers.proc import free_port
 
 STAYS = "xmpp:owner@example.org"
 LEAVES = "matrix:@leaves:example.org"
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
 
 
 def configured(root: Path, owners: list[str], port: int) -> Config:
