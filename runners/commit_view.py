@@ -15,7 +15,7 @@ from runners.process import Outcome, ProcessLimits, default_base_env, run_proces
 
 _HASH_RE = re.compile(r"[0-9a-f]{7,64}")
 # git stops at the cap; what it printed so far is what we show.
-_LIMITS = ProcessLimits(timeout=20.0, idle_timeout=None, output_cap=256 * 1024)
+OUTPUT_CAP = 256 * 1024
 _SAFE = ("-c", "core.quotepath=off", "show", "--no-color", "--no-ext-diff", "--no-textconv")
 
 
@@ -37,8 +37,8 @@ class CommitDiff:
 async def commit_diff(repo: Path, commit: str, *, max_lines: int = 60) -> CommitDiff:
     if not _HASH_RE.fullmatch(commit):
         raise CommitViewError(f"{commit!r} is not a commit hash")
-    stat = await _git(repo, *_SAFE, "--format=%h %s", "--stat=72,40", commit, "--")
-    patch = await _git(repo, *_SAFE, "--format=", "--patch", commit, "--")
+    stat = await git_output(repo, *_SAFE, "--format=%h %s", "--stat=72,40", commit, "--")
+    patch = await git_output(repo, *_SAFE, "--format=", "--patch", commit, "--")
     lines = patch.out.splitlines()
     shown = lines[:max_lines]
     left = None if patch.cut else len(lines) - len(shown)
@@ -51,12 +51,14 @@ class _Output:
     cut: bool
 
 
-async def _git(repo: Path, *args: str) -> _Output:
+async def git_output(repo: Path, *args: str, cap: int = OUTPUT_CAP) -> _Output:
+    """What a read-only git command prints, cut at `cap` bytes (then `cut` is set)."""
+    limits = ProcessLimits(timeout=20.0, idle_timeout=None, output_cap=cap)
     env = default_base_env()
     env["LC_ALL"] = "C"
     env["GIT_TERMINAL_PROMPT"] = "0"
     try:
-        result = await run_process(("git", *args), cwd=repo, base_env=env, limits=_LIMITS)
+        result = await run_process(("git", *args), cwd=repo, base_env=env, limits=limits)
     except NotADirectoryError as error:
         raise CommitViewError(f"the repository is not there: {repo}") from error
     if result.outcome is Outcome.NOT_FOUND:

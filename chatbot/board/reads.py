@@ -23,8 +23,9 @@ from chatbot.store.health import StoreHealth
 from chatbot.store.jobs import Job
 from chatbot.store.questions import QuestionRow
 from chatbot.store.telemetry import RunRecord
-from runners import commit_view
+from runners import commit_view, diff_files
 from runners.commit_view import CommitDiff
+from runners.diff_files import Change
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,6 +69,20 @@ FROM cards c WHERE c.slug = ?
 # ten thousand cards costs a fixed number of hops to the database thread.
 
 
+def change_base(card: Card) -> str | None:
+    """Where the card's change starts: the parent of its first reviewed commit when that is
+    not its last (a fixer built on), else None (the last commit's parent)."""
+    reviewed = [
+        entry.get("commit")
+        for entry in card.data.get("reviews") or []
+        if isinstance(entry, dict) and isinstance(entry.get("commit"), str)
+    ]
+    first = reviewed[0] if reviewed else None
+    if first and first != card.commit_hash and diff_files.is_hash(first):
+        return f"{first}^"
+    return None
+
+
 class BoardReads(WebReads):
     store: Store
     repo: Path
@@ -86,6 +101,19 @@ class BoardReads(WebReads):
     async def commit_diff(self, commit: str) -> CommitDiff:
         """A commit of the target repository as /diff shows it (git, read-only)."""
         return await commit_view.commit_diff(self.repo, commit)
+
+    async def change(self, card: Card) -> Change | None:
+        """The card's change file by file (None: it has no commit yet): from before its
+        first reviewed commit (the builder's) to its last, so a fixer's commits count too."""
+        if not card.commit_hash:
+            return None
+        return await diff_files.change_of(self.repo, card.commit_hash, change_base(card))
+
+    async def patch(self, card: Card) -> tuple[str, bool] | None:
+        """The card's whole patch for a download, and whether the size cap cut it."""
+        if not card.commit_hash:
+            return None
+        return await diff_files.patch_of(self.repo, card.commit_hash, change_base(card))
 
     async def view(self, slug: str) -> CardView:
         """One card with its relations and history in one query: each query is a hop to

@@ -34,6 +34,8 @@ NOUNS: dict[str, dict[str, tuple[str, str]]] = {
         "de": ("Benachrichtigung", "Benachrichtigungen"),
     },
     "room": {"en": ("room", "rooms"), "de": ("Raum", "Räume")},
+    # The web card page's change (web/diff_section.py).
+    "file": {"en": ("file", "files"), "de": ("Datei", "Dateien")},
     "worker": {"en": ("worker", "workers"), "de": ("Worker", "Worker")},
     "crypto store file": {
         "en": ("crypto store file", "crypto store files"),

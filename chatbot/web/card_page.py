@@ -16,9 +16,10 @@ from chatbot.board.hand_over import HandOver
 from chatbot.board.inbox import Why
 from chatbot.domain.action_labels import action_label
 from chatbot.domain.phases import Kind
-from chatbot.web import action_forms, talk_section, why_line
+from chatbot.web import action_forms, diff_section, talk_section, why_line
 from chatbot.web.markup import Safe, clock, iso, join, markdown, scroll_table, tag
 from chatbot.web.texts import Texts
+from runners.diff_files import Change
 
 # Characters of an intent or report rendered on the page.
 MAX_TEXT = 200_000
@@ -50,6 +51,9 @@ class CardPage:
     # browser's owner session has ended since.
     owner: action_forms.Owner | None = None
     session_ended: bool = False
+    # Its change file by file (None: no commit yet), or why it cannot be shown.
+    change: Change | None = None
+    change_problem: str | None = None
 
 
 def _rendered(text: RepoText, t: Texts, missing_key: str) -> Safe:
@@ -281,6 +285,16 @@ def card_main(page: CardPage, t: Texts, now: float | None = None) -> Safe:
                 '<section id="reviews"><h2>{h}</h2>{items}</section>',
                 h=t("reviews"),
                 items=join(reviews),
+            )
+        )
+    if page.change is not None:
+        parts.append(diff_section.change_section(page.change, card.slug, t))
+    elif page.change_problem:
+        parts.append(
+            tag(
+                '<section id="change"><h2>{h}</h2><p class="none">{m}</p></section>',
+                h=t("change"),
+                m=t("change_missing", why=page.change_problem),
             )
         )
     if page.research is not None:

@@ -41,6 +41,7 @@ from chatbot.web.markup import Safe, tag
 from chatbot.web.metrics_http import MetricsDoor
 from chatbot.web.settings import WebSettings
 from chatbot.web.texts import Texts
+from runners.commit_view import CommitViewError
 
 log = logging.getLogger(__name__)
 
@@ -118,6 +119,7 @@ class WebBoard:
             [
                 web.get("/", self.board),
                 web.get(f"/card/{SLUG}", self.card),
+                web.get(f"/card/{SLUG}/patch", self.patch),
                 web.get("/cards", self.cards),
                 web.get("/runs", self.runs),
                 web.get("/budget", self.budget),
@@ -288,10 +290,16 @@ class WebBoard:
         research_path = card.data.get("research_report")
         if isinstance(research_path, str) and research_path:
             research = await self._repo_text(research_path)
+        try:
+            change, change_problem = await self.reads.change(card), None
+        except CommitViewError as error:
+            change, change_problem = None, str(error)
         page = CardPage(
             view=view,
             runs=runs,
             intent=intent,
+            change=change,
+            change_problem=change_problem,
             research=research,
             reviews=card_page.reviews_of(card.data, report_file),
             talk=await self.reads.talk_of(card.id),
@@ -303,6 +311,23 @@ class WebBoard:
         )
         main = card_page.card_main(page, self.texts)
         return self._page(f"{card.slug}: {card.title}", main, "card", mark=mark.token(), slug=slug)
+
+    async def patch(self, request: web.Request) -> web.Response:
+        """The card's whole change as one patch file, for a download (bounded)."""
+        slug = request.match_info["slug"]
+        try:
+            found = await self.reads.patch(await self.reads.card(slug))
+        except (UnknownCard, CommitViewError):
+            found = None
+        if found is None:
+            raise web.HTTPNotFound(text=self.texts("no_patch", slug=slug))
+        text, _cut = found
+        disposition = f'attachment; filename="{slug}.patch"'
+        return web.Response(
+            text=text,
+            content_type="text/x-diff",
+            headers={"Content-Disposition": disposition},
+        )
 
     async def _owner(self, request: web.Request, slug: str) -> Owner | None:
         session = request.get(SESSION)
