@@ -92,7 +92,7 @@ async def test_prefixes_mentions_and_help_for_the_caller_over_xmpp(
     bot, room = await start_bot(tmp_path, servers.info, ASK, {"report": INTENT}, xmpp_peer)
     try:
         asked = await room.say("!status")
-        assert "1 cards" in (await room.bot_replies_to(asked))["body"]
+        assert "1 card\n" in (await room.bot_replies_to(asked))["body"]
 
         await room.say("!start report")
         question = await room.bot_says(r"Which \*\*storage\*\*")

@@ -303,7 +303,7 @@ async def _status_without_its_key(owner, room: str, bot: str, process) -> tuple:
     # A first message sets up the Olm session between the two devices.
     await owner.say(room, "/help")
     try:
-        await bot_says(owner, room, bot, r"Commands:")
+        await bot_says(owner, room, bot, r"Start with these:")
     except TimeoutError as error:
         raise AssertionError(
             f"{error}\nthe bot's log ends:\n{process.log_text()[-4000:]}"

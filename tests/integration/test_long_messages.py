@@ -41,7 +41,7 @@ async def test_a_200_kb_message_leaves_the_bot_connected_and_status_answered(
         assert "too long" in too_long["body"] and len(too_long["body"]) < 400
         asked = await room.say("/status")
         status = await room.bot_replies_to(asked)
-        assert "cards" in status["body"]
+        assert "1 card\n" in status["body"]
         await bot.stop()
         disconnects = bot.log_text().count("XMPP connection lost")
         print(f"\ndisconnects during the 200 KB test: {disconnects}")
