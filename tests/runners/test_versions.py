@@ -1,4 +1,5 @@
-"""The pinned CLI versions: parsing `--version`, comparing, and the README listing them."""
+"""The pinned CLI versions: parsing `--version`, comparing, and the documentation listing
+them (docs/agents.md, the page of the agent CLIs)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ import pytest
 from runners import versions
 from runners.versions import TESTED, parse_version, verdict
 
-README = Path(__file__).resolve().parents[2] / "README.md"
+README = Path(__file__).resolve().parents[2] / "docs" / "agents.md"
 
 
 @pytest.mark.parametrize(

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import pytest
 
+from chatbot.domain.action_labels import action_label
 from chatbot.domain.phases import Phase
 from chatbot.store import jobs as job_store
 from tests.web.browser import Browser
@@ -92,7 +93,8 @@ async def test_a_move_from_the_card_page(
         assert [(j.kind, j.card_id) for j in new] == [("deploy", card.id)]
     if action == "confirm":  # the plan's card is made and goes its way
         assert (await site.board.card("plan-child")).phase is not Phase.ARCHIVED
-    assert (await page_history(browser))[0] == (action, VIA_WEB)
+    # The history says the move in words ("retried"), not its code.
+    assert (await page_history(browser))[0] == (action_label(action), VIA_WEB)
     assert await browser.console_errors() == []
 
 
@@ -141,5 +143,5 @@ async def test_accepting_or_declining_a_requesters_request(
         assert await browser.js("return document.querySelector(arguments[0])", pressed) is None
         await open_card(browser, site, slug)
     newest = (await page_history(browser))[0]
-    assert (newest == ("start", VIA_WEB)) is (action == "accept"), newest
+    assert (newest == (action_label("start"), VIA_WEB)) is (action == "accept"), newest
     assert await browser.console_errors() == []
