@@ -147,8 +147,7 @@ def test_card_shows_history_and_suggests_close_slugs(config: Path) -> None:
     text = chatbot("card", "alpha", "--config", str(config))
     # The same text as /status and /log in chat, uncut.
     assert (
-        "History of alpha (1 event):" in text.stdout
-        and "kind intent, phase planned" in text.stdout
+        "History of alpha (1 event):" in text.stdout and "kind intent, phase planned" in text.stdout
     )
     missing = chatbot("card", "alpah", "--config", str(config))
     assert missing.returncode == 1 and "did you mean alpha" in missing.stderr

@@ -115,7 +115,9 @@ async def test_the_owners_are_told_once_per_set_of_keys(notifier: Notifier) -> N
     assert await deprecations.tell_owners(notifier, [model])
     [told] = await _posted(notifier)
     assert told.mentions == ("owner@example.org",)
-    assert "uses 1 deprecated key;" in told.text and "- roles.fixer.model is deprecated" in told.text
+    assert (
+        "uses 1 deprecated key;" in told.text and "- roles.fixer.model is deprecated" in told.text
+    )
     # A restart with the same file: not again.
     assert not await deprecations.tell_owners(notifier, [model])
     # Another key appears: the set is news again.

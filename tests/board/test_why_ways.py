@@ -404,9 +404,8 @@ async def test_why_lane_behind_other_jobs(board: BoardService) -> None:
         await board.act(slug, Action.START, actor=OWNER)
     kind, text, ways = await why(board, "second")
     assert (kind, ways) == (HoldKind.LANE, ())
-    assert (
-        "second's operator job waits for a slot in lane role:operator, behind 1 job: first"
-        in (text)
+    assert "second's operator job waits for a slot in lane role:operator, behind 1 job: first" in (
+        text
     )
     # The job ahead ends (here: the operator decided): the slot is free.
     await applied(board, "first", Action.OPERATOR_DIRECT, lane="light")
