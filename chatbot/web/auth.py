@@ -32,8 +32,9 @@ OWNER_COOKIE = "board_owner"
 COOKIE_MAX_AGE_S = 30 * 86400
 # Paths anyone may read: health for monitoring says nothing about cards.
 # The browser's own look for an icon (on the sign-in page, before any credential) is
-# answered with nothing rather than a 401 in its console.
-OPEN_PATHS = frozenset({"/healthz", "/favicon.ico"})
+# answered with nothing rather than a 401 in its console. The stylesheet and icon hold
+# nothing of the board either: the sign-in and 401 pages look like the board.
+OPEN_PATHS = frozenset({"/healthz", "/favicon.ico", "/static/board.css", "/static/icon.svg"})
 # Signing in needs no token: the link's own token is the credential.
 SIGN_IN = "/signin"
 # One slash, then no slash or backslash: browsers read both as the start of another host.

@@ -34,7 +34,9 @@ def runs_chart(rows: Sequence[DayRuns], days: int, t: Texts, now: float) -> Safe
     runs = [by_day[d].runs if d in by_day else 0 for d in axis]
     costs = [by_day[d].cost_usd if d in by_day else 0.0 for d in axis]
     top_runs = max(max(runs), 1)
-    top_cost = max(max(costs), 0.01)
+    top_cost = max(costs)
+    # All free: the cost line lies on the axis, and the scale says $0.00.
+    cost_scale = top_cost if top_cost > 0 else 1.0
     plot_w, plot_h = WIDTH - LEFT - RIGHT, HEIGHT - TOP - BOTTOM
     step = plot_w / days
     base = TOP + plot_h
@@ -75,7 +77,7 @@ def runs_chart(rows: Sequence[DayRuns], days: int, t: Texts, now: float) -> Safe
                 label=label,
             )
         )
-        cx, cy = x + step / 2, base - plot_h * cost / top_cost
+        cx, cy = x + step / 2, base - plot_h * cost / cost_scale
         points.append(f"{cx:.1f},{cy:.1f}")
         parts.append(
             tag('<circle class="dot" cx="{x}" cy="{y}" r="2.5"/>', x=f"{cx:.1f}", y=f"{cy:.1f}")

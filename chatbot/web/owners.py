@@ -72,13 +72,14 @@ class Owners:
     # --- signing in ------------------------------------------------------------------
 
     def _bare(self, body: Safe, status: int = 200) -> web.Response:
-        """A page that loads nothing else: before sign-in the board's own stylesheet and
-        script are not the visitor's to load either."""
+        """A page that loads no script: before sign-in only the board's stylesheet, which
+        anyone may load (auth.OPEN_PATHS)."""
         html = tag(
             '<!doctype html>\n<html lang="{lang}"><head><meta charset="utf-8">'
             '<meta name="viewport" content="width=device-width, initial-scale=1">'
-            "<title>{title}</title></head><body>{body}"
-            '<p><a href="/">{back}</a></p></body></html>\n',
+            '<link rel="stylesheet" href="/static/board.css">'
+            '<title>{title}</title></head><body><main class="bare">{body}'
+            '<p><a href="/">{back}</a></p></main></body></html>\n',
             lang=self.texts.locale,
             title=self.texts("signin_title"),
             body=body,

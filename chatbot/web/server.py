@@ -225,7 +225,9 @@ class WebBoard:
         body = tag(
             '<!doctype html>\n<html lang="{lang}"><head><meta charset="utf-8">{refresh}'
             '<meta name="viewport" content="width=device-width, initial-scale=1">'
-            "<title>401</title></head><body><h1>401</h1><p>{text}</p></body></html>\n",
+            '<link rel="stylesheet" href="/static/board.css">'
+            '<title>401</title></head><body><main class="bare"><h1>401</h1><p>{text}</p>'
+            "</main></body></html>\n",
             lang=self.texts.locale,
             refresh=Safe(refresh),
             text=text,
@@ -252,6 +254,9 @@ class WebBoard:
             inbox = inbox_section(found, self.texts)
         bar = board_acts.owner_bar(session, said, self.texts, inbox)
         main = pages.board_main(columns, counts, self.items, acts=bar is not None)
+        if bar is None:
+            # A reader with the token: how an owner gets the page that acts.
+            main = Safe(tag('<p class="hint" id="readers">{m}</p>', m=self.texts("readers")) + main)
         return self._page(self.texts("title"), main, "board", mark=mark.token(), owner_bar=bar)
 
     async def cards(self, request: web.Request) -> web.Response:

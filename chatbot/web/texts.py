@@ -43,6 +43,11 @@ EN: dict[str, str] = {
     "forbidden_origin": "This came from another site: nothing was changed.",
     "signed_in_as": "Signed in as {identity}.",
     "nav_budget": "Budget",
+    "nav_cards": "Search",
+    "readers": (
+        "You are reading with the board's token. Owners act on this page after signing "
+        "in: write /web to the bot in a direct chat and open the link it sends."
+    ),
     "budget": "What the runs cost",
     "budget_today": "Today: {spent} of the day's budget of {limit} ({runs}).",
     "budget_reached": "The day's budget is spent: new runs wait (/allow in chat lets them start).",
@@ -200,8 +205,9 @@ EN: dict[str, str] = {
     "unknown_card": "There is no card '{slug}'.",
     "back": "Back to the board",
     "unauthorized": (
-        "This board needs its token. Open /?token=<token> once with the token from the "
-        "bot's [web] token_file (a cookie keeps you signed in), or send "
+        "This board needs a sign-in. Owners: write /web to the bot in a direct chat and "
+        "open the link it sends. Readers with the board's token (its [web] token_file): "
+        "open /?token=<token> once (a cookie keeps you in), or send "
         "Authorization: Bearer <token>."
     ),
     "not_found": "Nothing here.",
@@ -253,6 +259,11 @@ DE: dict[str, str] = {
     "forbidden_origin": "Das kam von einer anderen Website: nichts wurde geändert.",
     "signed_in_as": "Angemeldet als {identity}.",
     "nav_budget": "Budget",
+    "nav_cards": "Suche",
+    "readers": (
+        "Du liest mit dem Token des Boards. Owner handeln auf dieser Seite nach der "
+        "Anmeldung: schreib dem Bot /web im Direktchat und öffne den Link, den er schickt."
+    ),
     "budget": "Was die Läufe kosten",
     "budget_today": "Heute: {spent} vom Tagesbudget {limit} ({runs}).",
     "budget_reached": "Das Tagesbudget ist aufgebraucht: neue Läufe warten (/allow startet sie).",
@@ -410,9 +421,10 @@ DE: dict[str, str] = {
     "unknown_card": "Es gibt keine Karte '{slug}'.",
     "back": "Zurück zum Board",
     "unauthorized": (
-        "Dieses Board braucht sein Token. Öffne einmal /?token=<Token> mit dem Token aus "
-        "token_file im Abschnitt [web] des Bots (ein Cookie hält dich angemeldet), oder "
-        "sende Authorization: Bearer <Token>."
+        "Dieses Board braucht eine Anmeldung. Owner: schreib dem Bot /web im Direktchat und "
+        "öffne den Link, den er schickt. Leser mit dem Token des Boards (token_file im "
+        "Abschnitt [web]): öffne einmal /?token=<Token> (ein Cookie hält dich angemeldet), "
+        "oder sende Authorization: Bearer <Token>."
     ),
     "not_found": "Hier ist nichts.",
     "busy": "Das Board ist gerade ausgelastet; versuche es in ein paar Sekunden wieder.",

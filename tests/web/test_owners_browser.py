@@ -152,7 +152,7 @@ async def test_a_forged_csrf_token_or_a_form_on_another_site_is_refused(
         # sees nobody. 127.0.0.1 on another port is the same site, so the cookie goes
         # along: the Origin (and Sec-Fetch-Site) the browser sends refuses it.
         for host, refusal in (
-            ("localhost", "This board needs its token"),
+            ("localhost", "This board needs a sign-in"),
             ("127.0.0.1", "This came from another site"),
         ):
             other = web.TCPSite(runner, host, 0)
