@@ -44,6 +44,10 @@ class MetricsSnapshot:
     # host -> workers alive there now; hosts whose workers all stopped count 0 (rows are
     # kept for a week, so an alert sees a host go quiet rather than vanish).
     workers_alive: dict[str, int] = field(default_factory=dict)
+    # phase -> cards in it (phases with none are left out).
+    cards: dict[str, int] = field(default_factory=dict)
+    # Agents' requests to run something, waiting for an owner.
+    approvals_open: int = 0
 
 
 _JOBS_SQL = """
@@ -55,6 +59,8 @@ SELECT transport, state, count(*), min(created_at) FROM outbox
 WHERE state IN ('pending', 'failed') GROUP BY transport, state
 """
 _QUESTIONS_SQL = "SELECT count(*), min(created_at) FROM questions WHERE state = 'open'"
+_CARDS_SQL = "SELECT phase, count(*) FROM cards GROUP BY phase"
+_APPROVALS_SQL = "SELECT count(*) FROM run_talk WHERE kind = 'approval' AND state = 'open'"
 _WORKERS_SQL = """
 SELECT host, sum(CASE WHEN expires_at >= ? THEN 1 ELSE 0 END) FROM workers GROUP BY host
 """
@@ -83,6 +89,8 @@ async def metrics_snapshot(board: BoardReads, now: float | None = None) -> Metri
     row = await db.fetchone(_QUESTIONS_SQL)
     assert row is not None
     workers = {host: int(alive or 0) for host, alive in await db.fetchall(_WORKERS_SQL, (now,))}
+    cards = {str(phase): int(count) for phase, count in await db.fetchall(_CARDS_SQL)}
+    approvals = await db.fetchone(_APPROVALS_SQL)
     return MetricsSnapshot(
         at=now,
         jobs=jobs,
@@ -91,4 +99,6 @@ async def metrics_snapshot(board: BoardReads, now: float | None = None) -> Metri
         questions_open=row[0] or 0,
         oldest_question_at=row[1],
         workers_alive=workers,
+        cards=cards,
+        approvals_open=int(approvals[0] or 0) if approvals else 0,
     )

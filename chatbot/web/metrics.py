@@ -17,7 +17,7 @@ import time
 from collections import OrderedDict
 from collections.abc import Callable, Iterator
 
-from prometheus_client import CollectorRegistry, Counter, Histogram
+from prometheus_client import CollectorRegistry, Counter, Histogram, disable_created_metrics
 from prometheus_client.core import GaugeMetricFamily, Metric
 from prometheus_client.exposition import choose_encoder
 from prometheus_client.registry import Collector
@@ -25,6 +25,7 @@ from prometheus_client.registry import Collector
 from chatbot.board import Card, RunRecord
 from chatbot.board.metrics_reads import MetricsSnapshot, OutboxState, metrics_snapshot
 from chatbot.board.reads import BoardReads
+from chatbot.domain.phases import Phase
 
 PREFIX = "intentboard_"
 # Agent runs last seconds to hours.
@@ -148,6 +149,15 @@ def _database(snap: MetricsSnapshot, up: dict[str, bool]) -> Iterator[Metric]:
     for host, alive in sorted(snap.workers_alive.items()):
         workers.add_metric([host], alive)
     yield workers
+    cards = _gauge("cards", "Cards per phase (every phase, 0 where there are none)", "phase")
+    for phase in Phase:
+        cards.add_metric([phase.value], snap.cards.get(phase.value, 0))
+    yield cards
+    yield _value(
+        "approvals_open",
+        "Agents' requests to run something, waiting for an owner",
+        snap.approvals_open,
+    )
 
 
 def _value(name: str, text: str, value: float) -> GaugeMetricFamily:
@@ -158,6 +168,9 @@ class Metrics:
     """This process's registry; an observer of the worker's runs (`run_finished`)."""
 
     def __init__(self, board: BoardReads, transports_up: TransportsUp = dict):
+        # No `_created` series beside each counter and histogram: a timestamp per label set
+        # that dashboards do not read doubles what every scrape carries.
+        disable_created_metrics()
         self.registry = CollectorRegistry()
         labels = ("role", "runtime")
         self.run_duration = Histogram(

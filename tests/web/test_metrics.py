@@ -28,6 +28,7 @@ from chatbot.store import cards as card_store
 from chatbot.store import chat as chat_store
 from chatbot.store import jobs as job_store
 from chatbot.store import questions as question_store
+from chatbot.store import talk as talk_store
 from chatbot.store import workers as worker_store
 from chatbot.transports.console import ConsoleTransport
 from chatbot.web import WebBoard, WebSettings
@@ -112,6 +113,11 @@ async def test_gauges_come_from_the_database(store: Store, board: BoardService) 
                 db, worker, host=host, process=None, lanes=["light"], lease_s=60
             )
         await worker_store.stopped(db, ["w-3"])
+        # The running builder's agent asks to run something; a second request was decided.
+        running = await db.fetchone("SELECT id, card_id FROM jobs WHERE state = 'running'")
+        await talk_store.add(db, running[0], running[1], "approval", "curl example.org")
+        await talk_store.add(db, running[0], running[1], "approval", "ls", state="allowed")
+        await db.execute("UPDATE cards SET phase = 'building' WHERE slug = 'one'")
     await _backdate(store, "questions", 300)
 
     up = {"xmpp": True, "matrix": False}
@@ -148,6 +154,13 @@ async def test_gauges_come_from_the_database(store: Store, board: BoardService) 
         (("host", "alpha"),): 1,
         (("host", "beta"),): 1,
     }
+    # Cards per phase: every phase, with its 0 (an alert wants the 0 too).
+    assert value(got, "intentboard_cards", phase="planned") == 3
+    assert value(got, "intentboard_cards", phase="building") == 1
+    assert value(got, "intentboard_cards", phase="deployed") == 0
+    assert value(got, "intentboard_approvals_open") == 1
+    # No `_created` series beside the counters and histograms.
+    assert "_created" not in text
     assert series(got, "intentboard_transport_connected") == {
         (("transport", "matrix"),): 0,
         (("transport", "xmpp"),): 1,
