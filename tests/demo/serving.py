@@ -31,10 +31,19 @@ async def serving(config: Any, **running: Any) -> AsyncIterator[tuple[ConsoleTra
 
 
 async def said(console: ConsoleTransport, pattern: str, within: float = 30.0):
-    """The console's next line that matches `pattern` (the lines before it are passed)."""
+    """The console's next line that matches `pattern` (the lines before it are passed).
+    Not in time: the failure names the pattern and the last lines the console printed."""
     regex = re.compile(pattern, re.S)
-    async with asyncio.timeout(within):
-        while True:
-            line = await console.pop(within)
-            if regex.search(line.text):
-                return line
+    passed: list[str] = []
+    try:
+        async with asyncio.timeout(within):
+            while True:
+                line = await console.pop(within)
+                if regex.search(line.text):
+                    return line
+                passed.append(f"#{line.number} {line.text[:300]}")
+    except TimeoutError:
+        seen = "\n".join(passed[-10:]) or "(nothing)"
+        raise AssertionError(
+            f"no line matched {pattern!r} in {within} s; last seen:\n{seen}"
+        ) from None

@@ -28,6 +28,20 @@ def demo_env() -> dict[str, str]:
     return {k: v for k, v in os.environ.items() if k not in ("CHATBOT_CONFIG", "PYTHONPATH")}
 
 
+async def start_demo(cwd: Path, env: dict[str, str], **pipes: int) -> asyncio.subprocess.Process:
+    """`chatbot run` with no configuration: the console demo, its input a pipe."""
+    return await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        "chatbot",
+        "run",
+        cwd=cwd,
+        env=env,
+        stdin=asyncio.subprocess.PIPE,
+        **pipes,
+    )
+
+
 async def picture(browser: Browser, name: str) -> None:
     if os.environ.get("SCREENSHOTS") == "1":
         PICTURES.mkdir(parents=True, exist_ok=True)
@@ -37,16 +51,8 @@ async def picture(browser: Browser, name: str) -> None:
 async def test_the_demos_sign_in_link_opens_its_board(browser: Browser, tmp_path: Path) -> None:
     port = free_port()
     env = demo_env() | {"INTENT_BOARD_DEMO_WEB": f"127.0.0.1:{port}"}
-    bot = await asyncio.create_subprocess_exec(
-        sys.executable,
-        "-m",
-        "chatbot",
-        "run",
-        cwd=tmp_path,
-        env=env,
-        stdin=asyncio.subprocess.PIPE,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.STDOUT,
+    bot = await start_demo(
+        tmp_path, env, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT
     )
     output = Output(bot)
     try:
@@ -118,17 +124,7 @@ async def test_the_walkthrough_as_a_chat_shows_every_message(
     from tests.demo.test_readme_walkthrough import TYPED, readme_transcript
 
     typed = [found.group(1) for line in readme_transcript() if (found := TYPED.match(line))]
-    env = demo_env()
-    done = await asyncio.create_subprocess_exec(
-        sys.executable,
-        "-m",
-        "chatbot",
-        "run",
-        cwd=tmp_path,
-        env=env,
-        stdin=asyncio.subprocess.PIPE,
-        stdout=asyncio.subprocess.PIPE,
-    )
+    done = await start_demo(tmp_path, demo_env(), stdout=asyncio.subprocess.PIPE)
     out, _ = await asyncio.wait_for(
         done.communicate("".join(f"{line}\n" for line in typed).encode()), 300
     )
