@@ -80,6 +80,8 @@ def attach_notifier(bot: Running) -> Notifier:
         quiet=quiet_hours(bot.config.bot.quiet_hours),
     )
     bot.board.listeners.append(notifier)
+    # What an owner does from the web board is said in the rooms too.
+    bot.board.page_echo = notifier.said_on_web
     if bot.worker is not None:
         bot.worker.observers.append(notifier)
     return notifier

@@ -25,7 +25,7 @@ from chatbot.board.queue import BoardQueue
 from chatbot.board.reads import BoardReads
 from chatbot.board.split_plan import NewChild
 from chatbot.board.talk import BoardTalk
-from chatbot.board.tx import BoardError, BoardTx
+from chatbot.board.tx import BoardError, BoardTx, PageEcho
 from chatbot.board.web_sessions import WebSessions
 from chatbot.domain.budgets import Budgets
 from chatbot.domain.phases import QUESTION_KIND, QUESTION_PHASES, Kind, Phase
@@ -80,6 +80,8 @@ class BoardService(BoardReads, BoardQueue, RunFailures, BoardBudget, BoardTalk):
         self.deploy_configured = deploy_configured
         self.budgets = budgets or Budgets()
         self.listeners: list[Listener] = []
+        # Tells the card's rooms what an owner did from the web board's page (tx.py).
+        self.page_echo: PageEcho | None = None
         # Who is signed in to the web board (links from /web, sessions).
         self.web_sessions = WebSessions(store)
 
@@ -136,7 +138,7 @@ class BoardService(BoardReads, BoardQueue, RunFailures, BoardBudget, BoardTalk):
                     await self._queue_run(db, card, payload)
                 change = await self.announce(db, before, card, action, actor, reason)
                 if along is not None:
-                    await along(BoardTx(db), change)
+                    await along(BoardTx(db, self.page_echo), change)
                 if files is not None:
                     files.commit()  # last step before COMMIT, as in apply()
                 return card
@@ -189,7 +191,7 @@ class BoardService(BoardReads, BoardQueue, RunFailures, BoardBudget, BoardTalk):
             await self._queue_run(db, card, {"answer": text})
             change = await self.announce(db, before, card, Action.ANSWER, actor, "answered")
             if along is not None:
-                await along(BoardTx(db), change)
+                await along(BoardTx(db, self.page_echo), change)
             return card, answered
 
     async def start_draft(
@@ -231,7 +233,7 @@ class BoardService(BoardReads, BoardQueue, RunFailures, BoardBudget, BoardTalk):
             await self._queue_run(db, card, None)
             change = await self.announce(db, None, card, Action.START, actor, "draft started")
             if along is not None:
-                await along(BoardTx(db), change)
+                await along(BoardTx(db, self.page_echo), change)
             return card
 
     # --- chat's own writes ------------------------------------------------------
@@ -240,7 +242,7 @@ class BoardService(BoardReads, BoardQueue, RunFailures, BoardBudget, BoardTalk):
     async def transaction(self) -> AsyncIterator[BoardTx]:
         """A transaction for chat's own records (a request and its announcement)."""
         async with self.store.transaction() as db:
-            yield BoardTx(db)
+            yield BoardTx(db, self.page_echo)
 
     async def post_alone(self, post: Post) -> None:
         """An answer that reports no change (a /status, a refusal): one statement."""

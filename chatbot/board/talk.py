@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
-from chatbot.board.tx import BoardError, BoardTx
+from chatbot.board.tx import BoardError, BoardTx, PageEcho
 from chatbot.domain.roles import BY_NAME as ROLES
 from chatbot.domain.shown import visible
 from chatbot.store import Store
@@ -81,6 +81,7 @@ def first_line(text: str, limit: int = HISTORY_CHARS) -> str:
 
 class BoardTalk:
     store: Store
+    page_echo: PageEcho | None
 
     # --- people's side ----------------------------------------------------------
 
@@ -103,7 +104,7 @@ class BoardTalk:
             row = await talk_store.add(db, job.id, card.id, kind, text, actor=actor)
             await card_store.note(db, card.id, kind, actor, history)
             if along is not None:
-                await along(BoardTx(db))
+                await along(BoardTx(db, self.page_echo))
         return Said(card, job, row)
 
     async def open_approvals(self, slug: str) -> tuple[Card, list[TalkRow]]:
@@ -136,7 +137,7 @@ class BoardTalk:
                 db, row.card_id, f"approval_{verb}", actor, f"{verb}: {first_line(row.text)}{why}"
             )
             if along is not None:
-                await along(BoardTx(db))
+                await along(BoardTx(db, self.page_echo))
         return row
 
     # --- the worker's side -------------------------------------------------------

@@ -8,6 +8,8 @@ sees the store itself.
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
+
 from chatbot.store import Db
 from chatbot.store import cards as card_store
 from chatbot.store import chat as chat_store
@@ -16,8 +18,11 @@ from chatbot.store.chat import Post, Request, RequestMessage
 from chatbot.store.jobs import Job
 
 # The transport of an answer to an action taken on the web board's page: the page
-# shows it (chat/web_acts.py), no chat is sent it, so it is never queued.
+# shows it (chat/web_acts.py), no chat is sent it as a reply, so it is never queued.
 ON_PAGE = "web-page"
+# What is done from the page is said in the card's rooms too, in the same transaction:
+# the notifier's `said_on_web` (wired by the app) gets such an answer and its rooms.
+PageEcho = Callable[[Db, Post], Awaitable[None]]
 
 
 class BoardError(Exception):
@@ -25,12 +30,18 @@ class BoardError(Exception):
 
 
 class BoardTx:
-    def __init__(self, db: Db):
+    def __init__(self, db: Db, echo: PageEcho | None = None):
         self._db = db
+        self._echo = echo
 
     async def post(self, post: Post) -> None:
-        """Queue a chat message; the outbox sends it once this transaction commits."""
+        """Queue a chat message; the outbox sends it once this transaction commits.
+
+        An answer for the web board's page is not queued itself: the card's rooms are
+        told what was done (`echo`), so a move undone by a refusal says nothing there."""
         if post.transport == ON_PAGE:
+            if self._echo is not None:
+                await self._echo(self._db, post)
             return
         await chat_store.enqueue(self._db, post)
 

@@ -108,7 +108,8 @@ class ChatHandlers(Lookups, SpendHandlers, TalkHandlers, WebSignIn):
         prefix: str = "",
         chat: dict[str, str] | None = None,
     ) -> None:
-        """A new intake dialogue; its questions go to `chat` (default: where it was asked)."""
+        """A new intake dialogue; its questions go to `chat` (default: where it was asked;
+        empty: only where every card's notices go)."""
         event = origin.event
 
         async def answer(tx: BoardTx, change: Change) -> None:
@@ -121,7 +122,7 @@ class ChatHandlers(Lookups, SpendHandlers, TalkHandlers, WebSignIn):
             await self.board.start_draft(
                 invocation.text("text"),
                 actor=origin.actor,
-                origin=chat or chat_of(event),
+                origin=chat if chat is not None else chat_of(event),
                 along=answer,
             )
         except Decided as error:

@@ -25,6 +25,7 @@ EN: dict[str, str] = {
     "web_owners_only": "Only an owner acts from the web board; nothing was changed.",
     "web_unknown_action": "The web board cannot do '{action}'; nothing was changed.",
     "web_no_question": "{slug} has no open question to answer.",
+    "web_said": "🌐 {who} via web: {text}",
 }
 
 DE: dict[str, str] = {
@@ -49,4 +50,5 @@ DE: dict[str, str] = {
     "web_owners_only": "Nur ein Owner handelt vom Web-Board aus; nichts wurde geändert.",
     "web_unknown_action": "Das Web-Board kann '{action}' nicht; nichts wurde geändert.",
     "web_no_question": "{slug} hat keine offene Frage.",
+    "web_said": "🌐 {who} über das Web-Board: {text}",
 }

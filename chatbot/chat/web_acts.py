@@ -5,8 +5,11 @@ option or words). It becomes the chat command's invocation and goes through the
 same table, the same authority rule (checked again now, from the configuration as
 it is now: an owner removed since sign-in acts no more) and the same handler, so the
 board call, its refusals and their ways forward are chat's own. What the handler
-would have answered in chat is given back to the page instead of posted, and the
-card's history names the actor "<identity> via web".
+would have answered in chat is given back to the page instead of posted as a reply,
+and the card's history names the actor "<identity> via web". What changed something
+is also said in the card's rooms ("🌐 <identity> via web: ..."), in the move's own
+transaction (board/tx.py): a refused action says nothing there.
+A new draft (`/draft <text>`, from the board page's "New card" form) is one too.
 """
 
 from __future__ import annotations
@@ -14,7 +17,7 @@ from __future__ import annotations
 import itertools
 import logging
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from chatbot.board import Post, StoreUnwritable, UnknownCard
@@ -34,7 +37,10 @@ log = logging.getLogger(__name__)
 ON_CARD = frozenset({"start", "confirm", "retry", "fix", "cancel", "archive", "deploy", "approve"})
 WITH_TEXT = frozenset({"answer", "steer", "deny"})
 ON_REQUEST = frozenset({"accept", "decline"})
-ACTIONS = ON_CARD | WITH_TEXT | ON_REQUEST
+# Not on a card: a new one. There is no command that makes a planned card from words;
+# /draft starts the planner's dialogue that ends in one.
+NEW = frozenset({"draft"})
+ACTIONS = ON_CARD | WITH_TEXT | ON_REQUEST | NEW
 _ids = itertools.count(1)
 
 # (what chat would have said, whether it was a refusal)
@@ -58,9 +64,13 @@ class PageReplies(Replies):
         self.said: list[Said] = []
 
     def post(self, event: IncomingEvent, text: str, **links: Any) -> Post:
+        """The answer for the page; what the transaction is given (and the rooms hear,
+        board/tx.py) is that answer said as done from the web by its owner."""
         made = super().post(event, text, **links)
         self.moved.append((made.text, links.get("purpose") == "refusal"))
-        return made
+        who = event.sender.id if event.sender is not None else event.chat.id
+        room = self.text("web_said", who=who, text=made.text)
+        return replace(made, text=room, html=None, reply_to=None)
 
     async def send(self, event: IncomingEvent, text: str, **links: Any) -> None:
         refused = links.get("purpose") == "refusal"
@@ -137,7 +147,9 @@ class WebActs:
                 return
             await handlers.answer_question(origin, question, text=None, option=int(option))
             return
-        if action in ON_REQUEST:
+        if action in NEW:
+            line = f"/{action} {text}"
+        elif action in ON_REQUEST:
             line = f"/{action} {fields.get('request', '')}"
         elif action in WITH_TEXT:
             line = f"/{action} {slug} {text}"
@@ -152,5 +164,9 @@ class WebActs:
             # As a reply to the question's message: "yes" approves a split plan.
             answer = parsed.text("text")
             await handlers.answer_question(origin, question, text=answer, option=None)
+            return
+        if action in NEW:
+            # Its questions go where the card's notices go: the page is no chat.
+            await handlers.draft(origin, parsed, chat={})
             return
         await getattr(handlers, parsed.command.handler)(origin, parsed)

@@ -23,6 +23,7 @@ from chatbot.notify.runs import RunStatus
 from chatbot.notify.talk import TalkNotices
 from chatbot.notify.texts import text
 from chatbot.store import Db, Store
+from chatbot.store import cards as card_store
 from chatbot.store import chat as chat_store
 from chatbot.store import reminders as reminder_store
 from chatbot.store.cards import Card
@@ -321,6 +322,17 @@ class Notifier:
         return (
             head + "\n\n" + cut(details.get("report", ""), MAX_POST_CHARS - len(head) - 200, tail)
         )
+
+    # --- what an owner did from the web board's page (inside its transaction) ---------
+
+    async def said_on_web(self, db: Db, post: chat_store.Post) -> None:
+        """The answer to an owner's action on the web board, said where the card's
+        notices go (board/tx.py: `page_echo`): the chat stays the record of what was done.
+        A refusal changed nothing and is the page's alone."""
+        if post.purpose == "refusal":
+            return
+        card = await card_store.get_by_id(db, post.card_id) if post.card_id else None
+        await self.post(db, post.text, card=card, purpose="web")
 
     # --- model runs (from the worker): one status message per job, edited ---------------
 

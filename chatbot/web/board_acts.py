@@ -7,7 +7,8 @@ name it with `form=` and say what with `formaction`, `name` and `value`. The but
 the card page's own for the card's state (action_forms); what needs words (an answer
 in words, a reason, a steer) is a link to the card's page. A reader's page has no such
 form: the stylesheet hides the buttons, a button whose form is missing sends nothing,
-and the server refuses a form without a session anyway (owners.py).
+and the server refuses a form without a session anyway (owners.py). The owner's part
+also holds a small "New card" form: words for /draft, posted to /draft with the token.
 """
 
 from __future__ import annotations
@@ -28,6 +29,9 @@ FORM = "owner-act"
 # goes back to the card's page.
 BACK = {"board": "/"}
 NOTHING = Safe("")
+# The most words /draft takes (chat's bound on a command's text, commands.MAX_TEXT_CHARS);
+# the server refuses more with chat's usage answer anyway.
+DRAFT_CHARS = 4000
 # (text, refused): what an action answered.
 Said = tuple[str, bool]
 
@@ -81,10 +85,28 @@ def owner_bar(
         '<section id="owner"><form id="{form}" method="post" action="/" hidden>'
         '<input type="hidden" name="csrf" value="{csrf}">'
         '<input type="hidden" name="back" value="board"></form>'
-        '<p class="who">{who}</p>{said}{inbox}</section>',
+        '<p class="who">{who}</p>{said}{inbox}{new}</section>',
         form=FORM,
         csrf=session.csrf,
         who=t("signed_in_as", identity=session.identity),
         said=said_box(said, t),
         inbox=inbox,
+        new=new_card(session.csrf, t),
+    )
+
+
+def new_card(csrf: str, t: Texts) -> Safe:
+    """A new card from words: `/draft <text>` (chat/web_acts.py), whose planner asks
+    what it needs to know and ends in a planned card. Closed until opened: small."""
+    return tag(
+        '<details id="new-card"><summary>{h}</summary>'
+        '<form method="post" action="/draft" class="act">'
+        '<input type="hidden" name="csrf" value="{csrf}">'
+        '<label>{l} <textarea name="text" rows="3" maxlength="{max}" required></textarea>'
+        '</label><button type="submit">{b}</button></form></details>',
+        h=t("new_card"),
+        csrf=csrf,
+        l=t("new_card_text"),
+        max=DRAFT_CHARS,
+        b=t("act_draft"),
     )

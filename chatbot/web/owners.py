@@ -208,6 +208,22 @@ class Owners:
         self._keep(session.id, ON_BOARD, said)
         return web.Response(status=303, headers={"Location": "/"})
 
+    async def draft(self, request: web.Request) -> web.Response:
+        """A new card from the board page's "New card" form: /draft <text> in chat, whose
+        planner asks what it needs to know. It leads back to the board, which shows
+        what was answered."""
+        checked = await self._checked(request)
+        if isinstance(checked, web.Response):
+            return checked
+        session, form = checked
+        fields = {"action": "draft", "text": str(form.get("text", ""))[:MAX_FIELD_CHARS]}
+        if self.acting is None:
+            said: list[Said] = [(self.texts("forbidden_read_only"), True)]
+        else:
+            said = await self.acting(session.identity, "", "draft", fields)
+        self._keep(session.id, ON_BOARD, said)
+        return web.Response(status=303, headers={"Location": "/"})
+
     def _keep(self, session_id: int, where: str, said: list[Said]) -> None:
         key = (session_id, where)
         self._said.pop(key, None)

@@ -132,6 +132,7 @@ class WebBoard:
                 web.post("/signin", self.owners.use),
                 web.post(f"/card/{SLUG}/act", self.owners.act),
                 web.post("/request/{request:[0-9]{1,18}}/act", self.owners.decide),
+                web.post("/draft", self.owners.draft),
             ]
         )
         self._runner: web.AppRunner | None = None

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 import secrets
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -13,6 +14,7 @@ import aiohttp
 from chatbot.board import BoardService
 from chatbot.chat import ChatIntake
 from chatbot.chat.web_acts import WebActs
+from chatbot.notify.notifier import Destination, Notifier
 from chatbot.store import Store
 from chatbot.web import WebBoard, WebSettings
 from tests.web.boards import seed
@@ -67,13 +69,24 @@ def owner(cookie: str) -> dict[str, str]:
 
 
 async def open_owner_site(
-    tmp_path: Path, *, owners=("owner@localhost",), locale: str = "en", **web
+    tmp_path: Path,
+    *,
+    owners=("owner@localhost",),
+    locale: str = "en",
+    rooms: Sequence[Destination] = (),
+    **web,
 ) -> OwnerSite:
+    """`rooms`: the notifier's, as serve() wires it (moves' notices and what is done
+    from the page are said there); none, no notifier."""
     repo = tmp_path / "repo"
     (repo / "docs" / "intent").mkdir(parents=True)
     store = await Store.open(tmp_path / "board.sqlite3")
     board = BoardService(store, repo)
     seeded = await seed(board, repo)
+    if rooms:
+        notifier = Notifier(store, rooms, locale)
+        board.listeners.append(notifier)
+        board.page_echo = notifier.said_on_web
     token = secrets.token_urlsafe(24)
     chat = ChatIntake(board, owners=list(owners), requesters=["req@localhost"], locale=locale)
     board_web = WebBoard(
