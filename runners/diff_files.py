@@ -138,22 +138,42 @@ def is_hash(value: str) -> bool:
     return _HASH_RE.fullmatch(value) is not None
 
 
-def _checked(commit: str, base: str | None) -> str:
-    """`base` (a hash, or a hash and `^`: its parent) or the commit's parent."""
+# Against its parent, or everything added for a first commit (which has none).
+_DIFF_TREE = (
+    "-c",
+    "core.quotepath=off",
+    "diff-tree",
+    "--root",
+    "--no-commit-id",
+    "--no-color",
+    "--no-ext-diff",
+    "--no-textconv",
+)
+
+
+def _checked(commit: str, base: str | None) -> None:
+    """`base`: a hash, or a hash and `^` (its parent)."""
     if not is_hash(commit) or (base is not None and not is_hash(base.removesuffix("^"))):
         raise CommitViewError(f"{base or commit!r} is not a commit hash")
-    return base or f"{commit}^"
+
+
+async def _patch(repo: Path, commit: str, base: str | None) -> tuple[str, str, bool]:
+    _checked(commit, base)
+    if base is None:
+        args = (*_DIFF_TREE, "-M", "--patch", commit, "--")
+    else:
+        args = (*_DIFF, "-M", "--patch", base, commit, "--")
+    output = await git_output(repo, *args, cap=PATCH_CAP)
+    return base or f"{commit}^", output.out, output.cut
 
 
 async def change_of(repo: Path, commit: str, base: str | None = None) -> Change:
     """The change from `base` (default: the commit's parent) to `commit`, file by file."""
-    start = _checked(commit, base)
-    output = await git_output(repo, *_DIFF, "-M", "--patch", start, commit, "--", cap=PATCH_CAP)
-    return Change(start, commit, tuple(parse(output.out)), output.cut)
+    start, out, cut = await _patch(repo, commit, base)
+    return Change(start, commit, tuple(parse(out)), cut)
 
 
 async def patch_of(repo: Path, commit: str, base: str | None = None) -> tuple[str, bool]:
     """The whole patch as git writes it (for a download), and whether the cap cut it."""
-    start = _checked(commit, base)
-    output = await git_output(repo, *_DIFF, "-M", "--patch", start, commit, "--", cap=PATCH_CAP)
-    return output.out, output.cut
+    _, out, cut = await _patch(repo, commit, base)
+    return out, cut

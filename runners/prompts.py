@@ -252,7 +252,9 @@ def reviewer_prompt(
     intent_body: str,
     builder_report: str,
     acceptance_criteria: Sequence[str] = (),
+    owner_comments: Sequence[Mapping[str, object]] = (),
 ) -> str:
+    """`owner_comments`: the line comments the commit answers (file, lines, code, text)."""
     return render(
         "reviewer",
         slug=slug,
@@ -261,6 +263,7 @@ def reviewer_prompt(
         intent_body=intent_body,
         acceptance_criteria=criteria_list(acceptance_criteria),
         builder_report=builder_report,
+        owner_comments=json.dumps(list(owner_comments), indent=2, ensure_ascii=False),
     )
 
 
@@ -340,9 +343,11 @@ def fixer_prompt(
     question_rounds_left: int,
     acceptance_criteria: Sequence[str] = (),
     attempt: int = 1,
+    owner_comments: Sequence[Mapping[str, object]] = (),
 ) -> str:
     return render(
         "fixer",
+        owner_comments=json.dumps(list(owner_comments), indent=2, ensure_ascii=False),
         slug=slug,
         original_phase=original_phase,
         attempt=attempt,

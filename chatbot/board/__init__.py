@@ -23,6 +23,7 @@ from chatbot.board.tx import BoardTx
 from chatbot.store import StoreError, StoreUnwritable
 from chatbot.store.cards import Card, Event, UnknownCard
 from chatbot.store.chat import Post, Posted, Request, RequestMessage
+from chatbot.store.comments import LineComment
 from chatbot.store.jobs import ActiveJobExists, Job, LeaseLost
 from chatbot.store.questions import AlreadyAnswered, QuestionRow
 from chatbot.store.spend import Spend
@@ -45,6 +46,7 @@ __all__ = [
     "Event",
     "Job",
     "LeaseLost",
+    "LineComment",
     "NewChild",
     "NoRunToTalkTo",
     "Post",

@@ -3,7 +3,8 @@
 - the inspector's mode (kept, so a retry inspects in the mode that failed);
 - the pipeline run id: a new one whenever the owner starts a card's pipeline afresh
   (`/start`, `/research`), and one for a card that has none when a run is queued for it
-  (its children carry their parent's), so every run's telemetry names its pipeline;
+  (a split's children carry their parent's, started again too), so every run's
+  telemetry names its pipeline;
 - `/allow`: one more card budget;
 - the fixer's attempts: each repair the owner asks for (a retry too) counts.
 """
@@ -38,9 +39,12 @@ def owner_changes(before: Card, action: Action, payload: dict[str, Any] | None) 
         data = {**data, ALLOWANCES: int(data.get(ALLOWANCES) or 0) + 1}
     if data is not before.data:
         changes["data"] = data
-    if action in _FRESH_PIPELINE or (action not in _NO_RUN and not before.pipeline_run_id):
+    # A split's child started again stays in its parent's pipeline, so that the
+    # pipeline's page and /runs <pipeline> keep every card and run of the split.
+    fresh = action in _FRESH_PIPELINE and before.parent_id is None
+    if fresh or (action not in _NO_RUN and not before.pipeline_run_id):
         changes["pipeline_run_id"] = new_pipeline_id()
     repair_again = action in (Action.RETRY, Action.ALLOW) and before.phase is Phase.FIXER_FAILED
-    if action is Action.FIX or repair_again:
+    if action in (Action.FIX, Action.COMMENT) or repair_again:
         changes["fixer_attempts"] = before.fixer_attempts + 1
     return changes

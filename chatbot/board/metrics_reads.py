@@ -48,6 +48,8 @@ class MetricsSnapshot:
     cards: dict[str, int] = field(default_factory=dict)
     # Agents' requests to run something, waiting for an owner.
     approvals_open: int = 0
+    # Owners' line comments no commit has answered yet (open or with an agent).
+    comments_open: int = 0
 
 
 _JOBS_SQL = """
@@ -61,6 +63,7 @@ WHERE state IN ('pending', 'failed') GROUP BY transport, state
 _QUESTIONS_SQL = "SELECT count(*), min(created_at) FROM questions WHERE state = 'open'"
 _CARDS_SQL = "SELECT phase, count(*) FROM cards GROUP BY phase"
 _APPROVALS_SQL = "SELECT count(*) FROM run_talk WHERE kind = 'approval' AND state = 'open'"
+_COMMENTS_SQL = "SELECT count(*) FROM line_comments WHERE state IN ('open', 'sent')"
 _WORKERS_SQL = """
 SELECT host, sum(CASE WHEN expires_at >= ? THEN 1 ELSE 0 END) FROM workers GROUP BY host
 """
@@ -91,6 +94,7 @@ async def metrics_snapshot(board: BoardReads, now: float | None = None) -> Metri
     workers = {host: int(alive or 0) for host, alive in await db.fetchall(_WORKERS_SQL, (now,))}
     cards = {str(phase): int(count) for phase, count in await db.fetchall(_CARDS_SQL)}
     approvals = await db.fetchone(_APPROVALS_SQL)
+    comments = await db.fetchone(_COMMENTS_SQL)
     return MetricsSnapshot(
         at=now,
         jobs=jobs,
@@ -101,4 +105,5 @@ async def metrics_snapshot(board: BoardReads, now: float | None = None) -> Metri
         workers_alive=workers,
         cards=cards,
         approvals_open=int(approvals[0] or 0) if approvals else 0,
+        comments_open=int(comments[0] or 0) if comments else 0,
     )

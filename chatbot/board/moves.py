@@ -19,6 +19,7 @@ from typing import Any
 from chatbot.board import fanout, importer, split_plan
 from chatbot.board.acting import new_pipeline_id, owner_changes
 from chatbot.board.budget import BoardBudget
+from chatbot.board.comments import BoardComments
 from chatbot.board.failures import SYSTEM_ACTOR, RunFailures
 from chatbot.board.files import StagedFiles
 from chatbot.board.queue import BoardQueue
@@ -34,6 +35,7 @@ from chatbot.domain.transitions import Action, By
 from chatbot.store import Db, Store, kv, telemetry
 from chatbot.store import cards as card_store
 from chatbot.store import chat as chat_store
+from chatbot.store import comments as comment_store
 from chatbot.store import jobs as job_store
 from chatbot.store import questions as question_store
 from chatbot.store.cards import Card
@@ -60,11 +62,13 @@ class Change:
 
 
 Listener = Callable[[Db, Change], Awaitable[None]]
+# Moves that bring a run's commit.
+_ANSWERING = frozenset({Action.BUILD_COMMITTED, Action.FIXER_COMMITTED})
 # Chat's part of a move: its answer, written in the move's own transaction.
 Along = Callable[[BoardTx, Change], Awaitable[None]]
 
 
-class BoardService(BoardReads, BoardQueue, RunFailures, BoardBudget, BoardTalk):
+class BoardService(BoardReads, BoardQueue, RunFailures, BoardBudget, BoardTalk, BoardComments):
     def __init__(
         self,
         store: Store,
@@ -284,6 +288,11 @@ class BoardService(BoardReads, BoardQueue, RunFailures, BoardBudget, BoardTalk):
                     db, slug, action, actor=SYSTEM_ACTOR, by=By.SYSTEM, reason=reason, **changes
                 )
                 await self._create_children(db, card, children)
+                if action in _ANSWERING and card.commit_hash:
+                    # The run's commit answers the comments it was given.
+                    answered = await comment_store.answer_sent(db, card.id, card.commit_hash)
+                    if answered:
+                        details = {**(details or {}), "comments_answered": answered}
                 asked = None
                 if question is not None:
                     kind, text, options = question

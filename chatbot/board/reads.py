@@ -15,10 +15,12 @@ from chatbot.domain.phases import Phase
 from chatbot.store import Store, telemetry
 from chatbot.store import cards as card_store
 from chatbot.store import chat as chat_store
+from chatbot.store import comments as comment_store
 from chatbot.store import jobs as job_store
 from chatbot.store import questions as question_store
 from chatbot.store.cards import Card, Event
 from chatbot.store.chat import Posted, Request, RequestMessage
+from chatbot.store.comments import DiffView, LineComment
 from chatbot.store.health import StoreHealth
 from chatbot.store.jobs import Job
 from chatbot.store.questions import QuestionRow
@@ -114,6 +116,23 @@ class BoardReads(WebReads):
         if not card.commit_hash:
             return None
         return await diff_files.patch_of(self.repo, card.commit_hash, change_base(card))
+
+    # --- line comments (board/comments.py writes them) ----------------------------------
+
+    async def comments(self, card: Card) -> list[LineComment]:
+        return await comment_store.of_card(self.store.reader, card.id)
+
+    async def unanswered_comments(self, card: Card) -> list[LineComment]:
+        return await comment_store.unanswered(self.store.reader, card.id)
+
+    async def comments_answered_by(self, card: Card, commit: str) -> list[LineComment]:
+        return await comment_store.answered_by(self.store.reader, card.id, commit)
+
+    async def comments_unanswered_count(self) -> int:
+        return await comment_store.count_unanswered(self.store.reader)
+
+    async def diff_view(self, view_id: int) -> DiffView | None:
+        return await comment_store.view(self.store.reader, view_id)
 
     async def view(self, slug: str) -> CardView:
         """One card with its relations and history in one query: each query is a hop to

@@ -112,7 +112,15 @@ COMMANDS: tuple[Command, ...] = (
     Command("archive", (SLUG,), Access.OWNER, "move", Action.ARCHIVE),
     Command("deploy", (SLUG,), Access.OWNER, "move", Action.DEPLOY),
     Command("log", (SLUG,), Access.READ, "log"),
-    Command("diff", (SLUG,), Access.READ, "diff"),
+    Command("diff", (SLUG, Arg("page", ArgKind.NUMBER, optional=True)), Access.READ, "diff"),
+    # A line comment: the fixer's next task, or a steer to the running agent.
+    Command(
+        "comment",
+        (SLUG, Arg("where", ArgKind.WORD), Arg("text", ArgKind.TEXT)),
+        Access.REQUEST,
+        "comment",
+        Action.COMMENT,
+    ),
     Command("runs", (Arg("pipeline", ArgKind.WORD, optional=True),), Access.READ, "runs"),
     Command("accept", (Arg("request", ArgKind.NUMBER),), Access.OWNER, "decide"),
     Command("decline", (Arg("request", ArgKind.NUMBER),), Access.OWNER, "decide"),

@@ -24,7 +24,8 @@ from chatbot.board import (
 )
 from chatbot.board.budget import budget_stopped
 from chatbot.chat import reactions, render
-from chatbot.chat.commands import BY_NAME, FOR_ACTION, Invocation
+from chatbot.chat.commands import BY_NAME, FOR_ACTION, PREFIX, Invocation, parse
+from chatbot.chat.commenting import CommentHandlers
 from chatbot.chat.lookups import Lookups
 from chatbot.chat.reactions import Effect, Reaction
 from chatbot.chat.replies import Decided, Origin, chat_of
@@ -36,7 +37,7 @@ from chatbot.domain.phases import Phase
 from chatbot.domain.transitions import Action, TransitionRefused, allowed_actions
 
 
-class ChatHandlers(Lookups, SpendHandlers, TalkHandlers, WebSignIn):
+class ChatHandlers(Lookups, SpendHandlers, TalkHandlers, WebSignIn, CommentHandlers):
     """Every act that may change the board; the looking commands come from Lookups,
     what runs cost and /allow from SpendHandlers."""
 
@@ -190,9 +191,14 @@ class ChatHandlers(Lookups, SpendHandlers, TalkHandlers, WebSignIn):
         """A requester's /start, /draft or /research: posted for an owner to decide."""
         event = origin.event
         argument = invocation.text("slug") or invocation.text("text")
+        if invocation.name == "comment":
+            # The whole comment waits: where, and the words.
+            argument = " ".join(invocation.text(k) for k in ("slug", "where", "text"))
         card_id = None
         action = invocation.command.action
-        if action is not None:
+        if action is not None and action is not Action.COMMENT:
+            # (Whether a comment is taken, the board says when an owner accepts it: a
+            # running agent is steered with it, which no move of the table says.)
             # Tell the requester now what an owner would be told on /accept.
             try:
                 card = await self.board.card(argument)
@@ -265,6 +271,19 @@ class ChatHandlers(Lookups, SpendHandlers, TalkHandlers, WebSignIn):
             return
         prefix = self.replies.text("request_accepted", id=request_id, owner=origin.actor) + " "
         command = BY_NAME[request.command]
+        if command.name == "comment":
+            # Decided first: the board then keeps or refuses the comment as the owner's.
+            try:
+                async with self.board.transaction() as tx:
+                    await decided(tx)
+                    await tx.post(self.replies.post(event, prefix.strip()))
+            except Decided as error:
+                await self.replies.explain(event, "", error)
+                return
+            parsed = parse(f"/comment {request.argument}", (PREFIX,))
+            if isinstance(parsed, Invocation):
+                await self.comment(origin, parsed)
+            return
         if command.action is None:  # /draft: the dialogue belongs to the requester's chat
             asked = await self.board.request_message(request_id)
             chat = None

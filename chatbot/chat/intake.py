@@ -117,6 +117,17 @@ class ApprovalAct:
 
 
 @dataclass(frozen=True)
+class CommentAct:
+    """A reply to one of /diff's file messages: a comment on the lines it quotes. A
+    requester's becomes a request (the handler asks), so it passes as a look."""
+
+    posted: Posted
+    text: str
+    quoted: str
+    access: Access = Access.READ
+
+
+@dataclass(frozen=True)
 class HintAct:
     """A plain direct message that is neither a command nor an answer."""
 
@@ -124,7 +135,9 @@ class HintAct:
     access: Access = Access.READ
 
 
-Act = CommandAct | AnswerAct | DecideAct | ReactAct | SteerAct | ApprovalAct | HintAct
+Act = (
+    CommandAct | AnswerAct | DecideAct | ReactAct | SteerAct | ApprovalAct | CommentAct | HintAct
+)
 
 
 class ChatIntake:
@@ -283,6 +296,8 @@ class ChatIntake:
                 return ApprovalAct(posted.talk_id, allow, "" if allow else event.text.strip())
             if posted is not None and posted.purpose == "run" and posted.card_id is not None:
                 return SteerAct(posted.card_id, event.text)
+            if posted is not None and posted.diff_view_id is not None:
+                return CommentAct(posted, event.text, event.quoted)
         if event.is_direct:
             open_questions = await self.board.open_questions()
             if len(open_questions) == 1:
@@ -336,6 +351,8 @@ class ChatIntake:
                 await self.replies.say(origin.event, "no_card")
             else:
                 await handlers.steer_card(origin, card.slug, act.text)
+        elif isinstance(act, CommentAct):
+            await handlers.comment_on_post(origin, act.posted, act.text, act.quoted)
         elif isinstance(act, ApprovalAct):
             await handlers.decide_approval(origin, act.talk_id, act.allow, act.reason)
         else:

@@ -1,4 +1,5 @@
-"""The commands that only look: /help, /status, /log, /diff (/runs is in spending.py).
+"""The commands that only look: /help, /status, /log (/runs is in spending.py, /diff in
+commenting.py).
 
 Nothing here changes the board; each answer is one post that reports no change.
 """
@@ -8,13 +9,12 @@ from __future__ import annotations
 from chatbot.board import BoardService, CardView, UnknownCard
 from chatbot.board import inbox as board_inbox
 from chatbot.board.hand_over import hand_over
-from chatbot.chat import render, render_diff, render_help, render_inbox
+from chatbot.chat import render, render_help, render_inbox
 from chatbot.chat.authority import Role
 from chatbot.chat.commands import Invocation
 from chatbot.chat.replies import Origin, Replies
 from chatbot.config import Config
 from chatbot.transports.networks import NETWORKS
-from runners.commit_view import CommitViewError
 
 # How many runs /status <slug> shows.
 RUNS_SHOWN = 5
@@ -88,30 +88,6 @@ class Lookups:
         if view := await self._view(origin, invocation.text("slug")):
             text = render.history(view, self.locale)
             await self.replies.send(origin.event, text, card_id=view.card.id)
-
-    async def diff(self, origin: Origin, invocation: Invocation) -> None:
-        view = await self._view(origin, invocation.text("slug"))
-        if view is None:
-            return
-        card = view.card
-        if not card.commit_hash:
-            phase = card.phase.label(self.locale)
-            await self.replies.say(origin.event, "diff_none", slug=card.slug, phase=phase)
-            return
-        try:
-            shown = await self.board.commit_diff(card.commit_hash)
-        except CommitViewError as error:
-            await self.replies.say(
-                origin.event,
-                "diff_failed",
-                slug=card.slug,
-                commit=card.commit_hash[:12],
-                detail=str(error),
-                purpose="refusal",
-            )
-            return
-        text = render_diff.diff(card.slug, shown, self.locale)
-        await self.replies.send(origin.event, text, card_id=card.id)
 
     async def _view(self, origin: Origin, slug: str) -> CardView | None:
         try:

@@ -101,15 +101,21 @@ class Replies:
         card_id: int | None = None,
         request_id: int | None = None,
         question_id: int | None = None,
+        diff_view_id: int | None = None,
+        html: str | None = None,
     ) -> Post:
+        """`html`: the body's own markup (a /diff file's coloured lines), used where the
+        network shows HTML, instead of the one made from the text."""
         chat = chat_of(event)
         body = render.clip(shown_with(text, self.prefix), self.locale, self.max_chars)
+        formatted = html_for(chat["transport"], body)
         return Post(
             transport=chat["transport"],
             target=chat["target"],
             target_kind=chat["target_kind"],
             text=body,
-            html=html_for(chat["transport"], body),
+            html=html if html is not None and formatted is not None else formatted,
+            diff_view_id=diff_view_id,
             reply_to=reply_target(event),
             card_id=card_id,
             question_id=question_id,

@@ -21,6 +21,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from chatbot.board import Post, StoreUnwritable, UnknownCard
+from chatbot.board.comments import NewComment
 from chatbot.board.tx import ON_PAGE
 from chatbot.chat import commands, render
 from chatbot.chat.authority import Role
@@ -40,7 +41,7 @@ ON_REQUEST = frozenset({"accept", "decline"})
 # Not on a card: a new one. There is no command that makes a planned card from words;
 # /draft starts the planner's dialogue that ends in one.
 NEW = frozenset({"draft"})
-ACTIONS = ON_CARD | WITH_TEXT | ON_REQUEST | NEW
+ACTIONS = ON_CARD | WITH_TEXT | ON_REQUEST | {"comment"} | NEW
 _ids = itertools.count(1)
 
 # (what chat would have said, whether it was a refusal)
@@ -81,6 +82,16 @@ class PageReplies(Replies):
 
     def everything(self) -> list[Said]:
         return [*self.moved, *self.said]
+
+
+def _comment(fields: Mapping[str, str], text: str) -> NewComment:
+    """The page's comment form: the file, its lines (none: the whole file), the commit
+    the page showed (the board refuses it if the card has moved on)."""
+    start, end = fields.get("start", "").strip(), fields.get("end", "").strip()
+    lines = None
+    if start.isdigit():
+        lines = (int(start), int(end) if end.isdigit() else int(start))
+    return NewComment(fields.get("path", ""), lines, text, commit=fields.get("commit") or None)
 
 
 def _identity(text: str) -> Identity | None:
@@ -146,6 +157,9 @@ class WebActs:
                 await handlers.replies.say(origin.event, "no_open_question", slug=slug)
                 return
             await handlers.answer_question(origin, question, text=None, option=int(option))
+            return
+        if action == "comment":
+            await handlers.comment_at(origin, slug, _comment(fields, text))
             return
         if action in NEW:
             line = f"/{action} {text}"

@@ -36,6 +36,10 @@ NOUNS: dict[str, dict[str, tuple[str, str]]] = {
     "room": {"en": ("room", "rooms"), "de": ("Raum", "Räume")},
     # The web card page's change (web/diff_section.py).
     "file": {"en": ("file", "files"), "de": ("Datei", "Dateien")},
+    "line comment": {
+        "en": ("line comment", "line comments"),
+        "de": ("Zeilenkommentar", "Zeilenkommentare"),
+    },
     "worker": {"en": ("worker", "workers"), "de": ("Worker", "Worker")},
     "crypto store file": {
         "en": ("crypto store file", "crypto store files"),

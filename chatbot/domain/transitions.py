@@ -22,6 +22,8 @@ class Action(StrEnum):
     RESEARCH = "research"
     INSPECT = "inspect"
     FIX = "fix"
+    # A line comment on the card's change: the fixer's next task (board/comments.py).
+    COMMENT = "comment"
     RETRY = "retry"
     CANCEL = "cancel"
     ARCHIVE = "archive"
@@ -203,6 +205,20 @@ _TABLE: tuple[Transition, ...] = (
     _row(
         A.FIX,
         (P.FAILED, P.PLANNING_WITH_FEEDBACK, P.PLANNED, P.INTERRUPTED),
+        P.FIXER_RUNNING,
+        OWNER,
+    ),
+    # An owner's comment on a line of the change starts the fixer with every open
+    # comment; on a running builder or fixer it is a steer instead (no move).
+    _row(
+        A.COMMENT,
+        (
+            P.REVIEWING,
+            P.READY_FOR_DEPLOYMENT,
+            P.FAILED,
+            P.PLANNING_WITH_FEEDBACK,
+            P.FIXER_FAILED,
+        ),
         P.FIXER_RUNNING,
         OWNER,
     ),

@@ -104,7 +104,22 @@ _TAGS = {
 }  # fmt: skip
 # "*": nothing on every tag. Without it nh3 keeps ammonia's generic `title` and `lang`,
 # and a link's title (`[x](https://e.example "...")`) would pass where Matrix allows none.
-_ATTRIBUTES = {"*": set(), "a": {"href"}, "ol": {"start"}, "code": {"class"}}
+# A span's colour is Matrix's own attribute (the /diff lines); markdown makes none.
+_ATTRIBUTES = {
+    "*": set(),
+    "a": {"href"},
+    "ol": {"start"},
+    "code": {"class"},
+    "span": {"data-mx-color"},
+}
+
+
+def fenced(text: str, language: str = "") -> str:
+    """`text` as a code block whose fence is longer than any run of backticks inside, so
+    the text (an agent's code) cannot close it and is shown as it is."""
+    longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
+    fence = "`" * max(3, longest + 1)
+    return f"{fence}{language}\n{text}\n{fence}"
 
 
 def markdown_html(text: str) -> str:

@@ -17,7 +17,7 @@ from chatbot.domain.budgets import BudgetState
 from chatbot.domain.counted import counted
 from chatbot.domain.quiet import QuietHours
 from chatbot.domain.transitions import Action
-from chatbot.notify.format import commands_with, cut, html_for, usd
+from chatbot.notify.format import commands_with, cut, fenced, html_for, usd
 from chatbot.notify.quota import QuotaNotices
 from chatbot.notify.runs import RunStatus
 from chatbot.notify.talk import TalkNotices
@@ -66,6 +66,7 @@ NOTICES: dict[Action, tuple[str, ...]] = {
     A.SYNTHESIS_FAILED: ("synthesis_failed",),
     A.BUDGET_STOPPED: ("budget_stopped",),
     A.RUN_INTERRUPTED: ("interrupted",),
+    A.COMMENT: ("comment", "comment_fixer", "comment_steer", "comment_resumed"),
 }
 # A question is posted with the text for the move that asked it (default "question"),
 # its options and "question_hint".
@@ -200,7 +201,12 @@ class Notifier:
             commit = (details.get("commit") or card.commit_hash or "")[:12]
             report = details.get("report", "")
             body = self.t(keys[0], slug=slug, commit=commit, subject=change.reason)
+            if details.get("comments_answered"):
+                many = counted(int(details["comments_answered"]), "line comment", self.locale)
+                body += " " + self.t("comments_answered", count=many)
             return f"{body}\n\n{report}" if report else body
+        if action is Action.COMMENT:
+            return self._comment(card, details)
         if action in (Action.REVIEW_APPROVED, Action.REVIEW_REJECTED):
             return self._review(card, details)
         if action is Action.INSPECTOR_DONE:
@@ -230,6 +236,23 @@ class Notifier:
             path=details.get("path") or card.source_path,
             report=cut(details.get("report", ""), 1500, " …"),
             back=card.resume_phase.label(self.locale) if card.resume_phase else "-",
+        )
+
+    def _comment(self, card: Card, details: dict[str, Any]) -> str:
+        said = details.get("comment") or {}
+        quote = str(said.get("quote") or "")
+        quote = fenced(quote) + "\n" if quote else ""
+        then = {"steer": "comment_steer", "resumed": "comment_resumed"}.get(
+            str(details.get("went")), "comment_fixer"
+        )
+        return self.t(
+            "comment",
+            slug=card.slug,
+            by=said.get("by") or "-",
+            where=said.get("where") or "-",
+            quote=quote,
+            body=said.get("body") or "",
+            then=self.t(then, slug=card.slug),
         )
 
     def _split(self, card: Card, details: dict[str, Any], reason: str, plan: bool = False) -> str:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from chatbot.board.comments import agent_view
 from chatbot.domain.transitions import Action
 from chatbot.pipeline import redaction, sandboxing
 from chatbot.pipeline.context import JobContext, RunFailed
@@ -267,8 +268,11 @@ async def run_fixer(ctx: JobContext) -> None:
         for a in card.data.get("answers", [])
         if a.get("kind") == "fixer"
     ]
+    # Every comment not yet answered: those given to an earlier run that failed too.
+    comments = await ctx.board.unanswered_comments(card)
     prompt = prompts.fixer_prompt(
         slug=card.slug,
+        owner_comments=agent_view(comments),
         original_phase=(card.resume_phase.value if card.resume_phase else "failed"),
         attempt=max(1, card.fixer_attempts),
         intent_path=intent_path,
@@ -282,6 +286,7 @@ async def run_fixer(ctx: JobContext) -> None:
         question_history=history,
         question_rounds_left=rounds_left,
     )
+    await ctx.board.comments_sent(comments, ctx.job.id)
     final = (*_FINAL, FIXER_QUESTION.start)
     turns = await agent_turns(ctx, _first_prompt(ctx, prompt), worktree, limit, final)
     if turns.answer is None:

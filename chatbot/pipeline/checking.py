@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from chatbot.board.comments import agent_view
 from chatbot.domain.phases import Phase
 from chatbot.domain.transitions import Action
 from chatbot.pipeline.building import card_worktree
@@ -36,6 +37,7 @@ async def run_reviewer(ctx: JobContext) -> None:
         intent_body=body,
         acceptance_criteria=card.acceptance_criteria,
         builder_report=card.data.get("builder_report", ""),
+        owner_comments=agent_view(await ctx.board.comments_answered_by(card, commit)),
     )
     result = await ctx.run(prompt, cwd=worktree.path)
     review = parse_review(result.output.answer, commit)

@@ -408,3 +408,9 @@ async def update(db: Db, slug: str, /, **changes: Any) -> Card:
     fresh = await get_by_id(db, card.id)
     assert fresh is not None
     return fresh
+
+
+async def set_resume_phase(db: Db, card_id: int, phase: Phase) -> None:
+    """Where a cancel of the card's run returns it to, set by a move that knows better
+    than the phase it left (a comment stops a review: back to planning with feedback)."""
+    await db.execute("UPDATE cards SET resume_phase = ? WHERE id = ?", (phase.value, card_id))

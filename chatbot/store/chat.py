@@ -35,6 +35,8 @@ class Post:
     mentions: tuple[str, ...] = ()
     #: The agent's approval request this message asks about (store/talk.py).
     talk_id: int | None = None
+    #: The file of a card's change this message shows (store/comments.py).
+    diff_view_id: int | None = None
 
 
 @dataclass(frozen=True)
@@ -61,6 +63,7 @@ class OutboxRow:
     replaces_id: int | None = None
     mentions: tuple[str, ...] = ()
     talk_id: int | None = None
+    diff_view_id: int | None = None
 
     @classmethod
     def from_row(cls, row: Row) -> OutboxRow:
@@ -79,6 +82,7 @@ class Posted:
     request_id: int | None
     purpose: str
     talk_id: int | None = None
+    diff_view_id: int | None = None
 
     @property
     def asks_approval(self) -> bool:
@@ -88,8 +92,8 @@ class Posted:
 
 _ENQUEUE = (
     "INSERT INTO outbox (transport, room, target_kind, text, html, reply_to, card_id, "
-    "question_id, request_id, purpose, txn_id, created_at, replaces_id, mentions, talk_id) "
-    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+    "question_id, request_id, purpose, txn_id, created_at, replaces_id, mentions, talk_id, "
+    "diff_view_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
 )
 
 
@@ -112,6 +116,7 @@ def _row(post: Post) -> tuple[object, ...]:
         post.replaces_id,
         json.dumps(list(post.mentions)) if post.mentions else None,
         post.talk_id,
+        post.diff_view_id,
     )
 
 
@@ -159,8 +164,8 @@ async def mark_sent(db: Db, row: OutboxRow, message_id: str) -> None:
         await db.execute("UPDATE outbox SET text = ? WHERE id = ?", (DELIVERED_CREDENTIAL, row.id))
     await db.execute(
         "INSERT INTO chat_messages (transport, room, message_id, card_id, question_id, "
-        "request_id, purpose, created_at, talk_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) "
-        "ON CONFLICT DO NOTHING",
+        "request_id, purpose, created_at, talk_id, diff_view_id) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
         (
             row.transport,
             row.room,
@@ -171,6 +176,7 @@ async def mark_sent(db: Db, row: OutboxRow, message_id: str) -> None:
             row.purpose,
             time.time(),
             row.talk_id,
+            row.diff_view_id,
         ),
     )
 
@@ -203,8 +209,9 @@ async def mark_failed(db: Db, row_id: int, error: str) -> None:
 
 async def posted(db: Db, transport: str, message_id: str) -> Posted | None:
     row = await db.fetchone(
-        "SELECT transport, room, message_id, card_id, question_id, request_id, purpose, talk_id "
-        "FROM chat_messages WHERE transport = ? AND message_id = ? ORDER BY id DESC LIMIT 1",
+        "SELECT transport, room, message_id, card_id, question_id, request_id, purpose, talk_id, "
+        "diff_view_id FROM chat_messages WHERE transport = ? AND message_id = ? "
+        "ORDER BY id DESC LIMIT 1",
         (transport, message_id),
     )
     return Posted(**dict(row)) if row else None
@@ -214,8 +221,8 @@ async def remember(db: Db, transport: str, room: str, message_id: str, **links: 
     """Remember a message that did not go through the outbox (e.g. sent directly)."""
     await db.execute(
         "INSERT INTO chat_messages (transport, room, message_id, card_id, question_id, "
-        "request_id, purpose, created_at, talk_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) "
-        "ON CONFLICT DO NOTHING",
+        "request_id, purpose, created_at, talk_id, diff_view_id) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
         (
             transport,
             room,
@@ -226,6 +233,7 @@ async def remember(db: Db, transport: str, room: str, message_id: str, **links: 
             links.get("purpose", "notice"),
             time.time(),
             links.get("talk_id"),
+            links.get("diff_view_id"),
         ),
     )
 

@@ -481,4 +481,45 @@ MIGRATIONS.register(
     """,
 )
 
+MIGRATIONS.register(
+    17,
+    "line comments on a card's change, and which file of it a chat post showed",
+    """
+    CREATE TABLE line_comments (
+        id INTEGER PRIMARY KEY,
+        card_id INTEGER NOT NULL REFERENCES cards(id) ON DELETE CASCADE,
+        -- the commit the comment was written on, and where in it (new-file lines;
+        -- no lines: the whole file)
+        commit_hash TEXT NOT NULL,
+        path TEXT NOT NULL,
+        line_start INTEGER,
+        line_end INTEGER,
+        -- the code it is about, taken by the bot from the diff (never from the sender)
+        quote TEXT NOT NULL DEFAULT '',
+        body TEXT NOT NULL,
+        author TEXT NOT NULL,
+        -- open: written; sent: given to a run (the fixer's prompt, a steer);
+        -- answered: a commit of that run followed
+        state TEXT NOT NULL DEFAULT 'open',
+        job_id INTEGER REFERENCES jobs(id) ON DELETE SET NULL,
+        answered_commit TEXT,
+        created_at REAL NOT NULL,
+        answered_at REAL
+    );
+    CREATE INDEX line_comments_card ON line_comments(card_id, state);
+    CREATE INDEX line_comments_state ON line_comments(state);
+    CREATE TABLE diff_views (
+        id INTEGER PRIMARY KEY,
+        card_id INTEGER NOT NULL REFERENCES cards(id) ON DELETE CASCADE,
+        commit_hash TEXT NOT NULL,
+        path TEXT NOT NULL,
+        created_at REAL NOT NULL
+    );
+    ALTER TABLE outbox ADD COLUMN diff_view_id INTEGER REFERENCES diff_views(id)
+        ON DELETE SET NULL;
+    ALTER TABLE chat_messages ADD COLUMN diff_view_id INTEGER REFERENCES diff_views(id)
+        ON DELETE SET NULL;
+    """,
+)
+
 LATEST = MIGRATIONS.latest

@@ -76,6 +76,9 @@ class IncomingMessage:
     at: float | None = None
     #: The sending device and whether it counts (Matrix E2EE); None where nothing says.
     device: SenderDevice | None = None
+    #: What a reply quotes of its target for clients without replies (the part cut
+    #: from `text`): the sender's claim, used only to find lines in a message of ours.
+    quoted: str = ""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -158,6 +158,11 @@ def _database(snap: MetricsSnapshot, up: dict[str, bool]) -> Iterator[Metric]:
         "Agents' requests to run something, waiting for an owner",
         snap.approvals_open,
     )
+    yield _value(
+        "comments_open",
+        "Owners' line comments on a change that no commit has answered yet",
+        snap.comments_open,
+    )
 
 
 def _value(name: str, text: str, value: float) -> GaugeMetricFamily:

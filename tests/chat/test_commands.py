@@ -41,8 +41,14 @@ GOOD = [
     ("/archive login", "archive", {"slug": "login"}),
     ("/deploy login", "deploy", {"slug": "login"}),
     ("/log login", "log", {"slug": "login"}),
-    ("/diff Login", "diff", {"slug": "login"}),
-    ("!diff login", "diff", {"slug": "login"}),
+    ("/diff Login", "diff", {"slug": "login", "page": None}),
+    ("/diff login 2", "diff", {"slug": "login", "page": 2}),
+    (
+        "/comment login app.py:12-14 use a set",
+        "comment",
+        {"slug": "login", "where": "app.py:12-14", "text": "use a set"},
+    ),
+    ("!diff login", "diff", {"slug": "login", "page": None}),
     ("/runs", "runs", {"pipeline": None}),
     ("/runs 3F9C0A1B2D4E", "runs", {"pipeline": "3f9c0a1b2d4e"}),
     ("/budget", "budget", {}),
@@ -121,7 +127,6 @@ for _name in (
     "archive",
     "deploy",
     "log",
-    "diff",
     "approve",
     "interrupt",
 ):
@@ -130,6 +135,14 @@ for _name in (
         (f"/{_name} -x", _name, Problem.BAD_SLUG, "-x"),
         (f"/{_name} a b", _name, Problem.TOO_MANY, "b"),
     ]
+BAD += [
+    ("/diff", "diff", Problem.MISSING, "slug"),
+    ("/diff a b", "diff", Problem.BAD_NUMBER, "b"),
+    ("/diff a 2 3", "diff", Problem.TOO_MANY, "3"),
+    ("/comment", "comment", Problem.MISSING, "slug"),
+    ("/comment a", "comment", Problem.MISSING, "where"),
+    ("/comment a app.py:3", "comment", Problem.MISSING, "text"),
+]
 
 
 @pytest.mark.parametrize("text, name, problem, value", BAD)
@@ -174,11 +187,12 @@ def test_every_owner_action_has_a_command() -> None:
     assert BY_NAME["deploy"].action is Action.DEPLOY
 
 
-def test_requesters_may_ask_for_start_draft_research_only() -> None:
+def test_requesters_may_ask_for_start_draft_research_and_comment_only() -> None:
     assert {c.name for c in COMMANDS if c.access is Access.REQUEST} == {
         "start",
         "draft",
         "research",
+        "comment",
     }
 
 

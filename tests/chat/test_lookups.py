@@ -95,22 +95,38 @@ def repo(env: Env) -> Path:
     return env.board.repo
 
 
-async def test_diff_shows_the_stat_and_the_first_lines_in_code_blocks(env: Env, repo) -> None:
+async def test_diff_shows_a_summary_then_each_file_numbered_in_code_blocks(env: Env, repo) -> None:
     commit(repo, {"README.md": "hello\n"}, "Start")
     lines = "".join(f"line {n} with /status and ``` inside\n" for n in range(500))
-    head = commit(repo, {"report.py": lines}, "Add the report")
+    head = commit(repo, {"report.py": lines, "b.txt": "b\n"}, "Add the report")
     await env.card("report", Phase.READY_FOR_DEPLOYMENT, commit_hash=head)
-    row = await env.one(msg("/diff report", REQUESTER))
-    text = row.text
-    assert text.startswith(f"report: commit {head[:12]}\n```\n{head[:7]} Add the report")
-    assert "report.py | 500 +" in text and "1 file changed, 500 insertions(+)" in text
-    assert "````diff\n" in text and "+line 0 with /status and ``` inside" in text
-    assert f"more lines; the whole commit: git show {head[:12]}" in text
+    summary, *files = await env.said(msg("/diff report", REQUESTER))
+    assert summary.text.startswith(f"report: commit {head[:12]}, 2 files, +501 -0.")
+    assert "1. b.txt +1 -0 (new file)" in summary.text and "2. report.py +500 -0" in summary.text
+    assert "/comment report <file>:<line> <text>" in summary.text
+    assert [f.purpose for f in files] == ["diff", "diff"]
+    text = files[1].text
+    assert text.startswith(f"📄 2/2 report.py +500 -0 · report {head[:12]} (new file)")
+    # Each line with its number in the new file; a fence the code cannot close.
+    assert "````\n" in text and "   1 + line 0 with /status and ``` inside" in text
+    assert "… 441 more lines (the card's page on the web board has them all)." in text
     assert len(text) <= render.MAX_CHARS
-    # Each block is closed: Matrix shows both as code, nothing after them as code.
     html = markdown_html(text)
-    assert html.count("<pre><code") == 2 and html.rstrip().endswith("</p>")
-    assert row.card_id is not None and row.purpose == "reply"
+    assert html.count("<pre><code") == 1 and html.rstrip().endswith("</p>")
+    assert files[1].diff_view_id is not None and files[1].card_id is not None
+
+
+async def test_diff_pages_and_a_page_past_the_last(env: Env, repo) -> None:
+    head = commit(repo, {f"f{n}.txt": f"{n}\n" for n in range(7)}, "Seven files")
+    await env.card("many", Phase.READY_FOR_DEPLOYMENT, commit_hash=head)
+    summary, *files = await env.said(msg("/diff many"))
+    assert "Page 1 of 3." in summary.text and "More files: /diff many 2." in summary.text
+    assert len(files) == 3
+    summary, *files = await env.said(msg("/diff many 3"))
+    assert "Page 3 of 3." in summary.text and "More files" not in summary.text
+    assert [f.text.split(" ")[1] for f in files] == ["7/7"]
+    refused = await env.one(msg("/diff many 4"))
+    assert "has no page 4: /diff many 3 is its last" in refused.text
 
 
 async def test_diff_in_a_bang_room_keeps_the_diffs_own_words(tmp_path: Path, store) -> None:
@@ -118,8 +134,9 @@ async def test_diff_in_a_bang_room_keeps_the_diffs_own_words(tmp_path: Path, sto
     repo = env.board.repo
     head = commit(repo, {"cli.py": "print('/status')\n"}, "Say /status")
     await env.card("cli", Phase.READY_FOR_DEPLOYMENT, commit_hash=head)
-    text = (await env.one(msg("!diff cli"))).text
-    assert "+print('/status')" in text
+    summary, file = await env.said(msg("!diff cli"))
+    assert "   1 + print('/status')" in file.text
+    assert "!comment cli" in summary.text
 
 
 async def test_diff_without_a_commit_says_where_the_card_is_and_what_to_do(env: Env) -> None:

@@ -4,6 +4,7 @@ command prefixes other than "/", /diff, and help for the caller."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -14,7 +15,7 @@ from chatbot.transports.xmpp.outgoing import NS_REFERENCE
 from tests.pipeline.harness import builder_answer, direct, operator_answer, review_answer
 
 from .bot_process import BotProcess, bot_config, prepare, write_scenario
-from .e2e import BOT_NICK, WITHIN, reply_target, start_bot
+from .e2e import BOT_NICK, WITHIN, reply_target, stanza_id, start_bot
 
 INTENT = "# Reporting\n\nBuild the monthly report.\n"
 FAST_PROGRESS = ("progress_interval_s = 0.4",)
@@ -29,8 +30,15 @@ SLOW_BUILD = {
 }
 TURNS = [
     {"match": "OPERATOR-DECISION", "answer": direct("light")},
+    # A fixer's prompt holds COMMIT-MESSAGE too: its own turn comes first.
+    {
+        "match": "line comments to address",
+        "cli": "codex",
+        "answer": builder_answer("Make it two"),
+        "files": {"report.py": "x = 2\n"},
+    },
     SLOW_BUILD,
-    {"match": "REVIEW-RESULT", "answer": review_answer("approve")},
+    {"match": "REVIEW-RESULT", "answer": review_answer("approve"), "repeat": True},
 ]
 # A question whose text is markdown with a script in it: Matrix must get the markdown
 # rendered and the script as text; XMPP the words as written.
@@ -75,13 +83,25 @@ async def test_a_runs_status_message_is_corrected_in_place_over_xmpp(
         assert any("Latest step: ran: pytest -q" in body for body in corrections), corrections
         assert "builder run ok after" in corrections[-1], corrections
 
-        # /diff of the commit the builder made, in a code block, with the "!" prefix.
-        await room.bot_says(r"report: builder committed")
+        # /diff of the commit the builder made, with the "!" prefix: a summary, then the
+        # file with its line numbers in a code block.
+        await room.bot_says(r"review approve")
         asked = await room.say("!diff report")
-        diff = await room.bot_replies_to(asked)
-        assert "report: commit " in diff["body"]
-        assert "report.py | 1 +" in diff["body"] and "```diff\n" in diff["body"]
-        assert "+x = 1" in diff["body"]
+        summary = await room.bot_replies_to(asked)
+        assert "report: commit " in summary["body"] and "1. report.py +1 -0" in summary["body"]
+        file = await room.bot_says(r"📄 1/1 report.py")
+        assert "```\n@@ -0,0 +1 @@\n   1 + x = 1\n```" in file["body"]
+
+        # A reply quoting the line is a comment on it: the fixer gets it, its commit
+        # answers it, and the review of that commit says so.
+        await room.reply("> 1 + x = 1\nmake it two", stanza_id(file, room.room))
+        kept = await room.bot_says(r"💬 report: .* on report\.py:1:")
+        assert "x = 1" in kept["body"] and "make it two" in kept["body"]
+        await room.bot_says(r"report: fixer committed .* It answers 1 line comment")
+        await room.bot_says(r"report: review approve")
+        calls = [json.loads(line) for line in (tmp_path / "calls.jsonl").read_text().splitlines()]
+        [fixer] = [c for c in calls if "line comments to address" in c.get("stdin", "")]
+        assert '"text": "make it two"' in fixer["stdin"] and '"code": "x = 1"' in fixer["stdin"]
     finally:
         await bot.stop()
 

@@ -145,7 +145,9 @@ def test_redaction_either_room_version(source: dict[str, Any]) -> None:
 
 def test_strip_reply_fallback_leaves_plain_text_alone() -> None:
     assert strip_reply_fallback("no quote here") == "no quote here"
-    assert strip_reply_fallback("> a\n\nb\n> c") == "b\n> c"
+    assert strip_reply_fallback("> <@a:x.org> a\n\nb\n> c") == "b\n> c"
+    # A quote of the sender's own (lines of a /diff) is not a fallback: it stays.
+    assert strip_reply_fallback("> 12 + x = 1\n\nwhy?") == "> 12 + x = 1\n\nwhy?"
 
 
 def test_backlog_before_our_own_join_is_skipped() -> None:

@@ -28,6 +28,7 @@ from chatbot.store import cards as card_store
 from chatbot.store import chat as chat_store
 from chatbot.store import jobs as job_store
 from chatbot.store import questions as question_store
+from chatbot.store import comments as comment_store
 from chatbot.store import talk as talk_store
 from chatbot.store import workers as worker_store
 from chatbot.transports.console import ConsoleTransport
@@ -117,6 +118,22 @@ async def test_gauges_come_from_the_database(store: Store, board: BoardService) 
         running = await db.fetchone("SELECT id, card_id FROM jobs WHERE state = 'running'")
         await talk_store.add(db, running[0], running[1], "approval", "curl example.org")
         await talk_store.add(db, running[0], running[1], "approval", "ls", state="allowed")
+        # Two line comments not answered yet (one with an agent), one answered.
+        for state in ("open", "sent", "answered"):
+            await comment_store.add(
+                db,
+                running[1],
+                commit_hash="a" * 40,
+                path="x.py",
+                lines=(1, 1),
+                quote="x",
+                body="why?",
+                author="xmpp:o@x.org",
+            )
+            await db.execute(
+                "UPDATE line_comments SET state = ? WHERE id = (SELECT max(id) FROM line_comments)",
+                (state,),
+            )
         await db.execute("UPDATE cards SET phase = 'building' WHERE slug = 'one'")
     await _backdate(store, "questions", 300)
 
@@ -159,6 +176,7 @@ async def test_gauges_come_from_the_database(store: Store, board: BoardService) 
     assert value(got, "intentboard_cards", phase="building") == 1
     assert value(got, "intentboard_cards", phase="deployed") == 0
     assert value(got, "intentboard_approvals_open") == 1
+    assert value(got, "intentboard_comments_open") == 2
     # No `_created` series beside the counters and histograms.
     assert "_created" not in text
     assert series(got, "intentboard_transport_connected") == {

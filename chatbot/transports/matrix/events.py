@@ -68,6 +68,10 @@ def reply_target(content: dict[str, Any]) -> str | None:
 def strip_reply_fallback(body: str) -> str:
     """Drop the leading `> ` quote block a reply carries for old clients."""
     lines = body.split("\n")
+    if not lines[0].startswith("> <"):
+        # The spec's fallback begins "> <@sender:server>"; a quote of the sender's own
+        # (lines of a /diff they comment on) is their words, kept.
+        return body
     i = 0
     while i < len(lines) and lines[i].startswith(">"):
         i += 1
@@ -155,9 +159,11 @@ def parse_event(
     if not isinstance(body, str) or not body.strip():
         return Dropped("no-body")
     target = reply_target(content)
+    quoted = ""
     if target is not None and not rel.get("is_falling_back"):
-        body = strip_reply_fallback(body)
-    return IncomingMessage(text=body.strip(), reply_to=target, **common)
+        whole, body = body, strip_reply_fallback(body)
+        quoted = whole[: len(whole) - len(body)]
+    return IncomingMessage(text=body.strip(), reply_to=target, quoted=quoted, **common)
 
 
 def notice_content(

@@ -361,12 +361,15 @@ def _content(
     reply = _find(msg, NS_REPLY, "reply")
     reply_to = reply.get("id") if reply is not None else None
     text = strip_reply_fallback(msg) if reply is not None else msg["body"]
+    # What the fallback cut (the quote of the target), when it is a cut from the front.
+    quoted = msg["body"][: len(msg["body"]) - len(text)] if msg["body"].endswith(text) else ""
     return Parsed(
         IncomingMessage(
             transport=TRANSPORT,
             text=text.strip(),
             message_id=message_id,
             reply_to=reply_to or None,
+            quoted=quoted,
             **common,
         ),
         dedupe,
