@@ -12,8 +12,9 @@ from chatbot.chat.authority import Role
 from chatbot.chat.commands import COMMANDS, Access
 from chatbot.domain.phases import Phase
 from chatbot.notify.format import markdown_html
+from chatbot.transports.base import Room
 
-from .conftest import REQUESTER, Env, make_env, msg
+from .conftest import MATRIX_OWNER, REQUESTER, Env, make_env, msg
 
 
 def git(repo: Path, *args: str) -> str:
@@ -208,3 +209,27 @@ async def test_why_without_a_slug_or_with_an_unknown_one(
     assert usage in (await env.one(msg("/why"))).text
     assert (await env.one(msg("/why login-pag"))).text == unknown
     assert "'zzz'" in (await env.one(msg("/why zzz"))).text
+
+
+async def test_hostile_content_in_a_diff_is_inert_and_bounded_in_chat(env: Env, repo) -> None:
+    commit(repo, {"README.md": "x\n"}, "Start")
+    (repo / "evil.html").write_text("<script>alert(1)</script>\x1b[31m\u202eevil\u200b ````\n")
+    (repo / "huge.min.js").write_text("var a=" + "1" * 10_000_000 + ";\n")
+    (repo / "bytes.txt").write_bytes(b"ok \xff\xfe not utf-8\n")
+    head = commit(repo, {}, "Hostile")
+    await env.card("evil", Phase.READY_FOR_DEPLOYMENT, commit_hash=head)
+    matrix = Room("matrix", "!room:example.org")
+    summary, *files = await env.said(msg("/diff evil", MATRIX_OWNER, chat=matrix))
+    assert len(files) == 3
+    for row in (summary, *files):
+        assert len(row.text) <= render.MAX_CHARS
+        assert "\x1b" not in row.text and "\u202e" not in row.text and "\u200b" not in row.text
+        assert row.html is not None and "<script" not in row.html
+    by_path = {f.text.split(" ")[2]: f for f in files}
+    evil = by_path["evil.html"]
+    assert "&lt;script&gt;" in evil.html and "\\x1b" in evil.text and "\\u202e" in evil.text
+    # The added line in Matrix's own colour attribute; nothing else survives the sanitiser.
+    assert '<span data-mx-color="#1a7f37">' in evil.html
+    huge = by_path["huge.min.js"]
+    assert len(huge.text) < 1_000 and "…" in huge.text
+    assert "ok \ufffd\ufffd not utf-8" in by_path["bytes.txt"].text
