@@ -19,6 +19,7 @@ from chatbot.chat import render_diff
 from chatbot.chat.authority import Role
 from chatbot.chat.commands import BY_NAME, Invocation
 from chatbot.chat.replies import Origin, Replies
+from chatbot.domain.transitions import Action, allowed_actions
 from runners.commit_view import CommitViewError
 
 _WHERE = re.compile(r"^(?P<path>[^\s:]+(?::[^\s:]+)*?)(?::(?P<start>\d+)(?:-(?P<end>\d+))?)?$")
@@ -76,7 +77,10 @@ class CommentHandlers:
         head = render_diff.summary(card.slug, change, page, self.locale)
         if page < total:
             head += "\n" + self.replies.text("diff_next", slug=card.slug, page=page + 1)
-        if change.files:
+        if change.files and Action.COMMENT in allowed_actions(
+            card.phase, card.kind, card.failure_stage
+        ):
+            # Said only where the table takes a comment, so what it suggests works.
             head += "\n" + self.replies.text("diff_how_to_comment", slug=card.slug)
         await self.replies.send(event, head, card_id=card.id)
         first = (page - 1) * render_diff.FILES_PER_PAGE

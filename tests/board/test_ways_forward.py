@@ -30,7 +30,14 @@ from chatbot.chat.reactions import REACTIONS, Effect
 from chatbot.domain import transitions, ways
 from chatbot.domain.phases import END_PHASES, QUESTION_PHASES, Kind, Phase
 from chatbot.domain.roles import DEPLOY_JOB
-from chatbot.domain.transitions import RUN_FAILURE, Action, By, Target, TransitionRefused
+from chatbot.domain.transitions import (
+    RUN_FAILURE,
+    TRANSITIONS,
+    Action,
+    By,
+    Target,
+    TransitionRefused,
+)
 from chatbot.domain.ways import ways_forward
 from chatbot.domain.why import HoldKind, JobSnap, Snapshot, hold
 from chatbot.notify.notifier import NOTICES, QUESTION_NOTICES
@@ -180,7 +187,13 @@ def posted_for(graph: Graph) -> dict[str, set[State]]:
 
 
 # The card view's own hints (chat catalogue) and where the view shows them.
-VIEW_HINTS = {"card_split_offer": frozenset({Phase.PLANNING_WITH_FEEDBACK})}
+VIEW_HINTS = {
+    "card_split_offer": frozenset({Phase.PLANNING_WITH_FEEDBACK}),
+    # /diff says how to comment only where the table takes a comment.
+    "diff_how_to_comment": frozenset(
+        phase for row in TRANSITIONS if row.action is Action.COMMENT for phase in row.sources
+    ),
+}
 # ...and those it shows only right after a move: the states that move leads to.
 VIEW_HINTS_AFTER = {
     "card_budget_stop": Action.BUDGET_STOPPED,
