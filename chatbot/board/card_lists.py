@@ -14,11 +14,13 @@ from __future__ import annotations
 
 import json
 import math
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import NamedTuple
 
-from chatbot.domain.phases import Kind, Phase
+from chatbot.board.waiting import CANDIDATES_SQL, WAITS_SQL
+from chatbot.domain.phases import Kind, Phase, child_success_phases
 from chatbot.store import Db
 
 # The longest search text taken (a longer one is refused, not cut).
@@ -28,7 +30,16 @@ COLUMNS = """c.id, c.slug, c.kind, c.title, c.phase, c.lane, c.updated_at,
   (SELECT max(e.at) FROM events e WHERE e.card_id = c.id) AS moved_at,
   j.state AS job_state,
   CASE WHEN j.state = 'running' THEN j.started_at ELSE j.created_at END AS job_since,
-  q.text AS question, q.options AS options, c.failure_stage"""
+  q.text AS question, q.options AS options, c.failure_stage,
+  CASE WHEN {waits} THEN 1 ELSE 0 END AS waits,
+  CASE WHEN c.phase = 'split' THEN
+    (SELECT count(*) FROM cards k WHERE k.parent_id = c.id) ELSE 0 END AS children,
+  CASE WHEN c.phase = 'split' THEN
+    (SELECT count(*) FROM cards k WHERE k.parent_id = c.id AND k.phase IN ({done}, :also_done))
+    ELSE 0 END AS children_done""".format(
+    waits=WAITS_SQL,
+    done=", ".join(f"'{p.value}'" for p in sorted(child_success_phases(True))),
+)
 JOINS = """LEFT JOIN jobs j ON j.card_id = c.id AND j.state IN ('queued', 'running')
 LEFT JOIN questions q ON q.card_id = c.id AND q.state = 'open'"""
 # SQLite's LIKE ignores case (ASCII) as PostgreSQL's ILIKE does; neither needs lower(),
@@ -58,6 +69,11 @@ class BoardCard(NamedTuple):
     options: tuple[str, ...] = ()
     # Which run failed (a failed card's buttons on the board depend on it).
     failure_stage: str | None = None
+    # The owner's inbox lists it (board/waiting.py): it is under "Waiting for you".
+    waits: bool = False
+    # A split parent's children, and how many of them are done as its split counts them.
+    children: int = 0
+    children_done: int = 0
 
 
 @dataclass(frozen=True)
@@ -107,7 +123,7 @@ _KINDS = {kind.value: kind for kind in Kind}
 def board_card(row: tuple) -> BoardCard:
     """A row of `COLUMNS` (the id first) as the board shows it."""
     _, slug, kind, title, phase, lane, updated, moved, job_state, job_since, *rest = row
-    question, options, failure_stage = rest
+    question, options, failure_stage, waits, children, children_done = rest
     return BoardCard(
         slug,
         _KINDS[kind],
@@ -121,7 +137,17 @@ def board_card(row: tuple) -> BoardCard:
         question,
         tuple(json.loads(options)) if options else (),
         failure_stage,
+        bool(waits),
+        children or 0,
+        children_done or 0,
     )
+
+
+def read_params(now: float | None = None, deploy_configured: bool = False) -> dict[str, object]:
+    """What COLUMNS reads with: the time a quota wait is judged at, and whether a split's
+    child is done only once deployed (child_success_phases)."""
+    also = "" if deploy_configured else Phase.READY_FOR_DEPLOYMENT.value
+    return {"now": time.time() if now is None else now, "also_done": also}
 
 
 def list_query(
@@ -131,9 +157,16 @@ def list_query(
     text: str = "",
     edge: Cursor | None = None,
     backwards: bool = False,
+    *,
+    waits: bool | None = None,
+    now: float | None = None,
+    deploy_configured: bool = False,
 ) -> tuple[str, dict[str, object]]:
-    """card_list's query and its parameters (bench/web_board.py --explain shows its plan)."""
-    params: dict[str, object] = {"limit": limit + 1}
+    """card_list's query and its parameters (bench/web_board.py --explain shows its plan).
+
+    `waits`: True, only the cards the owner's inbox lists (in any phase: `phases` is not
+    asked); False, only the others; None, both."""
+    params: dict[str, object] = {"limit": limit + 1, **read_params(now, deploy_configured)}
     where = ""
     if text:
         where += _MATCH.format(like="ILIKE" if engine == "postgresql" else "LIKE")
@@ -141,22 +174,33 @@ def list_query(
     if edge is not None:
         where += f" AND (updated_at, id) {'>' if backwards else '<'} (:edge_at, :edge_id)"
         params["edge_at"], params["edge_id"] = edge.updated_at, edge.id
+    if waits is False:
+        where += f" AND NOT {WAITS_SQL}"
     order = "ASC" if backwards else "DESC"
     # One LIMITed index walk per phase: a single walk over several phases would sort them
     # all. Every phase at once is one walk of cards_updated (which holds slug and title).
     branches = []
-    if set(phases) >= _ALL:
+    if waits:
+        # The few cards that may wait, from the indexes that find them, then the rule.
         phases = ()
         branches.append(
-            f"SELECT * FROM (SELECT id FROM cards WHERE 1 = 1{where} "
+            f"SELECT * FROM (SELECT id FROM cards c WHERE c.id IN ({CANDIDATES_SQL}) "
+            f"AND {WAITS_SQL}{where} ORDER BY updated_at {order}, id {order} LIMIT :limit) AS w"
+        )
+    elif set(phases) >= _ALL:
+        phases = ()
+        branches.append(
+            f"SELECT * FROM (SELECT id FROM cards c WHERE 1 = 1{where} "
             f"ORDER BY updated_at {order}, id {order} LIMIT :limit) AS b"
         )
     for i, phase in enumerate(phases):
         params[f"p{i}"] = phase.value
         branches.append(
-            f"SELECT * FROM (SELECT id FROM cards WHERE phase = :p{i}{where} "
+            f"SELECT * FROM (SELECT id FROM cards c WHERE phase = :p{i}{where} "
             f"ORDER BY updated_at {order}, id {order} LIMIT :limit) AS b{i}"
         )
+    if not branches:
+        branches.append("SELECT id FROM cards WHERE 1 = 0")
     sql = (
         f"SELECT {COLUMNS} FROM ({' UNION ALL '.join(branches)}) AS picked "
         f"JOIN cards c ON c.id = picked.id {JOINS} "
@@ -173,12 +217,24 @@ async def card_list(
     text: str = "",
     after: Cursor | None = None,
     before: Cursor | None = None,
+    waits: bool | None = None,
+    deploy_configured: bool = False,
 ) -> CardList:
     """`limit` cards of `phases` whose slug or title holds `text`, most recent first:
-    the first ones, those older than `after`, or those newer than `before`."""
+    the first ones, those older than `after`, or those newer than `before`; `waits` as
+    list_query's."""
     backwards = before is not None
     edge = before if backwards else after
-    sql, params = list_query(db.engine, phases, limit, text, edge, backwards)
+    sql, params = list_query(
+        db.engine,
+        phases,
+        limit,
+        text,
+        edge,
+        backwards,
+        waits=waits,
+        deploy_configured=deploy_configured,
+    )
     rows = await db.fetchall(sql, params)
     more = len(rows) > limit
     rows = rows[:limit]

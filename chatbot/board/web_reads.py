@@ -11,9 +11,9 @@ from collections.abc import Sequence
 from dataclasses import asdict, astuple, dataclass, fields
 from pathlib import Path
 
-from chatbot.board import card_lists
+from chatbot.board import card_lists, waiting
 from chatbot.board.card_lists import COLUMNS, JOINS, BoardCard, CardList, Cursor, board_card
-from chatbot.domain.phases import Phase
+from chatbot.domain.phases import Phase, child_success_phases
 from chatbot.store import Store, telemetry
 from chatbot.store import jobs as job_store
 from chatbot.store import talk as talk_store
@@ -44,6 +44,11 @@ class ChangeMark:
     job_started: float = 0.0
     job_finished: float = 0.0
     run_id: int = 0
+    # What an agent asked, and requesters' requests: what waits for an owner changes. An
+    # approval answered is not here (no index finds it): its card shows it when it moves.
+    talk_id: int = 0
+    request_id: int = 0
+    request_decided: float = 0.0
 
     def token(self) -> str:
         return ":".join(repr(value) for value in astuple(self))
@@ -67,6 +72,10 @@ class ChangeMark:
     def jobs_differ(self, other: ChangeMark) -> bool:
         mine = (self.job_id, self.job_started, self.job_finished, self.run_id)
         return mine != (other.job_id, other.job_started, other.job_finished, other.run_id)
+
+    def requests_differ(self, other: ChangeMark) -> bool:
+        mine = (self.request_id, self.request_decided)
+        return mine != (other.request_id, other.request_decided)
 
 
 @dataclass(frozen=True)
@@ -101,10 +110,12 @@ WHERE c.id IN (
   UNION SELECT card_id FROM jobs WHERE id > :job_id
   UNION SELECT card_id FROM jobs WHERE started_at > :job_started
   UNION SELECT card_id FROM jobs WHERE finished_at > :job_finished
-  UNION SELECT card_id FROM telemetry WHERE id > :run_id)
+  UNION SELECT card_id FROM telemetry WHERE id > :run_id
+  UNION SELECT card_id FROM run_talk WHERE id > :talk_id)
 ORDER BY c.updated_at DESC, c.id DESC
 """
 
+# Each from an index but the last: requests are few (requesters ask, owners decide).
 _MARK_SQL = """
 SELECT (SELECT coalesce(max(id), 0) FROM events),
        (SELECT coalesce(max(updated_at), 0.0) FROM cards),
@@ -113,7 +124,10 @@ SELECT (SELECT coalesce(max(id), 0) FROM events),
        (SELECT coalesce(max(id), 0) FROM jobs),
        (SELECT coalesce(max(started_at), 0.0) FROM jobs),
        (SELECT coalesce(max(finished_at), 0.0) FROM jobs),
-       (SELECT coalesce(max(id), 0) FROM telemetry)
+       (SELECT coalesce(max(id), 0) FROM telemetry),
+       (SELECT coalesce(max(id), 0) FROM run_talk),
+       (SELECT coalesce(max(id), 0) FROM requests),
+       (SELECT coalesce(max(decided_at), 0.0) FROM requests)
 """
 
 
@@ -122,10 +136,13 @@ class WebReads:
 
     store: Store
     repo: Path
+    # Whether a split's child is done only once deployed (BoardService sets it).
+    deploy_configured: bool = False
 
     async def changed_cards(self, since: ChangeMark) -> list[BoardCard]:
         """The cards that changed after `since`, most recently changed first."""
-        rows = await self.store.reader.fetchall(_CHANGED_SQL, asdict(since))
+        params = {**asdict(since), **card_lists.read_params(None, self.deploy_configured)}
+        rows = await self.store.reader.fetchall(_CHANGED_SQL, params)
         return [board_card(row) for row in rows]
 
     async def card_list(
@@ -136,19 +153,42 @@ class WebReads:
         text: str = "",
         after: Cursor | None = None,
         before: Cursor | None = None,
+        waits: bool | None = None,
     ) -> CardList:
-        """A page of the cards in `phases` whose slug or title holds `text`."""
+        """A page of the cards in `phases` whose slug or title holds `text`; `waits`: only
+        those the owner's inbox lists (True), only the others (False)."""
         return await card_lists.card_list(
-            self.store.reader, phases, limit, text=text, after=after, before=before
+            self.store.reader,
+            phases,
+            limit,
+            text=text,
+            after=after,
+            before=before,
+            waits=waits,
+            deploy_configured=self.deploy_configured,
         )
 
     async def phase_counts(self) -> dict[Phase, int]:
         return await card_lists.phase_counts(self.store.reader)
 
+    async def waiting_counts(self, now: float | None = None) -> tuple[dict[Phase, int], int]:
+        """The cards per phase the owner's inbox lists, and how many items it lists."""
+        now = time.time() if now is None else now
+        db = self.store.reader
+        return await waiting.waiting_phases(db, now), await waiting.inbox_count(db, now)
+
     async def change_mark(self) -> ChangeMark:
         row = await self.store.reader.fetchone(_MARK_SQL)
         assert row is not None
         return ChangeMark(*row)
+
+    async def split_progress(self, card_id: int) -> tuple[int, int]:
+        """A split parent's children that are done as its split counts them, and all."""
+        done = child_success_phases(self.deploy_configured)
+        rows = await self.store.reader.fetchall(
+            "SELECT phase FROM cards WHERE parent_id = ?", (card_id,)
+        )
+        return sum(Phase(row[0]) in done for row in rows), len(rows)
 
     async def talk_of(self, card_id: int, limit: int = 20) -> list[TalkRow]:
         """What the card's agents were told and asked, newest first."""

@@ -20,7 +20,6 @@ from chatbot.board.web_sessions import WebSession
 from chatbot.domain.phases import Phase
 from chatbot.domain.transitions import Action, allowed_actions
 from chatbot.web.action_forms import MOVES, said_box
-from chatbot.web.groups import GROUP_OF, Group
 from chatbot.web.markup import Safe, esc, tag
 from chatbot.web.texts import Texts
 
@@ -45,7 +44,7 @@ class CardActs:
         self._steer = esc(t("act_steer_page"))
 
     def __call__(self, card: BoardCard) -> str:
-        if GROUP_OF[card.phase] is not Group.WAITING:
+        if not card.waits:
             return ""
         slug = esc(card.slug)
         to = f'form="{FORM}" formaction="/card/{slug}/act'

@@ -15,9 +15,9 @@ from chatbot.board import CardView, RunRecord, TalkRow
 from chatbot.board.hand_over import HandOver
 from chatbot.board.inbox import Why
 from chatbot.domain.action_labels import action_label
-from chatbot.domain.phases import Kind
+from chatbot.domain.phases import Kind, Phase
 from chatbot.web import action_forms, diff_section, talk_section, why_line
-from chatbot.web.markup import Safe, clock, iso, join, markdown, scroll_table, tag
+from chatbot.web.markup import Safe, join, labelled_row, markdown, moment, scroll_table, tag
 from chatbot.web.texts import Texts
 from runners.diff_files import Change
 
@@ -54,6 +54,8 @@ class CardPage:
     # Its change file by file (None: no commit yet), or why it cannot be shown.
     change: Change | None = None
     change_problem: str | None = None
+    # A split parent's children done (as its split counts them) and all of them.
+    split: tuple[int, int] | None = None
 
 
 def _rendered(text: RepoText, t: Texts, missing_key: str) -> Safe:
@@ -88,6 +90,7 @@ def _runs(runs: Sequence[RunRecord], t: Texts) -> Safe:
     if not runs:
         return tag('<p class="none">{m}</p>', m=t("no_runs"))
     keys = ("col_when", "col_role", "col_runtime", "col_model", "col_duration", "col_tokens")
+    heads = [t(k) for k in (*keys, "col_cost", "col_outcome")]
     rows = []
     for run in runs:
         model = run.actual_model or run.configured_model or "-"
@@ -96,43 +99,39 @@ def _runs(runs: Sequence[RunRecord], t: Texts) -> Safe:
         tokens = " / ".join(
             _number(v) for v in (run.input_tokens, run.cached_tokens, run.output_tokens)
         )
-        rows.append(
-            tag(
-                '<tr><td><time datetime="{iso}">{when}</time></td><td>{role}</td>'
-                "<td>{runtime}</td><td>{model}</td><td>{duration}</td><td>{tokens}</td>"
-                "<td>{cost}</td><td>{outcome}</td></tr>",
-                iso=iso(run.created_at),
-                when=clock(run.created_at),
-                role=run.role,
-                runtime=run.runtime,
-                model=model,
-                duration=_duration(run.duration_s),
-                tokens=tokens,
-                cost=_cost(run.cost_usd),
-                outcome=run.shown_outcome,
-            )
+        cells = (
+            moment(run.created_at),
+            run.role,
+            run.runtime,
+            model,
+            _duration(run.duration_s),
+            tokens,
+            _cost(run.cost_usd),
+            run.shown_outcome,
         )
-    return scroll_table("runs", (t(k) for k in (*keys, "col_cost", "col_outcome")), rows)
+        rows.append(labelled_row(heads, cells))
+    return scroll_table("runs", heads, rows)
 
 
 def _history(view: CardView, t: Texts) -> Safe:
+    keys = ("col_step", "col_when", "col_move", "col_action", "col_actor", "col_reason")
+    heads = [t(k) for k in keys]
     rows = [
-        tag(
-            '<tr><td>{seq}</td><td><time datetime="{iso}">{when}</time></td><td>{move}</td>'
-            "<td>{action}</td><td>{actor}</td><td>{reason}</td></tr>",
-            seq=event.seq,
-            iso=iso(event.at),
-            when=clock(event.at),
-            move=(f"{event.from_phase.label(t.locale)} → " if event.from_phase else "→ ")
-            + event.to_phase.label(t.locale),
-            action=action_label(event.action, t.locale),
-            actor=event.actor,
-            reason=event.reason,
+        labelled_row(
+            heads,
+            (
+                event.seq,
+                moment(event.at),
+                (f"{event.from_phase.label(t.locale)} → " if event.from_phase else "→ ")
+                + event.to_phase.label(t.locale),
+                action_label(event.action, t.locale),
+                event.actor,
+                event.reason,
+            ),
         )
         for event in reversed(view.events)
     ]
-    keys = ("col_step", "col_when", "col_move", "col_action", "col_actor", "col_reason")
-    return scroll_table("history", (t(k) for k in keys), rows)
+    return scroll_table("history", heads, rows)
 
 
 def _conversation(turns: list, t: Texts) -> Safe:
@@ -193,6 +192,8 @@ def card_main(page: CardPage, t: Texts, now: float | None = None) -> Safe:
     now = time.time() if now is None else now
     view, card = page.view, page.view.card
     facts = [t("kind_phase", kind=card.kind.value, phase=card.phase.label(t.locale))]
+    if card.phase is Phase.SPLIT and page.split and page.split[1]:
+        facts.append(t("split_waits", done=page.split[0], total=page.split[1]))
     if card.lane:
         facts.append(t("lane", lane=card.lane))
     if card.model:

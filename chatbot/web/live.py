@@ -19,7 +19,7 @@ from typing import Any
 
 from chatbot.board.reads import BoardReads
 from chatbot.board.web_reads import BoardCard, ChangeMark
-from chatbot.web.groups import GROUP_OF, Group, group_counts
+from chatbot.web.groups import Group, group_counts, group_of
 
 log = logging.getLogger(__name__)
 
@@ -60,13 +60,27 @@ def event(mark: ChangeMark, payload: dict[str, Any]) -> bytes:
     return f"id: {mark.token()}\nevent: change\ndata: {data}\n\n".encode()
 
 
+@dataclass(frozen=True)
+class Counts:
+    """Each group's count (waiting: the inbox's items) and how many cards there are."""
+
+    groups: dict[Group, int]
+    cards: int
+
+
 class Live:
-    def __init__(self, reads: BoardReads, render: Callable[[BoardCard], str]):
+    def __init__(
+        self,
+        reads: BoardReads,
+        render: Callable[[BoardCard], str],
+        render_requests: Callable[[int], str] = str,
+    ):
         self._reads = reads
         self._render = render
+        self._render_requests = render_requests
         self._wake = asyncio.Event()
         self._clients: set[Client] = set()
-        self._counts: tuple[tuple[int, float], dict[Group, int]] | None = None
+        self._counts: tuple[ChangeMark, Counts] | None = None
 
     def wake(self) -> None:
         """The store's commit hook: cheap, synchronous, called after every commit."""
@@ -117,11 +131,18 @@ class Live:
             self.close()
 
     async def counts(self, mark: ChangeMark) -> dict[Group, int]:
+        return (await self.counted(mark)).groups
+
+    async def counted(self, mark: ChangeMark) -> Counts:
         """Cards per group as of `mark`: counted once per change of the board (a walk
-        over the phase index, some milliseconds at 100,000 cards), then kept."""
-        key = (mark.event_id, mark.card_updated)  # a card changes phase with an event
-        if self._counts is None or self._counts[0] != key:
-            self._counts = (key, group_counts(await self._reads.phase_counts()))
+        over the phase index, some milliseconds at 100,000 cards, and the few cards that
+        may wait for an owner), then kept. What waits changes with questions, jobs and
+        approvals too: any change of the mark counts again."""
+        if self._counts is None or self._counts[0] != mark:
+            phases = await self._reads.phase_counts()
+            waiting, items = await self._reads.waiting_counts()
+            found = Counts(group_counts(phases, waiting, items), sum(phases.values()))
+            self._counts = (mark, found)
         return self._counts[1]
 
     async def publish(self) -> None:
@@ -131,17 +152,27 @@ class Live:
         for client in self._clients:
             if client.mark != mark:
                 groups.setdefault(client.mark, []).append(client)
-        counts: dict[str, int] | None = None
+        board: dict[str, Any] = {}
         if any(c.view == "board" for clients in groups.values() for c in clients):
             # The board's columns show a few of many cards: their counts come from here.
-            counts = {group.value: n for group, n in (await self.counts(mark)).items()}
+            counted = await self.counted(mark)
+            board["counts"] = {group.value: n for group, n in counted.groups.items()}
+            board["total"] = counted.cards
+        requests: str | None = None
         for since, clients in groups.items():
             if since is None:
                 # A page without a mark we understand reads itself again.
                 messages = {view: event(mark, {"reload": True}) for view in VIEWS}
             else:
                 cards = await self._reads.changed_cards(since)
-                messages = self._messages(mark, since, cards, counts)
+                extra = board
+                if board and mark.requests_differ(since):
+                    # Requests are no cards: the board's line about them comes whole.
+                    if requests is None:
+                        pending = await self._reads.pending_requests()
+                        requests = self._render_requests(len(pending))
+                    extra = {**board, "requests": requests}
+                messages = self._messages(mark, since, cards, extra)
             for client in clients:
                 client.mark = mark
                 if not client.send(messages[client.view]):
@@ -154,8 +185,9 @@ class Live:
         mark: ChangeMark,
         since: ChangeMark,
         cards: list[BoardCard],
-        counts: dict[str, int] | None,
+        extra: dict[str, Any],
     ) -> dict[str, bytes]:
+        """`extra`: what a board page gets besides the cards (counts, total, requests)."""
         jobs = mark.jobs_differ(since)
         slugs = [card.slug for card in cards]
         if len(cards) > MAX_CARDS_PER_EVENT:
@@ -163,11 +195,12 @@ class Live:
         else:
             board = {
                 "cards": [
-                    {"slug": c.slug, "group": GROUP_OF[c.phase].value, "html": self._render(c)}
+                    {"slug": c.slug, "group": group_of(c).value, "html": self._render(c)}
                     for c in cards
                 ],
                 "jobs": jobs,
-                "counts": counts,
+                "counts": None,
+                **extra,
             }
         light = {"slugs": slugs, "jobs": jobs}
         return {

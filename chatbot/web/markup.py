@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import html
 import time
-from collections.abc import Iterable
-from datetime import datetime
+from collections.abc import Iterable, Sequence
+from datetime import UTC, datetime
 
 from chatbot.notify.format import markdown_html
 
@@ -28,6 +28,19 @@ def scroll_table(css_class: str, heads: Iterable[str], rows: Iterable[Safe]) -> 
         css_class=css_class,
         heads=join(tag("<th>{h}</th>", h=head) for head in heads),
         rows=join(rows),
+    )
+
+
+def labelled_row(labels: Sequence[str], cells: Iterable[object]) -> Safe:
+    """A table row whose every cell names its column (data-label): on a phone the
+    stylesheet makes a row a block of labelled lines, so the page never scrolls sideways."""
+    return Safe(
+        "<tr>"
+        + "".join(
+            f'<td data-label="{esc(label)}">{esc(cell)}</td>'
+            for label, cell in zip(labels, cells, strict=True)
+        )
+        + "</tr>"
     )
 
 
@@ -52,11 +65,20 @@ def markdown(text: str) -> Safe:
 
 
 def iso(at: float) -> str:
-    return datetime.fromtimestamp(at).astimezone().isoformat(timespec="seconds")
+    """The moment in UTC, for a `<time datetime>`: static/times.js shows it in the
+    reader's own time zone."""
+    return datetime.fromtimestamp(at, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def clock(at: float) -> str:
-    return datetime.fromtimestamp(at).strftime("%Y-%m-%d %H:%M")
+    """The moment to the minute in UTC, and saying so: the server's time zone is nobody's
+    in particular, and a page without its script still reads right."""
+    return datetime.fromtimestamp(at, UTC).strftime("%Y-%m-%d %H:%M UTC")
+
+
+def moment(at: float) -> Safe:
+    """A moment as pages show it: UTC, shown in the reader's time zone by times.js."""
+    return tag('<time datetime="{iso}">{text}</time>', iso=iso(at), text=clock(at))
 
 
 def age(seconds: float, units: dict[str, str]) -> str:

@@ -38,8 +38,9 @@ def frame(
     static_version: str = "",
     owner_bar: Safe | None = None,
 ) -> Safe:
-    """The page around `main`: one stylesheet, one deferred script, nothing inline. A
-    signed-in owner's bar (board_acts) goes outside `main`, which the script reads again."""
+    """The page around `main`: one stylesheet, two deferred scripts (the live board, and
+    times in the reader's time zone), nothing inline. A signed-in owner's bar (board_acts)
+    goes outside `main`, which the script reads again."""
     return tag(
         "<!doctype html>\n"
         '<html lang="{lang}"><head><meta charset="utf-8">'
@@ -49,6 +50,7 @@ def frame(
         '<link rel="icon" href="/static/icon.svg?v={v}" type="image/svg+xml">'
         '<link rel="stylesheet" href="/static/board.css?v={v}">'
         '<script src="/static/board.js?v={v}" defer></script>'
+        '<script src="/static/times.js?v={v}" defer></script>'
         "</head>"
         '<body data-view="{view}" data-mark="{mark}" data-slug="{slug}" data-units="{units}"'
         ' data-live-on="{live_on}" data-live-off="{live_off}"{owner}>'
@@ -112,6 +114,10 @@ class CardItems:
             key, at = "moved_since", card.moved_at
         before, after = self._ages[key]
         meta = self._labels[card.phase]
+        if card.phase is Phase.SPLIT and card.children:
+            # Not work under way: its children are, and it waits for them.
+            done, total = card.children_done, card.children
+            meta += " · " + esc(self.t("split_waits", done=done, total=total))
         if card.lane:
             meta += " · " + self._lane(card.lane)
         meta += f' · {before}<time data-since="{at:.0f}">{age(now - at, self._units)}</time>{after}'
@@ -137,18 +143,34 @@ class CardItems:
         )
 
 
+def requests_line(count: int, t: Texts) -> Safe:
+    """How many requesters' requests wait, under "Waiting for you" (whose count holds
+    them): only the number, as a reader's page never shows the inbox's words or names."""
+    return tag(
+        '<p class="requests" id="requests"{hidden}>{text}</p>',
+        hidden=Safe("" if count else " hidden"),
+        text=t("requests_waiting", n=count),
+    )
+
+
 def board_main(
     columns: dict[Group, Sequence[BoardCard]],
     counts: dict[Group, int],
     items: CardItems,
     now: float | None = None,
     acts: bool = False,
+    *,
+    total: int | None = None,
+    requests: int = 0,
 ) -> Safe:
     """Every group with its count and its most recent cards (SHOWN; the page's script
     keeps to that many: `data-cap`), and a link to the rest on /cards, hidden while
-    there is no rest (the script shows it when the count outgrows the column)."""
+    there is no rest (the script shows it when the count outgrows the column).
+    "Waiting for you" counts the inbox's items, the `requests` among them too, which it
+    says after its cards; `total` is the board's cards."""
     now = time.time() if now is None else now
     t = items.t
+    total = sum(counts.values()) if total is None else total
     sections = []
     for group in Group:
         cap = SHOWN[group]
@@ -158,18 +180,20 @@ def board_main(
             hidden=Safe("" if counts.get(group, 0) > cap else " hidden"),
             text=t("all_cards"),
         )
+        loose = requests_line(requests, t) if group is Group.WAITING else Safe("")
         sections.append(
             tag(
                 '<section class="column" id="group-{group}" aria-labelledby="h-{group}">'
                 '<h2 id="h-{group}">{name} <span class="count" id="count-{group}">{count}</span>'
                 '</h2><ul class="cards" id="col-{group}" data-empty="{empty}" data-cap="{cap}">'
-                "{items}</ul>{more}</section>",
+                "{items}</ul>{loose}{more}</section>",
                 group=group.value,
                 name=t(f"group_{group.value}"),
                 count=counts.get(group, 0),
                 empty=t("column_empty"),
                 cap=cap,
                 items=join(items(card, now, acts) for card in columns.get(group, ())),
+                loose=loose,
                 more=more,
             )
         )
@@ -177,8 +201,8 @@ def board_main(
         '<h1>{title} <small id="total" data-total="{total}" data-one="{one}" data-many="{many}">'
         '{total_text}</small></h1><div class="board">{columns}</div>',
         title=t("title"),
-        total=sum(counts.values()),
-        total_text=t("cards_total", n=counted(sum(counts.values()), "card", t.locale)),
+        total=total,
+        total_text=t("cards_total", n=counted(total, "card", t.locale)),
         one=t("cards_total", n=counted(1, "card", t.locale)),
         many=t("cards_total", n=counted(2, "card", t.locale)),
         columns=join(sections),

@@ -34,7 +34,7 @@ from chatbot.web.auth import SESSION, SESSION_ENDED, Guard
 from chatbot.web.card_page import MAX_TEXT, CardPage, RepoText
 from chatbot.web.cards_page import PER_PAGE, BadQuery
 from chatbot.web.connections import AcceptFailures, Connection, Gate, GuardedSite
-from chatbot.web.groups import GROUP_OF, SHOWN, Group, phases_of
+from chatbot.web.groups import SHOWN, Group, column
 from chatbot.web.health import health_body
 from chatbot.web.inbox_section import inbox_section
 from chatbot.web.markup import Safe, tag
@@ -64,6 +64,7 @@ KEEPALIVE_S = 20.0
 SHUTDOWN_S = 2.0
 STATIC_TYPES = {
     "board.js": "text/javascript",
+    "times.js": "text/javascript",
     "board.css": "text/css",
     "icon.svg": "image/svg+xml",
 }
@@ -97,7 +98,11 @@ class WebBoard:
         self.transports_up = transports_up
         self.items = pages.CardItems(self.texts)
         # Every page's events carry a waiting card's buttons; a reader's page hides them.
-        self.live = live.Live(reads, lambda card: self.items(card, acts=True))
+        self.live = live.Live(
+            reads,
+            lambda card: self.items(card, acts=True),
+            lambda requests: pages.requests_line(requests, self.texts),
+        )
         self.static = _static()
         digest = hashlib.sha256(b"".join(self.static.values())).hexdigest()
         self.static_version = digest[:12]
@@ -241,11 +246,9 @@ class WebBoard:
 
     async def board(self, request: web.Request) -> web.Response:
         mark = await self.reads.change_mark()  # before the cards: a change between is re-sent
-        counts = await self.live.counts(mark)
-        columns = {
-            group: (await self.reads.card_list(phases_of(group), SHOWN[group])).cards
-            for group in Group
-        }
+        counted = await self.live.counted(mark)
+        columns = {group: (await column(self.reads, group, SHOWN[group])).cards for group in Group}
+        requests = len(await self.reads.pending_requests())
         session = request.get(SESSION)
         said = self.owners.said(session.id, owners.ON_BOARD) if session else []
         inbox = board_acts.NOTHING
@@ -254,7 +257,14 @@ class WebBoard:
             found = await board_inbox.inbox(self.reads)  # type: ignore[arg-type]
             inbox = inbox_section(found, self.texts)
         bar = board_acts.owner_bar(session, said, self.texts, inbox)
-        main = pages.board_main(columns, counts, self.items, acts=bar is not None)
+        main = pages.board_main(
+            columns,
+            counted.groups,
+            self.items,
+            acts=bar is not None,
+            total=counted.cards,
+            requests=requests,
+        )
         if bar is None:
             # A reader with the token: how an owner gets the page that acts.
             main = Safe(tag('<p class="hint" id="readers">{m}</p>', m=self.texts("readers")) + main)
@@ -268,9 +278,8 @@ class WebBoard:
             main = pages.message_main(str(error), self.texts)
             return self._page(self.texts("cards_title"), main, "cards", status=400)
         group = query.group
-        phases = phases_of(group) if group else tuple(GROUP_OF)
-        listing = await self.reads.card_list(
-            phases, PER_PAGE, text=query.text, after=query.after, before=query.before
+        listing = await column(
+            self.reads, group, PER_PAGE, text=query.text, after=query.after, before=query.before
         )
         count = None
         if group is not None and not query.text:
@@ -314,6 +323,7 @@ class WebBoard:
             why=await board_inbox.why(self.reads, slug),  # type: ignore[arg-type]
             owner=await self._owner(request, slug),
             session_ended=bool(request.get(SESSION_ENDED)),
+            split=await self.reads.split_progress(card.id) if view.children else None,
         )
         main = card_page.card_main(page, self.texts)
         return self._page(f"{card.slug}: {card.title}", main, "card", mark=mark.token(), slug=slug)

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from chatbot.board import CardView, RunRecord, Spend, SpendReport
 from chatbot.domain.counted import counted
 from chatbot.notify.format import usd
-from chatbot.web.markup import Safe, clock, iso, join, scroll_table, tag
+from chatbot.web.markup import Safe, join, labelled_row, moment, scroll_table, tag
 from chatbot.web.texts import Texts
 
 
@@ -114,23 +114,23 @@ def pipeline_main(
                 gaps=counted(len(found.get("gaps") or []), "gap", t.locale),
             ),
         )
+    head = t("col_when"), t("col_card"), t("col_role"), t("col_model"), t("col_cost")
+    heads = (*head, t("col_outcome"))
     rows = [
-        tag(
-            '<tr><td><time datetime="{iso}">{when}</time></td>'
-            '<td><a href="/card/{slug}">{slug}</a></td><td>{role}</td><td>{model}</td>'
-            "<td>{cost}</td><td>{outcome}</td></tr>",
-            iso=iso(run.created_at),
-            when=clock(run.created_at),
-            slug=slug,
-            role=run.role,
-            model=run.actual_model or run.configured_model or "-",
-            cost="-" if run.cost_usd is None else usd(run.cost_usd),
-            outcome=run.shown_outcome,
+        labelled_row(
+            heads,
+            (
+                moment(run.created_at),
+                tag('<a href="/card/{slug}">{slug}</a>', slug=slug),
+                run.role,
+                run.actual_model or run.configured_model or "-",
+                "-" if run.cost_usd is None else usd(run.cost_usd),
+                run.shown_outcome,
+            ),
         )
         for slug, run in runs
     ]
     total = sum(run.cost_usd or 0.0 for _, run in runs)
-    head = t("col_when"), t("col_card"), t("col_role"), t("col_model"), t("col_cost")
     return tag(
         '<h1>{title}</h1>{parent}<section id="children"><ul>{cards}</ul></section>{synthesis}'
         '<section id="runs"><h2>{h_runs}</h2>{table}</section>',
@@ -150,5 +150,5 @@ def pipeline_main(
         cards=join(cards),
         synthesis=synthesis,
         h_runs=t("runs"),
-        table=scroll_table("runs", (*head, t("col_outcome")), rows),
+        table=scroll_table("runs", heads, rows),
     )

@@ -76,3 +76,32 @@ async def test_what_changed_since_a_mark_is_only_the_changed_cards(board: BoardS
     await board.act(planned[1], Action.ARCHIVE, actor="owner@localhost")
     assert [card.slug for card in await board.changed_cards(mark)] == [planned[1]]
     assert await board.changed_cards(await board.change_mark()) == []
+
+
+async def test_the_waiting_cards_and_count_are_the_inboxs(board: BoardService, store) -> None:
+    """"Waiting for you" (board/waiting.py, in SQL) holds exactly the cards the inbox lists,
+    its count is the inbox's, and the other lists leave those cards out."""
+    from chatbot.board import inbox as board_inbox
+    from tests.board.test_inbox_why import one_of_each
+
+    await one_of_each(board)
+    await made(store, Phase.PLANNING_WITH_FEEDBACK, ["Rejected"], "again")  # not listed
+    retried = await made(store, Phase.FAILED, ["Retried"], "retried")
+    async with store.transaction() as db:
+        # A failed card with its run queued again: nothing waits for an owner there.
+        card = await card_store.get(db, retried[0])
+        from chatbot.store import jobs as job_store
+
+        await job_store.enqueue(db, kind="builder", lane="light", card_id=card.id)
+    items = await board_inbox.inbox(board)
+    listed = {item.slug for item in items if item.slug}
+    waiting = await board.card_list(tuple(Phase), 50, waits=True)
+    assert slugs(waiting) and set(slugs(waiting)) == listed
+    assert all(card.waits for card in waiting.cards)
+    per_phase, count = await board.waiting_counts()
+    assert count == len(items) == 9 and sum(per_phase.values()) == len(listed)
+    others = await board.card_list(tuple(Phase)[:-1], 50, waits=False)
+    assert not set(slugs(others)) & listed and not any(card.waits for card in others.cards)
+    assert {"again-00", "retried-00"} <= set(slugs(others))
+    everything = await board.card_list(tuple(Phase), 50)
+    assert {card.slug for card in everything.cards if card.waits} == listed

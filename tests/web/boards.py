@@ -137,7 +137,8 @@ async def seed(board: BoardService, repo: Path, planned: int = 3) -> Seeded:
         deployment_status="pending",
         data={**card.data, "reviews": [review]},
     )
-    groups["reviewed"] = "ready"
+    # Approved, its deployment pending: it waits for the owner's /deploy (the inbox's).
+    groups["reviewed"] = "waiting"
 
     # waiting for you: an open question with options (hostile text in both).
     await board.act("asks", Action.START, actor=OWNER)

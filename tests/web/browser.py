@@ -130,6 +130,12 @@ class Browser:
     async def phone(self) -> None:
         await self._call(self.driver.execute_cdp_cmd, "Emulation.setDeviceMetricsOverride", PHONE)
 
+    async def time_zone(self, zone: str) -> None:
+        """The page's time zone, as the TZ variable sets it for a whole Chromium ("": the
+        machine's again)."""
+        command = "Emulation.setTimezoneOverride"
+        await self._call(self.driver.execute_cdp_cmd, command, {"timezoneId": zone})
+
     async def screenshot(self, path: Path) -> bytes:
         data = await self._call(self.driver.get_screenshot_as_png)
         path.write_bytes(data)

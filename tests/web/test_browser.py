@@ -130,7 +130,8 @@ async def test_a_transition_appears_in_the_open_page_without_reload(browser: Bro
     )
     assert state["same"] and state["navigations"] == 1
     assert "Light or heavy lane?" in state["question"]
-    assert state["waiting"] == "2" and state["planned"] == "3" and state["working"] == "2"
+    # Waiting: asks's question, reviewed's /deploy, and now the operator card's question.
+    assert state["waiting"] == "3" and state["planned"] == "3" and state["working"] == "2"
 
     # The card's own page follows its card: the answer lands in its history.
     await browser.open(f"{site.url}card/operator")
@@ -162,7 +163,7 @@ async def test_a_title_holding_markup_renders_as_text(browser: Browser, site) ->
     )
     assert page["title"] == HOSTILE_TITLE
     assert HOSTILE_SCRIPT in page["intent"]
-    assert page["images"] == 0 and page["scripts"] == 1  # only /static/board.js
+    assert page["images"] == 0 and page["scripts"] == 2  # only board.js and times.js
     assert page["page"] == f"hostile: {HOSTILE_TITLE}" and not page["pwned"]
     assert await browser.console_errors() == []
 

@@ -48,8 +48,8 @@ async def test_done_and_archived_show_their_count_and_most_recent_cards(site) ->
     assert '<a class="more" href="/cards?group=done">' in body
     assert '<a class="more" href="/cards?group=archived">' in body
     # waiting for you shows every card, however many.
-    assert count(body, "waiting") == 61
-    assert set(column(body, "waiting")) == {*failed, "asks"}
+    assert count(body, "waiting") == 62
+    assert set(column(body, "waiting")) == {*failed, "asks", "reviewed"}
     assert re.search(r'id="total"[^>]*>(\d+) cards<', body).group(1) == str(
         len(site.seeded.groups) + 30 + 25 + 60
     )
@@ -57,7 +57,7 @@ async def test_done_and_archived_show_their_count_and_most_recent_cards(site) ->
     # ...up to a bound that only a board gone wrong reaches: then its most recent.
     failed += await many(site.store, Phase.FAILED, SHOWN[Group.WAITING], "again")
     _, _, body = await fetch(site, "", headers=site.headers())
-    assert count(body, "waiting") == 61 + SHOWN[Group.WAITING]
+    assert count(body, "waiting") == 62 + SHOWN[Group.WAITING]
     assert column(body, "waiting") == failed[::-1][: SHOWN[Group.WAITING]]
     assert '<a class="more" href="/cards?group=waiting">' in body
 

@@ -54,8 +54,9 @@ async def test_an_open_page_follows_the_pipeline_and_reconnects_after_a_restart(
         await browser.js(WATCH_LIVE)
         await browser.wait_js(SEEN)
         await browser.js("window.__samePage = true;")
-        # The pipeline moves the card (operator, builder, reviewer); the page follows.
-        await browser.js(WATCH_CARD, "hello-endpoint", "ready")
+        # The pipeline moves the card (operator, builder, reviewer); the page follows it
+        # to "Waiting for you": approved, it waits for the owner's /deploy.
+        await browser.js(WATCH_CARD, "hello-endpoint", "waiting")
         await console.push("/start hello-endpoint")
         await said(console, r"review approve")
         await browser.wait_js(SEEN)

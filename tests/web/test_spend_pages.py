@@ -2,17 +2,25 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from html import unescape
+from pathlib import Path
 
-from chatbot.board import RunRecord
+from chatbot.board import BoardService, NewChild, RunRecord
 from chatbot.domain.phases import Kind, Phase
+from chatbot.domain.transitions import Action
+from chatbot.store import Store
 from chatbot.store import cards as card_store
 from chatbot.store import jobs as job_store
+from chatbot.web import WebBoard, WebSettings
 from tests.records import run_record
+from tests.web.boards import OWNER, intent, system
 from tests.web.owners import OwnerSite
+from tests.web.test_http import fetch
 
 # The `site` fixture (tests/web/conftest.py) is a board whose owners sign in and act.
 OWNERS = True
+TOKEN = "a-reader-token-long-enough"
 
 
 async def page(site: OwnerSite, path: str) -> tuple[int, str]:
@@ -121,3 +129,49 @@ async def test_the_budget_page_lists_roles_apart_from_the_lanes(site: OwnerSite)
     assert "<td>operator</td><td>$0.25</td><td>1</td>" in roles
     lanes = body[body.index('<section id="per-lane">') : body.index('<section id="per-role">')]
     assert "operator" not in lanes
+
+
+async def test_a_pipeline_keeps_the_split_children_an_owner_starts(tmp_path: Path) -> None:
+    """Issue 35: a split child an owner started got a pipeline of its own and left its
+    parent's page; it stays in the parent's, with its runs, here and in /runs <pipeline>."""
+    repo = tmp_path / "repo"
+    intent(repo, "big", "Big")
+    store = await Store.open(tmp_path / "board.sqlite3")
+    board = BoardService(store, repo)
+    site = WebBoard(board, WebSettings("127.0.0.1", 0, TOKEN, "en"))
+    await site.start()
+    try:
+        await board.import_cards()
+        await board.act("big", Action.START, actor=OWNER)
+        kids = [NewChild(slug, slug, f"docs/intent/{slug}.md") for slug in ("big-a", "big-b")]
+        await system(board, "big", Action.OPERATOR_SPLIT, children=kids)
+        pipeline = (await board.card("big")).pipeline_run_id
+        assert pipeline
+        # The owner starts a child the split did not: before, a pipeline of its own.
+        await board.act("big-b", Action.START, actor=OWNER)
+        started = await board.card("big-b")
+        assert started.phase is Phase.OPERATOR_RUNNING and started.pipeline_run_id == pipeline
+        run = run_record(role="operator", cost_usd=0.25, card_id=started.id)
+        await board.record_run(replace(run, pipeline_run_id=started.pipeline_run_id))
+        status, body = await read(site, f"pipeline/{pipeline}")
+        assert status == 200 and f"Pipeline {pipeline}: 1 run, $0.25" in body
+        assert 'Part of <a href="/card/big">big</a>' in body
+        kids_html = body[body.index('<section id="children">') : body.index("</section>")]
+        assert '<a href="/card/big-a">big-a</a> · planned' in kids_html
+        assert '<a href="/card/big-b">big-b</a> · operator running' in kids_html
+        runs = body[body.index('<section id="runs">') :]
+        assert '<a href="/card/big-b">big-b</a></td><td data-label="role">operator</td>' in runs
+        # Chat's /runs reads the same: by the id, by the parent's slug, by the child's.
+        for wanted in (pipeline, "big", "big-b"):
+            found, listed = await board.pipeline_runs(wanted)
+            assert found == pipeline and [slug for slug, _ in listed] == ["big-b"], wanted
+        _, child_page = await read(site, "card/big-b")
+        assert f'<a href="/pipeline/{pipeline}">' in child_page
+    finally:
+        await site.stop()
+        await store.close()
+
+
+async def read(site: WebBoard, path: str) -> tuple[int, str]:
+    status, _, body = await fetch(site, path, headers={"Authorization": f"Bearer {TOKEN}"})
+    return status, unescape(body)

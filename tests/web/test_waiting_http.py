@@ -102,6 +102,8 @@ async def test_each_waiting_card_has_the_buttons_its_state_allows(site: OwnerSit
         "unsynthesized": ["start", "fix", "archive"],
         "stopped": ["fix", "cancel"],
         "planned-split": ["confirm", "archive"],
+        # Approved, its deployment pending: it waits for /deploy (the inbox lists it).
+        "reviewed": ["deploy", "archive"],
     }
     for slug, actions in expected.items():
         html = card_html(page, slug)
@@ -109,7 +111,7 @@ async def test_each_waiting_card_has_the_buttons_its_state_allows(site: OwnerSit
     assert '<a href="/card/stopped#act">Steer…</a>' in card_html(page, "stopped")
     assert "Answer in words…" in card_html(page, "planned-split")  # a reason to decline
     # Only the waiting group's cards have buttons.
-    for slug in ("plain-0", "building", "reviewed", "in-review"):
+    for slug in ("plain-0", "building", "in-review"):
         assert "<button" not in card_html(page, slug), slug
 
 

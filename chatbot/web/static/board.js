@@ -44,8 +44,9 @@
     return template.content;
   }
 
-  // Counts come from the server: a column may show only its most recent cards.
-  function recount(counts) {
+  // Counts come from the server: a column may show only its most recent cards, and
+  // "Waiting for you" counts what the inbox lists (requests too), not cards.
+  function recount(counts, cards) {
     if (!counts) return;
     var total = 0;
     Object.keys(counts).forEach(function (group) {
@@ -56,6 +57,7 @@
       var more = document.querySelector("#group-" + group + " a.more");
       if (list && more) more.hidden = counts[group] <= Number(list.getAttribute("data-cap"));
     });
+    if (typeof cards === "number") total = cards;
     // "1 card", "2 cards": the server wrote both forms in the board's language.
     var all = document.getElementById("total");
     if (all) {
@@ -66,7 +68,7 @@
 
   // Only the changed cards move; a column keeps its most recent data-cap cards (one
   // that loses a card shows one fewer until the page is next loaded).
-  function applyCards(cards, counts) {
+  function applyCards(cards, counts, total) {
     cards.slice().reverse().forEach(function (card) {
       var old = document.getElementById("card-" + card.slug);
       if (old) old.remove();
@@ -76,7 +78,13 @@
       var cap = Number(list.getAttribute("data-cap"));
       while (cap && list.children.length > cap) list.lastElementChild.remove();
     });
-    recount(counts);
+    recount(counts, total);
+  }
+
+  // Requesters' requests are no cards: the line that counts them comes whole.
+  function applyRequests(html) {
+    var line = document.getElementById("requests");
+    if (line && typeof html === "string") line.replaceWith(fragment(html));
   }
 
   function reread() {
@@ -97,10 +105,16 @@
   function changed(event) {
     var data = JSON.parse(event.data);
     if (event.lastEventId) mark = event.lastEventId;
-    if (data.reload) reread();
-    else if (view === "board") applyCards(data.cards || [], data.counts);
-    else if (view === "card" && (data.slugs || []).indexOf(slug) >= 0) reread();
-    else if (view === "runs" && data.jobs) reread();
+    if (data.reload) {
+      reread();
+    } else if (view === "board") {
+      applyRequests(data.requests);
+      applyCards(data.cards || [], data.counts, data.total);
+    } else if (view === "card" && (data.slugs || []).indexOf(slug) >= 0) {
+      reread();
+    } else if (view === "runs" && data.jobs) {
+      reread();
+    }
     tick();
   }
 
