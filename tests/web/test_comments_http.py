@@ -99,7 +99,10 @@ async def test_a_reader_sees_the_change_but_no_form_and_cannot_post(site: OwnerS
     assert "&lt;script&gt;" in page and "<script>alert" not in page
     data = {"action": "comment", "path": "app.py", "start": "3", "text": "x", "csrf": "nope"}
     status, _, _ = await site.request("POST", "card/commented/act", data=data)
-    assert status == 403
+    assert status == 401  # no credentials at all
+    reader = {"Authorization": f"Bearer {site.token}"}
+    status, _, _ = await site.request("POST", "card/commented/act", headers=reader, data=data)
+    assert status == 403  # the token reads, it does not act
     cookie = await site.sign_in()
     status, _, _ = await site.request(
         "POST", "card/commented/act", headers=owner(cookie), data=data
