@@ -11,7 +11,7 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from chatbot.board import CardView, RunRecord, TalkRow
+from chatbot.board import CardView, LineComment, RunRecord, TalkRow
 from chatbot.board.hand_over import HandOver
 from chatbot.board.inbox import Why
 from chatbot.domain.action_labels import action_label
@@ -54,6 +54,12 @@ class CardPage:
     # Its change file by file (None: no commit yet), or why it cannot be shown.
     change: Change | None = None
     change_problem: str | None = None
+    # The change's section as rendered once for its commit, if kept (change_cache.py).
+    change_html: Safe | None = None
+    # Its line comments, and (for a signed-in owner) the comment forms' token and the
+    # line picked in the address.
+    comments: Sequence[LineComment] = field(default_factory=list)
+    picked: tuple[int, int] | None = None
     # A split parent's children done (as its split counts them) and all of them.
     split: tuple[int, int] | None = None
 
@@ -289,7 +295,16 @@ def card_main(page: CardPage, t: Texts, now: float | None = None) -> Safe:
             )
         )
     if page.change is not None:
-        parts.append(diff_section.change_section(page.change, card.slug, t))
+        # The section is the commit's (kept per commit: change_cache.py); the form
+        # and the comments are this page's.
+        section = page.change_html
+        if section is None:
+            section = diff_section.change_section(page.change, card.slug, t)
+        parts.append(section)
+        if page.owner is not None:
+            commenting = diff_section.Commenting(page.owner.csrf, page.picked)
+            parts.append(diff_section.comment_form(card.slug, page.change, commenting, t))
+        parts.append(diff_section.comments_list(page.comments, t))
     elif page.change_problem:
         parts.append(
             tag(
