@@ -7,9 +7,10 @@ snapshot `domain/why.hold` decides on.
 
 from __future__ import annotations
 
+import asyncio
 import time
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from chatbot.board.budget import budget_stopped
 from chatbot.domain import ways
@@ -66,105 +67,202 @@ SPLIT_PLAN_QUESTION = "split_plan"
 _CARD_PHASES = tuple(p.value for p in (*ways.FAILED_WAYS, Phase.READY_FOR_DEPLOYMENT))
 
 
+@dataclass(frozen=True)
+class InboxPage:
+    """The first items of the inbox, oldest first, and how many there are in all."""
+
+    items: list[InboxItem]
+    count: int
+
+
 async def inbox(board: BoardService, requester: str | None = None) -> list[InboxItem]:
     """Everything that waits for an owner, oldest first; for `requester` (an identity as
     requests record it), only their own pending requests."""
+    if requester is None:
+        return (await inbox_page(board)).items
     db = board.store.reader
-    items = [
-        InboxItem(
-            Kind.REQUEST,
-            r.created_at,
-            text=f"/{r.command} {r.argument}".rstrip(),
-            request_id=r.id,
-            requester=r.requester,
-            ways=(f"/accept {r.id}", f"/decline {r.id}"),
-        )
-        for r in await chat_store.pending_requests(db)
-        if requester is None or r.requester == requester
-    ]
-    if requester is not None:
-        return sorted(items, key=lambda i: i.at)
-    questions = await question_store.all_open(db)
-    rows = await db.fetchall(
-        "SELECT * FROM run_talk WHERE kind = 'approval' AND state = 'open' ORDER BY id"
+    own = [r for r in await chat_store.pending_requests(db) if r.requester == requester]
+    return sorted(map(_request_item, own), key=lambda i: i.at)
+
+
+class _Source(NamedTuple):
+    """Where one kind of item is read: `where` makes a row of `table` (as `alias`) an
+    item, its column `at` is the item's time; a card's slug is `joined` in ("-" without
+    one) to the rows read, not to count them."""
+
+    table: str
+    alias: str
+    at: str
+    where: str
+    joined: str = ""
+
+
+_REQUESTS = _Source("requests", "r", "created_at", "r.state = 'pending'")
+_QUESTIONS = _Source(
+    "questions", "q", "created_at", "q.state = 'open'", "LEFT JOIN cards c ON c.id = q.card_id"
+)
+_APPROVALS = _Source(
+    "run_talk",
+    "t",
+    "created_at",
+    "t.kind = 'approval' AND t.state = 'open'",
+    "LEFT JOIN cards c ON c.id = t.card_id",
+)
+# Runs that met the provider's quota or rate limit: nothing to do but know it.
+_QUOTA = _Source(
+    "jobs",
+    "j",
+    "created_at",
+    "j.state = 'queued' AND j.not_before > :now",
+    "LEFT JOIN cards c ON c.id = j.card_id",
+)
+# The cards that wait for a person themselves: a failure's ways, a deployment; never
+# one a question or a queued or running job holds.
+_CARD_WHERE = (
+    "c.phase IN ({phases}) "
+    "AND (c.phase <> 'ready_for_deployment' OR c.deployment_status = 'pending') "
+    "AND c.id NOT IN (SELECT card_id FROM questions WHERE state = 'open') "
+    "AND c.id NOT IN (SELECT card_id FROM jobs "
+    "WHERE state IN ('queued', 'running') AND card_id IS NOT NULL)"
+).format(phases=", ".join(f"'{phase}'" for phase in sorted(set(_CARD_PHASES))))
+# A card waiting for a person that nothing failed for (an operator's question, which
+# has its own item): an item only when its budget stopped it, which its data says.
+_QUIET = "c.phase = 'needs_human' AND (c.failure_stage IS NULL OR c.failure_stage <> 'operator')"
+_CARDS = _Source("cards", "c", "updated_at", f"{_CARD_WHERE} AND NOT ({_QUIET})")
+_MAYBE_CARDS = _Source("cards", "c", "updated_at", f"{_CARD_WHERE} AND {_QUIET}")
+_COUNT_SQL = "SELECT " + ", ".join(
+    f"(SELECT count(*) FROM {kind.table} {kind.alias} WHERE {kind.where})"
+    for kind in (_REQUESTS, _QUESTIONS, _APPROVALS, _QUOTA, _CARDS)
+)
+
+
+async def inbox_page(board: BoardService, limit: int | None = None) -> InboxPage:
+    """The oldest `limit` items of the inbox (all of them: None) and their count in all.
+
+    Each kind reads only its oldest `limit` rows (and those tied in time with the last,
+    which a slug may sort first), so a page that shows 50 of 2,000 items reads about 50
+    of each kind and counts the rest in one query. The reads go at once: PostgreSQL's
+    pooled reader runs them side by side."""
+    db = board.store.reader
+    now = {"now": time.time()}
+    slug = "COALESCE(c.slug, '-') AS _slug"
+    quota = f"j.not_before, j.error, j.created_at, {slug}"
+    requests, questions, approvals, waiting, cards, quiet, counted = await asyncio.gather(
+        _oldest(db, _REQUESTS, "r.*", limit),
+        _oldest(db, _QUESTIONS, f"q.*, {slug}", limit),
+        _oldest(db, _APPROVALS, f"t.*, {slug}", limit),
+        _oldest(db, _QUOTA, quota, limit, now),
+        _oldest(db, _CARDS, "c.*", limit),
+        # Normally none: read whole, as whether one is an item is in its data.
+        _oldest(db, _MAYBE_CARDS, "c.*"),
+        db.fetchone(_COUNT_SQL, now) if limit is not None else _nothing(),
     )
-    approvals = [talk_store.TalkRow.from_row(row) for row in rows]
-    # Runs that met the provider's quota or rate limit: nothing to do but know it.
-    now = time.time()
-    waiting = await db.fetchall(
-        "SELECT card_id, not_before, error, created_at FROM jobs "
-        "WHERE state = 'queued' AND not_before > ? ORDER BY id",
-        (now,),
-    )
-    # Only the slugs of these cards: reading every card's costs 0.1 s at 100,000 cards.
-    ids = {q.card_id for q in questions} | {talk.card_id for talk in approvals}
-    ids |= {row[0] for row in waiting}
-    slug_of = await _slugs(db, ids)
-    asked = set()
-    for q in questions:
-        asked.add(q.card_id)
-        slug = slug_of.get(q.card_id, "-")
-        if q.kind == SPLIT_PLAN_QUESTION:
-            planned = ", ".join(await _planned_slugs(board, slug))
-            found = ("👍", "/confirm {slug}", "/answer {slug} <reason>")
-            items.append(
-                InboxItem(Kind.SPLIT_PLAN, q.created_at, slug, planned, ways=_fill(found, slug))
-            )
-            continue
-        found = commands_for((ways.Action.ANSWER,))
-        items.append(
-            InboxItem(
-                Kind.QUESTION,
-                q.created_at,
-                slug,
-                q.text,
-                ways=_fill(found, slug),
-                options=tuple(q.options),
-            )
-        )
-    for talk in approvals:
-        slug = slug_of.get(talk.card_id, "-")
+    maybe = [_card_item(Card.from_row(row)) for row in quiet]
+    items = [_request_item(chat_store.Request(**row)) for row in requests]
+    for row in questions:
+        slug = row.pop("_slug")
+        items.append(await _question_item(board, question_store.QuestionRow.from_row(row), slug))
+    for row in approvals:
+        slug = row.pop("_slug")
         found = ("👍", "/approve {slug}", "/deny {slug} <reason>")
+        text = visible(row["text"])
+        items.append(
+            InboxItem(Kind.APPROVAL, row["created_at"], slug, text, ways=_fill(found, slug))
+        )
+    for row in waiting:
+        slug = row["_slug"]
         items.append(
             InboxItem(
-                Kind.APPROVAL, talk.created_at, slug, visible(talk.text), ways=_fill(found, slug)
+                Kind.QUOTA,
+                row["created_at"],
+                slug,
+                row["error"] or "",
+                ways=(f"/cancel {slug}",),
+                until=row["not_before"],
             )
         )
-    for card_id, until, error, created_at in waiting:
-        slug = slug_of.get(card_id, "-")
-        items.append(
-            InboxItem(
-                Kind.QUOTA, created_at, slug, error or "", ways=(f"/cancel {slug}",), until=until
-            )
+    items += (item for item in map(_card_item, map(Card.from_row, cards)) if item is not None)
+    items += (item for item in maybe if item is not None)
+    items.sort(key=lambda i: (i.at, i.slug or ""))
+    if counted is None or all(
+        len(rows) < (limit or 0) for rows in (requests, questions, approvals, waiting, cards)
+    ):
+        return InboxPage(items[:limit], len(items))  # every item was read
+    return InboxPage(items[:limit], sum(counted) + sum(item is not None for item in maybe))
+
+
+async def _nothing() -> None:
+    return None
+
+
+async def _oldest(
+    db: Db,
+    source: _Source,
+    columns: str,
+    limit: int | None = None,
+    params: dict[str, float] | None = None,
+) -> list[dict]:
+    """One kind's rows, oldest first (then by id): the oldest `limit` of them and every
+    row tied in time with the last of those, or all of them (None). The slug is joined
+    to the rows found, not to every row of the kind."""
+    x, at = source.alias, f"{source.alias}.{source.at}"
+    found = f"SELECT {x}.*, {at} AS _at FROM {source.table} {x} WHERE {source.where}"
+    # `+ 0`: the few rows `where` finds are sorted, never found by walking an index of
+    # the time over the whole table (PostgreSQL would, at 100,000 cards, if the
+    # waiting ones are recent).
+    order = f" ORDER BY {at} + 0, {x}.id"
+    params = params or {}
+
+    async def read(rows: str, values: dict) -> list:
+        return await db.fetchall(
+            f"SELECT {columns}, {x}._at FROM ({rows}) {x} {source.joined} ORDER BY {x}._at, {x}.id",
+            values,
         )
-    marks = ", ".join("?" * len(_CARD_PHASES))
-    # Only the cards that can be items: parsing every approved card's row is most of
-    # the cost on a large board.
-    rows = await db.fetchall(
-        f"SELECT * FROM cards WHERE phase IN ({marks}) "
-        "AND (phase <> 'ready_for_deployment' OR deployment_status = 'pending') "
-        "AND id NOT IN (SELECT card_id FROM questions WHERE state = 'open')",
-        _CARD_PHASES,
+
+    if limit is None:
+        rows = await read(found, params)
+    else:
+        # One more than asked: whether rows after the last share its time.
+        rows = await read(f"{found}{order} LIMIT :limit", {**params, "limit": limit + 1})
+        if len(rows) > limit:
+            last = rows[limit - 1]["_at"]
+            rows, after = rows[:limit], rows[limit]
+            if after["_at"] == last:
+                rows = [row for row in rows if row["_at"] != last]
+                rows += await read(f"{found} AND {at} = :last", {**params, "last": last})
+    kept = [dict(row) for row in rows]
+    for values in kept:
+        del values["_at"]
+    return kept
+
+
+def _request_item(r: chat_store.Request) -> InboxItem:
+    return InboxItem(
+        Kind.REQUEST,
+        r.created_at,
+        text=f"/{r.command} {r.argument}".rstrip(),
+        request_id=r.id,
+        requester=r.requester,
+        ways=(f"/accept {r.id}", f"/decline {r.id}"),
     )
-    busy = await job_store.active_card_slugs(db)
-    for card in (Card.from_row(r) for r in rows):
-        if card.id not in asked and card.id not in busy:
-            item = _card_item(card)
-            if item is not None:
-                items.append(item)
-    return sorted(items, key=lambda i: (i.at, i.slug or ""))
 
 
-async def _slugs(db: Db, ids: set[int]) -> dict[int, str]:
-    found: dict[int, str] = {}
-    wanted = sorted(i for i in ids if i is not None)
-    # In chunks: a database takes only so many parameters in one statement.
-    for start in range(0, len(wanted), 500):
-        chunk = wanted[start : start + 500]
-        marks = ", ".join("?" * len(chunk))
-        rows = await db.fetchall(f"SELECT id, slug FROM cards WHERE id IN ({marks})", chunk)
-        found.update((row[0], row[1]) for row in rows)
-    return found
+async def _question_item(
+    board: BoardService, q: question_store.QuestionRow, slug: str
+) -> InboxItem:
+    if q.kind == SPLIT_PLAN_QUESTION:
+        planned = ", ".join(await _planned_slugs(board, slug))
+        found = ("👍", "/confirm {slug}", "/answer {slug} <reason>")
+        return InboxItem(Kind.SPLIT_PLAN, q.created_at, slug, planned, ways=_fill(found, slug))
+    found = commands_for((ways.Action.ANSWER,))
+    return InboxItem(
+        Kind.QUESTION,
+        q.created_at,
+        slug,
+        q.text,
+        ways=_fill(found, slug),
+        options=tuple(q.options),
+    )
 
 
 async def _planned_slugs(board: BoardService, slug: str) -> tuple[str, ...]:

@@ -111,6 +111,13 @@ class BoardReads(WebReads):
             return None
         return await diff_files.change_of(self.repo, card.commit_hash, change_base(card))
 
+    def change_key(self, card: Card) -> tuple[str, str | None, str] | None:
+        """What decides the card's change: the repository, the base and the commit (None:
+        no commit yet). A commit's change never changes: a page may keep it by these."""
+        if not card.commit_hash:
+            return None
+        return str(self.repo), change_base(card), card.commit_hash
+
     async def patch(self, card: Card) -> tuple[str, bool] | None:
         """The card's whole patch for a download, and whether the size cap cut it."""
         if not card.commit_hash:

@@ -1,6 +1,7 @@
 """A signed-in owner's inbox on the board page: what /inbox lists in chat, with buttons.
 
-The items are exactly board/inbox.py's, oldest first, each one line. Its buttons come
+The items are exactly board/inbox.py's, oldest first, each one line; the page reads
+only the SHOWN it shows and the count (`inbox_page`), never every item. Its buttons come
 from the item's own ways (the commands chat names to resolve it), so the page and chat
 never disagree on what resolves what: a command the page can run is a button of the
 page's one owner form (`#owner-act`, board_acts.py) with `formaction`; a command that
@@ -108,21 +109,26 @@ def _line(item: InboxItem, t: Texts, now: float | None) -> Safe:
     )
 
 
-def inbox_section(items: Sequence[InboxItem], t: Texts, now: float | None = None) -> Safe:
-    """The owner's inbox (`#inbox`): one line per item, the oldest SHOWN of them."""
-    if not items:
+def inbox_section(
+    items: Sequence[InboxItem], t: Texts, now: float | None = None, count: int | None = None
+) -> Safe:
+    """The owner's inbox (`#inbox`): one line per item, the oldest SHOWN of them. `items`
+    may be only the first ones (board/inbox.py `inbox_page`), `count` all there are."""
+    count = len(items) if count is None else count
+    shown = items[:SHOWN]
+    if not shown:
         body = tag('<p class="none">{text}</p>', text=t("inbox_empty"))
     else:
-        lines = join(_line(item, t, now) for item in items[:SHOWN])
+        lines = join(_line(item, t, now) for item in shown)
         more = ""
-        if len(items) > SHOWN:
-            more = tag('<p class="more">{text}</p>', text=t("inbox_more", n=len(items) - SHOWN))
+        if count > len(shown):
+            more = tag('<p class="more">{text}</p>', text=t("inbox_more", n=count - len(shown)))
         body = tag('<ol class="inbox">{lines}</ol>{more}', lines=lines, more=Safe(more))
     return tag(
         '<section id="inbox" aria-labelledby="h-inbox"><h2 id="h-inbox">{title} '
         '<span class="count">{count}</span></h2>{body}<p class="note">{note}</p></section>',
         title=t("inbox_title"),
-        count=len(items),
+        count=count,
         body=body,
         note=t("inbox_reload"),
     )

@@ -33,9 +33,11 @@ from chatbot.web.action_forms import Owner
 from chatbot.web.auth import SESSION, SESSION_ENDED, Guard
 from chatbot.web.card_page import MAX_TEXT, CardPage, RepoText
 from chatbot.web.cards_page import PER_PAGE, BadQuery
+from chatbot.web.change_cache import ChangeCache
 from chatbot.web.connections import AcceptFailures, Connection, Gate, GuardedSite
 from chatbot.web.groups import SHOWN, Group, column
 from chatbot.web.health import health_body
+from chatbot.web.inbox_section import SHOWN as INBOX_SHOWN
 from chatbot.web.inbox_section import inbox_section
 from chatbot.web.markup import Safe, tag
 from chatbot.web.metrics_http import MetricsDoor
@@ -97,6 +99,7 @@ class WebBoard:
         self.texts = Texts(settings.locale)
         self.transports_up = transports_up
         self.items = pages.CardItems(self.texts)
+        self.changes = ChangeCache(self.texts)
         # Every page's events carry a waiting card's buttons; a reader's page hides them.
         self.live = live.Live(
             reads,
@@ -254,8 +257,9 @@ class WebBoard:
         inbox = board_acts.NOTHING
         if session is not None:
             # Only an owner's page reads it: a reader's page never carries the inbox.
-            found = await board_inbox.inbox(self.reads)  # type: ignore[arg-type]
-            inbox = inbox_section(found, self.texts)
+            # Only what it shows, and the count: 50 of 2,000 items, not all of them.
+            page = await board_inbox.inbox_page(self.reads, INBOX_SHOWN)  # type: ignore[arg-type]
+            inbox = inbox_section(page.items, self.texts, count=page.count)
         bar = board_acts.owner_bar(session, said, self.texts, inbox)
         main = pages.board_main(
             columns,
@@ -306,14 +310,16 @@ class WebBoard:
         if isinstance(research_path, str) and research_path:
             research = await self._repo_text(research_path)
         try:
-            change, change_problem = await self.reads.change(card), None
+            # Read and highlighted once per commit (change_cache.py), not on every view.
+            change, change_problem = await self.changes.shown(self.reads, card), None
         except CommitViewError as error:
             change, change_problem = None, str(error)
         page = CardPage(
             view=view,
             runs=runs,
             intent=intent,
-            change=change,
+            change=change.change if change else None,
+            change_html=change.html if change else None,
             change_problem=change_problem,
             research=research,
             reviews=card_page.reviews_of(card.data, report_file),

@@ -271,3 +271,51 @@ async def test_inbox_shows_a_quota_wait_until_its_time(board: BoardService):
     async with board.store.transaction() as db:
         await db.execute("UPDATE jobs SET not_before = ? WHERE id = ?", (time.time() - 1, job.id))
     assert await board_inbox.inbox(board) == []
+
+
+@pytest.mark.asyncio
+async def test_a_page_of_the_inbox_is_its_first_items_and_counts_them_all(board: BoardService):
+    """What the web board's owner page reads: the oldest items of every kind, as the whole
+    inbox lists them, and the count of all, ties in time ordered by slug as there."""
+    await one_of_each(board)
+    for n in range(7):
+        # The later made, the earlier its slug.
+        failed = await card(board, f"failed-{9 - n}", Phase.FAILED, failure_stage="builder")
+        asks = await card(board, f"asks-{9 - n}", Phase.NEEDS_HUMAN)
+        async with board.store.transaction() as db:
+            await question_store.ask(db, asks.id, "operator", f"question {n}?", [])
+            await chat_store.add_request(db, REQUESTER, "xmpp", "draft", f"idea {n}")
+        if n % 2:  # one time for several: the slug orders them
+            async with board.store.transaction() as db:
+                await db.execute("UPDATE cards SET updated_at = 1.0 WHERE id = ?", (failed.id,))
+                await db.execute(
+                    "UPDATE questions SET created_at = 2.0 WHERE card_id = ?", (asks.id,)
+                )
+    async with board.store.transaction() as db:
+        await db.execute("UPDATE cards SET updated_at = 1.0 WHERE slug = 'broken'")
+    # Waits for nobody (it runs; nothing failed), or holds an item of its own: not listed.
+    await card(board, "moving", Phase.PLANNED)
+    quiet = await card(board, "quiet", Phase.NEEDS_HUMAN, failure_stage="review")
+    await card(
+        board,
+        "stopped",
+        Phase.NEEDS_HUMAN,
+        failure_stage="review",
+        data={"budget_stop": {"version": 1}},
+    )
+    everything = await board_inbox.inbox(board)
+    assert quiet.slug not in {i.slug for i in everything}
+    assert ("budget", "stopped") in {(i.kind, i.slug) for i in everything}
+    assert [i.slug for i in everything[:5]] == [
+        "broken",
+        "failed-4",
+        "failed-6",
+        "failed-8",
+        "asks-4",
+    ]
+    assert len(everything) == 9 + 3 * 7 + 1
+    for limit in (1, 2, 3, 4, 5, 8, 20, len(everything) - 1, len(everything), 100):
+        page = await board_inbox.inbox_page(board, limit)
+        assert page.items == everything[:limit], limit
+        assert page.count == len(everything), limit
+    assert await board_inbox.inbox_page(board) == board_inbox.InboxPage(everything, len(everything))

@@ -6,11 +6,13 @@ and bounded."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import re
 import secrets
 import subprocess
 import time
+from html import unescape
 from pathlib import Path
 
 import aiohttp
@@ -18,7 +20,8 @@ import pytest
 
 from chatbot.board import BoardService
 from chatbot.store import Store
-from chatbot.web import WebBoard, WebSettings
+from chatbot.web import WebBoard, WebSettings, diff_section
+from chatbot.web.change_cache import ChangeCache
 
 HOSTILE = "<script>alert(1)</script>\x1b[31m\u202eevil\u200b"
 
@@ -151,3 +154,64 @@ async def test_the_whole_patch_downloads_and_nothing_else_does(changed) -> None:
     async with aiohttp.ClientSession() as http:
         async with http.get(f"{web.url}card/report/patch") as response:
             assert response.status == 401  # no token, no patch
+
+
+async def set_commit(web: WebBoard, commit: str) -> None:
+    async with web.reads.store.transaction() as db:
+        await db.execute("UPDATE cards SET commit_hash = ? WHERE slug = 'report'", (commit,))
+
+
+def change_of(page: str) -> str:
+    return page[page.index('<section id="change">') :].split("</section>", 1)[0]
+
+
+async def test_a_commits_change_is_read_and_rendered_once(changed) -> None:
+    """git and the highlighting run on a commit's first view only (change_cache.py); a
+    new commit is a new entry, the cache keeps a bounded few, a failure none."""
+    web, token, first, last = changed
+    url = f"{web.url}card/report"
+    _, page, _ = await fetch(url, token)
+    assert web.changes.made == 1
+    _, again, _ = await fetch(url, token)
+    assert web.changes.made == 1 and change_of(again) == change_of(page)
+    # The fixer's commit becomes the builder's: its own change, from its own parent.
+    await set_commit(web, first)
+    _, page_first, _ = await fetch(url, token)
+    assert web.changes.made == 2 and f"up to {first[:12]}" in change_of(page_first)
+    assert "huge.min.js" not in change_of(page_first)
+    await set_commit(web, last)
+    _, back, _ = await fetch(url, token)
+    assert web.changes.made == 2 and change_of(back) == change_of(page)
+    # Views at once wait for the one reading.
+    web.changes = ChangeCache(web.texts, entries=1)
+    pages = await asyncio.gather(*(fetch(url, token) for _ in range(4)))
+    assert web.changes.made == 1 and {change_of(p) for _, p, _ in pages} == {change_of(page)}
+    # One entry: the other commit pushes it out.
+    await set_commit(web, first)
+    await fetch(url, token)
+    await set_commit(web, last)
+    await fetch(url, token)
+    assert web.changes.made == 3
+    # Larger than all it may hold: shown, not kept.
+    web.changes = ChangeCache(web.texts, chars=1_000)
+    for _ in range(2):
+        _, shown, _ = await fetch(url, token)
+        assert change_of(shown) == change_of(page)
+    assert web.changes.made == 2
+    # A commit git does not know: said on the page, and tried again on the next view.
+    await set_commit(web, "0" * 40)
+    for _ in range(2):
+        status, missing, _ = await fetch(url, token)
+        assert status == 200 and "The change cannot be shown" in missing
+    assert web.changes.made == 2
+
+
+def test_only_a_token_the_stylesheet_colours_gets_a_span() -> None:
+    """Names, operators and spaces look the same with a span or without: the browser
+    builds a third of the elements of a large change."""
+    assert {"k", "c1", "s1", "nf", "mi"} <= diff_section.STYLED
+    [line] = diff_section.highlighted("a.py", ["def f(x): return x + 1  # one <b>"])
+    assert '<span class="k">def</span>' in line and '<span class="nf">f</span>' in line
+    assert '<span class="c1"># one &lt;b&gt;</span>' in line
+    assert set(re.findall(r'class="([^"]+)"', line)) <= diff_section.STYLED
+    assert unescape(re.sub("<[^>]+>", "", line)) == "def f(x): return x + 1  # one <b>"

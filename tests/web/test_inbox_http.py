@@ -11,10 +11,12 @@ from html import unescape
 from pathlib import Path
 
 from chatbot.board import inbox as board_inbox
-from chatbot.domain.phases import Phase
+from chatbot.domain.phases import Kind, Phase
 from chatbot.domain.transitions import Action
+from chatbot.store import cards as card_store
 from chatbot.store import chat as chat_store
 from chatbot.store import jobs as job_store
+from chatbot.store import questions as question_store
 from chatbot.web import inbox_section
 from tests.board.test_inbox_why import one_of_each
 from tests.web.boards import HOSTILE_TITLE
@@ -156,6 +158,41 @@ async def test_an_empty_inbox_and_a_capped_one(site: OwnerSite) -> None:
     assert len(lines(page)) == inbox_section.SHOWN
     assert "and 3 more: /inbox in chat" in inbox_html(page)
     assert "idea 0<" in inbox_html(page) and f"idea {inbox_section.SHOWN}<" not in page
+
+
+async def test_more_items_than_the_section_shows(site: OwnerSite) -> None:
+    """The page reads only the items it shows: they are the oldest of the whole inbox,
+    of every kind, and the heading counts them all."""
+    await one_of_each(site.board)
+    async with site.store.transaction() as db:
+        for n in range(inbox_section.SHOWN):
+            failed = await card_store.create(
+                db, f"failed-{n}", Kind.INTENT, Phase.FAILED, actor="t", failure_stage="builder"
+            )
+            asks = await card_store.create(
+                db, f"asks-{n}", Kind.INTENT, Phase.NEEDS_HUMAN, actor="t"
+            )
+            await question_store.ask(db, asks.id, "operator", f"question {n}?", [])
+            await chat_store.add_request(db, REQUESTER, "xmpp", "draft", f"idea {n}")
+            if n % 3 == 0:  # a time several share: the slug orders them
+                await db.execute("UPDATE cards SET updated_at = 1.0 WHERE id = ?", (failed.id,))
+    items = await board_inbox.inbox(site.board)
+    assert len(items) > inbox_section.SHOWN + 100
+    cookie = await site.sign_in()
+    page = await owner_page(site, cookie)
+    section = inbox_html(page)
+    assert f'<span class="count">{len(items)}</span>' in section
+    more = len(items) - inbox_section.SHOWN
+    assert f"and {more} more: /inbox in chat" in section
+    found = lines(page)
+    assert len(found) == inbox_section.SHOWN
+    for item, line in zip(items, found, strict=False):  # the oldest, in /inbox's order
+        assert f'class="inbox-{item.kind}"' in line
+        if item.slug:
+            assert f'<a class="slug" href="/card/{item.slug}">' in line
+        if item.request_id is not None:
+            assert f"/request/{item.request_id}/act" in line
+    assert 'href="/card/failed-0"' in found[0] and 'href="/card/failed-12"' in found[1]
 
 
 async def test_approving_an_agents_request_from_the_board(site: OwnerSite) -> None:
