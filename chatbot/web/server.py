@@ -321,6 +321,8 @@ class WebBoard:
             change=change.change if change else None,
             change_html=change.html if change else None,
             change_problem=change_problem,
+            comments=await self.reads.comments(card),
+            picked=_picked(request.query.get("line", "")),
             research=research,
             reviews=card_page.reviews_of(card.data, report_file),
             talk=await self.reads.talk_of(card.id),
@@ -449,3 +451,11 @@ class WebBoard:
             response.headers["Cache-Control"] = "private, max-age=31536000, immutable"
         response.enable_compression()
         return response
+
+
+def _picked(value: str) -> tuple[int, int] | None:
+    """`?line=<file number>:<line>`: the line an owner picked to comment on."""
+    file, _, line = value.partition(":")
+    if file.isdigit() and line.isdigit() and len(value) < 20:
+        return int(file), int(line)
+    return None
