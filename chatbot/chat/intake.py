@@ -135,9 +135,7 @@ class HintAct:
     access: Access = Access.READ
 
 
-Act = (
-    CommandAct | AnswerAct | DecideAct | ReactAct | SteerAct | ApprovalAct | CommentAct | HintAct
-)
+Act = CommandAct | AnswerAct | DecideAct | ReactAct | SteerAct | ApprovalAct | CommentAct | HintAct
 
 
 class ChatIntake:

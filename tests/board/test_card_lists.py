@@ -79,7 +79,7 @@ async def test_what_changed_since_a_mark_is_only_the_changed_cards(board: BoardS
 
 
 async def test_the_waiting_cards_and_count_are_the_inboxs(board: BoardService, store) -> None:
-    """"Waiting for you" (board/waiting.py, in SQL) holds exactly the cards the inbox lists,
+    """ "Waiting for you" (board/waiting.py, in SQL) holds exactly the cards the inbox lists,
     its count is the inbox's, and the other lists leave those cards out."""
     from chatbot.board import inbox as board_inbox
     from tests.board.test_inbox_why import one_of_each

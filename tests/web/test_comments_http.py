@@ -33,7 +33,12 @@ async def site(tmp_path: Path):
         head = commit_all(repo, "the builder's")
         async with opened.store.transaction() as db:
             await card_store.create(
-                db, "commented", Kind.INTENT, Phase.READY_FOR_DEPLOYMENT, actor="t", commit_hash=head
+                db,
+                "commented",
+                Kind.INTENT,
+                Phase.READY_FOR_DEPLOYMENT,
+                actor="t",
+                commit_hash=head,
             )
         opened.head = head  # type: ignore[attr-defined]
         yield opened

@@ -26,9 +26,9 @@ from chatbot.domain.phases import Kind, Phase
 from chatbot.store import Store
 from chatbot.store import cards as card_store
 from chatbot.store import chat as chat_store
+from chatbot.store import comments as comment_store
 from chatbot.store import jobs as job_store
 from chatbot.store import questions as question_store
-from chatbot.store import comments as comment_store
 from chatbot.store import talk as talk_store
 from chatbot.store import workers as worker_store
 from chatbot.transports.console import ConsoleTransport
