@@ -116,7 +116,7 @@ COMMANDS: tuple[Command, ...] = (
     # A line comment: the fixer's next task, or a steer to the running agent.
     Command(
         "comment",
-        (SLUG, Arg("where", ArgKind.WORD), Arg("text", ArgKind.TEXT)),
+        (SLUG, Arg("file:line", ArgKind.WORD), Arg("text", ArgKind.TEXT)),
         Access.REQUEST,
         "comment",
         Action.COMMENT,

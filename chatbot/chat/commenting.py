@@ -99,7 +99,7 @@ class CommentHandlers:
     # --- /comment and replies --------------------------------------------------------------
 
     async def comment(self, origin: Origin, invocation: Invocation) -> None:
-        slug, where = invocation.text("slug"), invocation.text("where")
+        slug, where = invocation.text("slug"), invocation.text("file:line")
         place = parse_where(where)
         if place is None:
             await self.replies.say(
@@ -163,7 +163,7 @@ class CommentHandlers:
         if new.lines is not None:
             start, end = new.lines
             where += f":{start}" if start == end else f":{start}-{end}"
-        args: dict[str, str | int] = {"slug": slug, "where": where, "text": new.body}
+        args: dict[str, str | int] = {"slug": slug, "file:line": where, "text": new.body}
         await self.request(origin, Invocation(BY_NAME["comment"], args))
 
     if TYPE_CHECKING:  # ChatHandlers' (handlers.py)

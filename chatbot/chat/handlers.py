@@ -193,7 +193,7 @@ class ChatHandlers(Lookups, SpendHandlers, TalkHandlers, WebSignIn, CommentHandl
         argument = invocation.text("slug") or invocation.text("text")
         if invocation.name == "comment":
             # The whole comment waits: where, and the words.
-            argument = " ".join(invocation.text(k) for k in ("slug", "where", "text"))
+            argument = " ".join(invocation.text(k) for k in ("slug", "file:line", "text"))
         card_id = None
         action = invocation.command.action
         if action is not None and action is not Action.COMMENT:

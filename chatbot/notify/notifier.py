@@ -203,7 +203,7 @@ class Notifier:
             body = self.t(keys[0], slug=slug, commit=commit, subject=change.reason)
             if details.get("comments_answered"):
                 many = counted(int(details["comments_answered"]), "line comment", self.locale)
-                body += " " + self.t("comments_answered", count=many)
+                body += "\n" + self.t("comments_answered", count=many)
             return f"{body}\n\n{report}" if report else body
         if action is Action.COMMENT:
             return self._comment(card, details)

@@ -46,7 +46,7 @@ GOOD = [
     (
         "/comment login app.py:12-14 use a set",
         "comment",
-        {"slug": "login", "where": "app.py:12-14", "text": "use a set"},
+        {"slug": "login", "file:line": "app.py:12-14", "text": "use a set"},
     ),
     ("!diff login", "diff", {"slug": "login", "page": None}),
     ("/runs", "runs", {"pipeline": None}),
@@ -140,7 +140,7 @@ BAD += [
     ("/diff a b", "diff", Problem.BAD_NUMBER, "b"),
     ("/diff a 2 3", "diff", Problem.TOO_MANY, "3"),
     ("/comment", "comment", Problem.MISSING, "slug"),
-    ("/comment a", "comment", Problem.MISSING, "where"),
+    ("/comment a", "comment", Problem.MISSING, "file:line"),
     ("/comment a app.py:3", "comment", Problem.MISSING, "text"),
 ]
 

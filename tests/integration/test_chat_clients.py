@@ -97,7 +97,7 @@ async def test_a_runs_status_message_is_corrected_in_place_over_xmpp(
         await room.reply("> 1 + x = 1\nmake it two", stanza_id(file, room.room))
         kept = await room.bot_says(r"💬 report: .* on report\.py:1:")
         assert "x = 1" in kept["body"] and "make it two" in kept["body"]
-        await room.bot_says(r"report: fixer committed .* It answers 1 line comment")
+        await room.bot_says(r"report: fixer committed .*\nIt answers 1 line comment")
         await room.bot_says(r"report: review approve")
         calls = [json.loads(line) for line in (tmp_path / "calls.jsonl").read_text().splitlines()]
         [fixer] = [c for c in calls if "line comments to address" in c.get("stdin", "")]
