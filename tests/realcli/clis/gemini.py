@@ -18,9 +18,16 @@ from tests.realcli.providers import ScriptedModel, TestedCli
 def kept_sessions(model: ScriptedModel, home: Path) -> set[str | None]:
     del model
     found: set[str | None] = set()
+    # Every line's: a resumed session may be kept in a file of its own whose first line
+    # is not the one naming it, and the last line may still be being written.
     for chat in home.glob(".gemini/tmp/*/chats/*.jsonl"):
-        with chat.open(encoding="utf-8") as lines:
-            found.add(json.loads(lines.readline()).get("sessionId"))
+        for line in chat.read_text(encoding="utf-8").splitlines():
+            try:
+                record = json.loads(line)
+            except ValueError:
+                continue
+            if isinstance(record, dict) and record.get("sessionId"):
+                found.add(record["sessionId"])
     return found
 
 
