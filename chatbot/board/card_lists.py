@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import NamedTuple
 
-from chatbot.board.waiting import CANDIDATES_SQL, WAITS_SQL
+from chatbot.board.waiting import CANDIDATES_SQL, WAITS_SQL, waits_sql
 from chatbot.domain.phases import Kind, Phase, child_success_phases
 from chatbot.store import Db
 
@@ -174,8 +174,12 @@ def list_query(
     if edge is not None:
         where += f" AND (updated_at, id) {'>' if backwards else '<'} (:edge_at, :edge_id)"
         params["edge_at"], params["edge_id"] = edge.updated_at, edge.id
-    if waits is False:
+    # Each phase's walk leaves out its waiting cards (waits is False) by the rule for
+    # that phase; a walk over every phase by the whole rule.
+    leave_out = waits is False
+    if leave_out and set(phases) >= _ALL:
         where += f" AND NOT {WAITS_SQL}"
+        leave_out = False
     order = "ASC" if backwards else "DESC"
     # One LIMITed index walk per phase: a single walk over several phases would sort them
     # all. Every phase at once is one walk of cards_updated (which holds slug and title).
@@ -195,8 +199,9 @@ def list_query(
         )
     for i, phase in enumerate(phases):
         params[f"p{i}"] = phase.value
+        own = f" AND NOT {waits_sql(phase)}" if leave_out else ""
         branches.append(
-            f"SELECT * FROM (SELECT id FROM cards c WHERE phase = :p{i}{where} "
+            f"SELECT * FROM (SELECT id FROM cards c WHERE phase = :p{i}{where}{own} "
             f"ORDER BY updated_at {order}, id {order} LIMIT :limit) AS b{i}"
         )
     if not branches:

@@ -43,6 +43,15 @@ _ITSELF = (
 )
 #: True for a card (`cards c`) the inbox lists; `:now` judges a quota wait.
 WAITS_SQL = f"({_ASKED} OR {_APPROVAL} OR {_QUOTA} OR ({_ITSELF}))"
+# A card of a phase that never waits itself waits only for a question, an approval or
+# the provider's quota: the same rule, a fifth of the text for the planner to read.
+_WAITS_WHILE_WORKED_ON = f"({_ASKED} OR {_APPROVAL} OR {_QUOTA})"
+_WAITS_ITSELF = frozenset({*ways.FAILED_WAYS, Phase.READY_FOR_DEPLOYMENT})
+
+
+def waits_sql(phase: Phase) -> str:
+    """WAITS_SQL for a card known to be in `phase`."""
+    return WAITS_SQL if phase in _WAITS_ITSELF else _WAITS_WHILE_WORKED_ON
 #: The ids of every card that may wait, each from an index: a superset of WAITS_SQL's, so
 #: that "Waiting for you" reads a few rows, not the whole board.
 CANDIDATES_SQL = (
