@@ -25,8 +25,7 @@ from chatbot.store.health import StoreHealth
 from chatbot.store.jobs import Job
 from chatbot.store.questions import QuestionRow
 from chatbot.store.telemetry import RunRecord
-from runners import commit_view, diff_files
-from runners.commit_view import CommitDiff
+from runners import diff_files
 from runners.diff_files import Change
 
 
@@ -99,10 +98,6 @@ class BoardReads(WebReads):
 
     async def card(self, slug: str) -> Card:
         return await card_store.require(self.store.reader, slug)
-
-    async def commit_diff(self, commit: str) -> CommitDiff:
-        """A commit of the target repository as /diff shows it (git, read-only)."""
-        return await commit_view.commit_diff(self.repo, commit)
 
     async def change(self, card: Card) -> Change | None:
         """The card's change file by file (None: it has no commit yet): from before its
