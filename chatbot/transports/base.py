@@ -31,6 +31,7 @@ from .events import (  # noqa: F401
     SenderDevice,
     Target,
 )
+from .files import FileFetchError, IncomingFile, OutgoingFile  # noqa: F401
 from .reports import ProbeReport, RoomReport  # noqa: F401
 
 log = logging.getLogger(__name__)
@@ -107,6 +108,10 @@ class Original:
 
 class NotConnected(TransportError):
     pass
+
+
+class FilesNotSupported(TransportError):
+    """This network (or its server) cannot take a file from the bot: no upload service."""
 
 
 class TargetUnavailable(TransportError):
@@ -264,6 +269,23 @@ class Transport(ABC):
         whose phones should ring: each transport writes a mention its own way
         (the room nick, a user pill with m.mentions). Nothing else mentions anyone.
         """
+
+    #: Whether `send_file` can work at all on this network (the console writes a file).
+    sends_files: ClassVar[bool] = False
+
+    async def send_file(
+        self,
+        target: Target,
+        file: OutgoingFile,
+        *,
+        caption: str = "",
+        reply_to: str | None = None,
+        txn_id: str | None = None,
+    ) -> str:
+        """Send a file (with an optional caption) and return the id the server knows the
+        message by. XMPP: the server's upload service and an Out of Band Data link;
+        Matrix: the media repository, encrypted where the room is."""
+        raise FilesNotSupported(f"{self.name} cannot send files")
 
     @abstractmethod
     async def react(self, target: Target, message_id: str, key: str) -> str | None:

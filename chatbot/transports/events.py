@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from .files import IncomingFile
+
 
 @dataclass(frozen=True, slots=True)
 class Identity:
@@ -79,6 +81,9 @@ class IncomingMessage:
     #: What a reply quotes of its target for clients without replies (the part cut
     #: from `text`): the sender's claim, used only to find lines in a message of ours.
     quoted: str = ""
+    #: Files sent with (or as) this message, not fetched yet; `text` is then the
+    #: caption, or "" (an XMPP link that is the whole body is cut from `text`).
+    files: tuple[IncomingFile, ...] = ()
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
