@@ -29,7 +29,8 @@ import threading
 import uuid
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
-from typing import TextIO
+from pathlib import Path
+from typing import ClassVar, TextIO
 
 from .base import (
     EventHandler,
@@ -43,6 +44,7 @@ from .base import (
     Transport,
 )
 from .console_texts import hint, syntax_help
+from .files import OutgoingFile
 from .network import Network, Rendering
 
 TRANSPORT = "console"
@@ -78,6 +80,9 @@ class ConsoleSettings:
     bot_name: str = "bot"
     #: The language of the console's own hints (`[bot] locale`).
     locale: str = "en"
+    #: Where files the bot sends are written (a .patch, a log); None: kept in memory
+    #: only (`Said.file`), as in tests.
+    files_dir: Path | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -100,6 +105,8 @@ class Said:
     reaction: str | None = None
     #: For an edit: the number of the message whose text this replaces.
     replaces: str | None = None
+    #: For a file: what was sent.
+    file: OutgoingFile | None = None
 
 
 def _key(typed: str) -> str | None:
@@ -296,6 +303,36 @@ class ConsoleTransport(Transport):
         arrow = f" (re #{shown})" if shown else ""
         self._write(f"[#{number}]{arrow} {self.settings.bot_name}: {text}")
         self._said.put_nowait(Said(number, text, reply_to=shown, html=html))
+        return self.message_id(number)
+
+    sends_files: ClassVar[bool] = True
+
+    async def send_file(
+        self,
+        target: Target,
+        file: OutgoingFile,
+        *,
+        caption: str = "",
+        reply_to: str | None = None,
+        txn_id: str | None = None,
+    ) -> str:
+        """A terminal shows no file: it is written to `files_dir` and its path printed."""
+        number = self._next_number()
+        where = ""
+        if self.settings.files_dir is not None:
+            folder = self.settings.files_dir
+            folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+            # The name is the bot's own (a slug and a suffix); the number keeps each send.
+            path = folder / f"{number}-{Path(file.name).name}"
+            path.write_bytes(file.data)
+            path.chmod(0o600)
+            where = f" -> {path}"
+        shown = self._number(reply_to) if reply_to else None
+        arrow = f" (re #{shown})" if shown else ""
+        head = f"{caption} " if caption else ""
+        line = f"{head}📎 {file.name} ({len(file.data)} bytes){where}"
+        self._write(f"[#{number}]{arrow} {self.settings.bot_name}: {line}")
+        self._said.put_nowait(Said(number, caption, reply_to=shown, file=file))
         return self.message_id(number)
 
     async def react(self, target: Target, message_id: str, key: str) -> str | None:
