@@ -55,6 +55,7 @@ NETWORK = Network(
     home=__name__,
     section="console",
     rendering=Rendering.PLAIN,
+    sends_files=True,
     syntax_help=syntax_help,
 )
 

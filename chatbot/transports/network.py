@@ -90,6 +90,8 @@ class Network:
     #: The key of its configuration section.
     section: str
     rendering: Rendering = Rendering.PLAIN
+    #: The bot can send files there (`Transport.send_file`): a /diff's .patch, a log.
+    sends_files: bool = False
     #: What one identity looks like (a regular expression), and that in words.
     identity_pattern: str = r"(?s).+"
     identity_words: str = "any text"

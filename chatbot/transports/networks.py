@@ -31,9 +31,15 @@ def formatted(transport: str) -> bool:
     return network is not None and network.formatted
 
 
+def sends_files(transport: str) -> bool:
+    """Whether the bot can send a file to this network."""
+    network = NETWORKS.get(transport)
+    return network is not None and network.sends_files
+
+
 def homes() -> dict[str, str]:
     """Each network's name and the module or package only where it may be written."""
     return {network.name: network.home for network in NETWORKS.values()}
 
 
-__all__ = ["CONSOLE", "MATRIX", "NETWORKS", "XMPP", "Network", "claiming", "formatted", "normal"]
+__all__ = ["CONSOLE", "MATRIX", "NETWORKS", "XMPP", "Network", "claiming", "formatted", "normal", "sends_files"]

@@ -97,6 +97,7 @@ NETWORK = Network(
     home=__name__,
     section="matrix",
     rendering=Rendering.HTML,
+    sends_files=True,
     identity_pattern=USER_ID,
     identity_words="a Matrix user id (@name:server)",
     claims=_claims,

@@ -91,6 +91,7 @@ NETWORK = Network(
     home=__name__,
     section="xmpp",
     rendering=Rendering.PLAIN,
+    sends_files=True,
     identity_pattern=BARE_JID,
     identity_words="a bare JID (name@server)",
     claims=_claims,
