@@ -42,4 +42,14 @@ def homes() -> dict[str, str]:
     return {network.name: network.home for network in NETWORKS.values()}
 
 
-__all__ = ["CONSOLE", "MATRIX", "NETWORKS", "XMPP", "Network", "claiming", "formatted", "normal", "sends_files"]
+__all__ = [
+    "CONSOLE",
+    "MATRIX",
+    "NETWORKS",
+    "XMPP",
+    "Network",
+    "claiming",
+    "formatted",
+    "normal",
+    "sends_files",
+]
