@@ -88,13 +88,15 @@ def link_problem(worktree: Worktree) -> str | None:
 MAX_NEW_FILE_BYTES = 16 * 1024 * 1024
 
 
-async def pending_text(worktree: Worktree) -> str:
+async def pending_text(worktree: Worktree, *left_out: str) -> str:
     """What a commit of everything would add, as text: the changes to tracked files and
-    the new files' content (a link's target, never the file it names)."""
+    the new files' content (a link's target, never the file it names); `left_out` are
+    pathspecs of what the commit leaves out (`:(top,exclude)...`)."""
+    paths = ("--", ":/", *left_out) if left_out else ()
     diff = await in_worktree(
-        worktree, "diff", "HEAD", "--text", "--no-ext-diff", "--no-textconv", "--no-color"
+        worktree, "diff", "HEAD", "--text", "--no-ext-diff", "--no-textconv", "--no-color", *paths
     )
-    listed = await in_worktree(worktree, "ls-files", "--others", "--exclude-standard", "-z")
+    listed = await in_worktree(worktree, "ls-files", "--others", "--exclude-standard", "-z", *paths)
     names = [name for name in listed.out.split("\0") if name]
     contents = await asyncio.to_thread(_read_new_files, worktree.path, names)
     return "\n".join([diff.out, *names, *contents])

@@ -21,7 +21,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from runners import profiles, remote
+from runners import profiles, remote, run_files
 from runners.git_guard import (
     Worktree,
     admin_folder,
@@ -42,6 +42,8 @@ log = logging.getLogger(__name__)
 
 COMMIT_RE = re.compile(r"^[0-9a-f]{7,40}$")
 BRANCH_PREFIX = "card/"
+# Unstages what the pathspec names, leaving the files; quiet when nothing matches.
+UNSTAGE = ("-r", "-q", "-f", "--cached", "--ignore-unmatch")
 # Beside the worktrees; a slug never starts with a dot, so no card's worktree is one.
 AGENT_HOMES = ".agent-homes"
 # Worktree bookkeeping and merges go one at a time per repository (`gitcmd.repo_lock`);
@@ -254,10 +256,14 @@ async def commit_all(
     if refuse is not None:
         # Read before `git add`: a refused change must not leave its content in the
         # repository's object store either.
-        reason = refuse(await pending_text(worktree))
+        reason = refuse(await pending_text(worktree, run_files.PATHSPEC))
         if reason:
             raise CommitRefused(reason)
     await in_worktree(worktree, "add", "--all")
+    # The files the owner sent for the run are never part of the change, whatever the
+    # agent did to have git take them (`git add -f`, a .gitignore that un-ignores them).
+    # Taken out after `add`: an exclude pathspec fails `add` when the folder is ignored.
+    await in_worktree(worktree, "rm", *UNSTAGE, "--", run_files.FOLDER_PATHSPEC)
     staged = await in_worktree(worktree, "diff", "--cached", "--quiet", check=False)
     if staged.code == 0:
         raise NoChangesError(f"the run left no changes to commit in {worktree.branch}")
