@@ -24,6 +24,7 @@ from chatbot.config.bot import (
 )
 from chatbot.config.chat import MatrixSection, XmppSection
 from chatbot.config.deprecated import Deprecated, set_aside
+from chatbot.config.files import FilesSection
 from chatbot.config.web import WebSection
 from chatbot.config_file import NAME_RE, KeyProblem, describe, resolve_paths
 from chatbot.domain.budgets import Budgets
@@ -56,6 +57,7 @@ class Config(Section):
     repo: RepoSection = RepoSection()
     web: WebSection | None = None
     workers: WorkersSection = WorkersSection()
+    files: FilesSection = FilesSection()
     # Where the file was read from; relative paths in it are resolved against it.
     source: Path = Field(default=Path("."), exclude=True)
     # Keys an earlier release accepted that were taken out before validation.
@@ -134,6 +136,15 @@ class Config(Section):
             },
             escalation_models={rt: tuple(models) for rt, models in self.escalation.models.items()},
         )
+
+    @property
+    def files_folder(self) -> Path:
+        """Where kept files live: [files] folder, else `files` in the bot's state folder
+        (beside the SQLite file; with PostgreSQL, beside this host's workspaces)."""
+        if self.files.folder is not None:
+            return self.files.folder
+        sqlite = self.bot.sqlite_file
+        return (sqlite.parent if sqlite is not None else self.bot.workspaces.parent) / "files"
 
     @property
     def console_owner(self) -> str | None:
@@ -234,6 +245,7 @@ __all__ = [
     "ConsoleSection",
     "DeploySection",
     "EscalationSection",
+    "FilesSection",
     "LaneSection",
     "MatrixSection",
     "RoleSection",
