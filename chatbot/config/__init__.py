@@ -25,6 +25,7 @@ from chatbot.config.bot import (
 from chatbot.config.chat import MatrixSection, XmppSection
 from chatbot.config.deprecated import Deprecated, set_aside
 from chatbot.config.files import FilesSection
+from chatbot.config.transcription import TranscriptionSection
 from chatbot.config.web import WebSection
 from chatbot.config_file import NAME_RE, KeyProblem, describe, resolve_paths
 from chatbot.domain.budgets import Budgets
@@ -58,6 +59,7 @@ class Config(Section):
     web: WebSection | None = None
     workers: WorkersSection = WorkersSection()
     files: FilesSection = FilesSection()
+    transcription: TranscriptionSection | None = None
     # Where the file was read from; relative paths in it are resolved against it.
     source: Path = Field(default=Path("."), exclude=True)
     # Keys an earlier release accepted that were taken out before validation.
@@ -174,6 +176,8 @@ class Config(Section):
                 found[f"runtimes.{name}.api_key_file"] = runtime.api_key_file
         if self.web:
             found.update(self.web.metrics_tokens)
+        if self.transcription and self.transcription.api_key_file is not None:
+            found["transcription.api_key_file"] = self.transcription.api_key_file
         return found
 
     def secret_values(self) -> dict[str, str]:
