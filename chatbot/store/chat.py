@@ -37,6 +37,8 @@ class Post:
     talk_id: int | None = None
     #: The file of a card's change this message shows (store/comments.py).
     diff_view_id: int | None = None
+    #: A kept file (store/attachments.py) the message sends, with `text` as its caption.
+    attachment_id: int | None = None
 
 
 @dataclass(frozen=True)
@@ -64,6 +66,7 @@ class OutboxRow:
     mentions: tuple[str, ...] = ()
     talk_id: int | None = None
     diff_view_id: int | None = None
+    attachment_id: int | None = None
 
     @classmethod
     def from_row(cls, row: Row) -> OutboxRow:
@@ -83,6 +86,7 @@ class Posted:
     purpose: str
     talk_id: int | None = None
     diff_view_id: int | None = None
+    attachment_id: int | None = None
 
     @property
     def asks_approval(self) -> bool:
@@ -93,7 +97,7 @@ class Posted:
 _ENQUEUE = (
     "INSERT INTO outbox (transport, room, target_kind, text, html, reply_to, card_id, "
     "question_id, request_id, purpose, txn_id, created_at, replaces_id, mentions, talk_id, "
-    "diff_view_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+    "diff_view_id, attachment_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
 )
 
 
@@ -117,6 +121,7 @@ def _row(post: Post) -> tuple[object, ...]:
         json.dumps(list(post.mentions)) if post.mentions else None,
         post.talk_id,
         post.diff_view_id,
+        post.attachment_id,
     )
 
 
@@ -164,8 +169,8 @@ async def mark_sent(db: Db, row: OutboxRow, message_id: str) -> None:
         await db.execute("UPDATE outbox SET text = ? WHERE id = ?", (DELIVERED_CREDENTIAL, row.id))
     await db.execute(
         "INSERT INTO chat_messages (transport, room, message_id, card_id, question_id, "
-        "request_id, purpose, created_at, talk_id, diff_view_id) "
-        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
+        "request_id, purpose, created_at, talk_id, diff_view_id, attachment_id) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
         (
             row.transport,
             row.room,
@@ -177,6 +182,7 @@ async def mark_sent(db: Db, row: OutboxRow, message_id: str) -> None:
             time.time(),
             row.talk_id,
             row.diff_view_id,
+            row.attachment_id,
         ),
     )
 
@@ -210,7 +216,7 @@ async def mark_failed(db: Db, row_id: int, error: str) -> None:
 async def posted(db: Db, transport: str, message_id: str) -> Posted | None:
     row = await db.fetchone(
         "SELECT transport, room, message_id, card_id, question_id, request_id, purpose, talk_id, "
-        "diff_view_id FROM chat_messages WHERE transport = ? AND message_id = ? "
+        "diff_view_id, attachment_id FROM chat_messages WHERE transport = ? AND message_id = ? "
         "ORDER BY id DESC LIMIT 1",
         (transport, message_id),
     )
@@ -221,8 +227,8 @@ async def remember(db: Db, transport: str, room: str, message_id: str, **links: 
     """Remember a message that did not go through the outbox (e.g. sent directly)."""
     await db.execute(
         "INSERT INTO chat_messages (transport, room, message_id, card_id, question_id, "
-        "request_id, purpose, created_at, talk_id, diff_view_id) "
-        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
+        "request_id, purpose, created_at, talk_id, diff_view_id, attachment_id) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
         (
             transport,
             room,
@@ -234,6 +240,7 @@ async def remember(db: Db, transport: str, room: str, message_id: str, **links: 
             time.time(),
             links.get("talk_id"),
             links.get("diff_view_id"),
+            links.get("attachment_id"),
         ),
     )
 

@@ -522,4 +522,45 @@ MIGRATIONS.register(
     """,
 )
 
+MIGRATIONS.register(
+    18,
+    "files people send and the bot sends: kept by their hash, tied to cards; "
+    "outbox rows and chat messages may carry one",
+    """
+    CREATE TABLE attachments (
+        id INTEGER PRIMARY KEY,
+        -- the bytes, kept once under their hash in the files folder (store/blobs.py)
+        sha256 TEXT NOT NULL,
+        size INTEGER NOT NULL,
+        -- sniffed from the bytes (board/file_kinds.py), never the sender's claim
+        content_type TEXT NOT NULL,
+        kind TEXT NOT NULL CHECK (kind IN ('image', 'text', 'pdf', 'audio')),
+        -- for display only: no path separators or control characters, bounded
+        name TEXT NOT NULL,
+        -- NULL while loose (sent without naming its card), then what it went with
+        card_id INTEGER REFERENCES cards(id) ON DELETE SET NULL,
+        purpose TEXT NOT NULL DEFAULT ''
+            CHECK (purpose IN ('', 'card', 'steer', 'answer', 'draft', 'outgoing')),
+        question_id INTEGER REFERENCES questions(id) ON DELETE SET NULL,
+        -- who sent it, from where ('' for the bot's own)
+        actor TEXT NOT NULL DEFAULT '',
+        transport TEXT NOT NULL DEFAULT '',
+        chat TEXT NOT NULL DEFAULT '',
+        message_id TEXT NOT NULL DEFAULT '',
+        -- 1: it came from an end-to-end encrypted room
+        encrypted INTEGER NOT NULL DEFAULT 0 CHECK (encrypted IN (0, 1)),
+        created_at REAL NOT NULL,
+        -- set when the quota dropped its bytes (the row stays: the card's list says so)
+        gone_at REAL
+    );
+    CREATE INDEX attachments_card ON attachments(card_id, id);
+    CREATE INDEX attachments_sha ON attachments(sha256);
+    CREATE INDEX attachments_kept ON attachments(gone_at, created_at);
+    ALTER TABLE outbox ADD COLUMN attachment_id INTEGER REFERENCES attachments(id)
+        ON DELETE SET NULL;
+    ALTER TABLE chat_messages ADD COLUMN attachment_id INTEGER REFERENCES attachments(id)
+        ON DELETE SET NULL;
+    """,
+)
+
 LATEST = MIGRATIONS.latest
