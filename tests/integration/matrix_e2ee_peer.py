@@ -9,7 +9,9 @@ bot's device. Everything is awaited on sync or key-query answers, never slept.
 from __future__ import annotations
 
 import asyncio
+import base64
 import contextlib
+import hashlib
 import json
 import uuid
 from collections.abc import Callable
@@ -36,7 +38,14 @@ from nio import (
 from nio.api import Api
 from nio.exceptions import EncryptionError
 
-from tests.integration.matrix_peer import Syncing, stop_client, take_matching
+from tests.integration.matrix_peer import (
+    Syncing,
+    fetch_file,
+    media_content,
+    stop_client,
+    take_matching,
+    upload,
+)
 from tests.matrix_signing import cross_signing_key, public, sign
 
 TIMEOUT = 10
@@ -189,6 +198,43 @@ class E2eePeer:
                 "m.relates_to": {"m.in_reply_to": {"event_id": target}},
             },
         )
+
+    async def send_file(
+        self,
+        room_id: str,
+        data: bytes,
+        *,
+        name: str,
+        mimetype: str,
+        msgtype: str = "m.file",
+        caption: str | None = None,
+        reply_to: str | None = None,
+        size: int | None = None,
+        hash_of: bytes | None = None,
+    ) -> str:
+        """An encrypted attachment in an encrypted event, as Element sends one.
+
+        `size` announces another size than the real one (a lying client); `hash_of`
+        announces the SHA-256 of other bytes than those uploaded (a tampered file)."""
+        url, keys = await upload(self.client, data, name=name, mimetype=mimetype, encrypt=True)
+        assert keys is not None
+        if hash_of is not None:
+            digest = hashlib.sha256(hash_of).digest()
+            keys["hashes"] = {"sha256": base64.b64encode(digest).decode().rstrip("=")}
+        content = media_content(
+            msgtype,
+            url,
+            name=name,
+            mimetype=mimetype,
+            size=len(data) if size is None else size,
+            keys=keys,
+            caption=caption,
+            reply_to=reply_to,
+        )
+        return await self.send(room_id, content)
+
+    async def fetch_file(self, content: dict[str, Any]) -> bytes:
+        return await fetch_file(self.client, content)
 
     async def react(self, room_id: str, target: str, key: str) -> str:
         content = {"m.relates_to": {"rel_type": "m.annotation", "event_id": target, "key": key}}

@@ -12,6 +12,7 @@ from typing import Any
 
 from nio import (
     AsyncClient,
+    DownloadResponse,
     JoinResponse,
     LocalProtocolError,
     LoginResponse,
@@ -19,7 +20,9 @@ from nio import (
     RoomPreset,
     RoomSendResponse,
     SyncResponse,
+    UploadResponse,
 )
+from nio.crypto.attachments import decrypt_attachment
 
 TIMEOUT = 5
 log = logging.getLogger(__name__)
@@ -129,6 +132,56 @@ async def take_matching(
             inbox.put_nowait(item)
 
 
+async def upload(
+    client: AsyncClient, data: bytes, *, name: str, mimetype: str, encrypt: bool
+) -> tuple[str, dict[str, Any] | None]:
+    """Put bytes in the media repository as a client does: (mxc URI, keys when encrypted)."""
+    resp, keys = await client.upload(
+        lambda *_: data, content_type=mimetype, filename=name, encrypt=encrypt, filesize=len(data)
+    )
+    assert isinstance(resp, UploadResponse), resp
+    return resp.content_uri, keys
+
+
+def media_content(
+    msgtype: str,
+    url: str,
+    *,
+    name: str,
+    mimetype: str,
+    size: int,
+    keys: dict[str, Any] | None = None,
+    caption: str | None = None,
+    reply_to: str | None = None,
+) -> dict[str, Any]:
+    """An m.image/m.file/... as Element sends it: `file` when encrypted, else `url`; with
+    a caption, body is the caption and filename the name (MSC2530)."""
+    content: dict[str, Any] = {
+        "msgtype": msgtype,
+        "body": caption if caption is not None else name,
+        "info": {"mimetype": mimetype, "size": size},
+    }
+    if caption is not None:
+        content["filename"] = name
+    if keys is not None:
+        content["file"] = {"url": url, "mimetype": mimetype, **keys}
+    else:
+        content["url"] = url
+    if reply_to:
+        content["m.relates_to"] = {"m.in_reply_to": {"event_id": reply_to}}
+    return content
+
+
+async def fetch_file(client: AsyncClient, content: dict[str, Any]) -> bytes:
+    """What a client shows for a received file: downloaded, decrypted when encrypted."""
+    file = content.get("file")
+    resp = await client.download(mxc=file["url"] if file else content["url"])
+    assert isinstance(resp, DownloadResponse), resp
+    if file is None:
+        return resp.body
+    return decrypt_attachment(resp.body, file["key"]["k"], file["hashes"]["sha256"], file["iv"])
+
+
 class MatrixPeer:
     def __init__(self, homeserver: str, user_id: str, password: str) -> None:
         self.client = AsyncClient(homeserver, user_id)
@@ -202,6 +255,17 @@ class MatrixPeer:
                 "m.relates_to": {"m.in_reply_to": {"event_id": target}},
             },
         )
+
+    async def send_file(
+        self, room_id: str, data: bytes, *, name: str, mimetype: str, msgtype: str = "m.file"
+    ) -> str:
+        url, _ = await upload(self.client, data, name=name, mimetype=mimetype, encrypt=False)
+        return await self.send(
+            room_id, media_content(msgtype, url, name=name, mimetype=mimetype, size=len(data))
+        )
+
+    async def fetch_file(self, content: dict[str, Any]) -> bytes:
+        return await fetch_file(self.client, content)
 
     async def edit(self, room_id: str, target: str, text: str) -> str:
         return await self.send(

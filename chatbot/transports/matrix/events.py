@@ -8,20 +8,24 @@ the trust rules are unit-testable without a server:
   fallback in the body is the sender's claim and is cut off, never parsed;
 - an edit (`rel_type: m.replace`) is an IncomingEdit, never a command;
 - only `m.text` counts as a message: notices are what bots (this one
-  included) post, so answering them would let bots loop.
+  included) post, so answering them would let bots loop;
+- `m.image`, `m.file`, `m.audio` and `m.video` are messages with a file (media.py
+  reads them), its caption as the text; the file is fetched only when the chat
+  side calls the fetch the transport bound to it.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from html import escape
 from typing import Any
 
 from ..base import Identity, IncomingEdit, IncomingMessage, Room
-from . import TRANSPORT
+from ..files import Fetch, FileFetchError, IncomingFile
+from . import TRANSPORT, media
 
 HTML_FORMAT = "org.matrix.custom.html"
 #: A whole event may be 65,536 bytes of JSON; the content leaves room for the rest.
@@ -51,6 +55,17 @@ class Redaction:
 
 
 Result = IncomingMessage | IncomingEdit | ReactionAdded | Redaction | Dropped
+#: Binds an incoming file's fetch to the transport's download.
+Fetcher = Callable[[media.MediaRef], Fetch]
+
+
+def unbound(_ref: media.MediaRef) -> Fetch:
+    """Where nothing can download (a parse without a transport): the fetch says so."""
+
+    async def fetch(_limit: int) -> bytes:
+        raise FileFetchError("this file cannot be fetched here")
+
+    return fetch
 
 
 def relates_to(content: dict[str, Any]) -> dict[str, Any]:
@@ -99,8 +114,15 @@ def after_own_join(events: list[dict[str, Any]], own_user_id: str) -> list[dict[
 
 
 def parse_event(
-    source: dict[str, Any], *, room_id: str, own_user_id: str, is_direct: bool = False
+    source: dict[str, Any],
+    *,
+    room_id: str,
+    own_user_id: str,
+    is_direct: bool = False,
+    encrypted: bool = False,
+    fetcher: Fetcher = unbound,
 ) -> Result:
+    """What one event means; `encrypted` when it reached us end-to-end encrypted."""
     etype = source.get("type")
     sender = source.get("sender")
     event_id = source.get("event_id")
@@ -153,6 +175,8 @@ def parse_event(
         if not isinstance(text, str):
             text = str(content.get("body", ""))
         return IncomingEdit(target_id=str(rel.get("event_id", "")), text=text, **common)
+    if content.get("msgtype") in media.MSGTYPES:
+        return _with_file(content, common, encrypted=encrypted, fetcher=fetcher)
     if content.get("msgtype") != "m.text":
         return Dropped(f"msgtype:{content.get('msgtype')}")
     body = content.get("body")
@@ -164,6 +188,29 @@ def parse_event(
         whole, body = body, strip_reply_fallback(body)
         quoted = whole[: len(whole) - len(body)]
     return IncomingMessage(text=body.strip(), reply_to=target, quoted=quoted, **common)
+
+
+def _with_file(
+    content: dict[str, Any], common: dict[str, Any], *, encrypted: bool, fetcher: Fetcher
+) -> IncomingMessage | Dropped:
+    """An m.image/m.file/m.audio/m.video: a message whose text is its caption (or "")."""
+    attachment = media.read_attachment(content)
+    if attachment is None:
+        return Dropped("media-without-file")
+    target = reply_target(content)
+    caption = attachment.caption
+    if target is not None and not relates_to(content).get("is_falling_back"):
+        caption = strip_reply_fallback(caption)
+    file = IncomingFile(
+        name=attachment.name,
+        declared_type=attachment.declared_type,
+        declared_size=attachment.declared_size,
+        voice=attachment.voice,
+        source=attachment.ref.mxc,
+        encrypted=encrypted,
+        fetch=fetcher(attachment.ref),
+    )
+    return IncomingMessage(text=caption.strip(), reply_to=target, files=(file,), **common)
 
 
 def notice_content(

@@ -12,7 +12,9 @@ With a crypto store (session, crypto) nio decrypts the timeline
 during the sync; each event then carries the facts about its sending device,
 a message whose key is missing is held until the key comes, and everything we
 post into an encrypted room is encrypted, reactions included. Owners verify
-the bot's view of their devices with SAS (verify).
+the bot's view of their devices with SAS (verify). Files come in as messages
+whose fetch is bound to the safe download and go out through the media
+repository (upload, download, media).
 """
 
 from __future__ import annotations
@@ -51,8 +53,8 @@ from ..base import (
 from . import TRANSPORT
 from . import events as wire
 from .crypto import MatrixCrypto
-from .outgoing import MatrixOutgoing
 from .session import MatrixSettings, login, make_client
+from .upload import MatrixFiles
 from .verify import Verifier
 
 __all__ = ["MatrixSettings", "MatrixTransport", "login", "make_client"]
@@ -60,8 +62,9 @@ __all__ = ["MatrixSettings", "MatrixTransport", "login", "make_client"]
 log = logging.getLogger(__name__)
 
 
-class MatrixTransport(MatrixOutgoing, Transport):
+class MatrixTransport(MatrixFiles, Transport):
     name = TRANSPORT
+    sends_files = True
 
     def __init__(
         self, settings: MatrixSettings, store: StateStore, *, handler: EventHandler | None = None
@@ -276,6 +279,8 @@ class MatrixTransport(MatrixOutgoing, Transport):
             room_id=room_id,
             own_user_id=self.client.user_id,
             is_direct=await self._is_direct(room_id),
+            encrypted=bool(getattr(event, "decrypted", False)),
+            fetcher=self._fetcher,
         )
         if isinstance(result, wire.Dropped):
             self.dropped[result.reason] += 1
