@@ -20,7 +20,7 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import Any
 
-from chatbot.board import BoardService
+from chatbot.board import BoardService, FileLimits
 from chatbot.config import Config
 from chatbot.pipeline.worker import Worker
 from chatbot.store import Store, StoreError, StoreUnwritable, upkeep
@@ -62,6 +62,19 @@ def make_board(config: Config, store: Store) -> BoardService:
         default_lane=next(iter(config.lanes)),
         deploy_configured=bool(config.deploy and config.deploy.command),
         budgets=config.budgets(),
+        files=file_limits(config),
+    )
+
+
+def file_limits(config: Config) -> FileLimits:
+    """[files] as the board keeps files by it."""
+    section = config.files
+    return FileLimits(
+        folder=config.files_folder,
+        max_bytes=section.max_bytes,
+        quota_bytes=section.quota_bytes,
+        max_pixels=section.max_pixels,
+        keep_loose_s=section.keep_loose_minutes * 60.0,
     )
 
 

@@ -7,8 +7,16 @@ claim and finish jobs (`queue`). It knows nothing of XMPP, Matrix or the console
 and nothing outside this package talks SQL to the store but the app's start-up.
 """
 
+from chatbot.board.attachments import (
+    Attachment,
+    AttachPurpose,
+    FileGone,
+    FileLimits,
+    FileRefused,
+)
 from chatbot.board.budget import SpendReport, budget_stopped
 from chatbot.board.failures import OPERATOR_FAILED_QUESTION
+from chatbot.board.file_kinds import FileKind
 from chatbot.board.moves import Along, BoardError, BoardService, Change, NewChild, closest_slugs
 from chatbot.board.reads import BoardSummary, CardView
 from chatbot.board.talk import (
@@ -36,6 +44,8 @@ __all__ = [
     "ActiveJobExists",
     "AlreadyAnswered",
     "ApprovalDecided",
+    "AttachPurpose",
+    "Attachment",
     "BoardError",
     "BoardService",
     "BoardSummary",
@@ -44,6 +54,10 @@ __all__ = [
     "CardView",
     "Change",
     "Event",
+    "FileGone",
+    "FileKind",
+    "FileLimits",
+    "FileRefused",
     "Job",
     "LeaseLost",
     "LineComment",

@@ -18,6 +18,7 @@ from typing import Any
 
 from chatbot.board import fanout, importer, split_plan
 from chatbot.board.acting import new_pipeline_id, owner_changes
+from chatbot.board.attachments import BoardFiles, FileLimits
 from chatbot.board.budget import BoardBudget
 from chatbot.board.comments import BoardComments
 from chatbot.board.failures import SYSTEM_ACTOR, RunFailures
@@ -68,7 +69,9 @@ _ANSWERING = frozenset({Action.BUILD_COMMITTED, Action.FIXER_COMMITTED})
 Along = Callable[[BoardTx, Change], Awaitable[None]]
 
 
-class BoardService(BoardReads, BoardQueue, RunFailures, BoardBudget, BoardTalk, BoardComments):
+class BoardService(
+    BoardReads, BoardQueue, RunFailures, BoardBudget, BoardTalk, BoardComments, BoardFiles
+):
     def __init__(
         self,
         store: Store,
@@ -77,12 +80,15 @@ class BoardService(BoardReads, BoardQueue, RunFailures, BoardBudget, BoardTalk, 
         default_lane: str = "light",
         deploy_configured: bool = False,
         budgets: Budgets | None = None,
+        files: FileLimits | None = None,
     ):
         self.store = store
         self.repo = repo
         self.default_lane = default_lane
         self.deploy_configured = deploy_configured
         self.budgets = budgets or Budgets()
+        # What files it keeps, where, and how many ([files]; board/attachments.py).
+        self.files = files or FileLimits()
         self.listeners: list[Listener] = []
         # Tells the card's rooms what an owner did from the web board's page (tx.py).
         self.page_echo: PageEcho | None = None
