@@ -24,6 +24,8 @@ from runners import profiles
 from runners.runtimes.progress import StepOf
 
 MAX_FAILURE_DETAIL = 240
+#: Pictures one prompt or steer may carry (`RunRequest.images`, `Steer.images`).
+MAX_IMAGES = 8
 
 # Session ids come back from a CLI's own output (UUIDs, `th_...`); anything that
 # could be read as an option or a path is refused before it reaches argv.
@@ -76,6 +78,13 @@ class RunRequest:
     its settings and sessions in a home of its own is pointed there instead of the
     user's, so nothing of the user's configuration widens or breaks a run; a CLI that
     needs none ignores it.
+
+    `images` are pictures for the model, by absolute path (`runners.run_files.place`
+    puts them in the run's folder, where the CLI, in its sandbox, can read them); each
+    CLI sends them its own way with the prompt: codex as local images (`--image`, or
+    `localImage` input over app-server), Claude Code as image blocks of the first user
+    message (a one-shot run goes through its stream-json protocol for it), Gemini CLI
+    as `@<path>` references in the prompt. At most `MAX_IMAGES`.
     """
 
     binary: str
@@ -93,8 +102,11 @@ class RunRequest:
     base_url: str = ""
     api_key_file: Path | None = None
     home: Path | None = None
+    images: tuple[Path, ...] = ()
 
     def __post_init__(self) -> None:
+        if isinstance(self.images, list):
+            object.__setattr__(self, "images", tuple(self.images))
         # Accept the plain strings a configuration file holds ("read_only").
         if not isinstance(self.mode, Mode):
             try:
@@ -233,6 +245,23 @@ def validate_request(request: RunRequest, rule_re: re.Pattern[str] = TOOL_RULE_R
     for rule in request.allowed_tools:
         if not rule_re.fullmatch(rule):
             raise InvalidRequest(f"invalid tool rule: {clean_detail(rule, 80)!r}")
+    validate_images(request.images)
+
+
+def validate_images(images: tuple[Path, ...]) -> None:
+    """Refuse pictures that must not reach a CLI: a relative path (it would be read from
+    wherever the CLI runs), a line break or control character (it would end the prompt's
+    reference), a comma (codex's `--image` and gemini's `--include-directories` split
+    their values at commas; `runners.run_files` never makes one), more than `MAX_IMAGES`."""
+    if len(images) > MAX_IMAGES:
+        raise InvalidRequest(f"at most {MAX_IMAGES} images, not {len(images)}")
+    for image in images:
+        if not isinstance(image, Path) or not image.is_absolute():
+            raise InvalidRequest(f"an image must be an absolute path: {clean_detail(image, 80)!r}")
+        if _CONTROL_RE.search(str(image)) or "," in str(image):
+            raise InvalidRequest(
+                f"an image path holds a comma or a control character: {clean_detail(image, 80)!r}"
+            )
 
 
 def last_line(stderr: str) -> str:
@@ -327,6 +356,9 @@ class Talking:
     steers: bool = True
     asks_approval: bool = True
     interrupts: bool = True
+    #: A run with `images` goes through this protocol even when nobody talks to it: the
+    #: one-shot command line cannot carry pictures (claude: image blocks need stream-json).
+    for_images: bool = False
 
 
 @dataclass(frozen=True, slots=True)

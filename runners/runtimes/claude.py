@@ -23,10 +23,14 @@ With a `base_url` the run talks to that Anthropic-compatible API
 `ANTHROPIC_API_KEY` of that one child, which otherwise uses its own login.
 
 A run the bot talks to (steers, approvals, interrupts) goes through the same command
-line in its interactive form (`claude_talk`). Claude Code keeps its sessions under the
-HOME it runs with (`~/.claude/projects/<cwd>/`), not in `RunRequest.home`: moving it
-there would also hide the user's own login. So a session is continued in a terminal as
-the same user, in the same working directory (`hand_over`).
+line in its interactive form (`claude_talk`), and so does a one-shot run with
+`RunRequest.images`: its pictures go as image blocks of the first user message, which
+only `--input-format stream-json` takes (nobody steers it; what it would ask is denied).
+
+Claude Code keeps its sessions under the HOME it runs with (`~/.claude/projects/<cwd>/`),
+not in `RunRequest.home`: moving it there would also hide the user's own login. So a
+session is continued in a terminal as the same user, in the same working directory
+(`hand_over`).
 """
 
 from __future__ import annotations
@@ -394,6 +398,8 @@ RUNTIME = Runtime(
         converse=claude_talk.converse,
         parse_output=parse_talk,
         step_of=step_of,
+        # `-p` takes text on stdin; image blocks need `--input-format stream-json`.
+        for_images=True,
     ),
     hand_over=hand_over,
     vendor_url="https://api.anthropic.com",

@@ -10,11 +10,15 @@ Measured on the pinned version (transcripts in tests/runners/data/claude_talk/):
 - The prompt and every steer are user messages on stdin,
   `{"type":"user","uuid":U,"message":{"role":"user","content":TEXT}}`. The CLI needs
   no `initialize` request first: it answers one (its commands, models, account,
-  capabilities) but works the same without it, so none is sent.
+  capabilities) but works the same without it, so none is sent. With pictures
+  (`RunRequest.images`, `Steer.images`) `content` is a list: the text block, then an
+  `image` block per picture with its bytes in base64 (runners/runtimes/images.py).
 - A message written while a tool runs reaches the model in the same turn, with the
   next tool result; one written while the model answers becomes a turn of its own
   after the current one's `result`. `--replay-user-messages` echoes each message with
-  `"isReplay":true` and our `uuid` when the CLI takes it: that is `Taken`.
+  `"isReplay":true` and our `uuid` when the CLI takes it: that is `Taken`, and so is the
+  `command_lifecycle` event with state `started` and our uuid as `command_uuid`, which
+  comes beside it (just before or after) and stays short when the echo holds pictures.
 - A tool use outside the grants arrives as `control_request` `can_use_tool`; the answer
   is `control_response` allow (`updatedInput`: the input unchanged) or deny with a
   `message`, which reaches the model as the tool's error. `permission_suggestions`
@@ -35,9 +39,11 @@ import asyncio
 import json
 import uuid
 from dataclasses import replace
+from pathlib import Path
 from typing import Any
 
 from runners.pipe import Pipe
+from runners.runtimes import images as images_
 from runners.runtimes.base import Invocation, Mode, RunRequest
 from runners.runtimes.talk import (
     ApprovalAsked,
@@ -136,7 +142,7 @@ class _Driver:
         self.interrupting = False
 
     async def run(self) -> None:
-        await self._send_user(self.request.prompt)
+        await self._send_user(self.request.prompt, self.request.images)
         line = asyncio.ensure_future(self.pipe.lines.get())
         inbox = asyncio.ensure_future(self.conversation.next())
         try:
@@ -174,7 +180,7 @@ class _Driver:
             # Written now it would start a new turn once the interrupted one ended.
             self.conversation.tell(Refused(item.key, INTERRUPTED))
         elif isinstance(item, Steer):
-            self.unanswered[await self._send_user(item.text)] = item.key
+            self.unanswered[await self._send_user(item.text, item.images)] = item.key
         elif not self.interrupting:
             self.interrupting = True
             await self._send(
@@ -185,9 +191,9 @@ class _Driver:
                 }
             )
 
-    async def _send_user(self, text: str) -> str:
+    async def _send_user(self, text: str, images: tuple[Path, ...] = ()) -> str:
         stamp = str(uuid.uuid4())
-        message = {"role": "user", "content": text}
+        message = {"role": "user", "content": await images_.message_content(text, images)}
         await self._send({"type": "user", "uuid": stamp, "message": message})
         return stamp
 
@@ -201,9 +207,11 @@ class _Driver:
             return False
         kind = event.get("type")
         if kind == "user" and event.get("isReplay") is True:
-            key = self.unanswered.pop(str(event.get("uuid")), None)
-            if key is not None:
-                self.conversation.tell(Taken(key))
+            self._taken(event.get("uuid"))
+        elif kind == "command_lifecycle" and event.get("state") == "started":
+            # Said beside the replay: a replay carrying pictures can be a longer line than
+            # the pipe takes (it is dropped), and the steer must not wait for it.
+            self._taken(event.get("command_uuid"))
         elif kind == "control_request":
             self._asked(event)
         elif kind == "control_cancel_request":
@@ -221,6 +229,11 @@ class _Driver:
             # A steer written and not yet taken starts a turn of its own: wait for it.
             return not self.unanswered
         return False
+
+    def _taken(self, stamp: object) -> None:
+        key = self.unanswered.pop(str(stamp), None)
+        if key is not None:
+            self.conversation.tell(Taken(key))
 
     def _asked(self, event: dict[str, Any]) -> None:
         request_id = event.get("request_id")

@@ -5,8 +5,8 @@ Command line (root options before `exec`, model options among them, as codex wan
     codex --ask-for-approval never --sandbox read-only|workspace-write
           [-c model_provider=... (with base_url)]
           [--model M] [-c model_reasoning_effort="E"] -C <cwd>
-          exec --ignore-user-config --skip-git-repo-check --json --color never
-          [resume <id>] -
+          exec --ignore-user-config --skip-git-repo-check [--image P]...
+          --json --color never [resume <id>] -
 
 The prompt goes through stdin (`-`), not argv: a prompt can be larger than
 ARG_MAX and would be visible to every user in `ps`. `--ignore-user-config`
@@ -20,6 +20,9 @@ the sandbox is set explicitly, so the check would only break the planner's draft
 With a `base_url` the run goes to that OpenAI-compatible Responses endpoint as a
 custom model provider defined entirely by `-c` overrides; its key, if any, is
 read from `api_key_file` into `GATEWAY_API_KEY` of that one child.
+
+The request's images go with the prompt as `--image` (codex reads each file and sends
+it to the model as an `input_image` before the text; a resumed run's too).
 """
 
 from __future__ import annotations
@@ -105,11 +108,19 @@ def model_options(request: RunRequest) -> list[str]:
 
 def exec_options(request: RunRequest) -> list[str]:
     options = ["-C", str(request.cwd), "exec", "--ignore-user-config", "--skip-git-repo-check"]
+    options += image_options(request)
     options += ["--json", "--color", "never"]
     if request.resume_session_id:
         options += ["resume", request.resume_session_id]
     options.append("-")
     return options
+
+
+def image_options(request: RunRequest) -> list[str]:
+    """`--image P` per picture, right after `exec`: the option takes every word up to the
+    next option (measured: it would take the final `-` for an image) and splits a value
+    at commas (`validate_request` refuses a path with one)."""
+    return [word for image in request.images for word in ("--image", str(image))]
 
 
 def build_argv(request: RunRequest) -> Invocation:

@@ -8,7 +8,8 @@ Command line (the provider and model overrides are the ones `exec` gets):
 JSON-RPC over stdio, one object a line (measured on codex 0.171.0, see
 tests/runners/data/codex_app_server/): `initialize` and `initialized`, then
 `thread/start` (or `thread/resume` of the builder's session) with the working
-directory, sandbox and approval policy, then one `turn/start` carrying the prompt.
+directory, sandbox and approval policy, then one `turn/start` carrying the prompt
+and the request's images (`localImage` items after the text; a steer's go the same way).
 While the turn runs, a steer is `turn/steer` (the agent takes it at its next model
 request: the `userMessage` item that follows, recognised by its client id), an
 interrupt `turn/interrupt`, and the agent's approval requests are answered once
@@ -39,7 +40,7 @@ import asyncio
 import contextlib
 import json
 import shlex
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any
@@ -73,6 +74,14 @@ FINISHED = "the run had finished; its answer is being applied"
 # A method codex may ask that the bot has no answer for (user input in plan mode, MCP
 # elicitations, permission profiles): answered with this error, the CLI goes on without.
 NOT_SUPPORTED = -32601
+
+
+def user_input(text: str, images: Sequence[Path]) -> list[dict[str, str]]:
+    """A user message as app-server input: the text, then each picture as a `localImage`
+    (codex reads the file and sends it to the model as an image; one it cannot read
+    becomes a line of text saying so, and the turn goes on)."""
+    pictures = [{"type": "localImage", "path": str(image)} for image in images]
+    return [{"type": "text", "text": text}, *pictures]
 
 
 def config_options(request: RunRequest) -> list[str]:
@@ -186,8 +195,8 @@ class _Driver:
         self.thread = as_str(thread.get("id")) or ""
         if not self.thread:
             return False
-        text = {"type": "text", "text": self.request.prompt}
-        said = await self._ask(wire.TURN, "turn/start", {"threadId": self.thread, "input": [text]})
+        given = user_input(self.request.prompt, self.request.images)
+        said = await self._ask(wire.TURN, "turn/start", {"threadId": self.thread, "input": given})
         self.turn = as_str(_dict(_dict(said.get("result")).get("turn")).get("id")) or ""
         if self.turn in self.ended:
             self.over.set()
@@ -225,7 +234,7 @@ class _Driver:
             {
                 "threadId": self.thread,
                 "expectedTurnId": self.turn,
-                "input": [{"type": "text", "text": steer.text}],
+                "input": user_input(steer.text, steer.images),
                 "clientUserMessageId": steer.key,
             },
         )

@@ -5,7 +5,7 @@ Command line:
     gemini -o stream-json --skip-trust [-m M]
            [--approval-mode yolo]                         (builder, fixer)
            [--policy <home>/policies/grants-<digest>.toml]  (a read-only role's grants)
-           [--resume <id>]
+           [--resume <id>] [--include-directories <a picture's folder>]...
 
 Environment: `GEMINI_CLI_HOME=<home>` (`RunRequest.home`, the bot's folder for this
 runtime on this host), `GEMINI_CLI_NO_RELAUNCH=true`, `GOOGLE_GEMINI_BASE_URL` (with a
@@ -28,6 +28,14 @@ reads) are allowed by a policy file as command prefixes, word-bounded, each part
 chain or substitution checked, redirections refused; the policy denies the options that
 make those commands write or start a program. Builders and fixers run in `yolo` mode in
 their worktree (as with Claude Code, the shell is not sandboxed).
+
+The request's images go in as `@<path>` references at the end of the prompt: the CLI
+reads each file and sends it as inline data (`inlineData`, the type from the file) with
+the prompt. It reads only its workspace (the working folder, and the folder of a picture
+outside it, added with `--include-directories`), and it skips a file git ignores by the
+working folder's `.gitignore` files or its own `.git/info/exclude` (a card's worktree has
+none: its `.git` is a file, so `runners.run_files.FOLDER` there goes in; in a main
+checkout that excludes the folder, a picture must be put outside it).
 
 Without the relaunch switch the CLI runs as a launcher that ignores SIGTERM and a child:
 one process is half a second faster to start, and the group kill ends either way.
@@ -147,6 +155,8 @@ def build_argv(request: RunRequest) -> Invocation:
         argv += ["--policy", str(path)]
     if request.resume_session_id:
         argv += ["--resume", request.resume_session_id]
+    for folder in _outside(request):
+        argv += ["--include-directories", str(folder)]
     env = {HOME_ENV: str(request.home), "GEMINI_CLI_NO_RELAUNCH": "true"}
     if request.base_url:
         env[BASE_URL_ENV] = request.base_url
@@ -157,11 +167,41 @@ def build_argv(request: RunRequest) -> Invocation:
         runtime=NAME,
         argv=tuple(argv),
         cwd=request.cwd,
-        stdin=request.prompt,
+        stdin=with_pictures(request.prompt, request.images),
         env_extras=MappingProxyType(env),
         secret_env_files=MappingProxyType(secrets),
         files=MappingProxyType(files),
     )
+
+
+# What ends an `@path` in the CLI's prompt parser (0.61.0, atCommandProcessor): written
+# with a backslash before it, which the parser takes away again.
+_AT_PATH_STOPS = frozenset(' \t\n\r,;!?()[]{}\\"')
+
+
+def at_reference(path: Path) -> str:
+    """`@<path>` as the CLI's prompt parser reads it back whole."""
+    text = "".join(f"\\{ch}" if ch in _AT_PATH_STOPS else ch for ch in str(path))
+    # A dot ends the reference only where whitespace or the end follows it.
+    return "@" + (text[:-1] + "\\." if text.endswith(".") else text)
+
+
+def with_pictures(prompt: str, images: tuple[Path, ...]) -> str:
+    """The prompt with a reference to each picture: the CLI reads the file and sends it
+    to the model as inline data after the prompt."""
+    if not images:
+        return prompt
+    return f"{prompt}\n\nAttached pictures: {' '.join(at_reference(path) for path in images)}\n"
+
+
+def _outside(request: RunRequest) -> list[Path]:
+    """The folders of pictures outside the working folder: the CLI reads a file only in
+    its workspace, which these extend."""
+    folders: list[Path] = []
+    for image in request.images:
+        if not image.is_relative_to(request.cwd) and image.parent not in folders:
+            folders.append(image.parent)
+    return folders
 
 
 def step_of(event: dict[str, object]) -> str | None:

@@ -26,7 +26,7 @@ from runners.runtimes.base import (
 )
 from runners.runtimes.progress import StepReader
 from runners.runtimes.registry import get_runtime
-from runners.runtimes.talk import Conversation
+from runners.runtimes.talk import ApprovalAsked, Conversation, Decision
 
 if TYPE_CHECKING:
     from runners.forwarder import Forwarding
@@ -65,6 +65,10 @@ class RunResult:
     @property
     def ok(self) -> bool:
         return self.failure is None
+
+
+async def _nobody_answers(asked: ApprovalAsked) -> Decision:
+    return Decision(False, "nobody answers a one-shot run: do without it")
 
 
 def build_invocation(runtime: str, request: RunRequest) -> Invocation:
@@ -224,6 +228,10 @@ async def run_model(
     a `RunResult` with `failure` set. Cancelling kills the CLI's process group.
     """
     record = get_runtime(runtime)
+    if conversation is None and request.images and record.talking and record.talking.for_images:
+        # Only its protocol carries pictures: a one-shot run speaks it with nobody on the
+        # other side (nothing to steer; what it would ask is denied, as one-shot refuses).
+        conversation = Conversation(_nobody_answers)
     talking = record.talking if conversation is not None else None
     build_argv = talking.build_argv if talking else record.build_argv
     parse_output = talking.parse_output if talking else record.parse_output

@@ -13,11 +13,15 @@ strictly from the whole output once the run ended.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 
 # Talking (a runtime's protocol) lives on the record's module; named here for drivers.
-from runners.runtimes.base import Talking  # noqa: F401
+from runners.runtimes.base import (
+    Talking,  # noqa: F401
+    validate_images,
+)
 
 #: What a steer may carry to a CLI; a longer text is cut by the bot, which says so.
 MAX_STEER_CHARS = 16 * 1024
@@ -25,10 +29,13 @@ MAX_STEER_CHARS = 16 * 1024
 
 @dataclass(frozen=True, slots=True)
 class Steer:
-    """A user message for the agent's current turn; `key` names it in `Taken`/`Refused`."""
+    """A user message for the agent's current turn; `key` names it in `Taken`/`Refused`.
+    `images` go with it as pictures, by absolute path, as `RunRequest.images` go with the
+    prompt (codex: `localImage` items of `turn/steer`; claude: image blocks)."""
 
     text: str = field(repr=False)
     key: str
+    images: tuple[Path, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,8 +98,12 @@ class Conversation:
 
     # --- the bot's side ------------------------------------------------------------
 
-    def steer(self, text: str, key: str) -> None:
-        self._inbox.put_nowait(Steer(text[:MAX_STEER_CHARS], key))
+    def steer(self, text: str, key: str, images: Sequence[Path] = ()) -> None:
+        """Send the agent `text` (cut at MAX_STEER_CHARS) with `images`; `InvalidRequest`
+        for images no CLI may be given (`validate_images`), before anything is sent."""
+        pictures = tuple(images)
+        validate_images(pictures)
+        self._inbox.put_nowait(Steer(text[:MAX_STEER_CHARS], key, pictures))
 
     def interrupt(self) -> None:
         self._inbox.put_nowait(Interrupt())

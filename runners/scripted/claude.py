@@ -184,8 +184,10 @@ def main() -> None:
         first = claude_talk.first_message(reader)
         talking = (reader, first)
         stdin = claude_talk.text_of(first)
+        images = claude_talk.images_of(first)
     else:
         stdin = script.read_stdin()
+        images = []
     prompt = opts["prompt"] if opts["prompt"] is not None else stdin
     if not prompt.strip():
         script.fail(
@@ -209,7 +211,7 @@ def main() -> None:
         CLI,
         {**turn, "hang": None} if waits else turn,
         writable=can_write(opts),
-        record={"turn": index, "stdin": stdin, "session": session},
+        record={"turn": index, "stdin": stdin, "session": session, "images": images},
     )
     answer = "\n\n".join(script.answers(turn))
     if turn.get("huge_output_bytes"):

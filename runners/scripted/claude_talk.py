@@ -60,8 +60,22 @@ class Stdin:
 def text_of(message: dict[str, Any]) -> str:
     content = (message.get("message") or {}).get("content")
     if isinstance(content, list):
-        return "\n".join(part.get("text", "") for part in content if isinstance(part, dict))
+        return "\n".join(
+            part.get("text", "")
+            for part in content
+            if isinstance(part, dict) and part.get("type", "text") == "text"
+        )
     return content if isinstance(content, str) else ""
+
+
+def images_of(message: dict[str, Any]) -> list[str]:
+    """The media types of a user message's image blocks, as the scripted log shows them."""
+    content = (message.get("message") or {}).get("content")
+    return [
+        str((part.get("source") or {}).get("media_type"))
+        for part in (content if isinstance(content, list) else [])
+        if isinstance(part, dict) and part.get("type") == "image"
+    ]
 
 
 def first_message(stdin: Stdin) -> dict[str, Any]:
@@ -163,9 +177,11 @@ class Talk:
 
     def take(self, message: dict[str, Any]) -> None:
         if self.replay:
+            # The message as it was written, pictures and all (the real one echoes it so).
+            content = (message.get("message") or {}).get("content")
             echo = {
                 "type": "user",
-                "message": {"role": "user", "content": text_of(message)},
+                "message": {"role": "user", "content": content},
                 "session_id": self.session,
                 "parent_tool_use_id": None,
                 "uuid": message.get("uuid") or str(uuid.uuid4()),

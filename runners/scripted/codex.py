@@ -30,6 +30,7 @@ ALIASES = {
     "-c": "--config",
     "-p": "--profile",
     "-o": "--output-last-message",
+    "-i": "--image",
 }
 ROOT_VALUE = {"--ask-for-approval", "--sandbox", "--model", "--cd", "--config", "--profile"}
 EXEC_VALUE = {
@@ -41,6 +42,7 @@ EXEC_VALUE = {
     "--color",
     "--output-last-message",
     "--output-schema",
+    "--image",
 }
 EXEC_FLAGS = {
     "--json",
@@ -86,6 +88,9 @@ def parse(argv: list[str]) -> dict:
                         opts["config"][key.strip()] = json.loads(raw)
                     except ValueError:
                         opts["config"][key.strip()] = raw
+                elif name == "--image":
+                    # Repeatable; the real one also splits a value at commas.
+                    opts.setdefault("images", []).extend(value.split(","))
                 else:
                     opts[name] = value
             elif stage == "exec" and name in EXEC_FLAGS:
@@ -210,7 +215,13 @@ def main() -> None:
         CLI,
         turn,
         writable=opts.get("--sandbox") in ("workspace-write", "danger-full-access"),
-        record={"turn": index, "stdin": stdin, "session": session, "config": config},
+        record={
+            "turn": index,
+            "stdin": stdin,
+            "session": session,
+            "config": config,
+            "images": opts.get("images", []),
+        },
     )
     if not opts.get("--json") and not opts.get("--experimental-json"):
         print("\n\n".join(script.answers(turn)))

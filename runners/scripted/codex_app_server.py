@@ -7,7 +7,8 @@ are the captured ones of tests/runners/data/codex_app_server/, cut to what the b
 reads): `initialize`, `thread/start` or `thread/resume` (an unknown session is refused
 with the real error), and per `turn/start` one scenario turn picked by the prompt and
 played as items (its `steps`, files, agent messages), the thread's cumulative token
-usage and `turn/completed`. While a turn runs (its `step_delay`s), `turn/steer` is
+usage and `turn/completed` (its `localImage` inputs are shown in the user message item and
+logged as `images`). While a turn runs (its `step_delay`s), `turn/steer` is
 taken at the next step as a `userMessage` item with the steer's client id, and
 `turn/interrupt` ends the turn as interrupted; after it, a steer gets codex's "no
 active turn to steer". A step `{"approval": COMMAND, "reason": ...}` asks for an
@@ -140,12 +141,7 @@ class Server:
         if not self.turn or params.get("expectedTurnId") != self.turn or self.interrupted:
             send({"id": ident, "error": NO_TURN})
             return
-        text = "".join(
-            str(part.get("text", ""))
-            for part in params.get("input") or []
-            if isinstance(part, dict)
-        )
-        self.steers.append((text, params.get("clientUserMessageId")))
+        self.steers.append((params.get("input") or [], params.get("clientUserMessageId")))
         send({"id": ident, "result": {"turnId": self.turn}})
 
     def wait(self, seconds: float) -> None:
@@ -163,8 +159,8 @@ class Server:
     def take_steers(self) -> None:
         """Steers reach the model at its next request: shown as the turn's user messages."""
         while self.steers and not self.interrupted:
-            text, client = self.steers.pop(0)
-            self.item({"type": "userMessage", "clientId": client, "content": [_text(text)]})
+            given, client = self.steers.pop(0)
+            self.item({"type": "userMessage", "clientId": client, "content": _content(given)})
 
     def item(self, item: dict[str, Any], started: bool = True) -> None:
         item = {"id": f"item_{uuid.uuid4().hex[:8]}", **item}
@@ -176,23 +172,20 @@ class Server:
         notify("item/completed", item=item, **where)
 
     def start_turn(self, ident: object, params: dict[str, Any]) -> None:
-        prompt = "".join(
-            str(part.get("text", ""))
-            for part in params.get("input") or []
-            if isinstance(part, dict)
-        )
+        given = params.get("input") or []
+        prompt = _input_text(params)
         self.turn, self.interrupted = str(uuid.uuid4()), False
         send({"id": ident, "result": {"turn": {"id": self.turn, "status": "inProgress"}}})
         notify("turn/started", threadId=self.thread, turn={"id": self.turn, "status": "inProgress"})
-        self.item({"type": "userMessage", "clientId": None, "content": [_text(prompt)]})
+        self.item({"type": "userMessage", "clientId": None, "content": _content(given)})
         try:
-            status, error = self.play(prompt)
+            status, error = self.play(prompt, _images(given))
         finally:
             turn, self.turn, self.steers = self.turn, "", []
         turn_shown = {"id": turn, "status": status, "error": error}
         notify("turn/completed", threadId=self.thread, turn=turn_shown)
 
-    def play(self, prompt: str) -> tuple[str, dict[str, str] | None]:
+    def play(self, prompt: str, images: list[str]) -> tuple[str, dict[str, str] | None]:
         """One scenario turn as the items of this turn; its (status, error)."""
         with script.scenario_state() as (turns, state):
             state.calls += 1
@@ -203,6 +196,7 @@ class Server:
             total = {key: previous.get(key, 0) + int(usage.get(key, 0)) for key in default}
             state.sessions[self.thread] = total
         record = {"turn": index, "stdin": prompt, "session": self.thread, "config": self.config}
+        record["images"] = images
         written, _ = script.begin_turn(CLI, turn, writable=self.writable, record=record)
         missing = _missing_key(self.config)
         if missing:
@@ -321,6 +315,28 @@ def _input_text(params: dict[str, Any]) -> str:
 
 def _text(text: str) -> dict[str, Any]:
     return {"type": "text", "text": text, "text_elements": []}
+
+
+def _content(given: list[Any]) -> list[dict[str, Any]]:
+    """A user message's input as the real one shows it in its `userMessage` item: text
+    parts and `localImage` parts (with `detail`), in order."""
+    shown = []
+    for part in given:
+        if not isinstance(part, dict):
+            continue
+        if part.get("type") == "localImage":
+            shown.append({"type": "localImage", "detail": None, "path": str(part.get("path"))})
+        else:
+            shown.append(_text(str(part.get("text", ""))))
+    return shown
+
+
+def _images(given: list[Any]) -> list[str]:
+    return [
+        str(part.get("path"))
+        for part in given
+        if isinstance(part, dict) and part.get("type") == "localImage"
+    ]
 
 
 def _missing_key(config: dict[str, Any]) -> str | None:
