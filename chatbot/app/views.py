@@ -8,7 +8,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
-from chatbot.board import Card, CardView, Event, RunRecord
+from chatbot.board import Attachment, Card, CardView, Event, RunRecord
 from chatbot.board.inbox import InboxItem, Why
 from chatbot.chat.render import ways_forward
 
@@ -32,6 +32,24 @@ def event_json(event: Event) -> dict[str, Any]:
     }
 
 
+def attachment_json(file: Attachment) -> dict[str, Any]:
+    """One file of a card: what it is, who sent it when, what it went with."""
+    return {
+        "id": file.id,
+        "name": file.name,
+        "kind": file.kind.value,
+        "content_type": file.content_type,
+        "size": file.size,
+        "sha256": file.sha256,
+        "by": file.actor or None,
+        "at": _time(file.created_at),
+        "purpose": file.purpose or None,
+        "question": file.question_id,
+        "encrypted": file.encrypted,
+        "gone": file.gone,
+    }
+
+
 def card_json(
     card: Card,
     *,
@@ -40,6 +58,7 @@ def card_json(
     blocked_by: list[str],
     events: list[Event],
     ways: list[dict[str, str]] | None = None,
+    attachments: list[Attachment] | None = None,
 ) -> dict[str, Any]:
     return {
         "slug": card.slug,
@@ -62,6 +81,7 @@ def card_json(
         ),
         # Added within schema_version 1: a new key breaks no script that reads the others.
         "ways_forward": ways or [],
+        "attachments": [attachment_json(a) for a in attachments or []],
         "events": [event_json(e) for e in events],
     }
 
@@ -102,6 +122,7 @@ def view_json(view: CardView, locale: str = "en", prefix: str = "/") -> dict[str
         blocked_by=view.blocked_by,
         events=view.events,
         ways=ways,
+        attachments=view.attachments,
     )
 
 

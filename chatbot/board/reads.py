@@ -10,9 +10,11 @@ import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from chatbot.board.attachments import Attachment
 from chatbot.board.web_reads import WebReads
 from chatbot.domain.phases import Phase
 from chatbot.store import Store, telemetry
+from chatbot.store import attachments as attachment_store
 from chatbot.store import cards as card_store
 from chatbot.store import chat as chat_store
 from chatbot.store import comments as comment_store
@@ -38,6 +40,8 @@ class CardView:
     events: list[Event]
     active_job: Job | None
     open_question: QuestionRow | None = None
+    #: Files attached to it, oldest first (dropped ones too: they say so).
+    attachments: list[Attachment] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -60,7 +64,8 @@ SELECT c.*,
   (SELECT json_group_array(json_array(seq, from_phase, to_phase, action, actor, reason, at)) FROM
      (SELECT * FROM events WHERE card_id = c.id ORDER BY seq) AS e) AS _events,
   (SELECT id FROM jobs WHERE card_id = c.id AND state IN ('queued', 'running')) AS _job,
-  (SELECT id FROM questions WHERE card_id = c.id AND state = 'open') AS _question
+  (SELECT id FROM questions WHERE card_id = c.id AND state = 'open') AS _question,
+  (SELECT 1 FROM attachments WHERE card_id = c.id LIMIT 1) AS _files
 FROM cards c WHERE c.slug = ?
 """
 
@@ -152,6 +157,7 @@ class BoardReads(WebReads):
         ]
         job = await job_store.get(db, extra["_job"]) if extra["_job"] else None
         question = await question_store.get(db, extra["_question"]) if extra["_question"] else None
+        files = await attachment_store.of_card(db, card.id) if extra["_files"] else []
         return CardView(
             card=card,
             parent=extra["_parent"],
@@ -160,6 +166,7 @@ class BoardReads(WebReads):
             events=events,
             active_job=job,
             open_question=question,
+            attachments=[Attachment.from_row(row) for row in files],
         )
 
     async def all_views(self) -> list[CardView]:
@@ -178,6 +185,7 @@ class BoardReads(WebReads):
         for row in await db.fetchall("SELECT * FROM events ORDER BY card_id, seq"):
             history.setdefault(row["card_id"], []).append(Event.from_row(row))
         active = {j.card_id: j for j in await job_store.listing(db)}
+        files = await attachment_store.of_cards(db)
         return [
             CardView(
                 card=c,
@@ -186,6 +194,7 @@ class BoardReads(WebReads):
                 blocked_by=sorted(blocked.get(c.id, [])),
                 events=history.get(c.id, []),
                 active_job=active.get(c.id),
+                attachments=[Attachment.from_row(row) for row in files.get(c.id, [])],
             )
             for c in cards
         ]

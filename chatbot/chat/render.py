@@ -15,7 +15,7 @@ from datetime import UTC, datetime
 from chatbot.board import BoardSummary, Card, CardView, Job, QuestionRow, Request, RunRecord
 from chatbot.board.budget import budget_stopped
 from chatbot.board.hand_over import HandOver
-from chatbot.chat import reactions
+from chatbot.chat import reactions, render_files
 from chatbot.chat.commands import (
     FOR_ACTION,
     INSPECT_MODES,
@@ -212,6 +212,7 @@ def card(view: CardView, runs: list[RunRecord], locale: str) -> str:
     if c.deployment_status:
         lines.append(say(locale, "card_deploy", status=c.deployment_status))
     lines += card_extras(c, locale)
+    lines += render_files.card_files(view.attachments, locale)
     if view.open_question:
         question = view.open_question
         lines.append(say(locale, "card_question", id=question.id, text=question.text))

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from chatbot.chat import texts_help, texts_inbox, texts_web
+from chatbot.chat import texts_attachments, texts_help, texts_inbox, texts_web
 
 EN: dict[str, str] = {
     # --- help ---
@@ -518,6 +518,8 @@ EN |= texts_web.EN
 DE |= texts_web.DE
 EN |= texts_help.EN
 DE |= texts_help.DE
+EN |= texts_attachments.EN
+DE |= texts_attachments.DE
 CATALOGUES: dict[str, dict[str, str]] = {"en": EN, "de": DE}
 
 

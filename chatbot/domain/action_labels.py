@@ -68,6 +68,8 @@ EN: dict[str, str] = {
     "draft": "draft started",
     "split_child": "created by a split",
     "import": "imported from its intent file",
+    # A file tied to the card (board/attachments.py).
+    "attach": "file attached",
 }
 
 DE: dict[str, str] = {
@@ -123,6 +125,7 @@ DE: dict[str, str] = {
     "draft": "Entwurf begonnen",
     "split_child": "durch eine Aufteilung angelegt",
     "import": "aus ihrer Intent-Datei importiert",
+    "attach": "Datei angehängt",
 }
 
 LABELS: dict[str, dict[str, str]] = {"en": EN, "de": DE}

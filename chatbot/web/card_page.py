@@ -16,7 +16,7 @@ from chatbot.board.hand_over import HandOver
 from chatbot.board.inbox import Why
 from chatbot.domain.action_labels import action_label
 from chatbot.domain.phases import Kind, Phase
-from chatbot.web import action_forms, diff_section, talk_section, why_line
+from chatbot.web import action_forms, diff_section, files_section, talk_section, why_line
 from chatbot.web.markup import Safe, join, labelled_row, markdown, moment, scroll_table, tag
 from chatbot.web.texts import Texts
 from runners.diff_files import Change
@@ -278,6 +278,7 @@ def card_main(page: CardPage, t: Texts, now: float | None = None) -> Safe:
                 items=join(tag("<li>{c}</li>", c=c) for c in card.acceptance_criteria),
             )
         )
+    parts.append(files_section.files_section(view.attachments, t))
     if page.reviews:
         reviews = [
             tag(

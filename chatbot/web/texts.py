@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from chatbot.web import texts_acts, texts_board, texts_inbox, texts_why
+from chatbot.web import texts_acts, texts_board, texts_files, texts_inbox, texts_why
 
 EN: dict[str, str] = {
     "signin_title": "Sign in",
@@ -455,8 +455,8 @@ DE: dict[str, str] = {
     "u_d": "{n} T.",
 }
 
-EN |= texts_why.EN | texts_acts.EN | texts_inbox.EN | texts_board.EN
-DE |= texts_why.DE | texts_acts.DE | texts_inbox.DE | texts_board.DE
+EN |= texts_why.EN | texts_acts.EN | texts_inbox.EN | texts_board.EN | texts_files.EN
+DE |= texts_why.DE | texts_acts.DE | texts_inbox.DE | texts_board.DE | texts_files.DE
 CATALOGUES = {"en": EN, "de": DE}
 
 
