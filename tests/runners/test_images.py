@@ -4,8 +4,10 @@ real CLIs do (tests/realcli/test_images_real.py sends them through the real ones
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import io
+import json
 from dataclasses import replace
 from pathlib import Path
 
@@ -18,14 +20,17 @@ from runners.runtimes import (
     InvalidRequest,
     RunRequest,
     Steer,
+    Taken,
     codex,
     gemini,
     run_model,
 )
 from runners.runtimes.base import MAX_IMAGES
+from runners.runtimes.claude_talk import converse as claude_converse
 from runners.runtimes.codex_talk import user_input
 from runners.runtimes.images import image_block, media_type, message_content
 from tests.runners.conftest import FAKE_CLAUDE, FAKE_CODEX, FAST, FakeCli
+from tests.runners.test_claude_talk import ScriptedPipe
 
 
 def picture(fmt: str, size: tuple[int, int] = (4, 3)) -> bytes:
@@ -214,3 +219,38 @@ async def test_the_scripted_claude_takes_pictures_of_a_one_shot_run_over_stream_
 
 async def _deny(asked) -> Decision:
     return Decision(False, "not expected")
+
+
+# --- the claude driver: pictures written, a steer taken without its (too long) replay ---
+
+
+async def test_claude_pictures_are_written_as_image_blocks_and_a_steer_is_taken_by_its_start(
+    tmp_path: Path,
+) -> None:
+    first, second = tmp_path / "first.png", tmp_path / "second.gif"
+    first.write_bytes(picture("PNG"))
+    second.write_bytes(picture("GIF"))
+    pipe = ScriptedPipe()
+    told: list = []
+    conversation = Conversation(_deny, told.append)
+    run = asyncio.ensure_future(
+        claude_converse(pipe, request(tmp_path, first, binary="claude"), conversation)
+    )
+
+    prompt = await pipe.next_written()
+    assert prompt["message"]["content"] == [
+        {"type": "text", "text": "Look."},
+        image_block(first),
+    ]
+    conversation.steer("This too.", "s-1", images=(second,))
+    steer = await pipe.next_written()
+    [text, block] = steer["message"]["content"]
+    assert text == {"type": "text", "text": "This too."}
+    assert base64.b64decode(block["source"]["data"]) == second.read_bytes()
+    assert block["source"]["media_type"] == "image/gif"
+    # Its replay, pictures and all, was longer than the pipe takes: only its start says so.
+    started = {"type": "command_lifecycle", "command_uuid": steer["uuid"], "state": "started"}
+    pipe.lines.put_nowait(json.dumps(started).encode())
+    pipe.lines.put_nowait(json.dumps({"type": "result", "subtype": "success"}).encode())
+    await asyncio.wait_for(run, 5)
+    assert told == [Taken("s-1")]
