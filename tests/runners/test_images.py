@@ -23,6 +23,7 @@ from runners.runtimes import (
     Taken,
     codex,
     gemini,
+    openrouter,
     run_model,
 )
 from runners.runtimes.base import MAX_IMAGES
@@ -102,6 +103,14 @@ def test_codex_exec_takes_each_picture_right_after_exec(tmp_path: Path) -> None:
     assert resumed[-3:] == ["resume", "th-1", "-"]
     assert resumed.index("--image") < resumed.index("resume")
     assert "--image" not in codex.build_argv(request(tmp_path)).argv
+    # OpenRouter runs codex's program: the same options.
+    routed = openrouter.build_argv(
+        request(tmp_path, one, model="vendor/model", api_key_file=tmp_path / "key")
+    )
+    assert routed.argv[routed.argv.index("exec") + 3 : routed.argv.index("--json")] == (
+        "--image",
+        str(one),
+    )
 
 
 def test_codex_app_server_input_is_the_text_then_local_images() -> None:
