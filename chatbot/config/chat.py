@@ -20,6 +20,12 @@ MATRIX_USER_RE = re.compile(
     describe_pattern(MATRIX.identity_pattern, "a Matrix user id such as @board:example.org")
 )
 
+# A host name, an IPv4 address or a bracketed IPv6 address, then an optional port.
+_LABEL = r"[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?"
+UPLOAD_HOST_RE = re.compile(
+    rf"(?:{_LABEL}(?:\.{_LABEL})*|\[[0-9A-Fa-f:.]{{2,45}}\])(?::(?P<port>[0-9]{{1,5}}))?"
+)
+
 
 class XmppSection(Section):
     # The bot's own account (a bare JID); owners talk to it directly or in its rooms.
@@ -38,6 +44,22 @@ class XmppSection(Section):
     ca_certs: Path | None = None
     # Longer messages are cut to fit; a stanza over the server's limit costs the stream.
     max_stanza_bytes: int = Field(default=10_000, ge=2_000, le=10_000_000)
+    # Hosts (host or host:port) whose file links the bot fetches; empty: any host of the
+    # owners' and the bot's own domains, at a public address. A host listed here may be
+    # at a private or loopback address too.
+    upload_hosts: list[str] = []
+
+    @field_validator("upload_hosts")
+    @classmethod
+    def _upload_hosts(cls, values: list[str]) -> list[str]:
+        for value in values:
+            match = UPLOAD_HOST_RE.fullmatch(value)
+            if not match or not 0 < int(match["port"] or 1) < 65536:
+                raise ValueError(
+                    f"{value!r} is not a host or host:port (upload.example.org, "
+                    "upload.example.org:5281, [2001:db8::1]:443)"
+                )
+        return values
 
     @field_validator("rooms")
     @classmethod

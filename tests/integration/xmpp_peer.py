@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import io
 import uuid
 from collections.abc import Callable
 from xml.etree import ElementTree as ET
@@ -13,6 +14,7 @@ from slixmpp.stanza import Message
 from slixmpp.xmlstream.handler import Callback
 from slixmpp.xmlstream.matcher import MatchXPath
 
+from chatbot.transports.xmpp import oob
 from chatbot.transports.xmpp import outgoing as out
 from chatbot.transports.xmpp import stanzas as wire
 from chatbot.transports.xmpp.connection import shutdown
@@ -23,7 +25,7 @@ TIMEOUT = 5
 class XmppPeer:
     def __init__(self, jid: str, password: str, host: str, port: int) -> None:
         self.client = slixmpp.ClientXMPP(jid, password)
-        for name in ("xep_0030", "xep_0045", "xep_0199", "xep_0203", "xep_0359"):
+        for name in ("xep_0030", "xep_0045", "xep_0199", "xep_0203", "xep_0359", "xep_0363"):
             self.client.register_plugin(name)
         self.client.enable_direct_tls = False
         self.client.enable_starttls = False
@@ -121,6 +123,36 @@ class XmppPeer:
         # A lying quote: the bot must go by the id, not by this text.
         out.add_reply(msg, target, quote=quote)
         return await self.transmit(msg)
+
+    async def upload_and_send(
+        self,
+        to: str,
+        data: bytes,
+        name: str,
+        content_type: str,
+        *,
+        room: bool = False,
+        reply_to: str | None = None,
+        caption: str = "",
+    ) -> tuple[str, str]:
+        """Send a file as Conversations does: upload it to the server's real upload
+        service (XEP-0363), then the link as the body with Out of Band Data; as a reply
+        (XEP-0461, with the quote fallback clients add) when asked, a caption before
+        the link. Returns (the message's id, or the room's stanza-id; the link)."""
+        url = await self.client.plugin["xep_0363"].upload_file(
+            name,
+            size=len(data),
+            content_type=content_type,
+            input_file=io.BytesIO(data),
+            timeout=TIMEOUT,
+        )
+        msg = self.build(to, None, room=room)
+        oob.file_message(msg, url)
+        if caption:
+            msg["body"] = f"{caption}\n{url}"
+        if reply_to:
+            out.add_reply(msg, reply_to, quote="the message this answers")
+        return await self.transmit(msg), url
 
     async def react(self, to: str, target: str, keys: set[str], *, room: bool = False) -> str:
         msg = self.build(to, None, room=room)

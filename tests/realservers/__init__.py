@@ -20,7 +20,15 @@ from pathlib import Path
 from typing import Any
 
 from . import proc
-from .prosody import DOMAIN, HIDDEN_MUC_DOMAIN, MUC_DOMAIN, Prosody, ensure_installed
+from .prosody import (
+    DOMAIN,
+    HIDDEN_MUC_DOMAIN,
+    MUC_DOMAIN,
+    UPLOAD_DOMAIN,
+    Prosody,
+    ensure_installed,
+    upload_url,
+)
 from .synapse import SERVER_NAME, Synapse
 
 __all__ = ["Servers", "ensure_installed", "load_info", "ACCOUNTS"]
@@ -95,6 +103,15 @@ class Servers:
             return port
         return proc.free_port()
 
+    def _pick_http_port(self, x: dict[str, Any]) -> int:
+        """The upload service's port: kept like the client port, never the same as it."""
+        port = x.get("http_port")
+        if port and port != x["port"] and (proc.alive(x.get("pid")) or proc.port_is_free(port)):
+            return port
+        while (port := proc.free_port()) == x["port"]:
+            pass
+        return port
+
     def _describe(self) -> None:
         """Fill in ports, accounts and passwords once; later runs reuse them."""
         x = self.info.setdefault("xmpp", {})
@@ -103,6 +120,9 @@ class Servers:
         x["domain"] = DOMAIN
         x["muc_domain"] = MUC_DOMAIN
         x["hidden_muc_domain"] = HIDDEN_MUC_DOMAIN
+        x["http_port"] = self._pick_http_port(x)
+        x["upload_domain"] = UPLOAD_DOMAIN
+        x["upload_url"] = upload_url(x["http_port"])
         accounts = x.setdefault("accounts", {})
         for name in ACCOUNTS:
             acc = accounts.setdefault(name, {"password": _password()})
@@ -133,7 +153,7 @@ class Servers:
     @property
     def prosody(self) -> Prosody:
         x = self.info["xmpp"]
-        return Prosody(self.base / "prosody", x["port"])
+        return Prosody(self.base / "prosody", x["port"], x["http_port"])
 
     @property
     def synapse(self) -> Synapse:

@@ -55,6 +55,8 @@ def _settings(setup: Setup) -> XmppSettings:
         tls=section.tls,
         ca_certs=str(section.ca_certs) if section.ca_certs else None,
         max_stanza_bytes=section.max_stanza_bytes,
+        upload_hosts=tuple(section.upload_hosts),
+        file_domains=tuple(sorted({owner.rsplit("@", 1)[-1].lower() for owner in setup.owners})),
     )
 
 

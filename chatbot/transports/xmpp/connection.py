@@ -32,6 +32,7 @@ PLUGINS = (
     "xep_0030",
     "xep_0045",
     "xep_0059",
+    "xep_0066",
     "xep_0313",
     "xep_0198",
     "xep_0199",
@@ -40,6 +41,7 @@ PLUGINS = (
     "xep_0308",
     "xep_0334",
     "xep_0359",
+    "xep_0363",
     "xep_0428",
     "xep_0444",
     "xep_0461",
@@ -70,6 +72,11 @@ class XmppSettings:
     #: Largest stanza the bot sends; longer text is cut to fit. RFC 6120 lets a
     #: server refuse anything over 10,000 bytes, and a refused stanza costs the stream.
     max_stanza_bytes: int = 10_000
+    #: Hosts ("host", "host:port") whose file links are fetched, at any address; empty:
+    #: any host of `file_domains` (and the bot's own domain), at public addresses only.
+    upload_hosts: tuple[str, ...] = ()
+    #: The owners' domains: their clients upload to their own servers.
+    file_domains: tuple[str, ...] = ()
 
     def __repr__(self) -> str:
         return redacting_repr(self, ("password",))

@@ -10,7 +10,9 @@ every trust rule is unit-testable from XML text:
 - delayed room history, forged or sent carbons and our own messages are
   dropped; corrections (XEP-0308) become IncomingEdit, never IncomingMessage;
 - a message read back from an archive (XEP-0313) obeys the same rules, with
-  the archive's own id as its stanza-id.
+  the archive's own id as its stanza-id;
+- a file link (XEP-0066, `oob`) becomes a file of the message, its link cut from
+  the text; the transport binds its fetch.
 
 Outgoing stanzas are filled in `outgoing`.
 """
@@ -26,7 +28,7 @@ from slixmpp import JID
 from slixmpp.stanza import Message
 
 from ..base import Identity, IncomingEdit, IncomingMessage, Room
-from . import TRANSPORT
+from . import TRANSPORT, oob
 
 NS_SID = "urn:xmpp:sid:0"
 NS_DELAY = "urn:xmpp:delay"
@@ -356,7 +358,8 @@ def _content(
             dedupe,
             archived,
         )
-    if not msg["body"]:
+    urls = oob.links(msg)
+    if not msg["body"] and not urls:
         return Dropped("no-body")
     reply = _find(msg, NS_REPLY, "reply")
     reply_to = reply.get("id") if reply is not None else None
@@ -366,10 +369,12 @@ def _content(
     return Parsed(
         IncomingMessage(
             transport=TRANSPORT,
-            text=text.strip(),
+            # A file's link is not text: what is left of the body is its caption.
+            text=oob.caption(text, urls),
             message_id=message_id,
             reply_to=reply_to or None,
             quoted=quoted,
+            files=tuple(oob.incoming_file(url) for url in urls),
             **common,
         ),
         dedupe,

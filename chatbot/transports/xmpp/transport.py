@@ -2,10 +2,12 @@
 
 Behaviour only: what a stanza means is decided in `stanzas` (and
 `outgoing`), keeping the session alive in `connection`, being in the
-rooms in `rooms`, reading archives in `archive`. Stanzas are parsed
-the moment they arrive (so the room's occupant table is exactly as its
-presence left it) and then handed, in order, to one pump task that drops
-duplicates and awaits the handler.
+rooms in `rooms`, reading archives in `archive`; files come in as links
+(`oob`) fetched by `download` and go out through the server's upload
+service (`upload`). Stanzas are parsed the moment they arrive (so the
+room's occupant table is exactly as its presence left it) and then
+handed, in order, to one pump task that drops duplicates and awaits the
+handler.
 
 After a fresh session (a restart, or a server that forgot the old one) the
 archives are read from the last message handled, so what was sent while the
@@ -21,6 +23,7 @@ import logging
 import uuid
 from collections import Counter, OrderedDict
 from collections.abc import Sequence
+from dataclasses import replace
 
 import slixmpp
 from slixmpp import JID
@@ -31,9 +34,12 @@ from slixmpp.xmlstream.matcher import MatchXPath
 
 from ..base import (
     EventHandler,
+    IncomingEvent,
+    IncomingMessage,
     IncomingReaction,
     NotConnected,
     Original,
+    OutgoingFile,
     Room,
     StateStore,
     Target,
@@ -41,11 +47,12 @@ from ..base import (
     Transport,
     TransportError,
 )
-from . import TRANSPORT, archive
+from . import TRANSPORT, archive, download, oob
 from . import outgoing as out
 from . import stanzas as wire
 from .connection import XmppConnection, XmppSettings, connect, make_client
 from .rooms import RoomKeeper
+from .upload import Uploads
 
 __all__ = ["XmppSettings", "XmppTransport", "connect", "make_client"]
 
@@ -54,6 +61,7 @@ log = logging.getLogger(__name__)
 
 class XmppTransport(Transport):
     name = TRANSPORT
+    sends_files = True
 
     def __init__(
         self, settings: XmppSettings, store: StateStore, *, handler: EventHandler | None = None
@@ -76,6 +84,11 @@ class XmppTransport(Transport):
         )
         self.catch_up = archive.CatchUp(self.archives, store, self, self._queue)
         self.keeper = RoomKeeper(settings, lambda: self.client, self.rooms, self._joined_late)
+        self.uploads = Uploads(lambda: self.client, timeout=settings.send_timeout)
+        # Owners' clients upload to their own servers; the bot's own server is allowed too.
+        self.upload_hosts = download.UploadHosts.build(
+            settings.upload_hosts, (*settings.file_domains, self._own_jid.domain)
+        )
 
     # -- StanzaContext for stanzas --------------------------------------
 
@@ -251,8 +264,14 @@ class XmppTransport(Transport):
                     )
                 )
         else:
-            await self._emit(ev)
+            await self._emit(self._with_fetch(ev))
         await self.catch_up.mark(parsed, counts)
+
+    def _with_fetch(self, ev: IncomingEvent) -> IncomingEvent:
+        """Bind each file's fetch to the safe download (live and caught-up messages alike)."""
+        if not isinstance(ev, IncomingMessage) or not ev.files:
+            return ev
+        return replace(ev, files=download.bind(ev.files, self.upload_hosts, self.settings.ca_certs))
 
     # -- outgoing ------------------------------------------------------------
 
@@ -308,9 +327,36 @@ class XmppTransport(Transport):
         if out.fit(msg, self.settings.max_stanza_bytes):
             log.warning("message %s cut to %d bytes", message_id, self.settings.max_stanza_bytes)
         server_id = await self._transmit(msg, message_id, in_room)
-        state = self.rooms.get(target.id)
-        author = f"{target.id}/{state.nick}" if in_room and state else self._own_jid.bare
+        self._remember_own(target, server_id, text)
+        return server_id
+
+    def _remember_own(self, target: Target, server_id: str, text: str) -> None:
+        state = self.rooms.get(target.id) if isinstance(target, Room) else None
+        author = f"{target.id}/{state.nick}" if state else self._own_jid.bare
         self._remember(server_id, author, state.nick if state else self.settings.nick, text)
+
+    async def send_file(
+        self,
+        target: Target,
+        file: OutgoingFile,
+        *,
+        caption: str = "",
+        reply_to: str | None = None,
+        txn_id: str | None = None,
+    ) -> str:
+        """Upload to the server's service (XEP-0363) and send the link as the body with
+        Out of Band Data, so clients show the file inline; a caption goes just before,
+        as text. Returns the file message's id, as `send` does."""
+        message_id = txn_id or uuid.uuid4().hex
+        msg, in_room = self._new_message(target, message_id)  # not connected: no upload
+        url = out.xml_safe(await self.uploads.put(file))
+        if caption:
+            caption_id = f"{txn_id}-caption" if txn_id else None
+            await self.send(target, caption, reply_to=reply_to, txn_id=caption_id)
+        author = self._recent.get(reply_to, (None, None, None))[0] if reply_to else None
+        oob.file_message(msg, url, reply_to=reply_to, author=author)
+        server_id = await self._transmit(msg, message_id, in_room)
+        self._remember_own(target, server_id, url)
         return server_id
 
     async def react(self, target: Target, message_id: str, key: str) -> str | None:
