@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 
 from chatbot.app import console_session, readiness
 from chatbot.app.startup import Running
-from chatbot.app.wiring import build_transports, destinations
+from chatbot.app.wiring import build_transports, destinations, transcriber
 from chatbot.chat.authority import Authority
 from chatbot.chat.commands import NAMES
 from chatbot.domain import daily
@@ -148,7 +148,7 @@ def attach_chat(
 ) -> ChatIntake:
     from chatbot.chat.intake import ChatIntake
 
-    chat = ChatIntake.from_config(bot.board, bot.config)
+    chat = ChatIntake.from_config(bot.board, bot.config, transcriber=transcriber(bot.config))
     chat.outbox_settled = sender.settled
     # While the database takes no writes, answers cannot wait in the outbox.
     chat.replies.direct = sender.send_now
@@ -263,7 +263,7 @@ async def serve(
     loops = [reminders.run(stop)]
     if bot.config.bot.digest_at:
         loops.append(Digest(notifier, bot.board, daily.parse(bot.config.bot.digest_at)).run(stop))
-    sender = OutboxSender(bot.store, transports)
+    sender = OutboxSender(bot.store, transports, files=bot.board)
     bot.store.on_commit.append(sender.wake)
     bot.store.on_write.append(sender.wake)  # chat's replies are single statements
     metrics = attach_metrics(bot, transports)

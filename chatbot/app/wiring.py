@@ -37,6 +37,24 @@ def servers(config: Config) -> list[tuple[Network, Any]]:
     return found
 
 
+def state_dir(config: Config) -> Path:
+    """The bot's own folder: beside the SQLite file; with PostgreSQL, beside this host's
+    workspaces."""
+    sqlite = config.bot.sqlite_file
+    return sqlite.parent if sqlite is not None else config.bot.workspaces.parent
+
+
+def transcriber(config: Config, *, secret: Callable[[Path], str] = read_secret) -> Any:
+    """The voice notes' speech-to-text client, its key read; None without [transcription]."""
+    from chatbot.chat.voice import Transcriber
+
+    section = config.transcription
+    if section is None:
+        return None
+    key = secret(section.api_key_file).strip() if section.api_key_file else None
+    return Transcriber.from_section(section, key)
+
+
 def settings_for(
     config: Config, network: Network, *, secret: Callable[[Path], str] = read_secret
 ) -> Any:
@@ -46,13 +64,11 @@ def settings_for(
     section = getattr(config, network.section, None)
     if section is None or network.settings is None:
         return None
-    sqlite = config.bot.sqlite_file
     setup = Setup(
         section=section,
         owners=owners_on(config, network),
         secret=secret,
-        # Beside the SQLite file; with PostgreSQL, beside this host's workspaces.
-        state_dir=sqlite.parent if sqlite is not None else config.bot.workspaces.parent,
+        state_dir=state_dir(config),
     )
     return network.settings(setup)
 
@@ -65,7 +81,12 @@ def build_transports(
         assert network.build is not None
         transports[network.name] = network.build(settings_for(config, network), state)
     if (owner := config.console_owner) is not None:
-        found = ConsoleSettings(owner=owner, bot_name="board", locale=config.bot.locale)
+        found = ConsoleSettings(
+            owner=owner,
+            bot_name="board",
+            locale=config.bot.locale,
+            files_dir=state_dir(config) / "sent-files",
+        )
         if console_io is None:
             transports[CONSOLE] = ConsoleTransport(found, use_stdio=True)
         else:

@@ -23,9 +23,9 @@ from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
 
+from chatbot.board.errors import BoardError
 from chatbot.board.file_kinds import DEFAULT_MAX_PIXELS, FileKind, NotTaken, Sniffed, identify
 from chatbot.board.file_names import display_name, size_words
-from chatbot.board.tx import BoardError
 from chatbot.domain.phases import Phase
 from chatbot.store import attachments as attachment_store
 from chatbot.store import cards as card_store
@@ -252,31 +252,17 @@ class BoardFiles:
         """Tie kept files to the card `slug` (UnknownCard when there is none) for what they
         went with; an event in the card's history names them. A file already tied to
         another card is attached as a second row over the same bytes."""
-        purpose = AttachPurpose(purpose)
         async with self.store.transaction() as db:
             card = await card_store.require(db, slug)
-            rows = await attachment_store.many(db, ids)
-            missing = sorted(set(ids) - {row.id for row in rows})
-            if missing:
-                raise FileGone(f"no kept file #{missing[0]}: send it again")
-            gone = next((row for row in rows if row.gone_at is not None), None)
-            if gone is not None:
-                raise FileGone(_gone_words(gone))
-            ids_here = []
-            for row in rows:
-                if row.card_id is not None and row.card_id != card.id:
-                    copy = NewAttachment(
-                        **{f: getattr(row, f) for f in NewAttachment.__dataclass_fields__}
-                    )
-                    row = await attachment_store.add(db, copy, now=row.created_at)
-                ids_here.append(row.id)
-            await attachment_store.attach(db, ids_here, card.id, purpose.value, question_id)
-            if ids_here:
-                listed = ", ".join(f"{row.name} ({size_words(row.size)})" for row in rows)
-                reason = f"attached {listed}"[:300] + _WITH.get(purpose, "")
-                await card_store.note(db, card.id, "attach", actor, reason)
-            attached = await attachment_store.many(db, ids_here)
+            attached = await attach_in(
+                db, ids, card.id, purpose=purpose, actor=actor, question_id=question_id
+            )
         return [Attachment.from_row(row) for row in attached]
+
+    async def talk_files(self, talk_id: int) -> list[Attachment]:
+        """The files a steer came with, for the worker that hands it to its agent."""
+        rows = await attachment_store.of_talk(self.store.reader, talk_id)
+        return [Attachment.from_row(row) for row in rows]
 
     # --- reading -------------------------------------------------------------------------
 
@@ -333,6 +319,40 @@ class BoardFiles:
         if isinstance(database, Path):
             return database.parent / "files"
         raise FileRefused("the bot has no folder for files: set [files] folder")
+
+
+async def attach_in(
+    db: Db,
+    ids: Sequence[int],
+    card_id: int,
+    *,
+    purpose: AttachPurpose,
+    actor: str,
+    question_id: int | None = None,
+    talk_id: int | None = None,
+) -> list[AttachmentRow]:
+    """Tie kept files to a card inside a transaction (a move's, a steer's, or its own);
+    FileGone for a file that is not there any more."""
+    purpose = AttachPurpose(purpose)
+    rows = await attachment_store.many(db, ids)
+    missing = sorted(set(ids) - {row.id for row in rows})
+    if missing:
+        raise FileGone(f"no kept file #{missing[0]}: send it again")
+    gone = next((row for row in rows if row.gone_at is not None), None)
+    if gone is not None:
+        raise FileGone(_gone_words(gone))
+    ids_here = []
+    for row in rows:
+        if row.card_id is not None and row.card_id != card_id:
+            copy = NewAttachment(**{f: getattr(row, f) for f in NewAttachment.__dataclass_fields__})
+            row = await attachment_store.add(db, copy, now=row.created_at)
+        ids_here.append(row.id)
+    await attachment_store.attach(db, ids_here, card_id, purpose.value, question_id, talk_id)
+    if ids_here:
+        listed = ", ".join(f"{row.name} ({size_words(row.size)})" for row in rows)
+        reason = f"attached {listed}"[:300] + _WITH.get(purpose, "")
+        await card_store.note(db, card_id, "attach", actor, reason)
+    return await attachment_store.many(db, ids_here)
 
 
 def _with_hash(new: NewAttachment, sha256: str) -> NewAttachment:

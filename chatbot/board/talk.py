@@ -9,9 +9,10 @@ only link between the two, so they work across processes and hosts like /cancel.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 
+from chatbot.board.attachments import AttachPurpose, attach_in
 from chatbot.board.tx import BoardError, BoardTx, PageEcho
 from chatbot.domain.roles import BY_NAME as ROLES
 from chatbot.domain.shown import visible
@@ -85,14 +86,31 @@ class BoardTalk:
 
     # --- people's side ----------------------------------------------------------
 
-    async def steer(self, slug: str, text: str, *, actor: str, along: Along | None = None) -> Said:
-        return await self._say(slug, "steer", text, actor, f"steered: {first_line(text)}", along)
+    async def steer(
+        self,
+        slug: str,
+        text: str,
+        *,
+        actor: str,
+        along: Along | None = None,
+        files: Sequence[int] = (),
+    ) -> Said:
+        """`files`: kept files the steer carries (the worker hands them over with it)."""
+        history = f"steered: {first_line(text)}"
+        return await self._say(slug, "steer", text, actor, history, along, files)
 
     async def interrupt(self, slug: str, *, actor: str, along: Along | None = None) -> Said:
         return await self._say(slug, "interrupt", "", actor, "interrupt asked", along)
 
     async def _say(
-        self, slug: str, kind: str, text: str, actor: str, history: str, along: Along | None
+        self,
+        slug: str,
+        kind: str,
+        text: str,
+        actor: str,
+        history: str,
+        along: Along | None,
+        files: Sequence[int] = (),
     ) -> Said:
         async with self.store.transaction() as db:
             card = await card_store.require(db, slug)
@@ -102,6 +120,10 @@ class BoardTalk:
             if not job.talks:
                 raise RunCannotTalk(card, job)
             row = await talk_store.add(db, job.id, card.id, kind, text, actor=actor)
+            if files:
+                await attach_in(
+                    db, files, card.id, purpose=AttachPurpose.STEER, actor=actor, talk_id=row.id
+                )
             await card_store.note(db, card.id, kind, actor, history)
             if along is not None:
                 await along(BoardTx(db, self.page_echo))

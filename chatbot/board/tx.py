@@ -8,9 +8,12 @@ sees the store itself.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 
+from chatbot.board.attachments import Attachment, AttachPurpose, attach_in
+from chatbot.board.errors import BoardError  # noqa: F401 - its home before errors.py
 from chatbot.store import Db
+from chatbot.store import attachments as attachment_store
 from chatbot.store import cards as card_store
 from chatbot.store import chat as chat_store
 from chatbot.store import jobs as job_store
@@ -23,10 +26,6 @@ ON_PAGE = "web-page"
 # What is done from the page is said in the card's rooms too, in the same transaction:
 # the notifier's `said_on_web` (wired by the app) gets such an answer and its rooms.
 PageEcho = Callable[[Db, Post], Awaitable[None]]
-
-
-class BoardError(Exception):
-    """A request the board refuses; the message is meant for the person who asked."""
 
 
 class BoardTx:
@@ -44,6 +43,39 @@ class BoardTx:
                 await self._echo(self._db, post)
             return
         await chat_store.enqueue(self._db, post)
+
+    async def attach_files(
+        self,
+        ids: Sequence[int],
+        card_id: int,
+        *,
+        purpose: AttachPurpose,
+        actor: str,
+        question_id: int | None = None,
+    ) -> list[Attachment]:
+        """Files sent with what this transaction does (a draft, an answer) for its card."""
+        rows = await attach_in(
+            self._db, ids, card_id, purpose=purpose, actor=actor, question_id=question_id
+        )
+        return [Attachment.from_row(row) for row in rows]
+
+    async def files_for_request(self, ids: Sequence[int], request_id: int) -> None:
+        """A requester's files wait with their request."""
+        await attachment_store.wait_with(self._db, ids, request_id)
+
+    async def request_files_to_card(self, request_id: int, card_id: int) -> list[Attachment]:
+        """An accepted request's files go to its card, as the requester's."""
+        waiting = await attachment_store.of_request(self._db, request_id)
+        if not waiting:
+            return []
+        rows = await attach_in(
+            self._db,
+            [row.id for row in waiting],
+            card_id,
+            purpose=AttachPurpose.CARD,
+            actor=waiting[0].actor,
+        )
+        return [Attachment.from_row(row) for row in rows]
 
     async def active_job(self, card_id: int) -> Job | None:
         return await job_store.active_for_card(self._db, card_id)

@@ -52,6 +52,8 @@ _WAITS_ITSELF = frozenset({*ways.FAILED_WAYS, Phase.READY_FOR_DEPLOYMENT})
 def waits_sql(phase: Phase) -> str:
     """WAITS_SQL for a card known to be in `phase`."""
     return WAITS_SQL if phase in _WAITS_ITSELF else _WAITS_WHILE_WORKED_ON
+
+
 #: The ids of every card that may wait, each from an index: a superset of WAITS_SQL's, so
 #: that "Waiting for you" reads a few rows, not the whole board.
 CANDIDATES_SQL = (

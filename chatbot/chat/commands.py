@@ -111,7 +111,14 @@ COMMANDS: tuple[Command, ...] = (
     Command("cancel", (SLUG,), Access.OWNER, "move", Action.CANCEL),
     Command("archive", (SLUG,), Access.OWNER, "move", Action.ARCHIVE),
     Command("deploy", (SLUG,), Access.OWNER, "move", Action.DEPLOY),
-    Command("log", (SLUG,), Access.READ, "log"),
+    Command(
+        "log",
+        (SLUG, Arg("as", ArgKind.CHOICE, optional=True, choices=("--file",))),
+        Access.READ,
+        "log",
+    ),
+    # Files sent with it (or just before) for a card (chat/attaching.py).
+    Command("attach", (SLUG,), Access.REQUEST, "attach"),
     Command("diff", (SLUG, Arg("page", ArgKind.NUMBER, optional=True)), Access.READ, "diff"),
     # A line comment: the fixer's next task, or a steer to the running agent.
     Command(

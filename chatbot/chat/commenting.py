@@ -13,13 +13,14 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
-from chatbot.board import BoardService, Posted, UnknownCard
+from chatbot.board import BoardService, Card, Posted, UnknownCard
 from chatbot.board.comments import Commented, CommentRefused, NewComment
 from chatbot.chat import render_diff
 from chatbot.chat.authority import Role
 from chatbot.chat.commands import BY_NAME, Invocation
 from chatbot.chat.replies import Origin, Replies
 from chatbot.domain.transitions import Action, allowed_actions
+from chatbot.transports.networks import sends_files
 from runners.commit_view import CommitViewError
 
 _WHERE = re.compile(r"^(?P<path>[^\s:]+(?::[^\s:]+)*?)(?::(?P<start>\d+)(?:-(?P<end>\d+))?)?$")
@@ -83,6 +84,8 @@ class CommentHandlers:
             # Said only where the table takes a comment, so what it suggests works.
             head += "\n" + self.replies.text("diff_how_to_comment", slug=card.slug)
         await self.replies.send(event, head, card_id=card.id)
+        if page == 1 and render_diff.is_long(change) and sends_files(event.transport):
+            await self._patch_file(origin, card)
         first = (page - 1) * render_diff.FILES_PER_PAGE
         for index in range(first, min(first + render_diff.FILES_PER_PAGE, len(change.files))):
             post = render_diff.file_post(card.slug, change, index, self.locale)
@@ -95,6 +98,23 @@ class CommentHandlers:
                 diff_view_id=view.id,
                 html=post.html,
             )
+
+    async def _patch_file(self, origin: Origin, card: Card) -> None:
+        """A long change also as one .patch file: a phone's client opens it whole."""
+        try:
+            found = await self.board.patch(card)
+        except CommitViewError:
+            return  # the pages above said what could be read
+        if found is None:
+            return
+        text, cut = found
+        name = f"{card.slug}-{(card.commit_hash or '')[:12]}.patch"
+        kept = await self.board.keep_outgoing(
+            text.encode(), name=name, content_type="text/x-diff; charset=utf-8"
+        )
+        key = "diff_patch_cut" if cut else "diff_patch"
+        caption = self.replies.text(key, slug=card.slug, lines=text.count("\n"))
+        await self.replies.send(origin.event, caption, card_id=card.id, attachment_id=kept.id)
 
     # --- /comment and replies --------------------------------------------------------------
 

@@ -12,32 +12,34 @@ from typing import Any
 
 from chatbot.board import (
     Along,
+    AttachPurpose,
     BoardError,
     BoardTx,
     Card,
     Change,
-    Post,
     Posted,
     QuestionRow,
-    Request,
-    UnknownCard,
 )
 from chatbot.board.budget import budget_stopped
 from chatbot.chat import reactions, render
-from chatbot.chat.commands import BY_NAME, FOR_ACTION, PREFIX, Invocation, parse
+from chatbot.chat.attaching import AttachHandlers
+from chatbot.chat.commands import FOR_ACTION, Invocation
 from chatbot.chat.commenting import CommentHandlers
 from chatbot.chat.lookups import Lookups
 from chatbot.chat.reactions import Effect, Reaction
 from chatbot.chat.replies import Decided, Origin, chat_of
+from chatbot.chat.requesting import Requests
 from chatbot.chat.spending import SpendHandlers
 from chatbot.chat.talking import TalkHandlers
 from chatbot.chat.texts import CATALOGUES
 from chatbot.chat.web_signin import WebSignIn
 from chatbot.domain.phases import Phase
-from chatbot.domain.transitions import Action, TransitionRefused, allowed_actions
+from chatbot.domain.transitions import Action
 
 
-class ChatHandlers(Lookups, SpendHandlers, TalkHandlers, WebSignIn, CommentHandlers):
+class ChatHandlers(
+    Lookups, SpendHandlers, TalkHandlers, WebSignIn, CommentHandlers, AttachHandlers, Requests
+):
     """Every act that may change the board; the looking commands come from Lookups,
     what runs cost and /allow from SpendHandlers."""
 
@@ -112,11 +114,19 @@ class ChatHandlers(Lookups, SpendHandlers, TalkHandlers, WebSignIn, CommentHandl
         """A new intake dialogue; its questions go to `chat` (default: where it was asked;
         empty: only where every card's notices go)."""
         event = origin.event
+        files = await self.files_of(origin)
 
         async def answer(tx: BoardTx, change: Change) -> None:
             if also is not None:
                 await also(tx, change)
             text = prefix + self.replies.text("draft_started", slug=change.card.slug)
+            if files:
+                # In the draft's own transaction: the planner's first turn sees them.
+                ids = [file.id for file in files]
+                await tx.attach_files(
+                    ids, change.card.id, purpose=AttachPurpose.DRAFT, actor=origin.actor
+                )
+                text += self.replies.text("files_with", files=self.files_said(files))
             await tx.post(self.replies.post(event, text, card_id=change.card.id))
 
         try:
@@ -134,8 +144,17 @@ class ChatHandlers(Lookups, SpendHandlers, TalkHandlers, WebSignIn, CommentHandl
     ) -> None:
         slug = invocation.text("slug")
         event = origin.event
+        files = await self.files_of(origin)
 
         async def answered(tx: BoardTx, change: Change) -> None:
+            if files:
+                await tx.attach_files(
+                    [file.id for file in files],
+                    change.card.id,
+                    purpose=AttachPurpose.ANSWER,
+                    actor=origin.actor,
+                    question_id=question.id if question else None,
+                )
             phase = change.card.phase
             # Said as what happens now ("the planner is on it again"), not as a phase id.
             key = f"answered_{phase.value}"
@@ -175,6 +194,8 @@ class ChatHandlers(Lookups, SpendHandlers, TalkHandlers, WebSignIn, CommentHandl
                 await self.replies.say(event, "no_such_option", option=option, count=count)
                 return
             text = question.options[option - 1]
+        if not text and origin.files:
+            text = self.replies.text("file_answer_text", files=self.files_said(origin.files))
         if not text:
             await self.replies.say(event, "empty_answer")
             return
@@ -184,143 +205,6 @@ class ChatHandlers(Lookups, SpendHandlers, TalkHandlers, WebSignIn, CommentHandl
             return
         invocation = Invocation(FOR_ACTION[Action.ANSWER], {"slug": card.slug, "text": text})
         await self.answer(origin, invocation, question)
-
-    # --- requests from requesters, decided by owners --------------------------------
-
-    async def request(self, origin: Origin, invocation: Invocation) -> None:
-        """A requester's /start, /draft or /research: posted for an owner to decide."""
-        event = origin.event
-        argument = invocation.text("slug") or invocation.text("text")
-        if invocation.name == "comment":
-            # The whole comment waits: where, and the words.
-            argument = " ".join(invocation.text(k) for k in ("slug", "file:line", "text"))
-        card_id = None
-        action = invocation.command.action
-        if action is not None and action is not Action.COMMENT:
-            # (Whether a comment is taken, the board says when an owner accepts it: a
-            # running agent is steered with it, which no move of the table says.)
-            # Tell the requester now what an owner would be told on /accept.
-            try:
-                card = await self.board.card(argument)
-            except UnknownCard:
-                await self.replies.unknown_card(event, argument)
-                return
-            allowed = allowed_actions(
-                card.phase,
-                card.kind,
-                card.failure_stage,
-                budget_stopped=budget_stopped(card) is not None,
-            )
-            if action not in allowed:
-                refused = TransitionRefused(card.slug, card.phase, action, allowed)
-                await self.replies.send(
-                    event, self.replies.refused_text(refused), purpose="refusal"
-                )
-                return
-            card_id = card.id
-        async with self.board.transaction() as tx:
-            request = await tx.add_request(origin.actor, event.transport, invocation.name, argument)
-            text = self.replies.text(
-                "request_posted",
-                id=request.id,
-                requester=origin.actor,
-                command=f"/{invocation.name} {render.short(argument)}",
-            )
-            # request_id links the posted message to the request: a 👍 or a "yes"
-            # reply on it finds the request again.
-            await tx.post(
-                self.replies.post(
-                    event, text, purpose="request", card_id=card_id, request_id=request.id
-                )
-            )
-
-    async def decide(self, origin: Origin, invocation: Invocation) -> None:
-        """/accept or /decline a request by its number."""
-        await self.decide_request(
-            origin, invocation.number("request"), accept=invocation.name == "accept"
-        )
-
-    async def decide_request(self, origin: Origin, request_id: int, *, accept: bool) -> None:
-        """The first decision wins: accepting runs the command and records the decision
-        in one transaction, so a request is never accepted without its action, or twice."""
-        event = origin.event
-        request = await self.board.request(request_id)
-        if request is None:
-            await self.replies.say(event, "request_unknown", id=request_id, purpose="refusal")
-            return
-        if request.state != "pending":
-            await self.replies.send(event, self.replies.decided_text(request), purpose="refusal")
-            return
-
-        async def decided(tx: BoardTx, _change: Change | None = None) -> None:
-            done = await tx.decide_request(request_id, accept, origin.actor)
-            if done is None:
-                fresh = await tx.request(request_id)
-                assert fresh is not None
-                raise Decided(fresh)
-            await self._tell_requester(tx, origin, done)
-
-        if not accept:
-            try:
-                async with self.board.transaction() as tx:
-                    await decided(tx)
-                    text = self.replies.text("request_declined", id=request_id, owner=origin.actor)
-                    await tx.post(self.replies.post(event, text))
-            except Decided as error:
-                await self.replies.explain(event, "", error)
-            return
-        prefix = self.replies.text("request_accepted", id=request_id, owner=origin.actor) + " "
-        command = BY_NAME[request.command]
-        if command.name == "comment":
-            # Decided first: the board then keeps or refuses the comment as the owner's.
-            try:
-                async with self.board.transaction() as tx:
-                    await decided(tx)
-                    await tx.post(self.replies.post(event, prefix.strip()))
-            except Decided as error:
-                await self.replies.explain(event, "", error)
-                return
-            parsed = parse(f"/comment {request.argument}", (PREFIX,))
-            if isinstance(parsed, Invocation):
-                await self.comment(origin, parsed)
-            return
-        if command.action is None:  # /draft: the dialogue belongs to the requester's chat
-            asked = await self.board.request_message(request_id)
-            chat = None
-            if asked is not None:
-                chat = {
-                    "transport": asked.transport,
-                    "target_kind": asked.target_kind,
-                    "target": asked.room,
-                }
-            invocation = Invocation(command, {"text": request.argument})
-            await self.draft(origin, invocation, also=decided, prefix=prefix, chat=chat)
-            return
-        why = f"request #{request_id} by {request.requester}"
-        await self.act(
-            origin, request.argument, command.action, reason=why, also=decided, prefix=prefix
-        )
-
-    async def _tell_requester(self, tx: BoardTx, origin: Origin, request: Request) -> None:
-        """When an owner decides elsewhere, the chat the request came from hears it too."""
-        asked = await tx.request_message(request.id)
-        if asked is None:
-            return
-        event = origin.event
-        if (asked.transport, asked.room) == (event.transport, event.chat.id):
-            return  # the owner decided right there; the reply says it
-        key = "request_accepted" if request.state == "accepted" else "request_declined"
-        await tx.post(
-            Post(
-                transport=asked.transport,
-                target=asked.room,
-                target_kind=asked.target_kind,
-                text=self.replies.text(key, id=request.id, owner=origin.actor),
-                reply_to=asked.message_id,
-                request_id=request.id,
-                purpose="request_decided",
-            )
-        )
 
     # --- reactions on the bot's messages --------------------------------------------
 

@@ -20,13 +20,28 @@ Answers go back where the event came from, as a reply to it, through the outbox.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import time
 from collections.abc import Awaitable, Callable, Iterable
-from dataclasses import dataclass
 
-from chatbot.board import BoardService, Posted, QuestionRow, StoreUnwritable
+from chatbot.board import BoardService, Posted, StoreUnwritable
 from chatbot.chat import commands, reactions, render, render_help
+from chatbot.chat.acts import (
+    FILE_COMMANDS,
+    Act,
+    AnswerAct,
+    ApprovalAct,
+    AttachAct,
+    CommandAct,
+    CommentAct,
+    DecideAct,
+    HintAct,
+    LooseAct,
+    ReactAct,
+    SteerAct,
+    VoiceAct,
+)
 from chatbot.chat.authority import (
     Authority,
     Clock,
@@ -38,10 +53,12 @@ from chatbot.chat.authority import (
     permits,
     untrusted_device,
 )
-from chatbot.chat.commands import Access, Invocation, UsageProblem
+from chatbot.chat.commands import BY_NAME, ArgKind, Invocation, UsageProblem
+from chatbot.chat.files_in import FilesIn
 from chatbot.chat.handlers import ChatHandlers
-from chatbot.chat.reactions import Reaction, yes_or_no
+from chatbot.chat.reactions import yes_or_no
 from chatbot.chat.replies import Origin, Replies
+from chatbot.chat.voice import Transcriber
 from chatbot.config import Config
 from chatbot.log_context import about
 from chatbot.notify.format import duration
@@ -61,83 +78,6 @@ log = logging.getLogger(__name__)
 BARE_WORDS = frozenset({"help", "status", "inbox"})
 
 
-# --- what an event asks for (step 1) -----------------------------------------
-
-
-@dataclass(frozen=True)
-class CommandAct:
-    parsed: Invocation | UsageProblem
-
-    @property
-    def access(self) -> Access:
-        # A usage problem only shows a usage line, which anyone known may see.
-        return self.parsed.command.access if isinstance(self.parsed, Invocation) else Access.READ
-
-
-@dataclass(frozen=True)
-class AnswerAct:
-    question: QuestionRow
-    text: str | None = None
-    option: int | None = None
-    access: Access = Access.OWNER
-
-
-@dataclass(frozen=True)
-class DecideAct:
-    request_id: int
-    accept: bool
-    access: Access = Access.OWNER
-
-
-@dataclass(frozen=True)
-class ReactAct:
-    posted: Posted
-    reaction: Reaction
-    access: Access = Access.OWNER
-
-
-@dataclass(frozen=True)
-class SteerAct:
-    """A reply to a run's status message: words for the running agent."""
-
-    card_id: int
-    text: str
-    access: Access = Access.OWNER
-
-
-@dataclass(frozen=True)
-class ApprovalAct:
-    """A reply to an agent's approval request: yes allows once, anything else denies
-    with the words as the reason."""
-
-    talk_id: int
-    allow: bool
-    reason: str
-    access: Access = Access.OWNER
-
-
-@dataclass(frozen=True)
-class CommentAct:
-    """A reply to one of /diff's file messages: a comment on the lines it quotes. A
-    requester's becomes a request (the handler asks), so it passes as a look."""
-
-    posted: Posted
-    text: str
-    quoted: str
-    access: Access = Access.READ
-
-
-@dataclass(frozen=True)
-class HintAct:
-    """A plain direct message that is neither a command nor an answer."""
-
-    open_questions: int
-    access: Access = Access.READ
-
-
-Act = CommandAct | AnswerAct | DecideAct | ReactAct | SteerAct | ApprovalAct | CommentAct | HintAct
-
-
 class ChatIntake:
     def __init__(
         self,
@@ -155,6 +95,7 @@ class ChatIntake:
         catch_up_max_age_s: float = 3600.0,
         prefixes: tuple[str, ...] = commands.DEFAULT_PREFIXES,
         config: Config | None = None,
+        transcriber: Transcriber | None = None,
     ):
         self.board = board
         # Awaits the outbox's in-flight sends (wired by the service); None in unit tests.
@@ -167,6 +108,10 @@ class ChatIntake:
         self.replies = Replies(board, locale, max_chars, prefix=prefixes[0])
         self.handlers = ChatHandlers(board, self.replies, config)
         self.catch_up_max_age_s = catch_up_max_age_s
+        max_mb = config.files.max_size_mb if config is not None else 20
+        self.files_in = FilesIn(
+            board, self.replies, max_bytes=max_mb * 1024 * 1024, transcriber=transcriber
+        )
 
     @classmethod
     def from_config(cls, board: BoardService, config: Config, **options: object) -> ChatIntake:
@@ -262,7 +207,21 @@ class ChatIntake:
             await self.replies.say(event, "owners_only", purpose="refusal")
             return
         # --- step 4: dispatch ---
+        if isinstance(act, VoiceAct):
+            assert isinstance(event, IncomingMessage)
+            heard = await self.files_in.hear(event)
+            if heard is not None:
+                await self._handle(heard)  # what was said, as if written
+            return
+        if isinstance(event, IncomingMessage) and event.files:
+            # Only now, for a sender who counts, is anything fetched.
+            kept = await self.files_in.keep(origin)
+            if kept is None:
+                return
+            origin = dataclasses.replace(origin, files=kept)
         if verdict is Verdict.AS_REQUEST:
+            if isinstance(act, AttachAct):
+                act = CommandAct(Invocation(BY_NAME["attach"], {"slug": act.slug}))
             assert isinstance(act, CommandAct) and isinstance(act.parsed, Invocation)
             await self.handlers.request(origin, act.parsed)
             return
@@ -273,6 +232,13 @@ class ChatIntake:
     async def _classify(self, event: IncomingMessage | IncomingReaction) -> Act | None:
         if isinstance(event, IncomingReaction):
             return await self._classify_reaction(event)
+        if any(file.voice for file in event.files) and not event.text.strip():
+            # In a room, only the voice notes of people the bot knows are heard: others
+            # talk to each other, and are not told off for it.
+            known = self.authority.role(event.sender) is not Role.STRANGER
+            if event.is_direct or event.reply_to or known:
+                return VoiceAct()
+            return None
         if commands.is_command(event.text, self.prefixes):
             return CommandAct(commands.parse(event.text, self.prefixes))
         bare = event.text.strip().lower()
@@ -296,6 +262,12 @@ class ChatIntake:
                 return SteerAct(posted.card_id, event.text)
             if posted is not None and posted.diff_view_id is not None:
                 return CommentAct(posted, event.text, event.quoted)
+            if posted is not None and posted.card_id is not None and event.files:
+                card = await self.board.card_by_id(posted.card_id)
+                if card is not None:
+                    return AttachAct(card.slug)
+        if event.files and event.is_direct and not event.text.strip():
+            return LooseAct()
         if event.is_direct:
             open_questions = await self.board.open_questions()
             if len(open_questions) == 1:
@@ -332,6 +304,8 @@ class ChatIntake:
             if isinstance(act.parsed, UsageProblem):
                 await self.replies.send(origin.event, render.usage_problem(act.parsed, self.locale))
                 return
+            if origin.files and act.parsed.name not in FILE_COMMANDS:
+                await self._files_before(origin, act.parsed)
             # The command table names the handler; there is no other dispatch.
             await getattr(handlers, act.parsed.command.handler)(origin, act.parsed)
         elif isinstance(act, AnswerAct):
@@ -353,9 +327,25 @@ class ChatIntake:
             await handlers.comment_on_post(origin, act.posted, act.text, act.quoted)
         elif isinstance(act, ApprovalAct):
             await handlers.decide_approval(origin, act.talk_id, act.allow, act.reason)
+        elif isinstance(act, AttachAct):
+            await handlers.attach_to(origin, act.slug)
+        elif isinstance(act, LooseAct):
+            await handlers.keep_loose(origin)
+        elif isinstance(act, VoiceAct):
+            raise AssertionError("a voice note is heard before dispatch")
         else:
             key = "several_questions" if act.open_questions > 1 else "not_a_command"
             await self.replies.say(origin.event, key, count=act.open_questions)
+
+    async def _files_before(self, origin: Origin, invocation: Invocation) -> None:
+        """Files sent with a command that does not take files itself (a caption such as
+        `/start slug`): for the card it names, else kept until one is named."""
+        names_card = any(arg.kind is ArgKind.SLUG for arg in invocation.command.args)
+        slug = invocation.text("slug")
+        if names_card and slug:
+            await self.handlers.attach_to(origin, slug)
+        else:
+            await self.handlers.keep_loose(origin)
 
     # --- refusals -----------------------------------------------------------------
 

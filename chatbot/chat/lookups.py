@@ -9,12 +9,13 @@ from __future__ import annotations
 from chatbot.board import BoardService, CardView, UnknownCard
 from chatbot.board import inbox as board_inbox
 from chatbot.board.hand_over import hand_over
-from chatbot.chat import render, render_help, render_inbox
+from chatbot.chat import render, render_help, render_inbox, render_log
 from chatbot.chat.authority import Role
 from chatbot.chat.commands import Invocation
 from chatbot.chat.replies import Origin, Replies
 from chatbot.config import Config
-from chatbot.transports.networks import NETWORKS
+from chatbot.domain.counted import counted
+from chatbot.transports.networks import NETWORKS, sends_files
 
 # How many runs /status <slug> shows.
 RUNS_SHOWN = 5
@@ -85,9 +86,29 @@ class Lookups:
         await self.replies.send(origin.event, text)
 
     async def log(self, origin: Origin, invocation: Invocation) -> None:
-        if view := await self._view(origin, invocation.text("slug")):
+        view = await self._view(origin, invocation.text("slug"))
+        if view is None:
+            return
+        if invocation.text("as") != "--file":
             text = render.history(view, self.locale)
             await self.replies.send(origin.event, text, card_id=view.card.id)
+            return
+        event, slug = origin.event, view.card.slug
+        if not sends_files(event.transport):
+            await self.replies.say(event, "file_cannot_send", command=f"/log {slug}")
+            return
+        runs = await self.board.runs_of(view.card.id, limit=200)
+        data = render_log.log_file(view, runs, self.locale).encode()
+        kept = await self.board.keep_outgoing(
+            data, name=f"{slug}-log.txt", content_type="text/plain; charset=utf-8"
+        )
+        caption = self.replies.text(
+            "log_file",
+            slug=slug,
+            events=counted(len(view.events), "event", self.locale),
+            runs=counted(len(runs), "run", self.locale),
+        )
+        await self.replies.send(event, caption, card_id=view.card.id, attachment_id=kept.id)
 
     async def _view(self, origin: Origin, slug: str) -> CardView | None:
         try:

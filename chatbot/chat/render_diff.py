@@ -41,6 +41,18 @@ def pages(change: Change) -> int:
     return max(1, -(-len(change.files) // FILES_PER_PAGE))
 
 
+def is_long(change: Change) -> bool:
+    """More than the first page shows, or a file cut short in its post: a change worth a
+    .patch file of its own beside the pages."""
+    return (
+        change.cut
+        or pages(change) > 1
+        or any(
+            len(found.lines) > FILE_LINES or found.lines_left for found in change.files
+        )
+    )
+
+
 def summary(slug: str, change: Change, page: int, locale: str) -> str:
     """The change in numbers, and each file of this page with its count of lines."""
     added = sum(f.added for f in change.files)

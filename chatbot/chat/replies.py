@@ -16,6 +16,7 @@ from typing import Any
 from chatbot.board import (
     ActiveJobExists,
     AlreadyAnswered,
+    Attachment,
     BoardError,
     BoardService,
     Post,
@@ -41,6 +42,8 @@ class Origin:
     event: IncomingEvent
     identity: Identity
     role: Role
+    #: The files sent with the event, fetched and kept (chat/files_in.py).
+    files: tuple[Attachment, ...] = ()
 
     @property
     def actor(self) -> str:
@@ -103,6 +106,7 @@ class Replies:
         question_id: int | None = None,
         diff_view_id: int | None = None,
         html: str | None = None,
+        attachment_id: int | None = None,
     ) -> Post:
         """`html`: the body's own markup (a /diff file's coloured lines), used where the
         network shows HTML, instead of the one made from the text."""
@@ -116,6 +120,7 @@ class Replies:
             text=body,
             html=html if html is not None and formatted is not None else formatted,
             diff_view_id=diff_view_id,
+            attachment_id=attachment_id,
             reply_to=reply_target(event),
             card_id=card_id,
             question_id=question_id,

@@ -12,6 +12,8 @@ from typing import TYPE_CHECKING, Any
 
 from chatbot.board import (
     ApprovalDecided,
+    Attachment,
+    AttachPurpose,
     BoardError,
     BoardService,
     BoardTx,
@@ -44,6 +46,10 @@ class TalkHandlers:
 
         async def act(self, origin: Origin, slug: str, action: Action, **options: Any) -> None: ...
 
+        async def files_of(self, origin: Origin) -> tuple[Attachment, ...]: ...
+
+        def files_said(self, files: tuple[Attachment, ...]) -> str: ...
+
     # --- /steer ----------------------------------------------------------------------
 
     async def steer(self, origin: Origin, invocation: Invocation) -> None:
@@ -52,6 +58,9 @@ class TalkHandlers:
     async def steer_card(self, origin: Origin, slug: str, text: str) -> None:
         event = origin.event
         text = text.strip()
+        files = await self.files_of(origin)
+        if not text and files:
+            text = self.replies.text("file_answer_text", files=self.files_said(files))
         if not text:
             await self.replies.say(event, "steer_empty", slug=slug, purpose="refusal")
             return
@@ -69,7 +78,16 @@ class TalkHandlers:
             session = (card.data.get("interrupted") or {}).get("session")
             payload = {"steer": text, "session": session or ""}
             reason = f"steered by {origin.actor}: {first_line(text)}"
-            await self.act(origin, slug, Action.STEER, payload=payload, reason=reason, prefix="")
+
+            async def with_files(tx: BoardTx, change: Any) -> None:
+                # The resumed turn is a run of the card: it gets the card's files.
+                ids = [file.id for file in files]
+                await tx.attach_files(ids, card.id, purpose=AttachPurpose.CARD, actor=origin.actor)
+
+            also = with_files if files else None
+            await self.act(
+                origin, slug, Action.STEER, payload=payload, reason=reason, prefix="", also=also
+            )
             return
 
         async def answer(tx: BoardTx) -> None:
@@ -78,7 +96,8 @@ class TalkHandlers:
             await tx.post(self.replies.post(event, said, card_id=card.id))
 
         try:
-            await self.board.steer(slug, text, actor=origin.actor, along=answer)
+            ids = [file.id for file in files]
+            await self.board.steer(slug, text, actor=origin.actor, along=answer, files=ids)
         except (NoRunToTalkTo, RunCannotTalk) as error:
             await self._cannot(origin, error)
 

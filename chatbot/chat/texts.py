@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from chatbot.chat import texts_attachments, texts_help, texts_inbox, texts_web
+from chatbot.chat import texts_attachments, texts_files, texts_help, texts_inbox, texts_web
 
 EN: dict[str, str] = {
     # --- help ---
@@ -27,10 +27,10 @@ EN: dict[str, str] = {
     "help_line_bare": "{usage} — {text}",
     "help_stranger": "You are not an owner or requester of this bot, so /help is all you may use. An owner can add {identity} to the requesters in the bot's config.",
     "help_stranger_hidden": "This room does not tell the bot who you are (it hides real addresses), so /help is all you may use here. Write to the bot directly, or ask an owner to make the room show real addresses.",
-    "cmd_help": "where to start; /help all: every command and reaction; /help <command>: one of them",
+    "cmd_help": "where to start; /help all: everything; /help <command>: one command",
     "cmd_status": "the board (counts, running jobs, open questions), or one card with its runs",
     "cmd_start": "build a planned card: the operator decides how (directly, split, or it asks you)",
-    "cmd_draft": "describe new work in your words: the planner asks what it needs, then writes a planned card",
+    "cmd_draft": "describe new work: the planner asks what it needs, then writes a planned card",
     "cmd_answer": "answer a card's open question",
     "cmd_split": "let the planner split a card into smaller ones",
     "cmd_research": "run the researcher on a research card",
@@ -48,7 +48,7 @@ EN: dict[str, str] = {
     "cmd_confirm": "approve the operator's split plan: its cards are created and start",
     "split_plan_declined": "The owner declined this split plan (👎). Plan again: another split, or one card.",
     "cmd_decline": "decline a requester's request",
-    "cmd_steer": "tell a card's running agent something in its current turn; after /interrupt, go on in its session with these words",
+    "cmd_steer": "words (or a picture) for a card's running agent now; after /interrupt, its session goes on with them",
     "cmd_approve": "allow once what a card's agent asked to run",
     "cmd_deny": "refuse what a card's agent asked to run; the agent reads the reason",
     "cmd_interrupt": "stop a builder's or fixer's current turn and keep its session and worktree",
@@ -233,7 +233,7 @@ EN: dict[str, str] = {
     "too_old": "Not run: this came in {age} ago while the bot was away, which is too old (the limit is {limit}). Send it again if it still applies.",
     # --- issue 16: pipelines, acceptance criteria, synthesis, budgets ---
     "cmd_budget": "what the runs cost: today against the day's budget, per day, lane and card",
-    "cmd_allow": "go on past a spent budget: a card's stopped step with another card budget, or (without a card) today's waiting runs",
+    "cmd_allow": "go on past a spent budget: a card's stopped step, or (no card) today's waiting runs",
     "card_pipeline": "pipeline: {id} (/runs {id} lists its runs)",
     "card_criteria": "acceptance criteria:",
     "card_criterion": "  - {text}",
@@ -278,7 +278,7 @@ DE: dict[str, str] = {
     "help_line_bare": "{usage} — {text}",
     "help_stranger": "Du bist weder Owner noch Requester dieses Bots, daher darfst du nur /help verwenden. Ein Owner kann {identity} in der Konfiguration des Bots als Requester eintragen.",
     "help_stranger_hidden": "Dieser Raum verrät dem Bot nicht, wer du bist (er verbirgt echte Adressen), daher darfst du hier nur /help verwenden. Schreib dem Bot direkt oder bitte einen Owner, den Raum echte Adressen zeigen zu lassen.",
-    "cmd_help": "womit anfangen; /help all: alle Befehle und Reaktionen; /help <Befehl>: einer davon",
+    "cmd_help": "womit anfangen; /help all: alles; /help <Befehl>: ein Befehl",
     "cmd_status": "das Board (Anzahlen, laufende Jobs, offene Fragen) oder eine Karte mit ihren Läufen",
     "cmd_start": "eine geplante Karte umsetzen: der Operator entscheidet wie (direkt, aufgeteilt, oder er fragt dich)",
     "cmd_draft": "neue Arbeit in deinen Worten beschreiben: der Planner fragt, was er braucht, und schreibt dann eine geplante Karte",
@@ -482,7 +482,7 @@ DE: dict[str, str] = {
     "too_old": "Nicht ausgeführt: Das kam vor {age} an, als der Bot nicht da war, und ist damit zu alt (Grenze {limit}). Bei Bedarf bitte erneut senden.",
     # --- issue 16: pipelines, acceptance criteria, synthesis, budgets ---
     "cmd_budget": "was die Läufe kosten: heute gegen das Tagesbudget, je Tag, Lane und Karte",
-    "cmd_allow": "über ein aufgebrauchtes Budget hinaus weitermachen: der angehaltene Schritt einer Karte mit einem weiteren Kartenbudget, oder (ohne Karte) die heute wartenden Läufe",
+    "cmd_allow": "über ein aufgebrauchtes Budget hinaus: der angehaltene Schritt einer Karte, oder (ohne Karte) die heute wartenden Läufe",
     "card_pipeline": "Pipeline: {id} (/runs {id} zeigt ihre Läufe)",
     "card_criteria": "Akzeptanzkriterien:",
     "card_criterion": "  - {text}",
@@ -520,6 +520,8 @@ EN |= texts_help.EN
 DE |= texts_help.DE
 EN |= texts_attachments.EN
 DE |= texts_attachments.DE
+EN |= texts_files.EN
+DE |= texts_files.DE
 CATALOGUES: dict[str, dict[str, str]] = {"en": EN, "de": DE}
 
 

@@ -21,11 +21,14 @@ import contextlib
 import logging
 import time
 from collections.abc import Callable
+from typing import Protocol
 
+from chatbot.board import Attachment, BoardError
 from chatbot.store import Store, StoreError
 from chatbot.store import chat as chat_store
 from chatbot.store.chat import OutboxRow, Post
 from chatbot.transports.base import (
+    FilesNotSupported,
     Identity,
     NotConnected,
     Original,
@@ -34,8 +37,17 @@ from chatbot.transports.base import (
     TargetUnavailable,
     Transport,
 )
+from chatbot.transports.files import OutgoingFile
 
 log = logging.getLogger(__name__)
+
+
+class FileReader(Protocol):
+    """What the outbox reads of a file it sends (the board's kept files)."""
+
+    async def attachment(self, attachment_id: int) -> Attachment | None: ...
+
+    async def file_data(self, attachment_id: int) -> bytes: ...
 
 #: Tries of one message before it is given up (each may have cost a reconnect).
 MAX_TRIES = 5
@@ -63,9 +75,12 @@ class OutboxSender:
         retry_initial: float = 1.0,
         retry_max: float = 60.0,
         max_tries: int = MAX_TRIES,
+        files: FileReader | None = None,
     ):
         self.store = store
         self.transports = transports
+        #: Where a row's file is read from (the board); None: files go as their text.
+        self.files = files
         self.retry_initial = retry_initial
         self.retry_max = retry_max
         self.max_tries = max_tries
@@ -243,15 +258,18 @@ class OutboxSender:
                     log.info("outbox row %s was delivered before; not sending it again", row.id)
             if message_id is None:
                 await chat_store.mark_send_started(self.store, row.id)
-                message_id = await transport.send(
-                    target_of(row),
-                    row.text,
-                    reply_to=row.reply_to,
-                    html=row.html,
-                    txn_id=row.txn_id,
-                    replaces=replaces,
-                    mentions=row.mentions,
-                )
+                if row.attachment_id is not None:
+                    message_id = await self._send_file(transport, row)
+                else:
+                    message_id = await transport.send(
+                        target_of(row),
+                        row.text,
+                        reply_to=row.reply_to,
+                        html=row.html,
+                        txn_id=row.txn_id,
+                        replaces=replaces,
+                        mentions=row.mentions,
+                    )
                 self._tell_handed(row.transport, row.reply_to)
         except StoreError:
             # The database's failure, not this message's (the mark before the send could
@@ -273,6 +291,42 @@ class OutboxSender:
         self._retry.pop(row.id, None)
         self.sent += 1
         return True
+
+    async def _send_file(self, transport: Transport, row: OutboxRow) -> str:
+        """A row with a file: the file with the text as its caption. A file that cannot go
+        (no upload service, the quota dropped it) becomes the text and why, not a loss."""
+        assert row.attachment_id is not None
+        why = ""
+        if self.files is None:
+            why = "this bot sends no files"
+        else:
+            try:
+                found = await self.files.attachment(row.attachment_id)
+                data = await self.files.file_data(row.attachment_id)
+            except BoardError as error:
+                why = str(error)
+            else:
+                if found is None:
+                    why = "the file is gone"
+                else:
+                    file = OutgoingFile(found.name, found.content_type, data)
+                    try:
+                        return await transport.send_file(
+                            target_of(row),
+                            file,
+                            caption=row.text,
+                            reply_to=row.reply_to,
+                            txn_id=row.txn_id,
+                        )
+                    except FilesNotSupported as error:
+                        why = str(error)
+        log.warning("outbox row %s goes without its file: %s", row.id, why)
+        return await transport.send(
+            target_of(row),
+            f"{row.text}\n(The file could not be sent: {why}.)",
+            reply_to=row.reply_to,
+            txn_id=row.txn_id,
+        )
 
     async def _hold(self, row: OutboxRow, error: Exception) -> None:
         with contextlib.suppress(Exception):  # only the reason `chatbot check` shows

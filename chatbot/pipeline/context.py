@@ -22,7 +22,7 @@ from chatbot.board.files import StagedFiles
 from chatbot.config import Config
 from chatbot.domain import roles
 from chatbot.domain.transitions import Action
-from chatbot.pipeline import redaction, sandboxing
+from chatbot.pipeline import attached, redaction, sandboxing
 from chatbot.pipeline.run_records import Profile, run_record
 from runners.process import ProcessLimits, default_base_env, process_identity
 from runners.profiles import AllowedProfiles
@@ -101,6 +101,10 @@ class JobContext:
     _talking: bool = False
     #: The lane profile this job's runs moved to when their own provider was limited.
     _fallback: Profile | None = None
+    #: The card's attached files laid out for this job's runs (pipeline/attached.py).
+    laid: attached.Laid = field(default_factory=attached.Laid)
+    #: Where the current (or last) run works: a steer's files are laid out beside it.
+    run_cwd: Path | None = None
 
     @property
     def repo(self) -> Path:
@@ -216,10 +220,23 @@ class JobContext:
         runtime = get_runtime(profile.runtime)
         tool_rules = runtime.tool_rules(record.grants)
         home = agent_home(self.config.bot.workspaces.absolute(), profile.runtime)
+        self.run_cwd = cwd
+        files = await self.board.card_files(self.card.slug)
+        await attached.lay_out(
+            self.board,
+            files,
+            self.laid,
+            cwd=cwd,
+            writes=record.writes,
+            workspaces=self.config.bot.workspaces,
+            job_id=self.job.id,
+        )
+        prompt += attached.prompt_section(files, self.laid)
         request = RunRequest(
             binary=runtime_config.binary,
             cwd=cwd,
             prompt=prompt,
+            images=self.laid.images(),
             mode=mode,
             model=profile.model,
             reasoning_effort=profile.reasoning_effort,
@@ -237,6 +254,7 @@ class JobContext:
             writes=record.writes,
             network=profile.network,
             home=home,
+            shown=() if record.writes or self.laid.folder is None else (self.laid.folder,),
         )
         base_env = default_base_env()
         for name in runtime_config.pass_env:

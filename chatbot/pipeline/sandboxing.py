@@ -89,14 +89,16 @@ def plan(
     writes: bool,
     network: str,
     home: Path | None,
+    shown: tuple[Path, ...] = (),
 ) -> Sandbox | None:
-    """The sandbox of one run in `cwd`; None when runs are not sandboxed here."""
+    """The sandbox of one run in `cwd`; None when runs are not sandboxed here. `shown`:
+    folders it may read besides (a read-only run's attached files)."""
     found = tool(config)
     if found is None:
         return None
     section = config.runtimes.get(runtime)  # type: ignore[call-overload]
     cwd = cwd.resolve()
-    readable = [*git_paths(cwd), *(Path(path) for path in section.read_paths)]
+    readable = [*git_paths(cwd), *(Path(path) for path in section.read_paths), *shown]
     writable = [Path(path) for path in section.write_paths]
     for folder in writable:
         if not folder.exists():

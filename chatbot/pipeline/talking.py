@@ -14,6 +14,7 @@ import asyncio
 import logging
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Protocol
 
 from chatbot.board import BoardService, Card, Job, StoreError, TalkRow
@@ -21,7 +22,7 @@ from chatbot.board import talk as talk_store
 from chatbot.board.talk import first_line
 from chatbot.config import Config
 from chatbot.domain.roles import Role
-from chatbot.pipeline import redaction
+from chatbot.pipeline import attached, redaction
 from runners.runtimes import ApprovalAsked, Conversation, Decision, Refused, Taken, Told
 
 log = logging.getLogger(__name__)
@@ -36,6 +37,8 @@ class JobContext(Protocol):
     job: Job
     card: Card
     config: Config
+    laid: attached.Laid
+    run_cwd: Path | None
 
     @property
     def role(self) -> Role: ...
@@ -124,7 +127,8 @@ class LiveTalks:
                     continue
                 if row.kind == "steer":
                     live.sent[str(row.id)] = row
-                    live.conversation.steer(row.text, str(row.id))
+                    text, images = await self._with_files(live, row)
+                    live.conversation.steer(text, str(row.id), images=images)
                     await self._note(live, "talk_steered", who=row.actor, text=first_line(row.text))
                 else:
                     live.conversation.interrupt()
@@ -134,6 +138,24 @@ class LiveTalks:
                 future = self._waiting.get(row.id)
                 if row.state != talk_store.OPEN and future is not None and not future.done():
                     future.set_result(row)
+
+    async def _with_files(self, live: _Live, row: TalkRow) -> tuple[str, tuple[Path, ...]]:
+        """A steer's words and pictures, its files laid out beside the running agent."""
+        files = await self.board.talk_files(row.id)
+        ctx = live.ctx
+        if not files or ctx.run_cwd is None:
+            return row.text, ()
+        await attached.lay_out(
+            self.board,
+            files,
+            ctx.laid,
+            cwd=ctx.run_cwd,
+            writes=ctx.role.writes,
+            workspaces=ctx.config.bot.workspaces,
+            job_id=ctx.job.id,
+        )
+        ids = [file.id for file in files]
+        return attached.steer_text(row.text, files, ctx.laid), ctx.laid.images(ids)
 
     async def _told(self, live: _Live, news: Told) -> None:
         row = live.sent.pop(news.key, None)

@@ -32,6 +32,7 @@ from chatbot.domain.phases import WORKTREE_DONE_PHASES
 from chatbot.domain.roles import DEPLOY_JOB, ROLES, ProfileFrom, role_lane
 from chatbot.domain.transitions import Action, TransitionRefused
 from chatbot.log_context import name_task
+from chatbot.pipeline import attached
 from chatbot.pipeline.budget import hold_for_day_budget, stopped_by_budget
 from chatbot.pipeline.context import (
     JobContext,
@@ -315,6 +316,8 @@ class Worker:
         finally:
             heartbeat.cancel()
             self._ending.add(job.id)
+            # A read-only run's copies of the card's files go with its job.
+            attached.remove_job_folder(self.config.bot.workspaces, job.id)
             if can_talk(job.kind):
                 await self.talks.job_ended(job, self.observers)
 

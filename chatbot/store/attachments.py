@@ -121,20 +121,48 @@ async def loose(db: Db, actor: str, since: float) -> list[AttachmentRow]:
     """`actor`'s files sent without their card since `since`, oldest first."""
     rows = await db.fetchall(
         "SELECT * FROM attachments WHERE actor = ? AND card_id IS NULL AND purpose = '' "
-        "AND gone_at IS NULL AND created_at >= ? ORDER BY id",
+        "AND request_id IS NULL AND gone_at IS NULL AND created_at >= ? ORDER BY id",
         (actor, since),
     )
     return [AttachmentRow.from_row(row) for row in rows]
 
 
 async def attach(
-    db: Db, ids: Iterable[int], card_id: int, purpose: str, question_id: int | None
+    db: Db,
+    ids: Iterable[int],
+    card_id: int,
+    purpose: str,
+    question_id: int | None,
+    talk_id: int | None = None,
 ) -> None:
     for attachment_id in ids:
         await db.execute(
-            "UPDATE attachments SET card_id = ?, purpose = ?, question_id = ? WHERE id = ?",
-            (card_id, purpose, question_id, attachment_id),
+            "UPDATE attachments SET card_id = ?, purpose = ?, question_id = ?, talk_id = ? "
+            "WHERE id = ?",
+            (card_id, purpose, question_id, talk_id, attachment_id),
         )
+
+
+async def of_talk(db: Db, talk_id: int) -> list[AttachmentRow]:
+    """The files a steer came with."""
+    rows = await db.fetchall("SELECT * FROM attachments WHERE talk_id = ? ORDER BY id", (talk_id,))
+    return [AttachmentRow.from_row(row) for row in rows]
+
+
+async def wait_with(db: Db, ids: Iterable[int], request_id: int) -> None:
+    """Loose files that wait with a requester's request (no longer loose)."""
+    for attachment_id in ids:
+        await db.execute(
+            "UPDATE attachments SET request_id = ? WHERE id = ? AND card_id IS NULL",
+            (request_id, attachment_id),
+        )
+
+
+async def of_request(db: Db, request_id: int) -> list[AttachmentRow]:
+    rows = await db.fetchall(
+        "SELECT * FROM attachments WHERE request_id = ? ORDER BY id", (request_id,)
+    )
+    return [AttachmentRow.from_row(row) for row in rows]
 
 
 async def kept_bytes(db: Db) -> int:

@@ -542,6 +542,10 @@ MIGRATIONS.register(
         purpose TEXT NOT NULL DEFAULT ''
             CHECK (purpose IN ('', 'card', 'steer', 'answer', 'draft', 'outgoing')),
         question_id INTEGER REFERENCES questions(id) ON DELETE SET NULL,
+        -- the steer it came with (the worker hands it to the running agent with it)
+        talk_id INTEGER REFERENCES run_talk(id) ON DELETE SET NULL,
+        -- a requester's request it waits with, until an owner accepts it
+        request_id INTEGER REFERENCES requests(id) ON DELETE SET NULL,
         -- who sent it, from where ('' for the bot's own)
         actor TEXT NOT NULL DEFAULT '',
         transport TEXT NOT NULL DEFAULT '',

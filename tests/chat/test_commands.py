@@ -40,7 +40,9 @@ GOOD = [
     ("/cancel login", "cancel", {"slug": "login"}),
     ("/archive login", "archive", {"slug": "login"}),
     ("/deploy login", "deploy", {"slug": "login"}),
-    ("/log login", "log", {"slug": "login"}),
+    ("/log login", "log", {"slug": "login", "as": None}),
+    ("/log login --file", "log", {"slug": "login", "as": "--file"}),
+    ("/attach login", "attach", {"slug": "login"}),
     ("/diff Login", "diff", {"slug": "login", "page": None}),
     ("/diff login 2", "diff", {"slug": "login", "page": 2}),
     (
@@ -126,7 +128,7 @@ for _name in (
     "cancel",
     "archive",
     "deploy",
-    "log",
+    "attach",
     "approve",
     "interrupt",
 ):
@@ -142,6 +144,10 @@ BAD += [
     ("/comment", "comment", Problem.MISSING, "slug"),
     ("/comment a", "comment", Problem.MISSING, "file:line"),
     ("/comment a app.py:3", "comment", Problem.MISSING, "text"),
+    ("/log", "log", Problem.MISSING, "slug"),
+    ("/log -x", "log", Problem.BAD_SLUG, "-x"),
+    ("/log a file", "log", Problem.BAD_CHOICE, "file"),
+    ("/log a --file b", "log", Problem.TOO_MANY, "b"),
 ]
 
 
@@ -187,12 +193,13 @@ def test_every_owner_action_has_a_command() -> None:
     assert BY_NAME["deploy"].action is Action.DEPLOY
 
 
-def test_requesters_may_ask_for_start_draft_research_and_comment_only() -> None:
+def test_requesters_may_ask_for_start_draft_research_comment_and_attach_only() -> None:
     assert {c.name for c in COMMANDS if c.access is Access.REQUEST} == {
         "start",
         "draft",
         "research",
         "comment",
+        "attach",
     }
 
 

@@ -101,10 +101,17 @@ async def test_diff_shows_a_summary_then_each_file_numbered_in_code_blocks(env: 
     lines = "".join(f"line {n} with /status and ``` inside\n" for n in range(500))
     head = commit(repo, {"report.py": lines, "b.txt": "b\n"}, "Add the report")
     await env.card("report", Phase.READY_FOR_DEPLOYMENT, commit_hash=head)
-    summary, *files = await env.said(msg("/diff report", REQUESTER))
+    summary, patch, *files = await env.said(msg("/diff report", REQUESTER))
     assert summary.text.startswith(f"report: commit {head[:12]}, 2 files, +501 -0.")
     assert "1. b.txt +1 -0 (new file)" in summary.text and "2. report.py +500 -0" in summary.text
     assert "/comment report <file>:<line> <text>" in summary.text
+    # Longer than its post shows: the whole change as a .patch file too (issue 36).
+    assert patch.text.startswith("📎 report: the whole change as one file (")
+    assert patch.attachment_id is not None
+    kept = await env.board.attachment(patch.attachment_id)
+    assert kept is not None and kept.name == f"report-{head[:12]}.patch"
+    whole = (await env.board.file_data(patch.attachment_id)).decode()
+    assert "+line 499 with /status and ``` inside" in whole and "b.txt" in whole
     assert [f.purpose for f in files] == ["diff", "diff"]
     text = files[1].text
     assert text.startswith(f"📄 2/2 report.py +500 -0 · report {head[:12]} (new file)")
@@ -120,9 +127,10 @@ async def test_diff_shows_a_summary_then_each_file_numbered_in_code_blocks(env: 
 async def test_diff_pages_and_a_page_past_the_last(env: Env, repo) -> None:
     head = commit(repo, {f"f{n}.txt": f"{n}\n" for n in range(7)}, "Seven files")
     await env.card("many", Phase.READY_FOR_DEPLOYMENT, commit_hash=head)
-    summary, *files = await env.said(msg("/diff many"))
+    summary, patch, *files = await env.said(msg("/diff many"))
     assert "Page 1 of 3." in summary.text and "More files: /diff many 2." in summary.text
-    assert len(files) == 3
+    assert patch.attachment_id is not None and len(files) == 3
+    # The file comes with the first page only.
     summary, *files = await env.said(msg("/diff many 3"))
     assert "Page 3 of 3." in summary.text and "More files" not in summary.text
     assert [f.text.split(" ")[1] for f in files] == ["7/7"]
