@@ -122,6 +122,7 @@ class Notifier:
         question_id: int | None = None,
         mention_owners: bool = False,
         talk_id: int | None = None,
+        attachment_id: int | None = None,
     ) -> list[tuple[int, chat_store.Post]]:
         """One post per room (and the draft's own direct chat); the rows and what they hold.
 
@@ -152,6 +153,7 @@ class Notifier:
                 card_id=card.id if card else None,
                 question_id=question_id,
                 talk_id=talk_id,
+                attachment_id=attachment_id,
                 purpose=purpose,
                 mentions=owners if mention_owners and kind == "room" else (),
             )
@@ -168,6 +170,10 @@ class Notifier:
         card = change.card
         if body:
             await self.post(db, body, card=card, purpose=f"card:{change.action}")
+        for offered in change.details.get("artifacts") or ():
+            # Files the run's report offers, each as a file of its own after the notice.
+            said = self.t("artifact", slug=card.slug, name=offered["name"])
+            await self.post(db, said, card=card, purpose="artifact", attachment_id=offered["id"])
         if change.question is not None:
             question = change.question
             key = QUESTION_NOTICES.get(change.action, "question")  # type: ignore[call-overload]
@@ -204,6 +210,8 @@ class Notifier:
             if details.get("comments_answered"):
                 many = counted(int(details["comments_answered"]), "line comment", self.locale)
                 body += "\n" + self.t("comments_answered", count=many)
+            for why in details.get("artifacts_skipped") or ():
+                body += "\n" + self.t("artifact_skipped", why=why)
             return f"{body}\n\n{report}" if report else body
         if action is Action.COMMENT:
             return self._comment(card, details)

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 from chatbot.board.comments import agent_view
 from chatbot.domain.transitions import Action
-from chatbot.pipeline import redaction, sandboxing
+from chatbot.pipeline import artifacts, redaction, sandboxing
 from chatbot.pipeline.context import JobContext, RunFailed
 from runners import prompts
 from runners.contracts import (
@@ -55,10 +55,21 @@ async def _commit_and_review(
 ) -> None:
     """The wrapper commits what the agent changed; the review of that commit is queued."""
     commit = await _commit(ctx, worktree, answer)
+    files = ctx.config.files
+    offered = await artifacts.keep(
+        ctx.board,
+        worktree.path,
+        answer.artifacts,
+        limit=files.max_size_mb * 1024 * 1024,
+        max_pixels=files.max_pixels,
+    )
+    details: dict[str, object] = {"commit": commit, "report": answer.report}
+    if answer.artifacts:
+        details |= {"artifacts": offered.kept, "artifacts_skipped": offered.skipped}
     await ctx.apply(
         action,
         reason=answer.commit_message.subject,
-        details={"commit": commit, "report": answer.report},
+        details=details,
         commit_hash=commit,
         # A new commit has not been reviewed or deployed yet, whatever the old one was.
         review_decision=None,

@@ -24,6 +24,16 @@ from runners.contracts.validation import STRICT, NonBlank, build
 
 MAX_SUBJECT_CHARS = 72
 MAX_BODY_CHARS = 20_000
+#: Files of its worktree a report may offer the owner (`Artifacts: a.png, b.html`).
+MAX_ARTIFACTS = 5
+
+# A path in the worktree, relative, in plain characters: nothing a shell, an option
+# parser or a traversal could make more of; no part may start with a dot (no `..`,
+# no `.git`, no hidden files).
+_ARTIFACT_RE = re.compile(
+    r"^(?!/)(?:[A-Za-z0-9_+-][A-Za-z0-9._+-]{0,99}/){0,9}[A-Za-z0-9_+-][A-Za-z0-9._+-]{0,99}$"
+)
+_ARTIFACTS_LINE_RE = re.compile(r"^\s*artifacts?\s*:\s*(.*)$", re.IGNORECASE | re.MULTILINE)
 
 _BODY_CONTROL_RE = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
 
@@ -52,6 +62,28 @@ class BuilderAnswer(BaseModel):
 
     commit_message: CommitMessage
     report: NonBlank
+    #: Files of the worktree the report offers the owner (a screenshot, a rendered page).
+    artifacts: tuple[str, ...] = ()
+
+
+def parse_artifacts(report: str) -> tuple[str, ...]:
+    """The paths of the report's `Artifacts:` line(s); a malformed one rejects the answer."""
+    field = f"{BUILDER_REPORT.start}.artifacts"
+    found: list[str] = []
+    for line in _ARTIFACTS_LINE_RE.findall(report):
+        for raw in line.split(","):
+            path = raw.strip().strip("`")
+            if not path:
+                continue
+            if not _ARTIFACT_RE.fullmatch(path):
+                raise ContractError(
+                    field, f"{path[:80]!r} is not a plain relative path in the worktree"
+                )
+            if path not in found:
+                found.append(path)
+    if len(found) > MAX_ARTIFACTS:
+        raise ContractError(field, f"{len(found)} files, at most {MAX_ARTIFACTS} allowed")
+    return tuple(found)
 
 
 def parse_commit_message(content: str) -> CommitMessage:
@@ -91,4 +123,10 @@ def builder_blocks(text: str) -> BuilderAnswer:
     if not content:
         raise ContractError(BUILDER_REPORT.start, "the builder report is empty")
     commit_message = parse_commit_message(message.content)
-    return build(BuilderAnswer, BUILDER_REPORT.start, commit_message=commit_message, report=content)
+    return build(
+        BuilderAnswer,
+        BUILDER_REPORT.start,
+        commit_message=commit_message,
+        report=content,
+        artifacts=parse_artifacts(content),
+    )

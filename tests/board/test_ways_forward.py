@@ -155,6 +155,8 @@ def suggested(text: str) -> set[Action]:
             continue  # /status, /log, /diff only look: they work in every phase
         if BY_NAME[name].on_run:
             continue  # /steer, /approve, /deny, /interrupt: for a running agent (below)
+        if name == "attach":
+            continue  # a card takes files in every phase: no move of the table
         action = BY_NAME[name].action
         assert action is not None, f"/{name} {{slug}} suggested, but /{name} acts on no card"
         found.add(action)
@@ -189,6 +191,8 @@ def posted_for(graph: Graph) -> dict[str, set[State]]:
 # The card view's own hints (chat catalogue) and where the view shows them.
 VIEW_HINTS = {
     "card_split_offer": frozenset({Phase.PLANNING_WITH_FEEDBACK}),
+    # /attach's own refusal suggests /attach again: a card takes files in every phase.
+    "files_nothing": frozenset(Phase),
     # /diff says how to comment only where the table takes a comment.
     "diff_how_to_comment": frozenset(
         phase for row in TRANSITIONS if row.action is Action.COMMENT for phase in row.sources

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from chatbot.app.startup import make_worker
+from chatbot.app.startup import file_limits, make_worker
 from chatbot.board import BoardService
 from chatbot.config import Config, parse_config
 from chatbot.pipeline.worker import Worker
@@ -238,6 +238,7 @@ async def open_harness(root: Path, repo: Path, text: str, log: Path) -> Harness:
         default_lane="light",
         deploy_configured=bool(config.deploy and config.deploy.command),
         budgets=config.budgets(),
+        files=file_limits(config),
     )
     await board.import_cards()
     worker = make_worker(config, board, instance_id=uuid.uuid4().hex, poll_s=0.5)
