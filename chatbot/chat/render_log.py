@@ -13,6 +13,11 @@ from chatbot.board import CardView, RunRecord
 from chatbot.chat import render
 from chatbot.notify.format import one_line
 
+# The file is not cut to a message's size, but one line stays one line of reasonable
+# length: a card's title, a run's rejection (an agent's words, of any length).
+TITLE_CHARS = 300
+REJECTION_CHARS = 1_000
+
 
 def _at(at: float) -> str:
     return datetime.fromtimestamp(at, UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
@@ -36,14 +41,14 @@ def _run_line(run: RunRecord) -> str:
     if run.steers:
         parts.append(f"{run.steers} steers")
     if run.rejection:
-        parts.append(f"rejected: {one_line(run.rejection)}")
+        parts.append(f"rejected: {one_line(run.rejection, REJECTION_CHARS)}")
     return " | ".join(parts)
 
 
 def log_file(view: CardView, runs: list[RunRecord], locale: str) -> str:
     card = view.card
     lines = [
-        f"# {card.slug}: {one_line(card.title)}",
+        f"# {card.slug}: {one_line(card.title, TITLE_CHARS)}",
         f"phase: {card.phase.label(locale)}",
         f"commit: {card.commit_hash or '-'}",
         "",
