@@ -137,16 +137,19 @@ class BotProcess:
                 self._news.set()
         self._news.set()
 
-    async def logged(self, pattern: str, within: float = 30.0) -> str:
-        """Await the bot's log line matching `pattern` (its own account of being ready)."""
+    async def logged(self, pattern: str, within: float = 30.0, *, times: int = 1) -> str:
+        """Await the bot's log line matching `pattern` (its own account of being ready);
+        with `times`, its `times`-th such line."""
         regex = re.compile(pattern)
-        seen = 0
+        seen = found = 0
         async with asyncio.timeout(within):
             while True:
                 self._news.clear()  # before scanning, so no line slips between scan and wait
                 for line in self.lines[seen:]:
                     if regex.search(line):
-                        return line
+                        found += 1
+                        if found == times:
+                            return line
                 seen = len(self.lines)
                 if self._pump is not None and self._pump.done():
                     raise AssertionError(f"the bot exited before logging {pattern!r}")

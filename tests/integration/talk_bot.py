@@ -107,12 +107,14 @@ def bot_config(
     *,
     bot_lines: tuple[str, ...] = (),
     requesters: tuple[str, ...] = (),
+    xmpp_lines: tuple[str, ...] = (),
     extra: str = "",
     progress_interval_s: float = 0.3,
     iteration_limit: int = 8,
 ) -> Path:
-    """The bot's configuration: XMPP to the real Prosody, every CLI real with its provider's
-    `base_url` and key file, the light lane and every role on `cli`."""
+    """The bot's configuration: XMPP to the real Prosody (`xmpp_lines` added to its
+    section), every CLI real with its provider's `base_url` and key file, the light lane
+    and every role on `cli`."""
     write_secrets(root)
     for name in CLIS:
         (root / "home" / name).mkdir(parents=True, exist_ok=True)
@@ -137,6 +139,7 @@ def bot_config(
         f'rooms = ["{x["rooms"]["public"]}"]',
         f'nick = "{BOT_NICK}"',
         'tls = "none"',
+        *xmpp_lines,
     ]
     runtimes = "".join(
         RUNTIME.format(name=name, binary=binary(bins, name), url=urls[name], env=_env(name))

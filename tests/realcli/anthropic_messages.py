@@ -13,6 +13,9 @@ from aiohttp import web
 from tests.realcli.providers import Look, Say, ScriptedModel, Seen, Shell, Step, WriteFile
 
 _CWD_CLAUDE = re.compile(r"Primary working directory: (\S+)")
+# Text blocks Claude Code adds to a user message itself: its reminders, and after a
+# picture where it keeps a copy ("[Image: source: /tmp/claude-0/...]").
+_CLI_NOTES = ("<system-reminder>", "[Image: source: ")
 
 
 class MessagesModel(ScriptedModel):
@@ -59,7 +62,7 @@ class MessagesModel(ScriptedModel):
                     cwd = found[1] if found else cwd
                     if message.get("role") == "assistant":
                         assistants.append(text)
-                    elif not text.startswith("<system-reminder>"):
+                    elif not text.startswith(_CLI_NOTES):
                         users.append(text.strip())
                 elif kind == "tool_result":
                     inner = block.get("content")

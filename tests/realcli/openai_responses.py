@@ -86,10 +86,11 @@ class ResponsesModel(ScriptedModel):
         for item in body.get("input", []):
             kind = item.get("type")
             if kind == "message":
+                # Text parts only: a picture (`input_image`) says nothing.
                 texts = [
-                    part.get("text", "")
+                    part["text"]
                     for part in item.get("content", [])
-                    if isinstance(part, dict)
+                    if isinstance(part, dict) and isinstance(part.get("text"), str)
                 ]
                 if item.get("role") == "user":
                     for text in texts:
