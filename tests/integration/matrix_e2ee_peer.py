@@ -172,7 +172,8 @@ class E2eePeer:
                     # The device's keys are not on the server yet: a device-list change
                     # comes with a sync, and nio (or this loop) asks again.
                     await self.until(
-                        lambda: known() or user_id in self.client.olm.users_for_key_query
+                        lambda: known() or user_id in self.client.olm.users_for_key_query,
+                        within=within,  # the caller's bound (the outer timeout), not 10 s
                     )
         devices = list(self.client.device_store.active_user_devices(user_id))
         return [d for d in devices if d.id == device_id] if device_id else devices
