@@ -47,9 +47,7 @@ def is_long(change: Change) -> bool:
     return (
         change.cut
         or pages(change) > 1
-        or any(
-            len(found.lines) > FILE_LINES or found.lines_left for found in change.files
-        )
+        or any(len(found.lines) > FILE_LINES or found.lines_left for found in change.files)
     )
 
 

@@ -49,6 +49,7 @@ class FileReader(Protocol):
 
     async def file_data(self, attachment_id: int) -> bytes: ...
 
+
 #: Tries of one message before it is given up (each may have cost a reconnect).
 MAX_TRIES = 5
 
