@@ -87,7 +87,7 @@ def prompt_section(files: Sequence[Attachment], laid: Laid) -> str:
     for file in files:
         path = laid.paths.get(file.id)
         if path is None:
-            lines.append(f"- {file.name}: no longer kept (the bot's file quota dropped it)")
+            lines.append(f"- {file.name}: no longer kept by the bot (dropped or lost); ask for it")
             continue
         also = (
             " (also given to you as an image)" if laid.kinds.get(file.id) is FileKind.IMAGE else ""
