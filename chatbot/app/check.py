@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from chatbot.app.check_db import check_database, remote_line
+from chatbot.app.check_files import files_lines
 from chatbot.app.check_keys import keys_at_rest
 from chatbot.app.startup import open_store
 from chatbot.app.wiring import destinations, servers, settings_for
@@ -228,6 +229,8 @@ def run_check(config: Config, connect: bool, show_config: bool = False) -> bool:
         found = [f"  - {deprecated.line()}" for deprecated in config.deprecated]
         report.add("\n".join(["deprecated (the bot starts; edit the file):", *found]))
     report.add(digest_line(config))
+    for line, fine in files_lines(config):
+        report.add(line, fine)
     sandbox_lines, sandbox_ok = sandboxing.check_lines(config)
     report.add("\n".join(sandbox_lines), sandbox_ok)
     report_keys_at_rest(config, report)

@@ -37,3 +37,19 @@ def test_a_bad_value_names_its_key(tmp_path: Path, section: str, key: str) -> No
     with pytest.raises(ConfigError) as caught:
         _parse(tmp_path, section)
     assert key in str(caught.value)
+
+
+def test_check_says_where_files_live_and_whether_voice_notes_are_heard(tmp_path: Path) -> None:
+    from chatbot.app.check_files import files_lines
+
+    plain = dict(files_lines(parse_config(MINIMAL, tmp_path / "bot.toml")))
+    assert any(line.startswith("voice notes: not heard (add [transcription]") for line in plain)
+    config = _parse(tmp_path, 'base_url = "http://127.0.0.1:9/v1"\n')
+    folder = config.files_folder
+    folder.mkdir(parents=True)
+    folder.chmod(0o755)
+    found = files_lines(config)
+    assert ("voice notes: heard by http://127.0.0.1:9/v1 (whisper-1)", True) in found
+    assert [line for line, fine in found if not fine] == [
+        f"files: {folder} is mode 755; others can read it: chmod 700 {folder}"
+    ]
