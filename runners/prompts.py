@@ -244,6 +244,17 @@ def steered_prompt(owner_text: str) -> str:
     )
 
 
+def checks_failed_prompt(command: Sequence[str], verdict: str, tail: str) -> str:
+    """The next iteration after a commit the repository's checks failed: their end."""
+    shown = " ".join(command)
+    return (
+        f"The wrapper committed your change and ran the repository's checks (`{defuse(shown)}`): "
+        f"{verdict}. The end of their output:\n\n{fence(tail)}\n\n"
+        "Fix the cause (not the checks), then end with the same blocks again; the wrapper "
+        "commits on top and runs the checks again.\n\n" + builder_continue_prompt()
+    )
+
+
 def reviewer_prompt(
     *,
     slug: str,
@@ -253,10 +264,13 @@ def reviewer_prompt(
     builder_report: str,
     acceptance_criteria: Sequence[str] = (),
     owner_comments: Sequence[Mapping[str, object]] = (),
+    checks: str = "",
 ) -> str:
-    """`owner_comments`: the line comments the commit answers (file, lines, code, text)."""
+    """`owner_comments`: the line comments the commit answers (file, lines, code, text);
+    `checks`: what the repository's checks said of the commit ("" : none are set)."""
     return render(
         "reviewer",
+        checks=checks or "No checks are set for this repository or card.",
         slug=slug,
         commit_hash=commit_hash,
         intent_path=intent_path,

@@ -30,7 +30,7 @@ from chatbot.board.importer import SOURCES, scan
 from chatbot.config import Config, RuntimeSection
 from chatbot.domain.counted import counted
 from chatbot.domain.roles import ROLES
-from chatbot.pipeline import sandboxing
+from chatbot.pipeline import gate, sandboxing
 from chatbot.secret_files import read_secret
 from chatbot.store import chat as chat_store
 from chatbot.store.kv import TransportState
@@ -233,6 +233,8 @@ def run_check(config: Config, connect: bool, show_config: bool = False) -> bool:
         report.add(line, fine)
     sandbox_lines, sandbox_ok = sandboxing.check_lines(config)
     report.add("\n".join(sandbox_lines), sandbox_ok)
+    for line, fine in gate.check_lines(config):
+        report.add(line, fine)
     report_keys_at_rest(config, report)
     if show_config:
         resolved = json.dumps(config.redacted(), indent=2, ensure_ascii=False)

@@ -11,6 +11,7 @@ from typing import Any
 from chatbot.board import Attachment, Card, CardView, Event, RunRecord
 from chatbot.board.inbox import InboxItem, Why
 from chatbot.chat.render import ways_forward
+from chatbot.domain import checks
 
 # Bump only with a note in the README: scripts parse this.
 JSON_SCHEMA_VERSION = 1
@@ -81,6 +82,8 @@ def card_json(
         ),
         # Added within schema_version 1: a new key breaks no script that reads the others.
         "ways_forward": ways or [],
+        # The repository's checks of this commit: verdict, duration_s, tail, command.
+        "checks": checks.record_of(card.data, card.commit_hash),
         "attachments": [attachment_json(a) for a in attachments or []],
         "events": [event_json(e) for e in events],
     }

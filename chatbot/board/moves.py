@@ -29,6 +29,7 @@ from chatbot.board.split_plan import NewChild
 from chatbot.board.talk import BoardTalk
 from chatbot.board.tx import BoardError, BoardTx, PageEcho
 from chatbot.board.web_sessions import WebSessions
+from chatbot.domain import checks
 from chatbot.domain.budgets import Budgets
 from chatbot.domain.phases import QUESTION_KIND, QUESTION_PHASES, Kind, Phase
 from chatbot.domain.roles import DEPLOY_JOB, FOR_PHASE
@@ -143,7 +144,10 @@ class BoardService(
                 elif action is Action.DEPLOY or (
                     card.phase is Phase.READY_FOR_DEPLOYMENT and action is Action.RETRY
                 ):
-                    await self.queue_deploy(db, card, retry=action is Action.RETRY)
+                    skip = bool(payload and payload.get("skip_checks"))
+                    await self.queue_deploy(
+                        db, card, retry=action is Action.RETRY, skip_checks=skip
+                    )
                 else:
                     await self._queue_run(db, card, payload)
                 change = await self.announce(db, before, card, action, actor, reason)
@@ -318,9 +322,15 @@ class BoardService(
                 files.discard()
             raise
 
-    async def queue_deploy(self, db: Db, card: Card, *, retry: bool = False) -> Job:
+    async def queue_deploy(
+        self, db: Db, card: Card, *, retry: bool = False, skip_checks: bool = False
+    ) -> Job:
+        """`skip_checks`: the owner said to deploy a commit whose checks did not pass."""
         if not card.commit_hash:
             raise BoardError(f"card '{card.slug}' has no reviewed commit to deploy")
+        refusal = checks.deploy_refusal(card.data, card.slug, card.commit_hash)
+        if refusal and not skip_checks:
+            raise BoardError(refusal)
         key = f"{card.slug}:{card.commit_hash}"
         if retry:
             # A failed deploy may be tried again; a successful one never runs twice.

@@ -17,6 +17,7 @@ from chatbot.config.agents import EscalationSection, LaneSection, RoleSection, R
 from chatbot.config.base import ConfigError, RuntimeName, Section
 from chatbot.config.bot import (
     BotSection,
+    ChecksSection,
     ConsoleSection,
     DeploySection,
     RepoSection,
@@ -56,6 +57,7 @@ class Config(Section):
     escalation: EscalationSection = EscalationSection()
     deploy: DeploySection | None = None
     repo: RepoSection = RepoSection()
+    checks: ChecksSection = ChecksSection()
     web: WebSection | None = None
     workers: WorkersSection = WorkersSection()
     files: FilesSection = FilesSection()
@@ -243,6 +245,7 @@ def load_config(path: str | Path) -> Config:
 
 __all__ = [
     "BotSection",
+    "ChecksSection",
     "Config",
     "ConfigError",
     "Deprecated",

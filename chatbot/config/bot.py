@@ -20,6 +20,7 @@ from chatbot.config_file import (
 from chatbot.domain.daily import problem as daily_problem
 from chatbot.domain.quiet import problem as quiet_problem
 from chatbot.transports.networks import claiming
+from runners.checks import command_problem
 
 
 def identity_problem(value: str) -> str | None:
@@ -163,6 +164,26 @@ class RepoSection(Section):
     # hook is code anyone who could write the repository planted. On: they run in the
     # agents' sandbox (no network, the repository's config and hooks read-only).
     run_hooks: bool = False
+
+
+class ChecksSection(Section):
+    # The repository's own checks, run in the card's worktree (inside the agents'
+    # sandbox: no network, no secrets) after each builder or fixer commit; a program and
+    # its arguments, no shell. A failure goes back to the agent; empty: no checks. An
+    # intent's "Checks:" line overrides it for that card ("Checks: none" for none).
+    command: list[str] = []
+    # The checks are stopped after this long, and count as failed.
+    timeout_s: int = Field(default=600, ge=1, le=6 * 3600)
+    # How much of the end of their output the agent, the reviewer and the board get.
+    tail_chars: int = Field(default=4000, ge=200, le=64_000)
+
+    @field_validator("command")
+    @classmethod
+    def _command(cls, value: list[str]) -> list[str]:
+        problem = command_problem(value) if value else None
+        if problem:
+            raise KeyProblem("checks.command", problem)
+        return value
 
 
 class WorkersSection(Section):

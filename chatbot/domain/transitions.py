@@ -97,6 +97,9 @@ class Stage(StrEnum):
     INSPECTOR = "inspector"
     FIXER = "fixer"
     SYNTHESIS = "synthesis"
+    # A builder's or fixer's commit that never passed the repository's checks; retried
+    # as a builder run on top of it (`/retry <slug> --skip-checks`: unchecked, once).
+    CHECKS = "checks"
     # Written by earlier versions for a failure outside any role; retried as a fresh start.
     WORKER = "worker"
 
@@ -227,6 +230,7 @@ _TABLE: tuple[Transition, ...] = (
     _row(A.STEER, (P.INTERRUPTED,), P.FIXER_RUNNING, OWNER, stage=Stage.FIXER),
     _row(A.RETRY, (P.FAILED, P.NEEDS_HUMAN), P.OPERATOR_RUNNING, OWNER, stage=Stage.OPERATOR),
     _row(A.RETRY, (P.FAILED,), P.BUILDING, OWNER, stage=Stage.BUILDER),
+    _row(A.RETRY, (P.FAILED,), P.BUILDING, OWNER, stage=Stage.CHECKS),
     _row(A.RETRY, (P.FAILED,), P.REVIEWING, OWNER, stage=Stage.REVIEW),
     _row(A.RETRY, (P.FAILED,), P.READY_FOR_DEPLOYMENT, OWNER, stage=Stage.DEPLOY),
     _row(A.RETRY, (P.FAILED,), P.SPLIT_REQUESTED, OWNER, stage=Stage.SPLIT),

@@ -6,11 +6,14 @@ and a run that changed nothing is a failure with a clear reason.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TypeVar
 
 from chatbot.board.comments import agent_view
+from chatbot.domain.checks import KEY as CHECKS_KEY
 from chatbot.domain.transitions import Action
-from chatbot.pipeline import artifacts, redaction, sandboxing
+from chatbot.pipeline import artifacts, gate, redaction, sandboxing
 from chatbot.pipeline.context import JobContext, RunFailed
 from runners import prompts
 from runners.contracts import (
@@ -32,6 +35,7 @@ from runners.workspace import (
 )
 
 MAX_FIXER_QUESTION_ROUNDS = 2
+AnswerT = TypeVar("AnswerT")
 BOT_AUTHOR = ("intent-board", "intent-board@localhost")
 
 
@@ -51,10 +55,16 @@ async def card_worktree(ctx: JobContext) -> Worktree:
 
 
 async def _commit_and_review(
-    ctx: JobContext, worktree: Worktree, answer: BuilderAnswer, action: Action, **data: object
+    ctx: JobContext,
+    worktree: Worktree,
+    answer: BuilderAnswer,
+    action: Action,
+    commit: str,
+    checks: dict[str, object] | None,
+    **data: object,
 ) -> None:
-    """The wrapper commits what the agent changed; the review of that commit is queued."""
-    commit = await _commit(ctx, worktree, answer)
+    """The wrapper committed what the agent changed (and its checks passed): the review
+    of that commit is queued."""
     files = ctx.config.files
     offered = await artifacts.keep(
         ctx.board,
@@ -66,6 +76,11 @@ async def _commit_and_review(
     details: dict[str, object] = {"commit": commit, "report": answer.report}
     if answer.artifacts:
         details |= {"artifacts": offered.kept, "artifacts_skipped": offered.skipped}
+    if checks is not None:
+        details["checks"] = checks["verdict"]
+    card_data = {k: v for k, v in ctx.card.data.items() if k != CHECKS_KEY}
+    if checks is not None:
+        card_data[CHECKS_KEY] = checks
     await ctx.apply(
         action,
         reason=answer.commit_message.subject,
@@ -77,8 +92,42 @@ async def _commit_and_review(
         deployment_status=None,
         failure_stage=None,
         failure_detail=None,
-        data={**ctx.card.data, "builder_report": answer.report, **data},
+        data={**card_data, "builder_report": answer.report, **data},
     )
+
+
+async def _checked(
+    ctx: JobContext,
+    worktree: Worktree,
+    prompt: str,
+    limit: int,
+    markers: tuple[str, ...],
+    parse: Callable[[str], AnswerT],
+) -> gate.Checked[AnswerT]:
+    """Agent turns until a commit passes the repository's checks, all within `limit`
+    iterations: a commit that fails them is kept, and the agent's next iteration (in
+    the same session) gets the end of their output to fix it on top."""
+    resume: str | None = None
+    usage: Usage | None = None
+    left = limit
+    while True:
+        turns = await agent_turns(ctx, prompt, worktree, left, markers, resume=resume, usage=usage)
+        if turns.answer is None:
+            return gate.Checked(turns, None, None, None)
+        answer = parse(turns.answer)
+        if not isinstance(answer, BuilderAnswer):
+            return gate.Checked(turns, answer, None, None)  # a fixer's question: no commit
+        commit = await _commit(ctx, worktree, answer)
+        record = await gate.check(ctx, worktree, commit)
+        if gate.passed(record) or turns.left <= 0:
+            return gate.Checked(turns, answer, commit, record)
+        assert record is not None
+        prompt, resume, usage, left = (
+            gate.next_prompt(record),
+            turns.session,
+            turns.usage,
+            turns.left,
+        )
 
 
 async def _commit(ctx: JobContext, worktree: Worktree, answer: BuilderAnswer) -> str:
@@ -137,6 +186,10 @@ class Turns:
     last_text: str
     #: Runs that ended without the final markers (the agent talked but did not finish).
     unfinished: int
+    #: The session to resume, its usage so far, and the iterations (turns) left of the limit.
+    session: str = ""
+    usage: Usage | None = None
+    left: int = 0
 
 
 def iteration_limit(ctx: JobContext) -> int:
@@ -155,6 +208,9 @@ async def agent_turns(
     worktree: Worktree,
     limit: int,
     markers: tuple[str, ...],
+    *,
+    resume: str | None = None,
+    usage: Usage | None = None,
 ) -> Turns:
     """At most `limit` agent turns in one session, in total.
 
@@ -166,9 +222,10 @@ async def agent_turns(
     profile = ctx.profile()
     record = RUNTIMES.get(profile.runtime)
     counts_turns = record is not None and record.bounds_turns
-    # After /interrupt and /steer: the same session goes on with the owner's words.
-    session, usage, last_text = _steered_session(ctx), None, ""
-    turns_left, unfinished = limit, 0
+    # After /interrupt and /steer: the same session goes on with the owner's words;
+    # after failed checks, the session that made the commit.
+    session = _steered_session(ctx) if resume is None else resume
+    last_text, turns_left, unfinished = "", limit, 0
     for iteration in range(limit):
         result = await ctx.run(
             first_prompt if iteration == 0 else prompts.builder_continue_prompt(),
@@ -180,19 +237,19 @@ async def agent_turns(
             accept_turn_limit=True,
         )
         session = result.output.session_id or session
-        usage: Usage | None = result.output.thread_usage or usage
+        usage = result.output.thread_usage or usage
         last_text = result.output.answer
+        used = max(1, result.output.turns or turns_left) if counts_turns else 1
+        turns_left -= min(turns_left, used)
         if result.output.turn_limit_reached:
             break
         if any(token in last_text for token in markers):
             # From the first final marker on, the answer must parse or the job fails.
-            return Turns(last_text, last_text, unfinished)
+            return Turns(last_text, last_text, unfinished, session, usage, turns_left)
         unfinished += 1
-        if counts_turns:
-            turns_left -= min(turns_left, max(1, result.output.turns or turns_left))
-            if turns_left == 0:
-                break
-    return Turns(None, last_text, unfinished)
+        if turns_left == 0:
+            break
+    return Turns(None, last_text, unfinished, session, usage, turns_left)
 
 
 def _steered_session(ctx: JobContext) -> str:
@@ -223,14 +280,21 @@ async def run_builder(ctx: JobContext) -> None:
         write_scope=card.write_scope,
         feedback=_feedback(ctx),
     )
-    turns = await agent_turns(ctx, _first_prompt(ctx, first_prompt), worktree, limit, _FINAL)
-    if turns.answer is None:
+    prompt = _first_prompt(ctx, first_prompt)
+    done = await _checked(ctx, worktree, prompt, limit, _FINAL, parse_builder_answer)
+    turns, answer, commit = done.turns, done.answer, done.commit
+    if answer is None or commit is None:
         # Named, so an agent that talks but never finishes is not mistaken for a slow one.
         why = f"{turns.unfinished} answers without the commit-message block"
         await _limit_reached(ctx, limit, turns.last_text, why if turns.unfinished else "")
         return
-    answer = parse_builder_answer(turns.answer)
-    await _commit_and_review(ctx, worktree, answer, Action.BUILD_COMMITTED, limit_reached=False)
+    if not gate.passed(done.checks):
+        assert done.checks is not None
+        await gate.failed(ctx, Action.BUILD_FAILED, limit, commit, done.checks)
+        return
+    await _commit_and_review(
+        ctx, worktree, answer, Action.BUILD_COMMITTED, commit, done.checks, limit_reached=False
+    )
 
 
 # Any of the final answer's markers: from then on the answer must parse, or it fails.
@@ -299,13 +363,20 @@ async def run_fixer(ctx: JobContext) -> None:
     )
     await ctx.board.comments_sent(comments, ctx.job.id)
     final = (*_FINAL, FIXER_QUESTION.start)
-    turns = await agent_turns(ctx, _first_prompt(ctx, prompt), worktree, limit, final)
-    if turns.answer is None:
+    done = await _checked(
+        ctx,
+        worktree,
+        _first_prompt(ctx, prompt),
+        limit,
+        final,
+        lambda text: parse_fixer_answer(text, question_allowed=rounds_left > 0),
+    )
+    turns, answer = done.turns, done.answer
+    if answer is None:
         why = (
             f" ({turns.unfinished} answers without a fix or a question)" if turns.unfinished else ""
         )
         raise RunFailed(f"iteration limit {limit} reached without a fix{why}")
-    answer = parse_fixer_answer(turns.answer, question_allowed=rounds_left > 0)
     if isinstance(answer, FixerQuestion):
         await ctx.apply(
             Action.FIXER_ASKED,
@@ -314,4 +385,11 @@ async def run_fixer(ctx: JobContext) -> None:
             data={**card.data, "fixer_rounds": rounds + 1},
         )
         return
-    await _commit_and_review(ctx, worktree, answer, Action.FIXER_COMMITTED, fixer_rounds=0)
+    assert done.commit is not None
+    if not gate.passed(done.checks):
+        assert done.checks is not None
+        await gate.failed(ctx, Action.FIXER_FAILED, limit, done.commit, done.checks)
+        return
+    await _commit_and_review(
+        ctx, worktree, answer, Action.FIXER_COMMITTED, done.commit, done.checks, fixer_rounds=0
+    )

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 from chatbot.board.comments import agent_view
+from chatbot.domain import checks
 from chatbot.domain.phases import Phase
 from chatbot.domain.transitions import Action
+from chatbot.pipeline import gate
 from chatbot.pipeline.building import card_worktree
 from chatbot.pipeline.context import JobContext, RunFailed
 from runners import prompts
@@ -38,6 +40,7 @@ async def run_reviewer(ctx: JobContext) -> None:
         acceptance_criteria=card.acceptance_criteria,
         builder_report=card.data.get("builder_report", ""),
         owner_comments=agent_view(await ctx.board.comments_answered_by(card, commit)),
+        checks=gate.for_reviewer(checks.record_of(card.data, commit)),
     )
     result = await ctx.run(prompt, cwd=worktree.path)
     review = parse_review(result.output.answer, commit)
@@ -49,6 +52,8 @@ async def run_reviewer(ctx: JobContext) -> None:
     details = {"decision": review.verdict.decision, "report": review.report, "path": report_path}
     if review.verdict.decision == "approve":
         deploy = ctx.config.deploy is not None and bool(ctx.config.deploy.command)
+        # A commit whose checks were skipped waits for the owner's /deploy --skip-checks.
+        deploy = deploy and checks.deploy_refusal(card.data, card.slug, commit) is None
         await ctx.apply(
             Action.REVIEW_APPROVED,
             reason=f"review approved {commit[:12]}",

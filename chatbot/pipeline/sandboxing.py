@@ -16,7 +16,7 @@ from pathlib import Path
 
 from chatbot.config import Config
 from runners.runtimes.registry import RUNTIMES
-from runners.sandbox import Network, Sandbox, find_tool, git_paths
+from runners.sandbox import Network, Sandbox, find_tool, git_paths, program_paths
 from runners.workspace import AGENT_HOMES
 
 
@@ -211,5 +211,33 @@ def for_hooks(config: Config, worktree: Path, admin: Path | None) -> Sandbox | N
         readable=(common / "config", common / "hooks", admin / "config.worktree"),
         writable=(worktree.resolve(), common, admin),
         hidden=tuple(path for path in hidden_paths(config) if path != worktree.resolve()),
+        scratch=(Path(user_home).resolve(),) if user_home and user_home != "/" else (),
+    )
+
+
+def for_checks(config: Config, worktree: Path, program: str) -> Sandbox | None:
+    """The sandbox the repository's checks run in (`[checks]`): the worktree writable
+    (caches, build output), what git needs of the repository read-only, the program's
+    installation (`program`: its absolute path) read-only, no network and none of the
+    bot's things; None: no sandbox here."""
+    found = tool(config)
+    if found is None:
+        return None
+    worktree = worktree.resolve()
+    shown: list[Path] = [*git_paths(worktree)]
+    try:
+        shown += program_paths(program, {"PATH": os.environ.get("PATH", os.defpath)})[1]
+    except FileNotFoundError:
+        pass  # the run itself says the program is missing
+    user_home = os.environ.get("HOME")
+    return Sandbox(
+        tool=found,
+        network=Network.PROVIDER,
+        # Inside the worktree it is writable already; the root would show everything.
+        readable=tuple(
+            path for path in shown if path != Path("/") and not path.is_relative_to(worktree)
+        ),
+        writable=(worktree,),
+        hidden=tuple(path for path in hidden_paths(config) if path != worktree),
         scratch=(Path(user_home).resolve(),) if user_home and user_home != "/" else (),
     )

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from chatbot.board import CardView, LineComment, RunRecord, TalkRow
 from chatbot.board.hand_over import HandOver
 from chatbot.board.inbox import Why
+from chatbot.domain import checks
 from chatbot.domain.action_labels import action_label
 from chatbot.domain.phases import Kind, Phase
 from chatbot.web import action_forms, diff_section, files_section, talk_section, why_line
@@ -194,6 +195,27 @@ def _answers(data: dict, t: Texts) -> Safe:
     )
 
 
+def _checks(data: dict, commit: str | None, t: Texts) -> Safe:
+    """The repository's checks of the card's commit: verdict, duration, the output's end."""
+    record = checks.record_of(data, commit)
+    if record is None:
+        return Safe("")
+    return tag(
+        '<details class="checks checks-{verdict}" id="checks"><summary>{m}</summary>'
+        "<p>{label}</p><pre>{tail}</pre></details>",
+        verdict=str(record.get("verdict")),
+        m=t(
+            "checks",
+            commit=str(commit)[:12],
+            verdict=str(record.get("verdict")),
+            seconds=f"{float(record.get('duration_s') or 0):.1f}",
+            command=" ".join(map(str, record.get("command") or ())),
+        ),
+        label=t("checks_output"),
+        tail=str(record.get("tail") or "-"),
+    )
+
+
 def card_main(page: CardPage, t: Texts, now: float | None = None) -> Safe:
     now = time.time() if now is None else now
     view, card = page.view, page.view.card
@@ -225,6 +247,7 @@ def card_main(page: CardPage, t: Texts, now: float | None = None) -> Safe:
                 m=t("failure", stage=card.failure_stage, detail=card.failure_detail or "-"),
             )
         )
+    parts.append(_checks(card.data, card.commit_hash, t))
     if card.pipeline_run_id:
         parts.append(
             tag(

@@ -211,6 +211,15 @@ class Metrics:
             registry=self.registry,
         )
         self.latency = CommandLatency(self.command_latency)
+        # The repository's checks on builders' and fixers' commits, by outcome.
+        self.checks = Histogram(
+            PREFIX + "checks_duration_seconds",
+            "The repository's checks on a commit by how long they took "
+            "(verdict: passed, failed, timeout, error, skipped)",
+            ("verdict",),
+            buckets=RUN_BUCKETS,
+            registry=self.registry,
+        )
         self.collector = BoardCollector(board, transports_up)
         self.registry.register(self.collector)
 
@@ -220,6 +229,11 @@ class Metrics:
         self.input_tokens.labels(*labels).inc(record.input_tokens or 0)
         self.output_tokens.labels(*labels).inc(record.output_tokens or 0)
         self.cost.labels(*labels).inc(record.cost_usd or 0.0)
+
+    async def checks_finished(self, card: Card, record: dict[str, object]) -> None:
+        duration = record.get("duration_s")
+        seconds = float(duration) if isinstance(duration, int | float) else 0.0
+        self.checks.labels(str(record.get("verdict"))).observe(seconds)
 
     async def exposition(self, accept: str = "") -> tuple[bytes, str]:
         """The exposition in the format the scraper accepts (Prometheus' text format
