@@ -1,0 +1,224 @@
+"""When a routine runs: a cron expression or plain words, in a time zone.
+
+`parse(when, zone, now, once=...)` reads what an owner wrote after /every or /at:
+five cron fields ("0 9 * * 1-5") or words ("weekdays 09:00", "monday 9am",
+"every day 18:30", "tomorrow 02:00", "2026-12-24 18:00"). Cron expressions are
+read and stepped by cronsim (a well-kept parser: it knows the day-of-month/day-of-
+week "or" rule and steps local wall-clock time across daylight-saving changes);
+only the few words are translated here, into cron fields or one moment.
+
+Times are epoch seconds handed in by the caller (no clock is read here), so tests
+pass any moment they like; a wall-clock time is always read in the routine's zone.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+from cronsim import CronSim, CronSimError
+
+DAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
+# Cron numbers Sunday 0; Python's weekday() Monday 0.
+_CRON_DAY = {name: (i + 1) % 7 for i, name in enumerate(DAYS)}
+_SHORT = {name[:3]: name for name in DAYS}
+_TIME = re.compile(r"^(\d{1,2})(?::(\d{2}))?\s*(am|pm)?$")
+_DATE = re.compile(r"^(\d{4})-(\d{2})-(\d{2})$")
+_CRON_FIELD = re.compile(r"^[\d*/,\-A-Za-z?LW#]+$")
+#: How far ahead a recurring schedule's next time is looked for (Feb 30 never comes).
+HORIZON_DAYS = 366 * 5
+
+
+class ScheduleError(ValueError):
+    """Why `when` is no schedule, in words that name the fix."""
+
+
+@dataclass(frozen=True)
+class Schedule:
+    #: What the owner wrote, kept to show.
+    when: str
+    zone: str
+    #: Five cron fields for a recurring routine; None for one moment.
+    cron: str | None = None
+    #: The one moment (epoch seconds) of a one-time routine.
+    at: float | None = None
+
+    @property
+    def recurring(self) -> bool:
+        return self.cron is not None
+
+    def next_after(self, moment: float) -> float | None:
+        """The first time strictly after `moment`; None when there is none."""
+        if self.cron is None:
+            return self.at if self.at is not None and self.at > moment else None
+        tz = ZoneInfo(self.zone)
+        start = datetime.fromtimestamp(moment, tz)
+        try:
+            found = next(CronSim(self.cron, start))
+        except StopIteration:
+            return None
+        if found - start > timedelta(days=HORIZON_DAYS):
+            return None
+        return found.timestamp()
+
+    def between(self, after: float, until: float, limit: int = 1000) -> list[float]:
+        """The times in (after, until], oldest first, at most `limit` (the newest kept)."""
+        found: list[float] = []
+        moment = after
+        while (following := self.next_after(moment)) is not None and following <= until:
+            found.append(following)
+            moment = following
+            if len(found) > limit:
+                found.pop(0)
+        return found
+
+
+def zone_problem(zone: str) -> str | None:
+    try:
+        ZoneInfo(zone)
+    except (ZoneInfoNotFoundError, ValueError):
+        return f'{zone!r} is no time zone; write an IANA name such as "Europe/Berlin" or "UTC"'
+    return None
+
+
+def parse(when: str, zone: str, now: float, *, once: bool) -> Schedule:
+    """`when` as a schedule (once: for /at, one moment; else for /every, a rhythm)."""
+    if (why := zone_problem(zone)) is not None:
+        raise ScheduleError(why)
+    text = " ".join(when.lower().replace(" at ", " ").split())
+    if not text:
+        raise ScheduleError('say when: a time such as "weekdays 09:00" or cron fields')
+    fields = text.split()
+    if len(fields) == 5 and all(_CRON_FIELD.match(f) for f in fields) and not _TIME.match(text):
+        return _cron(when, zone, text, now, once)
+    words = text.removeprefix("every ").strip()
+    found = _words(words, zone, now, once)
+    if found.recurring and once:
+        raise ScheduleError(
+            f'"{when}" is a rhythm; /at runs once: write a day ("tomorrow 02:00", '
+            f'"monday 9am") or use /every for "{when}"'
+        )
+    if not found.recurring and not once:
+        raise ScheduleError(
+            f'"{when}" is one moment; /every needs a rhythm ("every day 18:30", "weekdays 09:00") '
+            f'or use /at "{when}"'
+        )
+    return Schedule(when, zone, found.cron, found.at)
+
+
+def _cron(when: str, zone: str, text: str, now: float, once: bool) -> Schedule:
+    if once:
+        raise ScheduleError(
+            f'"{when}" is a cron rhythm; /at runs once ("tomorrow 02:00"): use /every for it'
+        )
+    try:
+        CronSim(text, datetime.fromtimestamp(now, ZoneInfo(zone)))
+    except CronSimError as error:
+        raise ScheduleError(
+            f'"{when}" is no cron expression ({error}): five fields, minute 0-59, hour 0-23, '
+            'day 1-31, month 1-12, weekday 0-6, such as "0 9 * * 1-5"'
+        ) from error
+    schedule = Schedule(when, zone, text)
+    if schedule.next_after(now) is None:
+        raise ScheduleError(f'"{when}" never comes: check its day and month')
+    return schedule
+
+
+def _clock(word: str) -> tuple[int, int]:
+    if word == "noon":
+        return 12, 0
+    if word == "midnight":
+        return 0, 0
+    found = _TIME.match(word)
+    if found is None:
+        raise ScheduleError(f'"{word}" is no time of day: write "09:00", "9am" or "18:30"')
+    hour, minute, half = int(found.group(1)), int(found.group(2) or 0), found.group(3)
+    if half is not None:
+        if not 1 <= hour <= 12:
+            raise ScheduleError(f'"{word}" is no time of day: 1am to 12pm, or 24-hour "13:00"')
+        hour = hour % 12 + (12 if half == "pm" else 0)
+    if hour > 23 or minute > 59:
+        raise ScheduleError(f'"{word}" is no time of day: hours 0-23, minutes 0-59')
+    return hour, minute
+
+
+def _day(word: str) -> str | None:
+    word = word.removesuffix("s") if word not in ("weekdays", "weekends") else word
+    return word if word in DAYS else _SHORT.get(word)
+
+
+def _words(text: str, zone: str, now: float, once: bool) -> Schedule:
+    parts = text.split()
+    if "yesterday" in parts:
+        raise ScheduleError(f'"{text}" is in the past: write "today 18:00" or "tomorrow 02:00"')
+    # A time alone is for today (or tomorrow if it has passed) with /at, daily with /every.
+    head, rest = (parts[0], parts[1:]) if len(parts) > 1 else ("day" if not once else "", parts)
+    if len(rest) != 1:
+        raise ScheduleError(
+            f'"{text}" is not a time I can read: write "weekdays 09:00", "monday 9am", '
+            '"every day 18:30", "tomorrow 02:00" or five cron fields ("0 9 * * 1-5")'
+        )
+    hour, minute = _clock(rest[0])
+    cron_day = {"day": "*", "daily": "*", "weekdays": "1-5", "weekday": "1-5"}
+    cron_day |= {"weekends": "6,0", "weekend": "6,0"}
+    tz = ZoneInfo(zone)
+    today = datetime.fromtimestamp(now, tz).date()
+    if head in cron_day and not (once and head in ("day", "daily")):
+        return Schedule(text, zone, f"{minute} {hour} * * {cron_day[head]}")
+    if (day := _day(head)) is not None:
+        if not once:
+            return Schedule(text, zone, f"{minute} {hour} * * {_CRON_DAY[day]}")
+        ahead = (DAYS.index(day) - today.weekday()) % 7
+        return _moment(text, today + timedelta(days=ahead), hour, minute, tz, now, step=7)
+    if head in ("", "today", "tonight"):
+        return _moment(text, today, hour, minute, tz, now, step=1 if head == "" else 0)
+    if head == "tomorrow":
+        return _moment(text, today + timedelta(days=1), hour, minute, tz, now, step=0)
+    if (found := _DATE.match(head)) is not None:
+        try:
+            date = datetime(*(int(g) for g in found.groups())).date()
+        except ValueError as error:
+            raise ScheduleError(f'"{head}" is no date: write YYYY-MM-DD') from error
+        return _moment(text, date, hour, minute, tz, now, step=0)
+    raise ScheduleError(
+        f'"{head}" is not a day I can read: write "weekdays", "monday", "every day", '
+        '"today", "tomorrow", a date (2026-12-24) or five cron fields ("0 9 * * 1-5")'
+    )
+
+
+def _moment(text, date, hour, minute, tz, now, *, step):  # noqa: ANN001, ANN202 - local helper
+    """One wall-clock moment in `tz`; `step` days later if it has passed (0: refused)."""
+    moment = datetime(date.year, date.month, date.day, hour, minute, tzinfo=tz).timestamp()
+    if moment <= now:
+        if not step:
+            later = f"tomorrow {hour:02d}:{minute:02d}"
+            raise ScheduleError(f'"{text}" is in the past: write a later time, or "{later}"')
+        date = date + timedelta(days=step)
+        moment = datetime(date.year, date.month, date.day, hour, minute, tzinfo=tz).timestamp()
+    return Schedule(text, tz.key, at=moment)
+
+
+def local_words(moment: float, zone: str) -> str:
+    """A moment as the owner reads it in the routine's zone: "Mon 2026-12-07 09:00 CET"."""
+    local = datetime.fromtimestamp(moment, ZoneInfo(zone))
+    return local.strftime("%a %Y-%m-%d %H:%M %Z")
+
+
+def local_zone() -> str:
+    """The host's zone name (TZ, /etc/timezone, /etc/localtime), else "UTC": the default
+    of `[bot] timezone`, so a routine's "09:00" is the clock on the wall of the host."""
+    candidates = [os.environ.get("TZ", "").removeprefix(":")]
+    try:
+        with open("/etc/timezone", encoding="utf-8") as file:
+            candidates.append(file.read().strip())
+    except OSError:
+        pass
+    try:
+        target = os.path.realpath("/etc/localtime")
+        candidates.append(target.partition("/zoneinfo/")[2])
+    except OSError:
+        pass
+    return next((name for name in candidates if name and zone_problem(name) is None), "UTC")
