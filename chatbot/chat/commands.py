@@ -14,6 +14,7 @@ import re
 from dataclasses import dataclass, field
 from enum import StrEnum
 
+from chatbot.domain.checks import SKIP_FLAG
 from chatbot.domain.transitions import Action
 from chatbot.notify.format import commands_with
 from runners.profiles import SLUG_RE
@@ -84,6 +85,7 @@ class Command:
 
 
 SLUG = Arg("slug", ArgKind.SLUG)
+SKIP_CHECKS = Arg("checks", ArgKind.CHOICE, optional=True, choices=(SKIP_FLAG,))
 
 # What `/inspect <slug> status|route` sends the inspector as its mode.
 INSPECT_MODES: dict[str, str] = {"status": "implementation_status", "route": "route_next"}
@@ -107,10 +109,11 @@ COMMANDS: tuple[Command, ...] = (
         Action.INSPECT,
     ),
     Command("fix", (SLUG,), Access.OWNER, "move", Action.FIX),
-    Command("retry", (SLUG,), Access.OWNER, "move", Action.RETRY),
+    # --skip-checks: a commit whose checks did not pass goes on once (domain/checks.py).
+    Command("retry", (SLUG, SKIP_CHECKS), Access.OWNER, "move", Action.RETRY),
     Command("cancel", (SLUG,), Access.OWNER, "move", Action.CANCEL),
     Command("archive", (SLUG,), Access.OWNER, "move", Action.ARCHIVE),
-    Command("deploy", (SLUG,), Access.OWNER, "move", Action.DEPLOY),
+    Command("deploy", (SLUG, SKIP_CHECKS), Access.OWNER, "move", Action.DEPLOY),
     Command(
         "log",
         (SLUG, Arg("as", ArgKind.CHOICE, optional=True, choices=("--file",))),

@@ -33,6 +33,7 @@ from chatbot.chat.spending import SpendHandlers
 from chatbot.chat.talking import TalkHandlers
 from chatbot.chat.texts import CATALOGUES
 from chatbot.chat.web_signin import WebSignIn
+from chatbot.domain.checks import SKIP_FLAG
 from chatbot.domain.phases import Phase
 from chatbot.domain.transitions import Action
 
@@ -52,6 +53,8 @@ class ChatHandlers(
         payload = None
         if action is Action.INSPECT:
             payload = {"mode": render.inspect_mode(invocation.text("mode") or None)}
+        if invocation.text("checks") == SKIP_FLAG:
+            payload = {"skip_checks": True}  # /retry or /deploy without passing checks, once
         await self.act(origin, invocation.text("slug"), action, payload=payload)
 
     async def act(

@@ -24,12 +24,12 @@ from chatbot.chat.commands import (
     shown_with,
 )
 from chatbot.chat.texts import CATALOGUES, say
-from chatbot.domain import ways
+from chatbot.domain import checks, ways
 from chatbot.domain.action_labels import action_label
 from chatbot.domain.counted import counted
 from chatbot.domain.phases import Phase
 from chatbot.domain.transitions import Action
-from chatbot.notify.format import duration, one_line, prefix
+from chatbot.notify.format import duration, inert, one_line, prefix
 
 SLUGS_PER_PHASE = 8
 
@@ -202,6 +202,7 @@ def card(view: CardView, runs: list[RunRecord], locale: str) -> str:
         lines.append(say(locale, "card_ways", ways=shown))
     if c.commit_hash:
         lines.append(say(locale, "card_commit", commit=c.commit_hash))
+    lines += checks_line(c, locale)
     if c.review_decision:
         lines.append(
             say(locale, "card_review", decision=c.review_decision, path=c.review_report_path or "-")
@@ -294,6 +295,29 @@ def hand_over(given: HandOver, locale: str) -> str:
     else:
         lines.append(say(locale, "card_resume_none", runtime=given.runtime))
     return "\n".join(lines)
+
+
+# /status shows the last lines of the checks' output: a phone screen, not a log.
+CHECKS_TAIL_LINES = 12
+
+
+def checks_line(c: Card, locale: str) -> list[str]:
+    """The repository's checks of the card's commit: verdict, duration, the output's end
+    (its last lines: the whole tail is on the card page and in `card --json`)."""
+    record = checks.record_of(c.data, c.commit_hash)
+    if record is None:
+        return []
+    tail = "\n".join(str(record.get("tail") or "").splitlines()[-CHECKS_TAIL_LINES:])
+    return [
+        say(
+            locale,
+            "card_checks",
+            verdict=record.get("verdict"),
+            seconds=f"{float(record.get('duration_s') or 0):.1f}",
+            command=short(" ".join(map(str, record.get("command") or ()))),
+            tail=inert(tail or "-"),
+        )
+    ]
 
 
 def card_extras(c: Card, locale: str) -> list[str]:

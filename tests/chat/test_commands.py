@@ -36,10 +36,11 @@ GOOD = [
     ("/inspect login route", "inspect", {"slug": "login", "mode": "route"}),
     ("/inspect login STATUS", "inspect", {"slug": "login", "mode": "status"}),
     ("/fix login", "fix", {"slug": "login"}),
-    ("/retry login", "retry", {"slug": "login"}),
+    ("/retry login", "retry", {"slug": "login", "checks": None}),
+    ("/retry login --skip-checks", "retry", {"slug": "login", "checks": "--skip-checks"}),
     ("/cancel login", "cancel", {"slug": "login"}),
     ("/archive login", "archive", {"slug": "login"}),
-    ("/deploy login", "deploy", {"slug": "login"}),
+    ("/deploy login", "deploy", {"slug": "login", "checks": None}),
     ("/log login", "log", {"slug": "login", "as": None}),
     ("/log login --file", "log", {"slug": "login", "as": "--file"}),
     ("/attach login", "attach", {"slug": "login"}),
@@ -124,10 +125,8 @@ for _name in (
     "confirm",
     "research",
     "fix",
-    "retry",
     "cancel",
     "archive",
-    "deploy",
     "attach",
     "approve",
     "interrupt",
@@ -136,6 +135,14 @@ for _name in (
         (f"/{_name}", _name, Problem.MISSING, "slug"),
         (f"/{_name} -x", _name, Problem.BAD_SLUG, "-x"),
         (f"/{_name} a b", _name, Problem.TOO_MANY, "b"),
+    ]
+# /retry and /deploy take --skip-checks after the slug, and nothing else.
+for _name in ("retry", "deploy"):
+    BAD += [
+        (f"/{_name}", _name, Problem.MISSING, "slug"),
+        (f"/{_name} -x", _name, Problem.BAD_SLUG, "-x"),
+        (f"/{_name} a b", _name, Problem.BAD_CHOICE, "b"),
+        (f"/{_name} a --skip-checks c", _name, Problem.TOO_MANY, "c"),
     ]
 BAD += [
     ("/diff", "diff", Problem.MISSING, "slug"),

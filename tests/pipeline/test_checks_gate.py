@@ -7,10 +7,13 @@ from __future__ import annotations
 
 import pytest
 
+from chatbot.app.views import card_json
 from chatbot.board.errors import BoardError
+from chatbot.chat.render import checks_line
 from chatbot.domain.phases import Phase
 from chatbot.domain.transitions import Action
 from chatbot.domain.ways import ways_forward
+from chatbot.web.metrics import Metrics
 from tests.pipeline.harness import builder_answer, direct, review_answer, start
 from tests.pipeline.support import OWNER, kill_strays, run_idle
 
@@ -55,6 +58,8 @@ async def test_a_failing_commit_goes_back_with_its_tail_and_passes_on_the_second
         monkeypatch=monkeypatch,
     )
     harnesses.append(h)
+    metrics = Metrics(h.board)
+    h.worker.observers.append(metrics)
     await h.board.act("greeting", Action.START, actor=OWNER)
     await run_idle(h)
 
@@ -69,6 +74,15 @@ async def test_a_failing_commit_goes_back_with_its_tail_and_passes_on_the_second
     [review] = h.prompts_of("REVIEW-RESULT")
     checks_part = review.split("The repository's checks on this commit", 1)[1]
     assert "passed in" in checks_part.split("## The owner's line comments")[0]
+    # /status, `card --json` and /metrics say so too.
+    [status] = checks_line(card, "en")
+    assert status.startswith("checks: passed in") and "checking" in status
+    shown = card_json(card, parent=None, children=[], blocked_by=[], events=[])["checks"]
+    assert shown == record
+    exposition, _ = await metrics.exposition()
+    for verdict in ("failed", "passed"):
+        line = f'intentboard_checks_duration_seconds_count{{verdict="{verdict}"}} 1.0'
+        assert line in exposition.decode()
     # The second iteration resumed the builder's session: one of its limit of 5.
     builder_runs = [c for c in h.calls() if "COMMIT-MESSAGE" in c.get("stdin", "")]
     assert len(builder_runs) == 2
