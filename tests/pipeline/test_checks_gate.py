@@ -174,3 +174,29 @@ async def test_a_checks_line_in_the_intent_overrides_the_config(
     assert own.data["checks"]["command"] == ["sh", "-c", "echo own checks"]
     assert own.data["checks"]["tail"] == "own checks"
     assert not h.prompts_of(AGAIN)
+
+
+async def test_a_fixers_commit_is_held_to_the_checks_too(tmp_path, monkeypatch, harnesses) -> None:
+    # /fix on a planned card: the fixer builds what the intent asks (one session).
+    turns = [
+        _builder("Add ok.txt", {"ok.txt": "ok\n"}, match=AGAIN),
+        _builder("Add greet()", {"greet.py": "x = 1\n"}, match="FIXER-QUESTION"),
+        {"match": "REVIEW-RESULT", "cli": "claude", "answer": review_answer(), "repeat": True},
+    ]
+    h = await start(
+        tmp_path,
+        turns,
+        {"greeting": INTENT},
+        extra_config=CHECKS.format(tag="t4"),
+        monkeypatch=monkeypatch,
+    )
+    harnesses.append(h)
+    await h.board.act("greeting", Action.FIX, actor=OWNER)
+    await run_idle(h)
+
+    card = await h.board.card("greeting")
+    assert card.phase is Phase.READY_FOR_DEPLOYMENT, card.failure_detail
+    [again] = h.prompts_of(AGAIN)
+    assert "FAILED: ok.txt is missing (t4)" in again
+    assert card.data["checks"]["verdict"] == "passed"
+    assert "passed in" in h.prompts_of("REVIEW-RESULT")[-1]
