@@ -22,8 +22,9 @@ from typing import Any
 from runners.process import Outcome, ProcessLimits, default_base_env, run_process
 from runners.sandbox import Sandbox, SandboxError, wrap
 
-#: `Checks: none` or `Checks: <command>` on a line of its own in an intent file.
-_LINE_RE = re.compile(r"^\s{0,3}checks\s*:\s*(.*?)\s*$", re.IGNORECASE | re.MULTILINE)
+#: `Checks: none` or `Checks: <command>` on a line of its own in an intent file, at its
+#: start and spelled so: a sentence that merely mentions checks is not a command.
+_LINE_RE = re.compile(r"^Checks:[ \t]*(.*?)[ \t]*$", re.MULTILINE)
 MAX_ARGS = 64
 MAX_ARG_CHARS = 1000
 # What the command may print before its run is stopped as a flood; only the tail is kept.

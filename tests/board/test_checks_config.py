@@ -42,7 +42,8 @@ def test_the_command_is_an_argv_list_checked_like_an_intent_line(tmp_path: Path)
     with pytest.raises(ConfigError, match="checks.command"):
         config_of(tmp_path, '[checks]\ncommand = "make test"\n')  # a shell line: no
     assert intent_line("# T\n\nChecks: none\n") == ("none", None)
-    assert intent_line("# T\n\nchecks: `pytest -q tests/unit`\n") == (
+    assert intent_line("# T\n\n- the checks: all green\n  Checks: x\n") is None  # prose
+    assert intent_line("# T\n\nChecks: `pytest -q tests/unit`\n") == (
         "command",
         ["pytest", "-q", "tests/unit"],
     )
@@ -132,3 +133,23 @@ def test_chatbot_check_names_a_program_that_is_not_there(tmp_path: Path) -> None
     missing = config_of(tmp_path, '[checks]\ncommand = ["no-such-checks-program"]\n')
     line, ok = gate.check_lines(missing)[0]
     assert not ok and "not an executable file on the PATH" in line
+
+
+def test_the_card_page_shows_the_checks_escaped() -> None:
+    from chatbot.web.card_page import _checks
+    from chatbot.web.texts import Texts
+
+    data = {
+        "checks": {
+            "commit": "a" * 40,
+            "command": ["make", "test"],
+            "verdict": "failed",
+            "duration_s": 12.34,
+            "tail": "<script>alert(1)</script>\nFAILED test_login",
+        }
+    }
+    html = _checks(data, "a" * 40, Texts("en"))
+    assert 'class="checks checks-failed"' in html
+    assert "Checks of aaaaaaaaaaaa: failed in 12.3 s (make test)" in html
+    assert "&lt;script&gt;" in html and "<script>" not in html
+    assert _checks(data, "b" * 40, Texts("en")) == ""  # another commit: not its result
