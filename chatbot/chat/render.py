@@ -20,6 +20,7 @@ from chatbot.chat.commands import (
     FOR_ACTION,
     INSPECT_MODES,
     PREFIX,
+    SKIP_CHECKS,
     UsageProblem,
     shown_with,
 )
@@ -28,7 +29,7 @@ from chatbot.domain import checks, ways
 from chatbot.domain.action_labels import action_label
 from chatbot.domain.counted import counted
 from chatbot.domain.phases import Phase
-from chatbot.domain.transitions import Action
+from chatbot.domain.transitions import Action, Stage
 from chatbot.notify.format import duration, inert, one_line, prefix
 
 SLUGS_PER_PHASE = 8
@@ -235,7 +236,10 @@ def ways_forward(c: Card, locale: str, prefix: str = PREFIX) -> list[tuple[Actio
     budget = budget_stopped(c) is not None
     for action in ways.ways_forward(c.phase, c.failure_stage, budget_stopped=budget):
         command = FOR_ACTION[action]
-        words = [f"{PREFIX}{command.name}", c.slug, *(arg.usage for arg in command.args[1:])]
+        # --skip-checks is a way on only where the checks held the card.
+        held = c.failure_stage == Stage.CHECKS.value
+        args = [a.usage for a in command.args[1:] if a is not SKIP_CHECKS or held]
+        words = [f"{PREFIX}{command.name}", c.slug, *args]
         group = "budget" if budget else c.phase.value
         key = f"way_{group}_{action.value}"
         back = c.resume_phase.label(locale) if c.resume_phase else "-"

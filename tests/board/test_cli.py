@@ -134,6 +134,7 @@ def test_run_imports_and_cards_shows_the_board(config: Path) -> None:
         "acceptance_criteria",
         "failure",
         "ways_forward",
+        "checks",
         "attachments",
         "events",
     }

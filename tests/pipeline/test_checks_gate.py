@@ -10,6 +10,7 @@ import pytest
 from chatbot.app.views import card_json
 from chatbot.board.errors import BoardError
 from chatbot.chat.render import checks_line
+from chatbot.chat.render import ways_forward as chat_ways
 from chatbot.domain.phases import Phase
 from chatbot.domain.transitions import Action
 from chatbot.domain.ways import ways_forward
@@ -119,6 +120,8 @@ async def test_a_commit_that_never_passes_fails_the_card_with_its_ways_on(
     assert card.data["checks"]["commit"] == card.commit_hash
     assert len(h.prompts_of("COMMIT-MESSAGE")) == 5  # the lane's limit: 5 iterations in all
     assert ways_forward(card.phase, card.failure_stage) == (Action.RETRY, Action.FIX)
+    said = [command for _, command, _ in chat_ways(card, "en")]
+    assert said == ["/retry greeting [--skip-checks]", "/fix greeting"]  # /status, card --json
     assert not h.prompts_of("REVIEW-RESULT")
 
     # Skipping the checks once: the builder's next commit goes to review unchecked,
