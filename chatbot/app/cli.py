@@ -22,7 +22,7 @@ from chatbot.board import (
     UnknownCard,
     budget_stopped,
 )
-from chatbot.chat.commands import BY_NAME, INSPECT_MODES
+from chatbot.chat.commands import BY_NAME, INSPECT_MODES, SKIP_CHECKS
 from chatbot.chat.texts import say
 from chatbot.config import Config, ConfigError, load_config
 from chatbot.domain.counted import counted
@@ -95,6 +95,12 @@ def _parser() -> argparse.ArgumentParser:
         moved.add_argument("slug")
         if name == "inspect":
             moved.add_argument("mode", nargs="?", choices=tuple(INSPECT_MODES), default="status")
+        if SKIP_CHECKS in chat_command.args:
+            moved.add_argument(
+                "--skip-checks",
+                action="store_true",
+                help="go on once although the commit's checks did not pass",
+            )
     inbox = command("inbox", say("en", BY_NAME["inbox"].help_key))
     inbox.add_argument("--json", action="store_true", help="machine-readable output")
     why = command("why", say("en", BY_NAME["why"].help_key))
@@ -192,7 +198,7 @@ async def _move(
     slug: str,
     action: Action,
     locale: str,
-    payload: dict[str, str] | None = None,
+    payload: dict[str, object] | None = None,
 ) -> str:
     card = await board.act(slug, action, actor=_actor(), payload=payload)
     return f"{card.slug}: {card.phase.label(locale)}"
@@ -362,7 +368,11 @@ def main(argv: list[str] | None = None) -> int:
             return _guarded(board, args.slug, _answer(board, args.slug, args.text, locale))
         action = BY_NAME[command].action
         assert action is not None
-        payload = {"mode": INSPECT_MODES[args.mode]} if command == "inspect" else None
+        payload: dict[str, object] | None = (
+            {"mode": INSPECT_MODES[args.mode]} if command == "inspect" else None
+        )
+        if getattr(args, "skip_checks", False):
+            payload = {"skip_checks": True}
         return _guarded(board, args.slug, _move(board, args.slug, action, locale, payload))
 
     try:

@@ -5,6 +5,8 @@ gate, `card --json`, `chatbot check` and /metrics make of its record."""
 
 from __future__ import annotations
 
+import asyncio
+import json
 import subprocess
 import time
 from pathlib import Path
@@ -14,9 +16,11 @@ import pytest
 from chatbot.config import ConfigError, parse_config
 from chatbot.domain import checks as rules
 from chatbot.pipeline import gate, sandboxing
+from chatbot.store import Store
 from runners.checks import Verdict, intent_line, run_checks
 from runners.sandbox import find_tool
 from runners.workspace import create_worktree
+from tests.board.test_cli import CONFIG, FAKE_CODEX, chatbot
 from tests.board.test_config import MINIMAL
 
 
@@ -64,9 +68,14 @@ async def test_a_hanging_check_is_killed_at_its_limit_and_the_output_is_a_bounde
     started = time.monotonic()
     result = await run_checks(hang, tmp_path, timeout_s=1, tail_chars=300)
     took = time.monotonic() - started
-    assert result.verdict is Verdict.TIMEOUT and 1 <= took < 6, took
+    assert result.verdict is Verdict.TIMEOUT and 1 <= took < 10, took
     assert result.tail.startswith("started") and "time limit" in result.tail
-    assert not _alive(int(marker.read_text()))
+    # SIGTERM then SIGKILL went to the whole group; a grandchild's end is no event this
+    # process can await (it is not our child), so it is looked for within a bound.
+    child, deadline = int(marker.read_text()), time.monotonic() + 5
+    while _alive(child) and time.monotonic() < deadline:
+        await asyncio.sleep(0.05)
+    assert not _alive(child)
 
     flood = ["sh", "-c", "env; seq 1 100000; echo the-last-line >&2; exit 4"]
     result = await run_checks(flood, tmp_path, timeout_s=20, tail_chars=300)
@@ -153,3 +162,28 @@ def test_the_card_page_shows_the_checks_escaped() -> None:
     assert "Checks of aaaaaaaaaaaa: failed in 12.3 s (make test)" in html
     assert "&lt;script&gt;" in html and "<script>" not in html
     assert _checks(data, "b" * 40, Texts("en")) == ""  # another commit: not its result
+
+
+async def test_the_cli_deploys_past_failed_checks_only_when_told(tmp_path: Path) -> None:
+    (tmp_path / "repo" / "docs" / "intent").mkdir(parents=True)
+    (tmp_path / "repo" / "docs" / "intent" / "alpha.md").write_text("# Alpha\n")
+    subprocess.run(["git", "init", "-q", str(tmp_path / "repo")], check=True)
+    config = tmp_path / "bot.toml"
+    config.write_text(CONFIG.format(fake_codex=FAKE_CODEX))
+    assert chatbot("cards", "--config", str(config)).returncode == 0  # imports the intents
+    store = await Store.open(config.parent / "var" / "board.sqlite3")
+    try:
+        async with store.transaction() as db:
+            failed = {"commit": "a" * 40, "verdict": "failed", "duration_s": 1.0, "command": ["t"]}
+            await db.execute(
+                "UPDATE cards SET phase = ?, commit_hash = ?, data = ? WHERE slug = ?",
+                ("ready_for_deployment", "a" * 40, json.dumps({"checks": failed}), "alpha"),
+            )
+    finally:
+        await store.close()
+    refused = chatbot("deploy", "alpha", "--config", str(config))
+    assert refused.returncode == 1 and "/deploy alpha --skip-checks" in refused.stderr
+    told = chatbot("deploy", "alpha", "--skip-checks", "--config", str(config))
+    assert told.returncode == 0, told.stderr
+    shown = json.loads(chatbot("card", "alpha", "--json", "--config", str(config)).stdout)
+    assert shown["checks"]["verdict"] == "failed"
