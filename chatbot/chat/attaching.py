@@ -13,6 +13,7 @@ from chatbot.chat.commands import Invocation
 from chatbot.chat.files_in import described
 from chatbot.chat.replies import Origin, Replies
 from chatbot.config import Config
+from chatbot.transports.networks import takes_files
 
 
 class AttachHandlers:
@@ -35,12 +36,18 @@ class AttachHandlers:
         return described(files, self.locale)
 
     async def attach(self, origin: Origin, invocation: Invocation) -> None:
-        slug = invocation.text("slug")
+        slug, event = invocation.text("slug"), origin.event
         files = await self.files_of(origin)
         if not files:
-            await self.replies.say(
-                origin.event, "files_nothing", slug=slug, minutes=self.loose_minutes
-            )
+            try:
+                await self.board.card(slug)
+            except UnknownCard:
+                await self.replies.unknown_card(event, slug)
+                return
+            if not takes_files(event.transport):
+                await self.replies.say(event, "files_not_here", purpose="refusal")
+                return
+            await self.replies.say(event, "files_nothing", slug=slug, minutes=self.loose_minutes)
             return
         await self._attach(origin, slug, files)
 

@@ -92,6 +92,8 @@ class Network:
     rendering: Rendering = Rendering.PLAIN
     #: The bot can send files there (`Transport.send_file`): a /diff's .patch, a log.
     sends_files: bool = False
+    #: People can send the bot files there (the console cannot).
+    takes_files: bool = False
     #: What one identity looks like (a regular expression), and that in words.
     identity_pattern: str = r"(?s).+"
     identity_words: str = "any text"

@@ -37,6 +37,12 @@ def sends_files(transport: str) -> bool:
     return network is not None and network.sends_files
 
 
+def takes_files(transport: str) -> bool:
+    """Whether people can send the bot a file on this network."""
+    network = NETWORKS.get(transport)
+    return network is not None and network.takes_files
+
+
 def homes() -> dict[str, str]:
     """Each network's name and the module or package only where it may be written."""
     return {network.name: network.home for network in NETWORKS.values()}
@@ -52,4 +58,5 @@ __all__ = [
     "formatted",
     "normal",
     "sends_files",
+    "takes_files",
 ]

@@ -16,12 +16,12 @@ from chatbot.notify.outbox import OutboxSender
 from chatbot.store import jobs as job_store
 from chatbot.store import talk as talk_store
 from chatbot.store.chat import Post
-from chatbot.transports.base import FilesNotSupported, IncomingMessage
+from chatbot.transports.base import FilesNotSupported, Identity, IncomingMessage
 from chatbot.transports.console import ConsoleSettings, ConsoleTransport
 from chatbot.transports.files import FileTooLarge, IncomingFile
 from tests.media.made import png
 
-from .conftest import REQUESTER, STRANGER, Env, dm, msg
+from .conftest import OWNER, REQUESTER, STRANGER, Env, dm, msg
 
 ELF = b"\x7fELF\x02\x01\x01\x00" + b"\x00" * 200
 
@@ -245,3 +245,22 @@ async def test_a_file_a_network_cannot_take_goes_as_its_text_and_why(env: Env) -
     assert said.text.startswith("📎 its log\n(The file could not be sent: the XMPP server")
     rows = await env.outbox()
     assert rows[-1].state == "sent"
+
+
+async def test_attach_without_files_names_the_way_on_for_the_network(env: Env) -> None:
+    await env.card("login")
+    unknown = await env.one(msg("/attach nosuch"))
+    assert "There is no card 'nosuch'" in unknown.text
+    nothing = await env.one(msg("/attach login"))
+    assert "send the file first" in nothing.text
+    console = Identity("console", "owner@example.org")
+    typed = IncomingMessage(
+        transport="console",
+        chat=console,
+        sender=OWNER,
+        text="/attach login",
+        message_id="c-1",
+        is_direct=True,
+    )
+    row = await env.one(typed)
+    assert row.text.startswith("Files cannot be sent from here")

@@ -98,6 +98,7 @@ NETWORK = Network(
     section="matrix",
     rendering=Rendering.HTML,
     sends_files=True,
+    takes_files=True,
     identity_pattern=USER_ID,
     identity_words="a Matrix user id (@name:server)",
     claims=_claims,

@@ -94,6 +94,7 @@ NETWORK = Network(
     section="xmpp",
     rendering=Rendering.PLAIN,
     sends_files=True,
+    takes_files=True,
     identity_pattern=BARE_JID,
     identity_words="a bare JID (name@server)",
     claims=_claims,
