@@ -24,6 +24,7 @@ from pathlib import Path
 from chatbot.app.check_db import check_database, remote_line
 from chatbot.app.check_files import files_lines
 from chatbot.app.check_keys import keys_at_rest
+from chatbot.app.check_routines import routine_lines
 from chatbot.app.startup import open_store
 from chatbot.app.wiring import destinations, servers, settings_for
 from chatbot.board.importer import SOURCES, scan
@@ -234,6 +235,8 @@ def run_check(config: Config, connect: bool, show_config: bool = False) -> bool:
     sandbox_lines, sandbox_ok = sandboxing.check_lines(config)
     report.add("\n".join(sandbox_lines), sandbox_ok)
     for line, fine in gate.check_lines(config):
+        report.add(line, fine)
+    for line, fine in asyncio.run(routine_lines(config, connect)):
         report.add(line, fine)
     report_keys_at_rest(config, report)
     if show_config:

@@ -12,7 +12,7 @@ from collections.abc import Awaitable, Callable
 from importlib import metadata
 from pathlib import Path
 
-from chatbot.app import cli_reads, demo, logformat
+from chatbot.app import cli_reads, cli_routines, demo, logformat
 from chatbot.app.cli_runs import pipeline_runs, runs
 from chatbot.app.startup import StoreError, open_board, running_bot, stop_on_signals
 from chatbot.board import (
@@ -103,6 +103,8 @@ def _parser() -> argparse.ArgumentParser:
             )
     inbox = command("inbox", say("en", BY_NAME["inbox"].help_key))
     inbox.add_argument("--json", action="store_true", help="machine-readable output")
+    routines = command("routines", say("en", BY_NAME["routines"].help_key))
+    routines.add_argument("--json", action="store_true", help="machine-readable output")
     why = command("why", say("en", BY_NAME["why"].help_key))
     why.add_argument("slug")
     why.add_argument("--json", action="store_true", help="machine-readable output")
@@ -362,6 +364,8 @@ def main(argv: list[str] | None = None) -> int:
             return _allow(board, args.slug, locale)
         if command == "inbox":
             return cli_reads.inbox_command(board, args.json, locale, prefix)
+        if command == "routines":
+            return cli_routines.routines_command(board, config, args.json, locale, prefix)
         if command == "why":
             return cli_reads.why_command(board, args.slug, args.json, locale, prefix)
         if command == "answer":

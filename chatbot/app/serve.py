@@ -42,6 +42,7 @@ from chatbot.web.metrics_http import MetricsDoor, MetricsListener, metrics_setti
 
 if TYPE_CHECKING:
     from chatbot.chat.intake import ChatIntake
+    from chatbot.chat.routine_clock import RoutineClock
 
 log = logging.getLogger(__name__)
 
@@ -163,6 +164,18 @@ def attach_chat(
     return chat
 
 
+async def start_routines(bot: Running, chat: ChatIntake) -> RoutineClock:
+    """The routines' clock, with `[[routines]]` kept on the board first. Every bot on the
+    board runs one; the board decides each occurrence once among them."""
+    from chatbot.chat.routine_clock import RoutineClock
+    from chatbot.chat.routines import keep_config_routines
+
+    kept = await keep_config_routines(bot.board, bot.config)
+    if kept:
+        log.info("routines: %d kept from the configuration", len(kept))
+    return RoutineClock(chat)
+
+
 async def start_web(
     bot: Running,
     transports: dict[str, Transport],
@@ -268,6 +281,7 @@ async def serve(
     bot.store.on_write.append(sender.wake)  # chat's replies are single statements
     metrics = attach_metrics(bot, transports)
     chat = attach_chat(bot, transports, sender, metrics)
+    loops.append((await start_routines(bot, chat)).run(stop))
     StoreHealthNotices(sender.send_now, destinations(bot.config), bot.config.bot.locale).attach(
         bot.store.health
     )

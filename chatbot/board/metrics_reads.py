@@ -50,6 +50,8 @@ class MetricsSnapshot:
     approvals_open: int = 0
     # Owners' line comments no commit has answered yet (open or with an agent).
     comments_open: int = 0
+    # outcome -> routine runs ever (ran, refused, failed, skipped, held, stopped).
+    routine_runs: dict[str, int] = field(default_factory=dict)
 
 
 _JOBS_SQL = """
@@ -64,6 +66,10 @@ _QUESTIONS_SQL = "SELECT count(*), min(created_at) FROM questions WHERE state = 
 _CARDS_SQL = "SELECT phase, count(*) FROM cards GROUP BY phase"
 _APPROVALS_SQL = "SELECT count(*) FROM run_talk WHERE kind = 'approval' AND state = 'open'"
 _COMMENTS_SQL = "SELECT count(*) FROM line_comments WHERE state IN ('open', 'sent')"
+# Runs still being decided ("claimed") are not an outcome yet.
+_ROUTINES_SQL = (
+    "SELECT outcome, count(*) FROM routine_runs WHERE outcome <> 'claimed' GROUP BY outcome"
+)
 _WORKERS_SQL = """
 SELECT host, sum(CASE WHEN expires_at >= ? THEN 1 ELSE 0 END) FROM workers GROUP BY host
 """
@@ -95,6 +101,7 @@ async def metrics_snapshot(board: BoardReads, now: float | None = None) -> Metri
     cards = {str(phase): int(count) for phase, count in await db.fetchall(_CARDS_SQL)}
     approvals = await db.fetchone(_APPROVALS_SQL)
     comments = await db.fetchone(_COMMENTS_SQL)
+    routine_runs = {str(outcome): int(count) for outcome, count in await db.fetchall(_ROUTINES_SQL)}
     return MetricsSnapshot(
         at=now,
         jobs=jobs,
@@ -106,4 +113,5 @@ async def metrics_snapshot(board: BoardReads, now: float | None = None) -> Metri
         cards=cards,
         approvals_open=int(approvals[0] or 0) if approvals else 0,
         comments_open=int(comments[0] or 0) if comments else 0,
+        routine_runs=routine_runs,
     )

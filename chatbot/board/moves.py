@@ -25,6 +25,7 @@ from chatbot.board.failures import SYSTEM_ACTOR, RunFailures
 from chatbot.board.files import StagedFiles
 from chatbot.board.queue import BoardQueue
 from chatbot.board.reads import BoardReads
+from chatbot.board.routines import BoardRoutines
 from chatbot.board.split_plan import NewChild
 from chatbot.board.talk import BoardTalk
 from chatbot.board.tx import BoardError, BoardTx, PageEcho
@@ -71,7 +72,14 @@ Along = Callable[[BoardTx, Change], Awaitable[None]]
 
 
 class BoardService(
-    BoardReads, BoardQueue, RunFailures, BoardBudget, BoardTalk, BoardComments, BoardFiles
+    BoardReads,
+    BoardQueue,
+    RunFailures,
+    BoardBudget,
+    BoardTalk,
+    BoardComments,
+    BoardFiles,
+    BoardRoutines,
 ):
     def __init__(
         self,

@@ -90,6 +90,7 @@ SKIP_CHECKS = Arg("checks", ArgKind.CHOICE, optional=True, choices=(SKIP_FLAG,))
 # What `/inspect <slug> status|route` sends the inspector as its mode.
 INSPECT_MODES: dict[str, str] = {"status": "implementation_status", "route": "route_next"}
 WEB_CHOICES = ("sessions", "revoke")
+ROUTINE_CHOICES = ("pause", "resume", "delete")
 
 COMMANDS: tuple[Command, ...] = (
     Command("help", (Arg("command", ArgKind.WORD, optional=True),), Access.READ, "help"),
@@ -136,6 +137,16 @@ COMMANDS: tuple[Command, ...] = (
     Command("decline", (Arg("request", ArgKind.NUMBER),), Access.OWNER, "decide"),
     Command("budget", (), Access.READ, "budget"),
     Command("inbox", (), Access.READ, "inbox"),
+    # Routines: a command that starts work, on a schedule (chat/routines.py).
+    Command("every", (Arg("when+command", ArgKind.TEXT),), Access.OWNER, "every"),
+    Command("at", (Arg("when+command", ArgKind.TEXT),), Access.OWNER, "at"),
+    Command("routines", (), Access.READ, "routines"),
+    Command(
+        "routine",
+        (Arg("what", ArgKind.CHOICE, choices=ROUTINE_CHOICES), Arg("id", ArgKind.NUMBER)),
+        Access.OWNER,
+        "routine",
+    ),
     Command("why", (SLUG,), Access.READ, "why"),
     Command(
         "allow", (Arg("slug", ArgKind.SLUG, optional=True),), Access.OWNER, "allow", Action.ALLOW

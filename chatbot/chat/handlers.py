@@ -29,6 +29,7 @@ from chatbot.chat.lookups import Lookups
 from chatbot.chat.reactions import Effect, Reaction
 from chatbot.chat.replies import Decided, Origin, chat_of
 from chatbot.chat.requesting import Requests
+from chatbot.chat.routines import RoutineHandlers
 from chatbot.chat.spending import SpendHandlers
 from chatbot.chat.talking import TalkHandlers
 from chatbot.chat.texts import CATALOGUES
@@ -39,7 +40,14 @@ from chatbot.domain.transitions import Action
 
 
 class ChatHandlers(
-    Lookups, SpendHandlers, TalkHandlers, WebSignIn, CommentHandlers, AttachHandlers, Requests
+    Lookups,
+    SpendHandlers,
+    TalkHandlers,
+    WebSignIn,
+    CommentHandlers,
+    AttachHandlers,
+    Requests,
+    RoutineHandlers,
 ):
     """Every act that may change the board; the looking commands come from Lookups,
     what runs cost and /allow from SpendHandlers."""

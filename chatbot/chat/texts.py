@@ -9,7 +9,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from chatbot.chat import texts_attachments, texts_files, texts_help, texts_inbox, texts_web
+from chatbot.chat import (
+    texts_attachments,
+    texts_files,
+    texts_help,
+    texts_inbox,
+    texts_routines,
+    texts_web,
+)
 
 EN: dict[str, str] = {
     # --- help ---
@@ -28,16 +35,16 @@ EN: dict[str, str] = {
     "help_stranger": "You are not an owner or requester of this bot, so /help is all you may use. An owner can add {identity} to the requesters in the bot's config.",
     "help_stranger_hidden": "This room does not tell the bot who you are (it hides real addresses), so /help is all you may use here. Write to the bot directly, or ask an owner to make the room show real addresses.",
     "cmd_help": "where to start; /help all: everything; /help <command>: one command",
-    "cmd_status": "the board (counts, running jobs, open questions), or one card with its runs",
-    "cmd_start": "build a planned card: the operator decides how (directly, split, or it asks you)",
-    "cmd_draft": "describe new work: the planner asks what it needs, then writes a planned card",
+    "cmd_status": "the board, or one card with its runs",
+    "cmd_start": "build a planned card (the operator decides how)",
+    "cmd_draft": "describe new work: the planner asks, then writes a planned card",
     "cmd_answer": "answer a card's open question",
     "cmd_split": "let the planner split a card into smaller ones",
     "cmd_research": "run the researcher on a research card",
     "cmd_inspect": "let the inspector check a card's implementation status or route it",
     "cmd_fix": "run the fixer on a failed or rejected card",
     "cmd_retry": "repeat the failed step of a card",
-    "cmd_cancel": "stop a card's run, or drop a failed or waiting inspection or repair, and return the card to where it was",
+    "cmd_cancel": "stop a card's run, or drop a failed or waiting inspection or repair",
     "cmd_archive": "close a card",
     "cmd_deploy": "deploy a reviewed card",
     "cmd_log": "a card's event history",
@@ -45,13 +52,13 @@ EN: dict[str, str] = {
     "cmd_comment": "comment on lines of a change: the agent's next task",
     "cmd_runs": "queued and running jobs",
     "cmd_accept": "accept a requester's request",
-    "cmd_confirm": "approve the operator's split plan: its cards are created and start",
+    "cmd_confirm": "approve the operator's split plan",
     "split_plan_declined": "The owner declined this split plan (👎). Plan again: another split, or one card.",
     "cmd_decline": "decline a requester's request",
-    "cmd_steer": "words (or a picture) for a card's running agent now; after /interrupt, its session goes on with them",
+    "cmd_steer": "words (or a picture) for a card's running agent now",
     "cmd_approve": "allow once what a card's agent asked to run",
     "cmd_deny": "refuse what a card's agent asked to run; the agent reads the reason",
-    "cmd_interrupt": "stop a builder's or fixer's current turn and keep its session and worktree",
+    "cmd_interrupt": "stop a running agent's turn, keeping its session",
     "way_steer": "goes on in the same session with your words",
     "steer_empty": "Nothing was sent: a steer needs words. /steer {slug} <text>",
     "steer_cut": "Your text was cut to its first {limit} characters (you sent {size}).",
@@ -233,8 +240,8 @@ EN: dict[str, str] = {
     # --- catch-up after the bot was away ---
     "too_old": "Not run: this came in {age} ago while the bot was away, which is too old (the limit is {limit}). Send it again if it still applies.",
     # --- issue 16: pipelines, acceptance criteria, synthesis, budgets ---
-    "cmd_budget": "what the runs cost: today against the day's budget, per day, lane and card",
-    "cmd_allow": "go on past a spent budget: a card's stopped step, or (no card) today's waiting runs",
+    "cmd_budget": "what the runs cost, today and per day, lane and card",
+    "cmd_allow": "go on past a spent budget (a card's, or no card: today's)",
     "card_pipeline": "pipeline: {id} (/runs {id} lists its runs)",
     "card_criteria": "acceptance criteria:",
     "card_criterion": "  - {text}",
@@ -280,16 +287,16 @@ DE: dict[str, str] = {
     "help_stranger": "Du bist weder Owner noch Requester dieses Bots, daher darfst du nur /help verwenden. Ein Owner kann {identity} in der Konfiguration des Bots als Requester eintragen.",
     "help_stranger_hidden": "Dieser Raum verrät dem Bot nicht, wer du bist (er verbirgt echte Adressen), daher darfst du hier nur /help verwenden. Schreib dem Bot direkt oder bitte einen Owner, den Raum echte Adressen zeigen zu lassen.",
     "cmd_help": "womit anfangen; /help all: alles; /help <Befehl>: ein Befehl",
-    "cmd_status": "das Board (Anzahlen, laufende Jobs, offene Fragen) oder eine Karte mit ihren Läufen",
-    "cmd_start": "eine geplante Karte umsetzen: der Operator entscheidet wie (direkt, aufgeteilt, oder er fragt dich)",
-    "cmd_draft": "neue Arbeit in deinen Worten beschreiben: der Planner fragt, was er braucht, und schreibt dann eine geplante Karte",
+    "cmd_status": "das Board oder eine Karte mit ihren Läufen",
+    "cmd_start": "eine geplante Karte umsetzen (der Operator entscheidet wie)",
+    "cmd_draft": "neue Arbeit beschreiben: der Planner fragt und schreibt eine geplante Karte",
     "cmd_answer": "die offene Frage einer Karte beantworten",
     "cmd_split": "eine Karte vom Planner in kleinere aufteilen lassen",
     "cmd_research": "den Researcher auf eine Recherchekarte ansetzen",
     "cmd_inspect": "den Inspector den Umsetzungsstand einer Karte prüfen oder sie einordnen lassen",
     "cmd_fix": "den Fixer auf eine fehlgeschlagene oder abgelehnte Karte ansetzen",
     "cmd_retry": "den fehlgeschlagenen Schritt einer Karte wiederholen",
-    "cmd_cancel": "den Lauf einer Karte stoppen oder eine fehlgeschlagene oder wartende Prüfung oder Reparatur verwerfen und die Karte zurücksetzen",
+    "cmd_cancel": "den Lauf einer Karte stoppen oder eine fehlgeschlagene oder wartende Prüfung oder Reparatur verwerfen",
     "cmd_archive": "eine Karte schließen",
     "cmd_deploy": "eine geprüfte Karte ausrollen",
     "cmd_log": "der Verlauf einer Karte",
@@ -524,6 +531,8 @@ EN |= texts_attachments.EN
 DE |= texts_attachments.DE
 EN |= texts_files.EN
 DE |= texts_files.DE
+EN |= texts_routines.EN
+DE |= texts_routines.DE
 CATALOGUES: dict[str, dict[str, str]] = {"en": EN, "de": DE}
 
 

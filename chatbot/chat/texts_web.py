@@ -4,7 +4,7 @@ taken from the page, in English and German (merged into texts.py)."""
 from __future__ import annotations
 
 EN: dict[str, str] = {
-    "cmd_web": "a sign-in link for the web board (direct chat); /web sessions [all] lists sessions, /web revoke [n|all] ends them",
+    "cmd_web": "a sign-in link for the web board (direct chat); sessions lists them, revoke [n|all] ends them",
     "web_direct_only": "Sign-in links and sessions are for a direct chat only: write /web to me directly. Nothing was sent here.",
     "web_no_board": "This bot has no web board: add a [web] section to its configuration.",
     "web_no_url": "The sign-in link cannot be made: set [web] public_url in the bot's configuration to the address browsers reach the board at (like https://board.example.org/), then restart the bot.",
@@ -29,7 +29,7 @@ EN: dict[str, str] = {
 }
 
 DE: dict[str, str] = {
-    "cmd_web": "ein Anmelde-Link fürs Web-Board (Direktchat); /web sessions [all] listet Sitzungen, /web revoke [n|all] beendet sie",
+    "cmd_web": "ein Anmelde-Link fürs Web-Board (Direktchat); sessions listet, revoke [n|all] beendet Sitzungen",
     "web_direct_only": "Anmeldelinks und Sitzungen gibt es nur im Direktchat: schreib mir /web direkt. Hier wurde nichts gesendet.",
     "web_no_board": "Dieser Bot hat kein Web-Board: ergänze einen Abschnitt [web] in seiner Konfiguration.",
     "web_no_url": "Der Anmeldelink kann nicht erstellt werden: setze [web] public_url in der Konfiguration des Bots auf die Adresse, unter der Browser das Board erreichen (etwa https://board.example.org/), und starte den Bot neu.",

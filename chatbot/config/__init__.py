@@ -26,6 +26,7 @@ from chatbot.config.bot import (
 from chatbot.config.chat import MatrixSection, XmppSection
 from chatbot.config.deprecated import Deprecated, set_aside
 from chatbot.config.files import FilesSection
+from chatbot.config.routines import RoutineList, unique_names
 from chatbot.config.transcription import TranscriptionSection
 from chatbot.config.web import WebSection
 from chatbot.config_file import NAME_RE, KeyProblem, describe, resolve_paths
@@ -61,6 +62,8 @@ class Config(Section):
     web: WebSection | None = None
     workers: WorkersSection = WorkersSection()
     files: FilesSection = FilesSection()
+    # Routines kept with the deployment (config/routines.py).
+    routines: RoutineList
     transcription: TranscriptionSection | None = None
     # Where the file was read from; relative paths in it are resolved against it.
     source: Path = Field(default=Path("."), exclude=True)
@@ -111,6 +114,25 @@ class Config(Section):
             problem = record.key_file.problem_with(section.api_key_file, section.base_url)
             if problem:
                 raise KeyProblem(f"runtimes.{name}.api_key_file", problem)
+        return self
+
+    @model_validator(mode="after")
+    def _routines_fit(self) -> Config:
+        """Each routine runs as one of the owners, in one of the configured rooms."""
+        unique_names(self.routines)
+        sections = [getattr(self, network.section, None) for network in NETWORKS.values()]
+        rooms = [room for section in sections for room in getattr(section, "rooms", None) or []]
+        for entry in self.routines:
+            if entry.owner not in self.bot.owners:
+                raise KeyProblem(
+                    f"routines.{entry.name}.owner",
+                    f"{entry.owner!r} is none of bot.owners ({', '.join(self.bot.owners)})",
+                )
+            if entry.room and entry.room not in rooms:
+                raise KeyProblem(
+                    f"routines.{entry.name}.room",
+                    f"{entry.room!r} is none of the rooms ({', '.join(rooms) or 'none'})",
+                )
         return self
 
     def role(self, name: str) -> RoleSection:

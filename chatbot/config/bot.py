@@ -19,6 +19,7 @@ from chatbot.config_file import (
 )
 from chatbot.domain.daily import problem as daily_problem
 from chatbot.domain.quiet import problem as quiet_problem
+from chatbot.domain.schedules import zone_problem
 from chatbot.transports.networks import claiming
 from runners.checks import command_problem
 
@@ -85,6 +86,8 @@ class BotSection(Section):
     quiet_hours: str | None = None
     # "09:00" in the bot's local time: one digest a day to every room; None: no digest.
     digest_at: str | None = None
+    # The zone routines' times are read in ("Europe/Berlin"); None: the host's zone.
+    timezone: str | None = None
 
     @property
     def remote(self) -> str | None:
@@ -117,6 +120,13 @@ class BotSection(Section):
     def _quiet_hours(cls, value: str | None) -> str | None:
         if value is not None and (why := quiet_problem(value)):
             raise KeyProblem("bot.quiet_hours", why)
+        return value
+
+    @field_validator("timezone")
+    @classmethod
+    def _timezone(cls, value: str | None) -> str | None:
+        if value is not None and (why := zone_problem(value)):
+            raise KeyProblem("bot.timezone", why)
         return value
 
     @field_validator("digest_at")

@@ -16,6 +16,8 @@ NOUNS: dict[str, dict[str, tuple[str, str]]] = {
     "job": {"en": ("job", "jobs"), "de": ("Job", "Jobs")},
     "event": {"en": ("event", "events"), "de": ("Ereignis", "Ereignisse")},
     "day": {"en": ("day", "days"), "de": ("Tag", "Tage")},
+    # A routine's times missed while every bot was down (chat/routine_clock.py).
+    "time": {"en": ("time", "times"), "de": ("Termin", "Termine")},
     "gap": {"en": ("gap", "gaps"), "de": ("Lücke", "Lücken")},
     "child": {"en": ("child", "children"), "de": ("Kind", "Kinder")},
     "move": {"en": ("move", "moves"), "de": ("Schritt", "Schritte")},

@@ -13,6 +13,8 @@ from __future__ import annotations
 import sqlite3
 from dataclasses import dataclass
 
+from chatbot.store.routines import SCHEMA as ROUTINES_SCHEMA
+
 
 @dataclass(frozen=True)
 class Step:
@@ -565,6 +567,12 @@ MIGRATIONS.register(
     ALTER TABLE chat_messages ADD COLUMN attachment_id INTEGER REFERENCES attachments(id)
         ON DELETE SET NULL;
     """,
+)
+
+MIGRATIONS.register(
+    19,
+    "routines: commands on a schedule, and one row per occurrence that decides who fires it",
+    ROUTINES_SCHEMA,
 )
 
 LATEST = MIGRATIONS.latest

@@ -25,6 +25,7 @@ from prometheus_client.registry import Collector
 from chatbot.board import Card, RunRecord
 from chatbot.board.metrics_reads import MetricsSnapshot, OutboxState, metrics_snapshot
 from chatbot.board.reads import BoardReads
+from chatbot.board.routines import OUTCOMES as ROUTINE_OUTCOMES
 from chatbot.domain.phases import Phase
 
 PREFIX = "intentboard_"
@@ -163,6 +164,12 @@ def _database(snap: MetricsSnapshot, up: dict[str, bool]) -> Iterator[Metric]:
         "Owners' line comments on a change that no commit has answered yet",
         snap.comments_open,
     )
+    routines = _gauge(
+        "routine_runs", "Routines' runs ever, by outcome (every outcome, 0 where none)", "outcome"
+    )
+    for outcome in ROUTINE_OUTCOMES:
+        routines.add_metric([outcome], snap.routine_runs.get(outcome, 0))
+    yield routines
 
 
 def _value(name: str, text: str, value: float) -> GaugeMetricFamily:

@@ -28,7 +28,16 @@ from chatbot.board import inbox as board_inbox
 from chatbot.board.hand_over import HandOver, hand_over
 from chatbot.board.reads import BoardReads
 from chatbot.board.web_sessions import WebSessions
-from chatbot.web import board_acts, card_page, cards_page, live, owners, pages, spend_pages
+from chatbot.web import (
+    board_acts,
+    card_page,
+    cards_page,
+    live,
+    owners,
+    pages,
+    routines_page,
+    spend_pages,
+)
 from chatbot.web.action_forms import Owner
 from chatbot.web.auth import SESSION, SESSION_ENDED, Guard
 from chatbot.web.card_page import MAX_TEXT, CardPage, RepoText
@@ -131,6 +140,7 @@ class WebBoard:
                 web.get("/cards", self.cards),
                 web.get("/runs", self.runs),
                 web.get("/budget", self.budget),
+                web.get("/routines", self.routines),
                 web.get("/pipeline/{pipeline:[a-z0-9][a-z0-9-]{0,63}}", self.pipeline),
                 web.get("/events", self.events),
                 web.get("/healthz", self.health),
@@ -389,6 +399,12 @@ class WebBoard:
         mark = await self.reads.change_mark()
         main = spend_pages.budget_main(await self.spend(), self.texts)
         return self._page(self.texts("budget"), main, "runs", mark=mark.token())
+
+    async def routines(self, request: web.Request) -> web.Response:
+        """The routines and their next runs (routines_page.py)."""
+        mark = await self.reads.change_mark()
+        main = await routines_page.page(self.reads, self.texts)
+        return self._page(routines_page.title(self.texts), main, "runs", mark=mark.token())
 
     async def pipeline(self, request: web.Request) -> web.Response:
         mark = await self.reads.change_mark()

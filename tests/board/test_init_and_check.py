@@ -21,7 +21,7 @@ from chatbot.app.init import example_text
 from chatbot.config import Config
 
 ROOT = Path(__file__).resolve().parents[2]
-_SECTION = re.compile(r"^#?\s*\[(?P<name>[a-z0-9_.-]+)\]")
+_SECTION = re.compile(r"^#?\s*\[\[?(?P<name>[a-z0-9_.-]+)\]")  # [[routines]] too
 _KEY = re.compile(r"^#?\s*(?P<key>[a-z_]+)\s*=")
 
 

@@ -72,6 +72,15 @@ GOOD = [
     ("/deny login", "deny", {"slug": "login", "reason": None}),
     ("/deny login no network", "deny", {"slug": "login", "reason": "no network"}),
     ("/interrupt Login", "interrupt", {"slug": "login"}),
+    (
+        "/every weekdays 09:00 /research deps",
+        "every",
+        {"when+command": "weekdays 09:00 /research deps"},
+    ),
+    ("/at tomorrow 02:00 /start x", "at", {"when+command": "tomorrow 02:00 /start x"}),
+    ("/routines", "routines", {}),
+    ("/routine pause 3", "routine", {"what": "pause", "id": 3}),
+    ("/routine DELETE #4", "routine", {"what": "delete", "id": 4}),
     ("/web", "web", {"what": None, "which": None}),
     ("/web sessions", "web", {"what": "sessions", "which": None}),
     ("/web sessions ALL", "web", {"what": "sessions", "which": "all"}),
@@ -155,6 +164,13 @@ BAD += [
     ("/log -x", "log", Problem.BAD_SLUG, "-x"),
     ("/log a file", "log", Problem.BAD_CHOICE, "file"),
     ("/log a --file b", "log", Problem.TOO_MANY, "b"),
+    ("/every", "every", Problem.MISSING, "when+command"),
+    ("/at", "at", Problem.MISSING, "when+command"),
+    ("/routines all", "routines", Problem.TOO_MANY, "all"),
+    ("/routine", "routine", Problem.MISSING, "what"),
+    ("/routine stop 3", "routine", Problem.BAD_CHOICE, "stop"),
+    ("/routine pause", "routine", Problem.MISSING, "id"),
+    ("/routine pause x", "routine", Problem.BAD_NUMBER, "x"),
 ]
 
 

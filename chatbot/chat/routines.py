@@ -1,0 +1,299 @@
+"""Routines in chat: `/every <when> <command>`, `/at <when> <command>`, `/routines` and
+`/routine pause|resume|delete <id>`.
+
+The words before the first command are the time (domain/schedules.py reads them, in
+`[bot] timezone` or the host's zone), with two options: `--skip` (a time missed while
+every bot was down is skipped rather than run once at start) and `--budget <usd>`
+(what the cards it starts may spend in all). The command is parsed by the same table
+as when typed and must be one that starts work; a card it names must exist now.
+When it runs (chat/routine_clock.py) it goes through the same authority check and
+handler as typed, as its owner, "via routine".
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+from chatbot.board import BoardService, UnknownCard
+from chatbot.board.routines import ACTIVE, DONE, RoutineRow, UnknownRoutine, new_routine
+from chatbot.chat import authority, commands, render
+from chatbot.chat.commands import Invocation, UsageProblem
+from chatbot.chat.replies import Origin, Replies, chat_of
+from chatbot.chat.texts import say
+from chatbot.config import Config
+from chatbot.domain.schedules import Schedule, ScheduleError, local_words, local_zone, parse
+from chatbot.notify.format import duration
+from chatbot.transports.networks import NETWORKS
+
+#: The commands a routine may run: those that start work.
+STARTING = ("start", "draft", "research", "inspect")
+
+
+@dataclass(frozen=True)
+class Written:
+    """What an owner wrote after /every or /at, taken apart."""
+
+    when: str
+    command: str
+    catch_up: str = "once"
+    budget_usd: float | None = None
+
+
+class Refused(Exception):
+    """A routine that cannot be made: the catalogue key and its values."""
+
+    def __init__(self, key: str, **params: object):
+        super().__init__(key)
+        self.key = key
+        self.params = params
+
+
+def taken_apart(text: str, prefixes: tuple[str, ...]) -> Written:
+    words = text.split()
+    at = next((i for i, w in enumerate(words) if commands.is_command(w, prefixes)), None)
+    if at is None:
+        raise Refused("routine_no_command")
+    when, catch_up, budget = [], "once", None
+    head = iter(words[:at])
+    for word in head:
+        if word == "--skip":
+            catch_up = "skip"
+        elif word == "--budget":
+            value = next(head, "").removeprefix("$")
+            try:
+                budget = float(value)
+            except ValueError:
+                raise Refused("routine_bad_budget") from None
+            if budget <= 0:
+                raise Refused("routine_bad_budget")
+        else:
+            when.append(word)
+    return Written(" ".join(when), " ".join(words[at:]), catch_up, budget)
+
+
+async def checked_command(
+    board: BoardService, command: str, prefixes: tuple[str, ...], locale: str
+) -> Invocation:
+    """The command as the table parses it, one that starts work, on a card that exists."""
+    parsed = commands.parse(command, prefixes)
+    if isinstance(parsed, UsageProblem):
+        raise Refused("routine_bad_command", problem=render.usage_problem(parsed, locale))
+    if parsed.name not in STARTING:
+        allowed = ", ".join(f"/{name}" for name in STARTING)
+        raise Refused("routine_not_startable", allowed=allowed, command=parsed.name)
+    if slug := parsed.text("slug"):
+        try:
+            await board.card(slug)
+        except UnknownCard:
+            raise Refused("routine_no_card", slug=slug, command=parsed.name) from None
+    return parsed
+
+
+def schedule_of_words(when: str, zone: str, now: float, once: bool) -> Schedule:
+    try:
+        return parse(when, zone, now, once=once)
+    except ScheduleError as error:
+        raise Refused("routine_bad_when", why=str(error).rstrip(".")) from None
+
+
+def routine_zone(config: Config | None) -> str:
+    zone = getattr(config.bot, "timezone", None) if config is not None else None
+    return zone or local_zone()
+
+
+def rhythm(row: RoutineRow, locale: str) -> str:
+    if row.cron is None:
+        assert row.at is not None
+        when = local_words(row.at, row.timezone)
+        return say(locale, "routine_rhythm_at", when=when, zone=row.timezone)
+    return say(locale, "routine_rhythm_every", when=row.when_text, zone=row.timezone)
+
+
+def routine_line(row: RoutineRow, locale: str, now: float) -> str:
+    if row.state == ACTIVE and row.next_at is not None:
+        next_at = local_words(row.next_at, row.timezone)
+        wait = duration(max(row.next_at - now, 0))
+        state = say(locale, "routine_next", next=next_at, wait=wait)
+    elif row.state == DONE or row.next_at is None:
+        state = say(locale, "routine_state_done")
+    else:
+        state = say(locale, f"routine_state_{row.state}", why=row.why or "-")
+    line = say(
+        locale,
+        "routine_line",
+        id=row.id,
+        command=row.command,
+        rhythm=rhythm(row, locale),
+        state=state,
+    )
+    return line + (say(locale, "routine_from_config") if row.name else "")
+
+
+def listing(rows: list[RoutineRow], locale: str, now: float) -> str:
+    """What /routines (and `chatbot routines`) says."""
+    if not rows:
+        return say(locale, "routines_none")
+    return "\n".join([say(locale, "routines_head"), *(routine_line(r, locale, now) for r in rows)])
+
+
+def routine_json(row: RoutineRow) -> dict[str, object]:
+    return {
+        "id": row.id,
+        "name": row.name or None,
+        "source": row.source,
+        "when": row.when_text,
+        "cron": row.cron,
+        "at": row.at,
+        "timezone": row.timezone,
+        "command": row.command,
+        "owner": row.owner,
+        "room": {"transport": row.transport, "target": row.target, "kind": row.target_kind},
+        "catch_up": row.catch_up,
+        "budget_usd": row.budget_usd,
+        "state": row.state,
+        "why": row.why or None,
+        "next_at": row.next_at,
+        "next_local": local_words(row.next_at, row.timezone) if row.next_at else None,
+    }
+
+
+class RoutineHandlers:
+    board: BoardService
+    replies: Replies
+    config: Config | None
+
+    @property
+    def routine_prefixes(self) -> tuple[str, ...]:
+        if self.config is not None:
+            return tuple(self.config.bot.command_prefixes)
+        return commands.DEFAULT_PREFIXES
+
+    async def every(self, origin: Origin, invocation: Invocation) -> None:
+        await self._make(origin, invocation, once=False)
+
+    async def at(self, origin: Origin, invocation: Invocation) -> None:
+        await self._make(origin, invocation, once=True)
+
+    async def _make(self, origin: Origin, invocation: Invocation, *, once: bool) -> None:
+        now = time.time()
+        try:
+            written = taken_apart(invocation.text("when+command"), self.routine_prefixes)
+            schedule = schedule_of_words(written.when, routine_zone(self.config), now, once)
+            parsed = await checked_command(
+                self.board, written.command, self.routine_prefixes, self.replies.locale
+            )
+        except Refused as refused:
+            await self.replies.say(origin.event, refused.key, purpose="refusal", **refused.params)
+            return
+        command = commands.PREFIX + written.command.split(maxsplit=1)[0].lstrip("/!").lower()
+        command = " ".join([command, *written.command.split()[1:]])
+        assert parsed is not None
+        row = new_routine(
+            schedule,
+            command,
+            str(origin.identity),
+            chat_of(origin.event),
+            now,
+            catch_up=written.catch_up,
+            budget_usd=written.budget_usd,
+        )
+        made = await self.board.add_routine(row)
+        assert made.next_at is not None
+        await self.replies.say(
+            origin.event,
+            "routine_made",
+            id=made.id,
+            command=made.command,
+            rhythm=rhythm(made, self.replies.locale),
+            next=local_words(made.next_at, made.timezone),
+            wait=duration(made.next_at - now),
+        )
+
+    async def routines(self, origin: Origin, invocation: Invocation) -> None:
+        rows = await self.board.routines()
+        if not rows:
+            await self.replies.say(origin.event, "routines_none")
+            return
+        await self.replies.send(origin.event, listing(rows, self.replies.locale, time.time()))
+
+    async def routine(self, origin: Origin, invocation: Invocation) -> None:
+        what, routine_id = invocation.text("what"), invocation.number("id")
+        event = origin.event
+        try:
+            row = await self.board.routine(routine_id)
+            if row.name and what == "delete":
+                await self.replies.say(
+                    event, "routine_config_kept", id=row.id, name=row.name, purpose="refusal"
+                )
+                return
+            if what == "delete":
+                await self.board.delete_routine(routine_id)
+                await self.replies.say(event, "routine_deleted", id=row.id, command=row.command)
+            elif what == "pause":
+                why = f"paused by {origin.identity}"
+                await self.board.set_routine_state(routine_id, "paused", why)
+                await self.replies.say(event, "routine_paused", id=row.id)
+            else:
+                found = await self.board.set_routine_state(routine_id, ACTIVE)
+                if found.next_at is None:
+                    await self.replies.say(event, "routine_resumed_done", id=row.id)
+                else:
+                    next_at = local_words(found.next_at, found.timezone)
+                    await self.replies.say(event, "routine_resumed", id=row.id, next=next_at)
+        except UnknownRoutine:
+            await self.replies.say(event, "routine_unknown", id=routine_id, purpose="refusal")
+
+
+def configured_room(config: Config, owner: str, room: str) -> dict[str, str]:
+    """Where a [[routines]] entry answers: its room, else the first room of its owner's
+    network, else the console's person."""
+    owner_network = authority.from_config_string(owner).transport
+    for network in NETWORKS.values():
+        section = getattr(config, network.section, None)
+        rooms = list(getattr(section, "rooms", None) or [])
+        if (room and room in rooms) or (not room and network.name == owner_network and rooms):
+            return {"transport": network.name, "target": room or rooms[0], "target_kind": "room"}
+    if not room and (console := config.console_owner) is not None:
+        return {"transport": "console", "target": console, "target_kind": "person"}
+    raise ValueError(
+        f"room {room!r} is none of the configured rooms" if room else "no room to answer in"
+    )
+
+
+def rows_of_config(config: Config, now: float) -> list[RoutineRow]:
+    """The board's rows for `[[routines]]` (raises ValueError for an entry that cannot
+    be: `chatbot check` says which)."""
+    rows = []
+    for entry in config.routines:
+        zone = entry.timezone or routine_zone(config)
+        when = entry.every if entry.every is not None else entry.at
+        assert when is not None
+        try:
+            schedule = parse(when, zone, 0.0, once=entry.at is not None)
+        except ScheduleError as error:
+            raise ValueError(f"[[routines]] {entry.name}: {error}") from None
+        chat = configured_room(config, entry.owner, entry.room)
+        owner = str(authority.from_config_string(entry.owner))
+        if chat["transport"] == authority.CONSOLE:
+            owner = f"{authority.CONSOLE}:{chat['target']}"
+        rows.append(
+            new_routine(
+                schedule,
+                entry.command.strip(),
+                owner,
+                chat,
+                now,
+                catch_up=entry.catch_up,
+                budget_usd=entry.budget_usd,
+                name=entry.name,
+            )
+        )
+    return rows
+
+
+async def keep_config_routines(board: BoardService, config: Config) -> list[RoutineRow]:
+    """The board's config routines made those of `[[routines]]` (at start, and before
+    `chatbot routines` lists them)."""
+    now = time.time()
+    return await board.keep_config_routines(rows_of_config(config, now), now)

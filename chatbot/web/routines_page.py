@@ -1,0 +1,83 @@
+"""`/routines`: the routines and their next runs, as chat's /routines says them.
+
+Read from the board (board/routines.py) on each request; a routine's times are shown
+in its own zone, as its owner wrote them. Its sentences are kept here, in English and
+German: the page has a handful.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from chatbot.board.routines import ACTIVE, RoutineRow
+from chatbot.domain.schedules import local_words
+from chatbot.web.markup import Safe, scroll_table, tag
+from chatbot.web.texts import Texts
+
+#: How many of a routine's newest runs the page names.
+LAST = 3
+_TEXTS = {
+    "en": {
+        "title": "Routines",
+        "none": "No routines. Make one in chat: /every weekdays 09:00 /research <slug>.",
+        "cols": ("#", "command", "when", "next run", "state", "last runs"),
+        "config": "from the configuration",
+        "done": "done",
+    },
+    "de": {
+        "title": "Routinen",
+        "none": "Keine Routinen. Im Chat anlegen: /every weekdays 09:00 /research <slug>.",
+        "cols": ("#", "Befehl", "wann", "nächster Lauf", "Zustand", "letzte Läufe"),
+        "config": "aus der Konfiguration",
+        "done": "erledigt",
+    },
+}
+
+
+def title(t: Texts) -> str:
+    return _TEXTS.get(t.locale, _TEXTS["en"])["title"]
+
+
+async def page(board: object, t: Texts) -> Safe:
+    """The page's main part, read from the board (a BoardRoutines)."""
+    rows = await board.routines()  # type: ignore[attr-defined]
+    last = {}
+    for row in rows:
+        runs = await board.routine_runs(row.id, LAST)  # type: ignore[attr-defined]
+        last[row.id] = [run.outcome for run in runs]
+    return routines_main(rows, last, t)
+
+
+def routines_main(rows: Sequence[RoutineRow], last: dict[int, list[str]], t: Texts) -> Safe:
+    """`last`: a routine's newest run outcomes, newest first."""
+    words = _TEXTS.get(t.locale, _TEXTS["en"])
+    if not rows:
+        body = tag('<p class="none">{text}</p>', text=words["none"])
+    else:
+        lines = [_row(row, last.get(row.id, []), words) for row in rows]
+        body = scroll_table("routines", words["cols"], lines)
+    return tag(
+        '<h1>{title}</h1><section id="routines">{body}</section>', title=words["title"], body=body
+    )
+
+
+def _row(row: RoutineRow, last: list[str], words: dict) -> Safe:
+    next_run = (
+        local_words(row.next_at, row.timezone) if row.next_at and row.state == ACTIVE else "-"
+    )
+    state = row.state if row.state != "done" else words["done"]
+    if row.why:
+        state += f": {row.why}"
+    when = f"{row.when_text} ({row.timezone})"
+    if row.name:
+        when += f" — {words['config']} [{row.name}]"
+    return tag(
+        '<tr id="routine-{id}"><td>{id}</td><td><code>{command}</code></td><td>{when}</td>'
+        '<td class="next">{next}</td><td>{state}</td><td>{last}</td></tr>',
+        id=row.id,
+        command=row.command,
+        when=when,
+        next=next_run,
+        state=state,
+        last=", ".join(last) or "-",
+    )

@@ -1,0 +1,57 @@
+"""`/routines` on the web board: each routine with its next run in its own zone and its
+last outcomes; and `/metrics` counts routine runs by outcome."""
+
+from __future__ import annotations
+
+import secrets
+from html import unescape
+
+from chatbot.board.routines import new_routine
+from chatbot.domain.schedules import parse
+from chatbot.web.metrics import Metrics
+from chatbot.web.metrics_http import MetricsDoor, MetricsListener
+from tests.web.owners import OwnerSite
+from tests.web.test_metrics import parse as parse_metrics
+from tests.web.test_metrics import scrape, series
+
+# The `site` fixture (tests/web/conftest.py) is a board whose owners sign in and act.
+OWNERS = True
+TOKEN = "a-reader-token-long-enough"
+ROOM = {"transport": "xmpp", "target": "ops@muc", "target_kind": "room"}
+NOW = 1_800_000_000.0  # Fri 15 Jan 2027
+
+
+async def test_the_routines_page_shows_next_runs_and_last_outcomes(site: OwnerSite) -> None:
+    schedule = parse("weekdays 09:00", "Europe/Berlin", NOW, once=False)
+    made = await site.board.add_routine(
+        new_routine(schedule, "/research <deps>", "xmpp:o@x.org", ROOM, NOW)
+    )
+    (occurrence,) = await site.board.claim_due(made.next_at + 1)
+    await site.board.finish_routine_run(occurrence, "ran", "deps", "", made.next_at + 2)
+    status, _, raw = await site.request("GET", "routines", headers=site.headers())
+    assert status == 200 and "<code>/research &lt;deps&gt;</code>" in raw  # text, not markup
+    body = unescape(raw)
+    row = body[body.index(f'<tr id="routine-{made.id}">') :]
+    assert "weekdays 09:00 (Europe/Berlin)" in row
+    assert "Tue 2027-01-19 09:00 CET" in row and "<td>ran</td>" in row
+    status, _, _ = await site.request("GET", "routines")
+    assert status == 401
+
+
+async def test_metrics_count_routine_runs_by_outcome(site: OwnerSite) -> None:
+    schedule = parse("every day 09:00", "Europe/Berlin", NOW, once=False)
+    made = await site.board.add_routine(new_routine(schedule, "/start x", "o", ROOM, NOW))
+    for day, outcome in enumerate(("ran", "refused", "ran")):
+        (occurrence,) = await site.board.claim_due(made.next_at + 1 + day * 86400)
+        await site.board.finish_routine_run(occurrence, outcome, None, "", NOW)
+    token = secrets.token_urlsafe(24)
+    door = MetricsDoor(Metrics(site.board, lambda: {}), (token,))
+    listener = MetricsListener(door, "127.0.0.1", 0)
+    assert await listener.start()
+    try:
+        _, text, _ = await scrape(listener.url, token)
+    finally:
+        await listener.stop()
+    got = series(parse_metrics(text), "intentboard_routine_runs")
+    assert got[(("outcome", "ran"),)] == 2 and got[(("outcome", "refused"),)] == 1
+    assert got[(("outcome", "skipped"),)] == 0
