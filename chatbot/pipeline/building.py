@@ -12,6 +12,7 @@ from typing import TypeVar
 
 from chatbot.board.comments import agent_view
 from chatbot.domain.checks import KEY as CHECKS_KEY
+from chatbot.domain.checks import record_of, shown
 from chatbot.domain.transitions import Action
 from chatbot.pipeline import artifacts, gate, redaction, sandboxing
 from chatbot.pipeline.context import JobContext, RunFailed
@@ -174,7 +175,22 @@ def _feedback(ctx: JobContext) -> str:
         parts.append("The last review rejected the previous attempt:\n" + reviews[-1]["report"])
     for answer in ctx.card.data.get("answers", []):
         parts.append(f"Owner's clarification: {answer['question']} -> {answer['answer']}")
+    checks = _failed_checks(ctx)
+    if checks:
+        parts.append(checks)
     return "\n\n".join(parts)
+
+
+def _failed_checks(ctx: JobContext) -> str:
+    """The checks that held the card's commit, for a fresh session after /retry or /fix:
+    it starts on top of that commit and must know what still fails."""
+    record = record_of(ctx.card.data, ctx.card.commit_hash)
+    if record is None or gate.passed(record):
+        return ""
+    return (
+        f"The repository's checks failed on the last commit ({shown(record)}); "
+        f"the end of their output:\n{record.get('tail') or '-'}"
+    )
 
 
 @dataclass
@@ -355,7 +371,14 @@ async def run_fixer(ctx: JobContext) -> None:
         acceptance_criteria=card.acceptance_criteria,
         write_scope=card.write_scope,
         builder_report=card.data.get("builder_report", ""),
-        failure=f"{card.failure_stage or ''}: {card.failure_detail or ''}".strip(": "),
+        failure="\n\n".join(
+            part
+            for part in (
+                f"{card.failure_stage or ''}: {card.failure_detail or ''}".strip(": "),
+                _failed_checks(ctx),
+            )
+            if part
+        ),
         review_report=reviews[-1]["report"] if reviews else "",
         commit_hash=card.commit_hash,
         question_history=history,

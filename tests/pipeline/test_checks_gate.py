@@ -131,6 +131,10 @@ async def test_a_commit_that_never_passes_fails_the_card_with_its_ways_on(
     card = await h.board.card("greeting")
     assert card.phase is Phase.READY_FOR_DEPLOYMENT, card.failure_detail
     assert card.data["checks"]["verdict"] == "skipped"
+    # The fresh session of the /retry was told what still failed on the commit it builds on.
+    retry_prompt = h.prompts_of("COMMIT-MESSAGE")[-1]
+    assert "The repository's checks failed on the last commit" in retry_prompt
+    assert "FAILED: ok.txt is missing (t2)" in retry_prompt
     assert "skipped" in h.prompts_of("REVIEW-RESULT")[-1]
     assert card.deployment_status == "pending"
 
