@@ -40,6 +40,7 @@ class Kind:
     DEPLOY = "deploy"
     FAILED = "failed"
     QUOTA = "quota"
+    ROUTINE = "routine"
 
 
 @dataclass(frozen=True)
@@ -183,12 +184,16 @@ async def inbox_page(board: BoardService, limit: int | None = None) -> InboxPage
         )
     items += (item for item in map(_card_item, map(Card.from_row, cards)) if item is not None)
     items += (item for item in maybe if item is not None)
+    # Routines that paused themselves (normally none): read whole.
+    routines = await _routine_items(db)
+    items += routines
     items.sort(key=lambda i: (i.at, i.slug or ""))
     if counted is None or all(
         len(rows) < (limit or 0) for rows in (requests, questions, approvals, waiting, cards)
     ):
         return InboxPage(items[:limit], len(items))  # every item was read
-    return InboxPage(items[:limit], sum(counted) + sum(item is not None for item in maybe))
+    found = sum(counted) + sum(item is not None for item in maybe) + len(routines)
+    return InboxPage(items[:limit], found)
 
 
 async def _nothing() -> None:
@@ -234,6 +239,24 @@ async def _oldest(
     for values in kept:
         del values["_at"]
     return kept
+
+
+async def _routine_items(db: Db) -> list[InboxItem]:
+    """A routine that paused itself (its last runs failed, its budget was spent) waits
+    for an owner: board/routines.py writes its reason starting "its "."""
+    rows = await db.fetchall(
+        "SELECT id, command, why, updated_at FROM routines "
+        "WHERE state = 'paused' AND why LIKE 'its %' ORDER BY updated_at, id"
+    )
+    return [
+        InboxItem(
+            Kind.ROUTINE,
+            at,
+            text=f"#{routine_id} {command}: {why}",
+            ways=(f"/routine resume {routine_id}", f"/routine delete {routine_id}"),
+        )
+        for routine_id, command, why, at in rows
+    ]
 
 
 def _request_item(r: chat_store.Request) -> InboxItem:

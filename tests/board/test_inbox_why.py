@@ -9,8 +9,10 @@ import pytest
 
 from chatbot.board import BoardService, UnknownCard
 from chatbot.board import inbox as board_inbox
+from chatbot.board.routines import new_routine
 from chatbot.chat import render_inbox
 from chatbot.domain.phases import Kind, Phase
+from chatbot.domain.schedules import parse
 from chatbot.domain.transitions import Action
 from chatbot.domain.why import HoldKind
 from chatbot.store import cards as card_store
@@ -64,6 +66,12 @@ async def one_of_each(board: BoardService) -> None:
 async def test_inbox_lists_one_of_each_kind_oldest_first(board: BoardService):
     await one_of_each(board)
     await card(board, "moving", Phase.PLANNED)  # waits for nobody's answer: not listed
+    # A routine that paused itself (chat/routine_clock.py): the newest item.
+    schedule = parse("every day 09:00", "UTC", time.time(), once=False)
+    room = {"transport": "xmpp", "target": "ops@muc", "target_kind": "room"}
+    made = await board.add_routine(new_routine(schedule, "/start x", "o", room, time.time()))
+    why = "its last 3 runs failed: no card 'x'"
+    await board.set_routine_state(made.id, "paused", why, now=time.time() + 60)
     items = await board_inbox.inbox(board)
     assert [(i.kind, i.slug or i.request_id) for i in items] == [
         ("question", "asked"),
@@ -75,6 +83,7 @@ async def test_inbox_lists_one_of_each_kind_oldest_first(board: BoardService):
         ("failed", "broken"),
         ("split_plan", "report"),
         ("quota", "limited"),
+        ("routine", None),
     ]
     # One of every kind the inbox knows.
     assert {i.kind for i in items} == {
@@ -90,10 +99,11 @@ async def test_inbox_lists_one_of_each_kind_oldest_first(board: BoardService):
     assert ways["failed"] == ("/retry broken", "/fix broken")
     assert ways["split_plan"] == ("👍", "/confirm report", "/answer report <reason>")
     assert ways["quota"] == ("/cancel limited",)
+    assert ways["routine"] == ("/routine resume 1", "/routine delete 1")
     text = render_inbox.inbox(items, "en")
-    assert text.splitlines()[0] == "Waiting for you (9), oldest first:"
+    assert text.splitlines()[0] == "Waiting for you (10), oldest first:"
     assert "reply to its message or /answer asked <text>" in text
-    assert render_inbox.inbox(items, "de").startswith("Wartet auf dich (9)")
+    assert render_inbox.inbox(items, "de").startswith("Wartet auf dich (10)")
 
 
 @pytest.mark.asyncio

@@ -20,7 +20,7 @@ from chatbot.domain.phases import Kind, Phase
 from chatbot.domain.schedules import parse
 from chatbot.store import Store, telemetry
 from chatbot.store import cards as card_store
-from tests.chat.conftest import ROOM, Env
+from tests.chat.conftest import ROOM, Env, msg
 from tests.records import run_record
 
 BERLIN = "Europe/Berlin"
@@ -164,6 +164,12 @@ async def test_three_failed_runs_pause_the_routine(env: Env) -> None:
     assert (await env.board.routine(made.id)).state == "paused"
     await clock.tick(MONDAY_9 + 3 * 7 * 86400)
     assert len(await env.board.routine_runs(made.id)) == 3
+    # It waits in the inbox with its ways on.
+    inbox = (await env.one(msg("/inbox"))).text
+    assert f"⏰ routine #{made.id} /start gone: its last 3 runs failed" in inbox
+    assert f"/routine resume {made.id}, /routine delete {made.id}" in inbox
+    await env.said(msg(f"/routine resume {made.id}"))
+    assert "Nothing waits for you" in (await env.one(msg("/inbox"))).text
 
 
 async def test_a_routine_over_its_budget_pauses(env: Env) -> None:
