@@ -170,9 +170,14 @@ async def start_routines(bot: Running, chat: ChatIntake) -> RoutineClock:
     from chatbot.chat.routine_clock import RoutineClock
     from chatbot.chat.routines import keep_config_routines
 
-    kept = await keep_config_routines(bot.board, bot.config)
-    if kept:
-        log.info("routines: %d kept from the configuration", len(kept))
+    try:
+        kept = await keep_config_routines(bot.board, bot.config)
+    except ValueError as error:
+        # No room to answer in: the chat's routines still run; `chatbot check` says why.
+        log.error("routines: [[routines]] not kept: %s", error)
+    else:
+        if kept:
+            log.info("routines: %d kept from the configuration", len(kept))
     return RoutineClock(chat)
 
 
