@@ -8,9 +8,10 @@ page for a reader with the token and for a signed-in owner (whose page adds the
 inbox), median, p90 and p99 over --requests requests.
 
     .venv/bin/python bench/owner_inbox.py [--cards 100000] [--requests 100]
-        [--engine sqlite|postgresql]
+        [--engine sqlite|postgresql] [--explain]
 
---engine postgresql starts a throwaway PostgreSQL (tests/realservers/postgres.py).
+--engine postgresql starts a throwaway PostgreSQL (tests/realservers/postgres.py);
+--explain prints the plan of the statement that reads the page's columns.
 """
 
 from __future__ import annotations
@@ -31,13 +32,17 @@ sys.path.insert(0, str(ROOT))
 from bench.web_board import build, ms, timed  # noqa: E402
 from chatbot.board import BoardService  # noqa: E402
 from chatbot.board import inbox as board_inbox  # noqa: E402
+from chatbot.board.board_columns import columns_query  # noqa: E402
+from chatbot.board.card_lists import read_params  # noqa: E402
 from chatbot.store import Store  # noqa: E402
 from chatbot.web import WebBoard, WebSettings  # noqa: E402
+from chatbot.web.groups import SHOWN as COLUMN_SHOWN  # noqa: E402
+from chatbot.web.groups import page_columns  # noqa: E402
 from chatbot.web.inbox_section import SHOWN  # noqa: E402
 from tests.realservers.postgres import DATABASE, Postgres  # noqa: E402
 
 
-async def main(cards: int, requests: int, engine: str) -> None:
+async def main(cards: int, requests: int, engine: str, explain: bool) -> None:
     with tempfile.TemporaryDirectory(prefix="owner-inbox-") as folder:
         repo = Path(folder) / "repo"
         (repo / "docs" / "intent").mkdir(parents=True)
@@ -49,20 +54,24 @@ async def main(cards: int, requests: int, engine: str) -> None:
         else:
             store = await Store.open(Path(folder) / "board.sqlite3")
         try:
-            await measure(store, repo, cards, requests, server)
+            await measure(store, repo, cards, requests, server, explain)
         finally:
             await store.close()
             if server is not None:
                 server.stop()
 
 
-async def measure(store: Store, repo: Path, cards: int, requests: int, server) -> None:
+async def measure(
+    store: Store, repo: Path, cards: int, requests: int, server, explain: bool
+) -> None:
     board = BoardService(store, repo)
     began = time.perf_counter()
     await build(store, cards)
     print(f"{cards} cards built in {time.perf_counter() - began:.1f} s ({store.engine})")
     if server is not None:
         server._psql("VACUUM ANALYZE", DATABASE)  # as autovacuum would have by now
+    if explain:
+        await explain_columns(store)
     times = []
     for _ in range(requests):
         began = time.perf_counter()
@@ -94,10 +103,25 @@ async def measure(store: Store, repo: Path, cards: int, requests: int, server) -
         await web.stop()
 
 
+async def explain_columns(store: Store) -> None:
+    """The plan of the board page's one statement for its columns (board_columns.py)."""
+    sql, params = columns_query(page_columns(COLUMN_SHOWN)), read_params()
+    if store.engine == "postgresql":
+        rows = await store.reader.fetchall("EXPLAIN (ANALYZE, COSTS OFF) " + sql, params)
+        lines = [row[0] for row in rows]
+    else:
+        rows = await store.reader.fetchall("EXPLAIN QUERY PLAN " + sql, params)
+        lines = [row[3] for row in rows]
+    print("explain: the board page's columns")
+    for line in lines:
+        print(f"    {line}")
+
+
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--cards", type=int, default=100_000)
     parser.add_argument("--requests", type=int, default=100)
     parser.add_argument("--engine", choices=("sqlite", "postgresql"), default="sqlite")
+    parser.add_argument("--explain", action="store_true")
     arguments = parser.parse_args()
-    asyncio.run(main(arguments.cards, arguments.requests, arguments.engine))
+    asyncio.run(main(arguments.cards, arguments.requests, arguments.engine, arguments.explain))

@@ -26,7 +26,7 @@ from chatbot.store import Db
 # The longest search text taken (a longer one is refused, not cut).
 MAX_QUERY = 100
 
-COLUMNS = """c.id, c.slug, c.kind, c.title, c.phase, c.lane, c.updated_at,
+_COLUMNS = """c.id, c.slug, c.kind, c.title, c.phase, c.lane, c.updated_at,
   (SELECT max(e.at) FROM events e WHERE e.card_id = c.id) AS moved_at,
   j.state AS job_state,
   CASE WHEN j.state = 'running' THEN j.started_at ELSE j.created_at END AS job_since,
@@ -36,10 +36,17 @@ COLUMNS = """c.id, c.slug, c.kind, c.title, c.phase, c.lane, c.updated_at,
     (SELECT count(*) FROM cards k WHERE k.parent_id = c.id) ELSE 0 END AS children,
   CASE WHEN c.phase = 'split' THEN
     (SELECT count(*) FROM cards k WHERE k.parent_id = c.id AND k.phase IN ({done}, :also_done))
-    ELSE 0 END AS children_done""".format(
-    waits=WAITS_SQL,
-    done=", ".join(f"'{p.value}'" for p in sorted(child_success_phases(True))),
-)
+    ELSE 0 END AS children_done"""
+_DONE = ", ".join(f"'{p.value}'" for p in sorted(child_success_phases(True)))
+
+
+def columns(waits: str) -> str:
+    """What a board card reads (`cards c`), `waits` deciding whether the inbox lists it:
+    the rule itself (WAITS_SQL), or a cheaper test where the page read the set already."""
+    return _COLUMNS.format(waits=waits, done=_DONE)
+
+
+COLUMNS = columns(WAITS_SQL)
 JOINS = """LEFT JOIN jobs j ON j.card_id = c.id AND j.state IN ('queued', 'running')
 LEFT JOIN questions q ON q.card_id = c.id AND q.state = 'open'"""
 # SQLite's LIKE ignores case (ASCII) as PostgreSQL's ILIKE does; neither needs lower(),

@@ -7,7 +7,6 @@ snapshot `domain/why.hold` decides on.
 
 from __future__ import annotations
 
-import asyncio
 import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, NamedTuple
@@ -142,22 +141,29 @@ async def inbox_page(board: BoardService, limit: int | None = None) -> InboxPage
 
     Each kind reads only its oldest `limit` rows (and those tied in time with the last,
     which a slug may sort first), so a page that shows 50 of 2,000 items reads about 50
-    of each kind and counts the rest in one query. The reads go at once: PostgreSQL's
-    pooled reader runs them side by side."""
+    of each kind and counts the rest in one query. The reads go together (fetch_many):
+    on PostgreSQL one round trip for all of them, not one per kind."""
     db = board.store.reader
     now = {"now": time.time()}
     slug = "COALESCE(c.slug, '-') AS _slug"
     quota = f"j.not_before, j.error, j.created_at, {slug}"
-    requests, questions, approvals, waiting, cards, quiet, counted = await asyncio.gather(
-        _oldest(db, _REQUESTS, "r.*", limit),
-        _oldest(db, _QUESTIONS, f"q.*, {slug}", limit),
-        _oldest(db, _APPROVALS, f"t.*, {slug}", limit),
-        _oldest(db, _QUOTA, quota, limit, now),
-        _oldest(db, _CARDS, "c.*", limit),
+    kinds: list[tuple[_Source, str, int | None, dict[str, float]]] = [
+        (_REQUESTS, "r.*", limit, {}),
+        (_QUESTIONS, f"q.*, {slug}", limit, {}),
+        (_APPROVALS, f"t.*, {slug}", limit, {}),
+        (_QUOTA, quota, limit, now),
+        (_CARDS, "c.*", limit, {}),
         # Normally none: read whole, as whether one is an item is in its data.
-        _oldest(db, _MAYBE_CARDS, "c.*"),
-        db.fetchone(_COUNT_SQL, now) if limit is not None else _nothing(),
-    )
+        (_MAYBE_CARDS, "c.*", None, {}),
+    ]
+    reads = [_oldest(source, columns, most, params) for source, columns, most, params in kinds]
+    if limit is not None:
+        reads.append((_COUNT_SQL, now))
+    results = await db.fetch_many(reads)
+    requests, questions, approvals, waiting, cards, quiet = [
+        await _kept(db, kind, rows) for kind, rows in zip(kinds, results, strict=False)
+    ]
+    counted = results[-1][0] if limit is not None else None
     maybe = [_card_item(Card.from_row(row)) for row in quiet]
     items = [_request_item(chat_store.Request(**row)) for row in requests]
     for row in questions:
@@ -196,45 +202,46 @@ async def inbox_page(board: BoardService, limit: int | None = None) -> InboxPage
     return InboxPage(items[:limit], found)
 
 
-async def _nothing() -> None:
-    return None
-
-
-async def _oldest(
-    db: Db,
-    source: _Source,
-    columns: str,
-    limit: int | None = None,
-    params: dict[str, float] | None = None,
-) -> list[dict]:
-    """One kind's rows, oldest first (then by id): the oldest `limit` of them and every
-    row tied in time with the last of those, or all of them (None). The slug is joined
-    to the rows found, not to every row of the kind."""
+def _found(source: _Source) -> str:
+    """Every row of the kind, with its time as `_at`."""
     x, at = source.alias, f"{source.alias}.{source.at}"
-    found = f"SELECT {x}.*, {at} AS _at FROM {source.table} {x} WHERE {source.where}"
+    return f"SELECT {x}.*, {at} AS _at FROM {source.table} {x} WHERE {source.where}"
+
+
+def _joined(source: _Source, columns: str, rows: str) -> str:
+    """`rows` (a _found) with the slug joined to them, not to every row of the kind."""
+    x = source.alias
+    return f"SELECT {columns}, {x}._at FROM ({rows}) {x} {source.joined} ORDER BY {x}._at, {x}.id"
+
+
+def _oldest(
+    source: _Source, columns: str, limit: int | None, params: dict[str, float]
+) -> tuple[str, dict]:
+    """The read of one kind's rows, oldest first (then by id): the oldest `limit` and one
+    more (whether rows after the last share its time: _kept), or all of them (None)."""
+    if limit is None:
+        return _joined(source, columns, _found(source)), params
     # `+ 0`: the few rows `where` finds are sorted, never found by walking an index of
     # the time over the whole table (PostgreSQL would, at 100,000 cards, if the
     # waiting ones are recent).
-    order = f" ORDER BY {at} + 0, {x}.id"
-    params = params or {}
+    order = f" ORDER BY {source.alias}.{source.at} + 0, {source.alias}.id"
+    rows = f"{_found(source)}{order} LIMIT :limit"
+    return _joined(source, columns, rows), {**params, "limit": limit + 1}
 
-    async def read(rows: str, values: dict) -> list:
-        return await db.fetchall(
-            f"SELECT {columns}, {x}._at FROM ({rows}) {x} {source.joined} ORDER BY {x}._at, {x}.id",
-            values,
-        )
 
-    if limit is None:
-        rows = await read(found, params)
-    else:
-        # One more than asked: whether rows after the last share its time.
-        rows = await read(f"{found}{order} LIMIT :limit", {**params, "limit": limit + 1})
-        if len(rows) > limit:
-            last = rows[limit - 1]["_at"]
-            rows, after = rows[:limit], rows[limit]
-            if after["_at"] == last:
-                rows = [row for row in rows if row["_at"] != last]
-                rows += await read(f"{found} AND {at} = :last", {**params, "last": last})
+async def _kept(
+    db: Db, kind: tuple[_Source, str, int | None, dict[str, float]], rows: list
+) -> list[dict]:
+    """The rows of `kind`'s _oldest read cut at its limit, every row tied in time with
+    the last kept (read again when the one past the limit ties: rare)."""
+    source, columns, limit, params = kind
+    if limit is not None and len(rows) > limit:
+        last = rows[limit - 1]["_at"]
+        rows, after = rows[:limit], rows[limit]
+        if after["_at"] == last:
+            rows = [row for row in rows if row["_at"] != last]
+            tied = f"{_found(source)} AND {source.alias}.{source.at} = :last"
+            rows += await db.fetchall(_joined(source, columns, tied), {**params, "last": last})
     kept = [dict(row) for row in rows]
     for values in kept:
         del values["_at"]

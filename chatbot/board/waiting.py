@@ -65,10 +65,26 @@ CANDIDATES_SQL = (
     "UNION SELECT id FROM cards WHERE phase = 'ready_for_deployment' "
     "AND deployment_status = 'pending'"
 )
-_PER_PHASE_SQL = (
-    f"SELECT c.phase, count(*) FROM cards c WHERE c.id IN ({CANDIDATES_SQL}) AND {WAITS_SQL} "
-    "GROUP BY c.phase"
+#: Exactly the cards WAITS_SQL holds for, as rows (id, phase, updated_at): each part of
+#: the rule read whole along its index, not tested card by card. A board page reads it
+#: once (a WITH) and each column asks membership of the few rows of its own phases,
+#: instead of the rule per card and column. No NULL id: `id NOT IN` a set holding NULL
+#: would leave out every card.
+WAITING_CARDS_SQL = (
+    "SELECT c.id, c.phase, c.updated_at FROM cards c WHERE c.id IN ("
+    "SELECT card_id FROM questions WHERE state = 'open' "
+    "UNION ALL SELECT card_id FROM run_talk WHERE kind = 'approval' AND state = 'open' "
+    "UNION ALL SELECT card_id FROM jobs WHERE state IN ('queued', 'running') "
+    "AND state = 'queued' AND not_before > :now AND card_id IS NOT NULL) "
+    # _ITSELF in two halves, each along cards_waits_itself (phase, deployment_status,
+    # failure_stage, updated_at, id) alone: approved cards that pile up are passed over.
+    f"UNION SELECT c.id, c.phase, c.updated_at FROM cards c WHERE c.phase IN ({_FAILED}) "
+    f"AND {_ITSELF} "
+    "UNION SELECT c.id, c.phase, c.updated_at FROM cards c "
+    f"WHERE c.phase = 'ready_for_deployment' AND c.deployment_status = 'pending' AND {_ITSELF}"
 )
+# The live counts (web/live.py) read it on every change of the board: the set, then count.
+_PER_PHASE_SQL = f"SELECT phase, count(*) FROM ({WAITING_CARDS_SQL}) AS w GROUP BY phase"
 # One item per request, question, approval and quota wait, and per card waiting itself.
 _ITEMS_SQL = (
     "SELECT (SELECT count(*) FROM requests WHERE state = 'pending') "

@@ -11,7 +11,8 @@ from collections.abc import Sequence
 from dataclasses import asdict, astuple, dataclass, fields
 from pathlib import Path
 
-from chatbot.board import card_lists, waiting
+from chatbot.board import board_columns, card_lists, waiting
+from chatbot.board.board_columns import Column
 from chatbot.board.card_lists import COLUMNS, JOINS, BoardCard, CardList, Cursor, board_card
 from chatbot.domain.phases import Phase, child_success_phases
 from chatbot.store import Store, telemetry
@@ -166,6 +167,12 @@ class WebReads:
             before=before,
             waits=waits,
             deploy_configured=self.deploy_configured,
+        )
+
+    async def board_columns(self, page: Sequence[Column]) -> list[CardList]:
+        """The first cards of each of the page's columns, in one statement."""
+        return await board_columns.board_columns(
+            self.store.reader, page, deploy_configured=self.deploy_configured
         )
 
     async def phase_counts(self) -> dict[Phase, int]:

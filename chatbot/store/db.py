@@ -104,6 +104,11 @@ class Db:
         rows = await self.fetchall(sql, params)
         return rows[0] if rows else None
 
+    async def fetch_many(self, reads: Sequence[tuple[str, Params]]) -> list[list[Row]]:
+        """Each statement's rows, in order, as fetchall's; an engine that pays a round
+        trip per statement (PostgreSQL's reader) sends them all at once."""
+        return [await self.fetchall(sql, params) for sql, params in reads]
+
     async def lock(self, key: str) -> None:
         """Hold `key` until this transaction ends, against every other process on the
         database (a lane's claims count its running jobs under it)."""

@@ -575,4 +575,18 @@ MIGRATIONS.register(
     ROUTINES_SCHEMA,
 )
 
+MIGRATIONS.register(
+    20,
+    "the cards that wait for an owner by themselves, found along one index",
+    """
+    -- A card waits for an owner by itself (a failure's ways, an approved card with its
+    -- deployment pending: board/waiting.py) by its phase, deployment status and failure
+    -- stage. The board page's waiting cards, the inbox's card items and their count
+    -- read these from the index alone, newest or oldest by updated_at, and seek the
+    -- pending approvals instead of reading every approved card's row where they pile up.
+    CREATE INDEX cards_waits_itself
+        ON cards(phase, deployment_status, failure_stage, updated_at, id);
+    """,
+)
+
 LATEST = MIGRATIONS.latest

@@ -14,10 +14,11 @@ also holds a small "New card" form: words for /draft, posted to /draft with the 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from functools import lru_cache
 
 from chatbot.board.web_reads import BoardCard
 from chatbot.board.web_sessions import WebSession
-from chatbot.domain.phases import Phase
+from chatbot.domain.phases import Kind, Phase
 from chatbot.domain.transitions import Action, allowed_actions
 from chatbot.web.action_forms import MOVES, said_box
 from chatbot.web.markup import Safe, esc, tag
@@ -35,6 +36,13 @@ DRAFT_CHARS = 4000
 Said = tuple[str, bool]
 
 
+@lru_cache(maxsize=256)
+def _allowed(phase: Phase, kind: Kind, failure_stage: str | None) -> frozenset[Action]:
+    # The table's answer depends on these three alone: a page of 200 waiting cards
+    # asks it for a handful of distinct states, not 200 walks of the table.
+    return frozenset(allowed_actions(phase, kind, failure_stage))
+
+
 class CardActs:
     """The buttons of one card on the board; nothing for a card that does not wait."""
 
@@ -48,7 +56,7 @@ class CardActs:
             return ""
         slug = esc(card.slug)
         to = f'form="{FORM}" formaction="/card/{slug}/act'
-        allowed = allowed_actions(card.phase, card.kind, card.failure_stage)
+        allowed = _allowed(card.phase, card.kind, card.failure_stage)
         parts = []
         css = "acts"
         if card.question is not None and Action.ANSWER in allowed:

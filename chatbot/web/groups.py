@@ -8,6 +8,7 @@ from __future__ import annotations
 from enum import StrEnum
 from typing import Any
 
+from chatbot.board.board_columns import Column
 from chatbot.board.card_lists import BoardCard, CardList
 from chatbot.board.web_reads import WebReads
 from chatbot.domain.phases import Phase
@@ -113,3 +114,14 @@ async def column(reads: WebReads, group: Group | None, limit: int, **query: Any)
         return await reads.card_list(tuple(GROUP_OF), limit, **query)
     waits = group is Group.WAITING
     return await reads.card_list(phases_of(group), limit, waits=waits, **query)
+
+
+def page_columns(shown: dict[Group, int]) -> list[Column]:
+    """The board page's columns, one per group in Group's order, as `column` reads them."""
+    return [Column(phases_of(group), shown[group], group is Group.WAITING) for group in Group]
+
+
+async def all_columns(reads: WebReads, shown: dict[Group, int]) -> dict[Group, CardList]:
+    """Every group's first `shown` cards as `column` gives them, in one read (the board
+    page: one statement instead of one per group)."""
+    return dict(zip(Group, await reads.board_columns(page_columns(shown)), strict=True))

@@ -105,3 +105,44 @@ async def test_the_waiting_cards_and_count_are_the_inboxs(board: BoardService, s
     assert {"again-00", "retried-00"} <= set(slugs(others))
     everything = await board.card_list(tuple(Phase), 50)
     assert {card.slug for card in everything.cards if card.waits} == listed
+
+
+async def test_the_board_page_reads_every_column_in_one_statement_as_card_list_does(
+    board: BoardService, store
+) -> None:
+    """board_columns (one statement for the page) gives each column exactly the cards
+    and the next page's cursor card_list gives it alone: a waiting card only in the
+    waiting column, past the limit of a phase walked alone and of phases walked together."""
+    from chatbot.board.board_columns import PILING_UP, Column
+    from tests.board.test_inbox_why import one_of_each
+
+    await one_of_each(board)
+    await made(store, Phase.PLANNED, [f"Plan {n}" for n in range(4)], "plan")
+    await made(store, Phase.PLANNING_WITH_FEEDBACK, ["Again"], "again")
+    await made(store, Phase.BUILDING, ["Build 1", "Build 2", "Build 3"], "build")
+    await made(store, Phase.FAILED, ["Failed"], "fail")
+    await made(store, Phase.DEPLOYED, [f"Shipped {n}" for n in range(3)], "ship")
+    await made(store, Phase.READY_FOR_DEPLOYMENT, ["Queued deploy"], "ready")
+    working = tuple(p for p in Phase if p not in PILING_UP)
+    page = [
+        Column((Phase.PLANNED, Phase.PLANNING_WITH_FEEDBACK), 3),
+        Column(working, 2),
+        Column((), 4, waits=True),
+        Column((), 50, waits=True),
+        Column((Phase.REVIEWING,), 5),
+        Column((Phase.READY_FOR_DEPLOYMENT,), 5),
+        Column((Phase.DEPLOYED, Phase.DONE, Phase.RESEARCH_DONE), 2),
+    ]
+    found = await board.board_columns(page)
+    for column, listing in zip(page, found, strict=True):
+        if column.waits:
+            alone = await board.card_list(tuple(Phase), column.limit, waits=True)
+        else:
+            alone = await board.card_list(column.phases, column.limit, waits=False)
+        assert listing == alone, column
+        assert all(card.waits is column.waits for card in listing.cards)
+    # The limits were reached where there is more, so the cursors say where it goes on.
+    assert found[0].older is not None and found[1].older is not None
+    assert found[2].older is not None and found[3].older is None
+    assert slugs(found[5]) == ["ready-00"]  # the approved card waiting for /deploy waits
+    assert "approved" in slugs(found[3]) and "fail-00" in slugs(found[3])
