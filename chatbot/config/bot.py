@@ -68,6 +68,11 @@ class BotSection(Section):
     quota_retry_s: float = Field(default=900.0, ge=0.05, le=7 * 86400)
     # At most this many approval requests per run; the rest are denied at once.
     max_open_approvals: int = Field(default=5, ge=1, le=100)
+    # A question a working builder or fixer asks the owner (ask_owner) waits this long;
+    # unanswered, the agent is told to decide itself and say so in its report.
+    ask_timeout_s: int = Field(default=900, ge=5, le=7 * 86400)
+    # At most this many of one run's questions wait at once; a further one is refused.
+    max_open_questions: int = Field(default=3, ge=1, le=20)
     # Commands sent while the bot was away run when it is back, unless older than this.
     catch_up_max_age_s: int = Field(default=3600, ge=0, le=30 * 86400)
     # A requester's commands: this many at once, then one more every refill. Owners (and
