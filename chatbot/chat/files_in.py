@@ -18,32 +18,20 @@ import logging
 
 from chatbot.board import Attachment, BoardService, FileRefused
 from chatbot.board.file_kinds import FileKind, NotTaken, identify
+from chatbot.board.file_names import size_words
 from chatbot.chat.replies import Origin, Replies, chat_of
+from chatbot.chat.texts import say
 from chatbot.chat.voice import Transcriber, TranscriptionFailed, as_command
 from chatbot.transports.base import IncomingMessage
 from chatbot.transports.files import FileFetchError, IncomingFile
 
 log = logging.getLogger(__name__)
 
-KIND_WORDS = {
-    "en": {"image": "picture", "text": "text file", "pdf": "PDF", "audio": "audio"},
-    "de": {"image": "Bild", "text": "Textdatei", "pdf": "PDF", "audio": "Ton"},
-}
-
-
-def size_words(size: int) -> str:
-    if size < 1024:
-        return f"{size} B"
-    if size < 1024 * 1024:
-        return f"{size / 1024:.0f} KB"
-    return f"{size / (1024 * 1024):.1f} MB"
-
 
 def described(files: tuple[Attachment, ...] | list[Attachment], locale: str) -> str:
     """ "screenshot.png (45 KB picture), build.log (3 KB text file)"."""
-    words = KIND_WORDS.get(locale, KIND_WORDS["en"])
     return ", ".join(
-        f"{file.name} ({size_words(file.size)} {words.get(str(file.kind), str(file.kind))})"
+        f"{file.name} ({size_words(file.size)} {say(locale, f'file_kind_{file.kind.value}')})"
         for file in files
     )
 

@@ -70,8 +70,11 @@ def _chars_left(chars: int, locale: str) -> str:
     return say(locale, "clipped_chars", count=counted(chars, "more character", locale))
 
 
-def when(at: float) -> str:
-    return datetime.fromtimestamp(at, UTC).strftime("%Y-%m-%d %H:%M UTC")
+def when(at: float, *, seconds: bool = False) -> str:
+    """A moment as every reader of the bot's texts sees it: UTC, to the minute (a file
+    of the history, read beside logs, to the second)."""
+    shape = "%Y-%m-%d %H:%M:%S UTC" if seconds else "%Y-%m-%d %H:%M UTC"
+    return datetime.fromtimestamp(at, UTC).strftime(shape)
 
 
 def short(text: str, limit: int = _SHORT) -> str:

@@ -7,8 +7,6 @@ how it ended, what it cost.
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
-
 from chatbot.board import CardView, RunRecord
 from chatbot.chat import render
 from chatbot.notify.format import one_line
@@ -19,10 +17,6 @@ TITLE_CHARS = 300
 REJECTION_CHARS = 1_000
 
 
-def _at(at: float) -> str:
-    return datetime.fromtimestamp(at, UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
-
-
 def _run_line(run: RunRecord) -> str:
     model = run.actual_model or run.configured_model or "default model"
     tokens = "-"
@@ -30,7 +24,7 @@ def _run_line(run: RunRecord) -> str:
         tokens = f"{run.input_tokens or 0} in / {run.output_tokens or 0} out"
     cost = "-" if run.cost_usd is None else f"${run.cost_usd:.4f}"
     parts = [
-        _at(run.created_at),
+        render.when(run.created_at, seconds=True),
         run.role,
         f"{run.runtime} {model}",
         run.outcome,
