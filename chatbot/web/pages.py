@@ -55,7 +55,8 @@ def frame(
         '<body data-view="{view}" data-mark="{mark}" data-slug="{slug}" data-units="{units}"'
         ' data-live-on="{live_on}" data-live-off="{live_off}"{owner}>'
         '<header class="top"><nav><a href="/">{nav_board}</a><a href="/runs">{nav_runs}</a>'
-        '<a href="/budget">{nav_budget}</a><a href="/cards">{nav_cards}</a></nav>'
+        '<a href="/budget">{nav_budget}</a><a href="/routines">{nav_routines}</a>'
+        '<a href="/cards">{nav_cards}</a></nav>'
         '<span id="live" class="live" hidden></span></header>{owner_bar}'
         '<main id="main">{main}</main></body></html>\n',
         lang=t.locale,
@@ -70,6 +71,7 @@ def frame(
         nav_board=t("nav_board"),
         nav_runs=t("nav_runs"),
         nav_budget=t("nav_budget"),
+        nav_routines=t("nav_routines"),
         nav_cards=t("nav_cards"),
         main=main,
         owner=Safe(" data-owner" if owner_bar is not None else ""),

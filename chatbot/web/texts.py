@@ -43,6 +43,7 @@ EN: dict[str, str] = {
     "forbidden_origin": "This came from another site: nothing was changed.",
     "signed_in_as": "Signed in as {identity}.",
     "nav_budget": "Budget",
+    "nav_routines": "Routines",
     "nav_cards": "Search",
     "readers": (
         "You are reading with the board's token. Owners act on this page after signing "
@@ -270,6 +271,7 @@ DE: dict[str, str] = {
     "forbidden_origin": "Das kam von einer anderen Website: nichts wurde geändert.",
     "signed_in_as": "Angemeldet als {identity}.",
     "nav_budget": "Budget",
+    "nav_routines": "Routinen",
     "nav_cards": "Suche",
     "readers": (
         "Du liest mit dem Token des Boards. Owner handeln auf dieser Seite nach der "

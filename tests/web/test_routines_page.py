@@ -55,3 +55,14 @@ async def test_metrics_count_routine_runs_by_outcome(site: OwnerSite) -> None:
     got = series(parse_metrics(text), "intentboard_routine_runs")
     assert got[(("outcome", "ran"),)] == 2 and got[(("outcome", "refused"),)] == 1
     assert got[(("outcome", "skipped"),)] == 0
+
+
+async def test_every_page_links_the_routines_page_in_its_top_bar(site: OwnerSite) -> None:
+    for path in ("", "runs", "budget", "cards", "routines"):
+        status, _, raw = await site.request("GET", path, headers=site.headers())
+        assert status == 200, path
+        nav = raw[raw.index('<header class="top"><nav>') : raw.index("</nav>")]
+        assert '<a href="/routines">Routines</a>' in nav, (path, nav)
+    # The link leads to the page.
+    status, _, raw = await site.request("GET", "routines", headers=site.headers())
+    assert status == 200 and "<h1>Routines</h1>" in raw
