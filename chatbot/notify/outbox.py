@@ -296,31 +296,16 @@ class OutboxSender:
     async def _send_file(self, transport: Transport, row: OutboxRow) -> str:
         """A row with a file: the file with the text as its caption. A file that cannot go
         (no upload service, the quota dropped it) becomes the text and why, not a loss."""
-        assert row.attachment_id is not None
-        why = ""
-        if self.files is None:
-            why = "this bot sends no files"
-        else:
+        file = await self._file_of(row)
+        if isinstance(file, OutgoingFile):
             try:
-                found = await self.files.attachment(row.attachment_id)
-                data = await self.files.file_data(row.attachment_id)
-            except BoardError as error:
+                return await transport.send_file(
+                    target_of(row), file, caption=row.text, reply_to=row.reply_to, txn_id=row.txn_id
+                )
+            except FilesNotSupported as error:
                 why = str(error)
-            else:
-                if found is None:
-                    why = "the file is gone"
-                else:
-                    file = OutgoingFile(found.name, found.content_type, data)
-                    try:
-                        return await transport.send_file(
-                            target_of(row),
-                            file,
-                            caption=row.text,
-                            reply_to=row.reply_to,
-                            txn_id=row.txn_id,
-                        )
-                    except FilesNotSupported as error:
-                        why = str(error)
+        else:
+            why = file
         log.warning("outbox row %s goes without its file: %s", row.id, why)
         return await transport.send(
             target_of(row),
@@ -328,6 +313,20 @@ class OutboxSender:
             reply_to=row.reply_to,
             txn_id=row.txn_id,
         )
+
+    async def _file_of(self, row: OutboxRow) -> OutgoingFile | str:
+        """The row's file ready to send, or why it cannot be."""
+        assert row.attachment_id is not None
+        if self.files is None:
+            return "this bot sends no files"
+        try:
+            found = await self.files.attachment(row.attachment_id)
+            data = await self.files.file_data(row.attachment_id)
+        except BoardError as error:
+            return str(error)
+        if found is None:
+            return "the file is gone"
+        return OutgoingFile(found.name, found.content_type, data)
 
     async def _hold(self, row: OutboxRow, error: Exception) -> None:
         with contextlib.suppress(Exception):  # only the reason `chatbot check` shows
