@@ -194,6 +194,27 @@ async def test_approve_deny_and_steer_a_running_agent(site: OwnerSite) -> None:
     assert ("steer", VIA_WEB) in await history(site, "building")
 
 
+async def test_a_decided_approval_has_no_decide_form_left(site: OwnerSite) -> None:
+    """Issue 39: only a browser test held that an approval once allowed or denied loses
+    its approve/deny form on the card's page; the open one beside it keeps its own."""
+    cookie = await site.sign_in()
+    card = await site.board.card("building")
+    job = (await site.board.view("building")).active_job
+    await site.board.talk_begins(job)
+    allowed = await site.board.ask_approval(job, card, tool="Bash", command="curl x", cwd="/w")
+    await site.act(cookie, "building", "approve")
+    denied = await site.board.ask_approval(job, card, tool="Bash", command="rm x", cwd="/w")
+    await site.act(cookie, "building", "deny", text="no")
+    still_open = await site.board.ask_approval(job, card, tool="Bash", command="ls", cwd="/w")
+    states = [(await site.board.approval(row.id)).state for row in (allowed, denied, still_open)]
+    assert states == ["allowed", "denied", "open"]
+    body = (await site.request("GET", "card/building", headers=owner(cookie)))[2]
+    assert f'id="decide-{allowed.id}"' not in body
+    assert f'id="decide-{denied.id}"' not in body
+    assert f'id="decide-{still_open.id}"' in body
+    assert body.count('value="approve"') == 1 and body.count('value="deny"') == 1
+
+
 async def test_retry_fix_cancel_archive_deploy(site: OwnerSite) -> None:
     cookie = await site.sign_in()
     async with site.store.transaction() as db:
