@@ -184,3 +184,31 @@ async def test_an_unanswered_approval_is_denied_and_the_room_told(
     # An answer after the timeout finds the request answered: the first answer stands.
     with pytest.raises(Exception, match="answered already"):
         await board.decide_approval(row.id, True, actor=OWNER)
+
+
+async def test_a_steer_reaches_the_run_of_its_cards_job_when_card_and_job_ids_differ(
+    board: BoardService, database, tmp_path: Path
+) -> None:
+    """Issue 39: with card 1 running job 1, a steer looked up by card id instead of job id
+    still reached the right run. Here card 1 (alpha) runs job 2 and card 2 (login) job 1."""
+    config = _config(database, tmp_path)
+    async with board.store.transaction() as db:
+        alpha = await card_store.create(db, "alpha", Kind.INTENT, Phase.BUILDING, actor="t")
+        login = await card_store.create(db, "login", Kind.INTENT, Phase.BUILDING, actor="t")
+        for card in (login, alpha):
+            await job_store.enqueue(db, kind="builder", lane="light", card_id=card.id)
+        claimed = [await job_store.claim(db, "light", "w", 60.0) for _ in range(2)]
+    jobs = {job.card_id: job for job in claimed if job is not None}
+    assert {card.id: jobs[card.id].id for card in (alpha, login)} == {alpha.id: 2, login.id: 1}
+    talks = LiveTalks(board, config)
+    conversations = {}
+    for card in (alpha, login):
+        await board.talk_begins(jobs[card.id])
+        conversations[card.slug] = talks.open(Ctx(jobs[card.id], card, config))
+    await board.steer("alpha", "alpha: use the v2 API", actor=OWNER)
+    await board.steer("login", "login: keep the form", actor=OWNER)
+    await talks.deliver()
+    for slug in ("alpha", "login"):
+        sent = await asyncio.wait_for(conversations[slug].next(), 5)
+        assert isinstance(sent, Steer) and sent.text.startswith(f"{slug}:"), (slug, sent)
+        assert conversations[slug].pending() == []
