@@ -270,3 +270,24 @@ async def test_inbox_and_why_name_the_plan_and_confirm_works(tmp_path, monkeypat
     assert (await h.board.card("report")).phase is Phase.SPLIT
     assert "split plan" not in await room.say("/inbox")
     assert "/confirm" not in await room.say("/why report")
+
+
+async def test_a_slug_taken_while_the_plan_waited_is_refused_at_confirm(
+    tmp_path, monkeypatch, harnesses
+):
+    """Issue 39: only an intent file written meanwhile was tested; a card made under a
+    child's slug (no intent file) between the plan and /confirm must refuse it too."""
+    from chatbot.domain.phases import Kind
+    from chatbot.store import cards as card_store
+
+    h, room = await plan_waits(tmp_path, monkeypatch, harnesses)
+    async with h.store.transaction() as db:
+        await card_store.create(db, "part-a", Kind.INTENT, Phase.PLANNED, actor="someone")
+    answer = await room.say("/confirm report")
+    assert "a card 'part-a' exists already; nothing was created" in answer, answer
+    parent = await h.board.card("report")
+    assert parent.phase is Phase.SPLIT_PLAN_WAITING
+    assert await h.board.children_of(parent.id) == []
+    assert not (h.repo / "docs/intent/part-a.md").exists()
+    assert not (h.repo / "docs/intent/part-b.md").exists()
+    assert not list((h.repo / "docs/intent").glob(".*.tmp"))
