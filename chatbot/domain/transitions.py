@@ -239,6 +239,8 @@ _TABLE: tuple[Transition, ...] = (
     _row(A.RETRY, (P.RESEARCH_FAILED,), P.RESEARCH_REQUESTED, OWNER, (Kind.RESEARCH,)),
     _row(A.RETRY, (P.INSPECTOR_FAILED,), P.INSPECTOR_RUNNING, OWNER, ALL_KINDS),
     _row(A.RETRY, (P.FIXER_FAILED,), P.FIXER_RUNNING, OWNER),
+    # A repair whose commits never passed the checks: a fresh repair, as after a builder's.
+    _row(A.FIX, (P.FIXER_FAILED,), P.FIXER_RUNNING, OWNER, stage=Stage.CHECKS),
     _row(A.RETRY, (P.SYNTHESIS_FAILED,), P.SYNTHESIS_RUNNING, OWNER),
     _row(A.CANCEL, _CANCELLABLE, Target.RESUME, OWNER, ALL_KINDS),
     _row(A.CANCEL, (P.DRAFT_RUNNING,), P.DRAFT_FAILED, OWNER, (Kind.DRAFT,)),
@@ -325,6 +327,15 @@ RUN_FAILURE: dict[Phase, RunFailure] = {
     P.INSPECTOR_RUNNING: RunFailure(A.INSPECTOR_FAILED, Stage.INSPECTOR),
     P.FIXER_RUNNING: RunFailure(A.FIXER_FAILED, Stage.FIXER),
     P.SYNTHESIS_RUNNING: RunFailure(A.SYNTHESIS_FAILED, Stage.SYNTHESIS),
+}
+
+
+# A commit that never passed the repository's checks within the iteration limit fails
+# its run at stage "checks" (pipeline/gate.py) instead of the run's own stage: the
+# ways on from there add the checks' own (a fresh repair, skipping them once).
+CHECKS_FAILURE: dict[Phase, RunFailure] = {
+    P.BUILDING: RunFailure(A.BUILD_FAILED, Stage.CHECKS),
+    P.FIXER_RUNNING: RunFailure(A.FIXER_FAILED, Stage.CHECKS),
 }
 
 

@@ -25,6 +25,11 @@ FAILED_WAYS: dict[Phase, tuple[Action, ...]] = {
     # Not a failure: the owner stopped the turn; these go on from there.
     Phase.INTERRUPTED: (A.STEER, A.FIX, A.CANCEL),
 }
+# A repair whose commits never passed the checks: as after a builder's (/retry, with
+# --skip-checks once, or /fix), and /cancel as after any repair.
+CHECKS_WAYS: dict[Phase, tuple[Action, ...]] = {
+    Phase.FIXER_FAILED: (A.RETRY, A.FIX, A.CANCEL),
+}
 # A run its budget stopped: more budget for the card, or a raised budget and /retry.
 BUDGET_WAYS: tuple[Action, ...] = (A.ALLOW, A.RETRY)
 
@@ -37,4 +42,6 @@ def ways_forward(
         return BUDGET_WAYS
     if phase is Phase.NEEDS_HUMAN and failure_stage != Stage.OPERATOR.value:
         return ()  # the operator asked something: nothing failed
+    if failure_stage == Stage.CHECKS.value and phase in CHECKS_WAYS:
+        return CHECKS_WAYS[phase]
     return FAILED_WAYS.get(phase, ())

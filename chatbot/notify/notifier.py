@@ -16,7 +16,7 @@ from chatbot.board import Change, TalkRow
 from chatbot.domain.budgets import BudgetState
 from chatbot.domain.counted import counted
 from chatbot.domain.quiet import QuietHours
-from chatbot.domain.transitions import Action
+from chatbot.domain.transitions import Action, Stage
 from chatbot.notify.format import commands_with, cut, fenced, html_for, usd
 from chatbot.notify.quota import QuotaNotices
 from chatbot.notify.runs import RunStatus
@@ -67,6 +67,11 @@ NOTICES: dict[Action, tuple[str, ...]] = {
     A.BUDGET_STOPPED: ("budget_stopped",),
     A.RUN_INTERRUPTED: ("interrupted",),
     A.COMMENT: ("comment", "comment_fixer", "comment_steer", "comment_resumed"),
+}
+# A move whose card failed at a stage of its own says so with its own text (its ways on
+# differ: domain/ways.py); the dead-end test reads this table with NOTICES.
+STAGE_NOTICES: dict[tuple[Action, str], tuple[str, ...]] = {
+    (A.FIXER_FAILED, Stage.CHECKS.value): ("fixer_failed_checks",),
 }
 # A question is posted with the text for the move that asked it (default "question"),
 # its options and "question_hint".
@@ -198,7 +203,7 @@ class Notifier:
             return None  # a creation ("draft"), not a move of the table
         if action is Action.SPLIT_APPLIED and change.before is None:
             return None  # a child being created; its parent's notice names it
-        keys = NOTICES.get(action)
+        keys = STAGE_NOTICES.get((action, card.failure_stage or "")) or NOTICES.get(action)
         if keys is None:
             return None
         if action in (Action.OPERATOR_SPLIT, Action.OPERATOR_SPLIT_PLANNED):

@@ -31,6 +31,7 @@ from chatbot.domain import transitions, ways
 from chatbot.domain.phases import END_PHASES, QUESTION_PHASES, Kind, Phase
 from chatbot.domain.roles import DEPLOY_JOB
 from chatbot.domain.transitions import (
+    CHECKS_FAILURE,
     RUN_FAILURE,
     TRANSITIONS,
     Action,
@@ -40,7 +41,7 @@ from chatbot.domain.transitions import (
 )
 from chatbot.domain.ways import ways_forward
 from chatbot.domain.why import HoldKind, JobSnap, Snapshot, hold
-from chatbot.notify.notifier import NOTICES, QUESTION_NOTICES
+from chatbot.notify.notifier import NOTICES, QUESTION_NOTICES, STAGE_NOTICES
 from chatbot.notify.texts import TEXTS as NOTIFY_TEXTS
 from chatbot.store import Store
 from chatbot.store import cards as card_store
@@ -71,9 +72,12 @@ class Graph:
     states: set[State] = field(default_factory=set)
     # (state, action) -> the state the store moved the card to
     moves: dict[tuple[State, Action], State] = field(default_factory=dict)
+    # The states a commit that never passed the checks leaves a card in (CHECKS_FAILURE).
+    held_by_checks: dict[State, Action] = field(default_factory=dict)
 
     def reached_by(self, action: Action) -> set[State]:
-        return {after for (_, done), after in self.moves.items() if done is action}
+        moved = {after for (_, done), after in self.moves.items() if done is action}
+        return moved | {held for held, done in self.held_by_checks.items() if done is action}
 
     def forward(self, state: State) -> set[Action]:
         return {
@@ -100,15 +104,26 @@ async def explore(store: Store) -> Graph:
             if after is not None:
                 graph.moves[(state, row.action)] = after
                 todo.append(after)
+            checks = CHECKS_FAILURE.get(state.phase)
+            if checks is not None and checks.action is row.action:
+                # The same move as the checks' gate writes it: failed at stage "checks".
+                held = await _try(
+                    store, state, row.action, row.by, f"c{next(counter)}", checks.stage.value
+                )
+                if held is not None:
+                    graph.held_by_checks[held] = row.action
+                    todo.append(held)
     return graph
 
 
-async def _try(store: Store, state: State, action: Action, by: By, slug: str) -> State | None:
+async def _try(
+    store: Store, state: State, action: Action, by: By, slug: str, stage: str | None = None
+) -> State | None:
     changes: dict[str, object] = {}
     failure = RUN_FAILURE.get(state.phase)
     if failure is not None and action in (failure.action, Action.BUDGET_STOPPED):
         # What the board writes when it records a failed run (or one the budget stopped).
-        changes = {"failure_stage": failure.stage.value, "failure_detail": "it broke"}
+        changes = {"failure_stage": stage or failure.stage.value, "failure_detail": "it broke"}
     if action is Action.DRAFT_COMPLETED:
         changes["kind"] = Kind.INTENT.value
     async with store.transaction() as db:
@@ -171,9 +186,15 @@ def catalogue_texts(key: str) -> list[str]:
 def posted_for(graph: Graph) -> dict[str, set[State]]:
     """Each notice text and the states it can be posted in, from the notifier's tables."""
     where: dict[str, set[State]] = {}
+    staged = {(action, stage) for action, stage in STAGE_NOTICES}
     for action, keys in NOTICES.items():
+        reached = {s for s in graph.reached_by(action) if (action, s.stage) not in staged}
         for key in keys:
-            where.setdefault(key, set()).update(graph.reached_by(action))
+            where.setdefault(key, set()).update(reached)
+    for (action, stage), keys in STAGE_NOTICES.items():
+        reached = {s for s in graph.reached_by(action) if s.stage == stage}
+        for key in keys:
+            where.setdefault(key, set()).update(reached)
     for action, key in QUESTION_NOTICES.items():
         where.setdefault(key, set()).update(graph.reached_by(action))
     asking = {s for s in graph.states if s.phase in QUESTION_PHASES}
@@ -249,6 +270,7 @@ FAILURE_NOTICES = (
     "research_failed",
     "inspector_failed",
     "fixer_failed",
+    "fixer_failed_checks",
     "synthesis_failed",
     "question_operator_failed",
     "budget_stopped",
@@ -304,6 +326,9 @@ async def test_every_waiting_state_has_a_way_forward(graph: Graph) -> None:
     stages = {s.stage for s in graph.states if s.phase is Phase.FAILED}
     assert {"builder", "review", "deploy", "split"} <= stages
     assert State(Phase.NEEDS_HUMAN, Kind.INTENT, "operator") in graph.states
+    # A builder's and a fixer's commits that never passed the checks.
+    held = {(s.phase, s.stage) for s in graph.held_by_checks}
+    assert held == {(Phase.FAILED, "checks"), (Phase.FIXER_FAILED, "checks")}
     assert dead_ends(graph) == []
 
 
@@ -401,6 +426,19 @@ async def test_a_failed_card_names_the_ways_on_its_notice_named(graph: Graph) ->
     assert named == set(ways.FAILED_WAYS)  # every phase of the table is reached
     assert ways_unlike_notices(graph) == []
     assert unworkable_ways(graph) == []
+
+
+async def test_a_repair_held_by_the_checks_names_fix_and_each_way_works(
+    graph: Graph, monkeypatch
+) -> None:
+    held = [s for s in graph.held_by_checks if s.phase is Phase.FIXER_FAILED]
+    assert held and all(
+        ways_forward(s.phase, s.stage) == (Action.RETRY, Action.FIX, Action.CANCEL) for s in held
+    )
+    assert all(graph.moves.get((s, a)) for s in held for a in (Action.RETRY, Action.FIX))
+    # Without /fix in the table for it, its notice and its ways would name a dead command.
+    monkeypatch.setitem(ways.CHECKS_WAYS, Phase.FIXER_FAILED, (Action.RETRY, Action.CANCEL))
+    assert {key for key, *_ in ways_unlike_notices(graph)} == {"fixer_failed_checks"}
 
 
 async def test_a_deliberately_wrong_way_on_is_found(graph: Graph, monkeypatch) -> None:
