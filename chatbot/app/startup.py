@@ -63,6 +63,7 @@ def make_board(config: Config, store: Store) -> BoardService:
         deploy_configured=bool(config.deploy and config.deploy.command),
         budgets=config.budgets(),
         files=file_limits(config),
+        max_open_questions=config.bot.max_open_questions,
     )
 
 

@@ -48,7 +48,8 @@ def columns(waits: str) -> str:
 
 COLUMNS = columns(WAITS_SQL)
 JOINS = """LEFT JOIN jobs j ON j.card_id = c.id AND j.state IN ('queued', 'running')
-LEFT JOIN questions q ON q.card_id = c.id AND q.state = 'open'"""
+LEFT JOIN questions q ON q.id = (SELECT min(o.id) FROM questions o
+  WHERE o.card_id = c.id AND o.state = 'open')"""
 # SQLite's LIKE ignores case (ASCII) as PostgreSQL's ILIKE does; neither needs lower(),
 # so the walk reads slug and title from the index alone (cards_phase_recent holds both).
 _MATCH = " AND (slug {like} :pattern ESCAPE '\\' OR title {like} :pattern ESCAPE '\\')"

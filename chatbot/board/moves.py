@@ -18,6 +18,7 @@ from typing import Any
 
 from chatbot.board import fanout, importer, split_plan
 from chatbot.board.acting import new_pipeline_id, owner_changes
+from chatbot.board.agent_asks import AgentAsks
 from chatbot.board.attachments import BoardFiles, FileLimits
 from chatbot.board.budget import BoardBudget
 from chatbot.board.comments import BoardComments
@@ -90,6 +91,7 @@ class BoardService(
         deploy_configured: bool = False,
         budgets: Budgets | None = None,
         files: FileLimits | None = None,
+        max_open_questions: int = 3,
     ):
         self.store = store
         self.repo = repo
@@ -103,6 +105,10 @@ class BoardService(
         self.page_echo: PageEcho | None = None
         # Who is signed in to the web board (links from /web, sessions).
         self.web_sessions = WebSessions(store)
+        # A working agent's questions and proposals (board/agent_asks.py).
+        self.asks = AgentAsks(
+            store, repo, max_open_questions=max_open_questions, page_echo=lambda: self.page_echo
+        )
 
     # --- importing ------------------------------------------------------------
 
@@ -192,6 +198,9 @@ class BoardService(
             )
             if question is not None and question.card_id != before.id:
                 question = None
+            if question is not None and question.kind == question_store.AGENT:
+                # A working agent's question moves nothing: board.asks.answer takes it.
+                raise BoardError(f"card '{slug}' waits on its running agent's question")
             if question is None and before.phase not in QUESTION_PHASES:
                 raise BoardError(f"card '{slug}' has no open question")
             answered = None

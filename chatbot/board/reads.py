@@ -64,7 +64,7 @@ SELECT c.*,
   (SELECT json_group_array(json_array(seq, from_phase, to_phase, action, actor, reason, at)) FROM
      (SELECT * FROM events WHERE card_id = c.id ORDER BY seq) AS e) AS _events,
   (SELECT id FROM jobs WHERE card_id = c.id AND state IN ('queued', 'running')) AS _job,
-  (SELECT id FROM questions WHERE card_id = c.id AND state = 'open') AS _question,
+  (SELECT min(id) FROM questions WHERE card_id = c.id AND state = 'open') AS _question,
   (SELECT 1 FROM attachments WHERE card_id = c.id LIMIT 1) AS _files
 FROM cards c WHERE c.slug = ?
 """

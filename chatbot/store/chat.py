@@ -39,6 +39,8 @@ class Post:
     diff_view_id: int | None = None
     #: A kept file (store/attachments.py) the message sends, with `text` as its caption.
     attachment_id: int | None = None
+    #: A working agent's follow-up card proposal the message shows (store/proposals.py).
+    proposal_id: int | None = None
 
 
 @dataclass(frozen=True)
@@ -67,6 +69,7 @@ class OutboxRow:
     talk_id: int | None = None
     diff_view_id: int | None = None
     attachment_id: int | None = None
+    proposal_id: int | None = None
 
     @classmethod
     def from_row(cls, row: Row) -> OutboxRow:
@@ -87,6 +90,7 @@ class Posted:
     talk_id: int | None = None
     diff_view_id: int | None = None
     attachment_id: int | None = None
+    proposal_id: int | None = None
 
     @property
     def asks_approval(self) -> bool:
@@ -97,7 +101,8 @@ class Posted:
 _ENQUEUE = (
     "INSERT INTO outbox (transport, room, target_kind, text, html, reply_to, card_id, "
     "question_id, request_id, purpose, txn_id, created_at, replaces_id, mentions, talk_id, "
-    "diff_view_id, attachment_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+    "diff_view_id, attachment_id, proposal_id) "
+    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
 )
 
 
@@ -122,6 +127,7 @@ def _row(post: Post) -> tuple[object, ...]:
         post.talk_id,
         post.diff_view_id,
         post.attachment_id,
+        post.proposal_id,
     )
 
 
@@ -169,8 +175,8 @@ async def mark_sent(db: Db, row: OutboxRow, message_id: str) -> None:
         await db.execute("UPDATE outbox SET text = ? WHERE id = ?", (DELIVERED_CREDENTIAL, row.id))
     await db.execute(
         "INSERT INTO chat_messages (transport, room, message_id, card_id, question_id, "
-        "request_id, purpose, created_at, talk_id, diff_view_id, attachment_id) "
-        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
+        "request_id, purpose, created_at, talk_id, diff_view_id, attachment_id, proposal_id) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
         (
             row.transport,
             row.room,
@@ -183,6 +189,7 @@ async def mark_sent(db: Db, row: OutboxRow, message_id: str) -> None:
             row.talk_id,
             row.diff_view_id,
             row.attachment_id,
+            row.proposal_id,
         ),
     )
 
@@ -216,8 +223,8 @@ async def mark_failed(db: Db, row_id: int, error: str) -> None:
 async def posted(db: Db, transport: str, message_id: str) -> Posted | None:
     row = await db.fetchone(
         "SELECT transport, room, message_id, card_id, question_id, request_id, purpose, talk_id, "
-        "diff_view_id, attachment_id FROM chat_messages WHERE transport = ? AND message_id = ? "
-        "ORDER BY id DESC LIMIT 1",
+        "diff_view_id, attachment_id, proposal_id FROM chat_messages "
+        "WHERE transport = ? AND message_id = ? ORDER BY id DESC LIMIT 1",
         (transport, message_id),
     )
     return Posted(**dict(row)) if row else None
@@ -227,8 +234,8 @@ async def remember(db: Db, transport: str, room: str, message_id: str, **links: 
     """Remember a message that did not go through the outbox (e.g. sent directly)."""
     await db.execute(
         "INSERT INTO chat_messages (transport, room, message_id, card_id, question_id, "
-        "request_id, purpose, created_at, talk_id, diff_view_id, attachment_id) "
-        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
+        "request_id, purpose, created_at, talk_id, diff_view_id, attachment_id, proposal_id) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
         (
             transport,
             room,
@@ -241,6 +248,7 @@ async def remember(db: Db, transport: str, room: str, message_id: str, **links: 
             links.get("talk_id"),
             links.get("diff_view_id"),
             links.get("attachment_id"),
+            links.get("proposal_id"),
         ),
     )
 

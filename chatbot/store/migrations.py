@@ -589,4 +589,47 @@ MIGRATIONS.register(
     """,
 )
 
+MIGRATIONS.register(
+    21,
+    "a working agent's questions (tied to the job that asked) beside the card's one "
+    "question, and the follow-up cards it proposes until an owner confirms one",
+    """
+    -- An agent's question belongs to the run that asked it, and a run may have a few
+    -- open at once: the card's one-open-question rule holds for every other kind.
+    ALTER TABLE questions ADD COLUMN job_id INTEGER REFERENCES jobs(id) ON DELETE SET NULL;
+    -- How it was answered (reply, option, web, command) or why it closed unanswered.
+    ALTER TABLE questions ADD COLUMN answered_via TEXT;
+    ALTER TABLE questions ADD COLUMN closed_reason TEXT;
+    DROP INDEX questions_one_open_per_card;
+    CREATE UNIQUE INDEX questions_one_open_per_card
+        ON questions(card_id) WHERE state = 'open' AND kind <> 'agent';
+    CREATE INDEX questions_open_card ON questions(card_id, id) WHERE state = 'open';
+    CREATE INDEX questions_job ON questions(job_id, state);
+    CREATE TABLE proposals (
+        id INTEGER PRIMARY KEY,
+        -- the card whose run proposed it, and that run
+        card_id INTEGER NOT NULL REFERENCES cards(id) ON DELETE CASCADE,
+        job_id INTEGER REFERENCES jobs(id) ON DELETE SET NULL,
+        title TEXT NOT NULL,
+        goal TEXT NOT NULL,
+        scope TEXT NOT NULL DEFAULT '',
+        -- the slug it would get (checked again when it is confirmed)
+        slug TEXT NOT NULL,
+        state TEXT NOT NULL DEFAULT 'pending'
+            CHECK (state IN ('pending', 'confirmed', 'refused')),
+        decided_by TEXT,
+        -- the card it became
+        created_card_id INTEGER REFERENCES cards(id) ON DELETE SET NULL,
+        created_at REAL NOT NULL,
+        decided_at REAL
+    );
+    CREATE INDEX proposals_pending ON proposals(state, card_id);
+    CREATE INDEX proposals_job ON proposals(job_id, state);
+    ALTER TABLE outbox ADD COLUMN proposal_id INTEGER REFERENCES proposals(id)
+        ON DELETE SET NULL;
+    ALTER TABLE chat_messages ADD COLUMN proposal_id INTEGER REFERENCES proposals(id)
+        ON DELETE SET NULL;
+    """,
+)
+
 LATEST = MIGRATIONS.latest
