@@ -408,6 +408,11 @@ class Notifier:
     ) -> None:
         await self.quota.limited(card, runtime, limited, fell_back, at)
 
+    async def checks_sent_back(
+        self, card: Card, record: dict[str, Any], role: str, iteration: int, limit: int
+    ) -> None:
+        await self.runs.checks_sent_back(card, record, role, iteration, limit)
+
     async def run_note(self, card: Card, job_id: int, key: str, values: dict[str, Any]) -> None:
         await self.runs.note(card, job_id, self.t(key, **values))
 

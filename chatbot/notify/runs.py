@@ -13,10 +13,10 @@ from __future__ import annotations
 
 from collections import OrderedDict
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import Any, Protocol
 
 from chatbot.board import Card, RunRecord
-from chatbot.notify.format import cut, duration, html_for
+from chatbot.notify.format import cut, duration, html_for, inert
 from chatbot.store import Db, Store
 from chatbot.store import chat as chat_store
 
@@ -52,6 +52,8 @@ class _Status:
     step: str | None = None
 
 
+# How much of the first line of the checks' output a "sent back" message shows.
+FIRST_LINE_CHARS = 200
 # Notes shown on a run's message (steers and what became of them).
 NOTES_KEPT = 4
 # Jobs whose message may still be edited; older ones are done with long since.
@@ -109,6 +111,27 @@ class RunStatus:
                 await self.notifier.post(db, text, card=card, purpose="run")
             else:
                 await self._edit(db, status, card, text)
+
+    async def checks_sent_back(
+        self, card: Card, record: dict[str, Any], role: str, iteration: int, limit: int
+    ) -> None:
+        """The repository's checks failed on the agent's commit and it goes round again: a
+        message of its own (the run's message keeps its steps), naming the commit, the
+        iteration and the first line of the output's end, inert (the output is untrusted)."""
+        tail = str(record.get("tail") or "")
+        first = next((line.strip() for line in tail.splitlines() if line.strip()), "-")
+        text = self.notifier.t(
+            "checks_sent_back",
+            slug=card.slug,
+            verdict=record.get("verdict") or "failed",
+            commit=str(record.get("commit") or "")[:12],
+            role=role,
+            iteration=iteration,
+            limit=limit,
+            line=inert(first, FIRST_LINE_CHARS),
+        )
+        async with self.notifier.store.transaction() as db:
+            await self.notifier.post(db, text, card=card, purpose="checks")
 
     # --- texts ----------------------------------------------------------------------
 

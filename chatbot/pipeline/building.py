@@ -123,6 +123,7 @@ async def _checked(
         if gate.passed(record) or turns.left <= 0:
             return gate.Checked(turns, answer, commit, record)
         assert record is not None
+        await gate.sent_back(ctx, record, limit - turns.left + 1, limit)
         prompt, resume, usage, left = (
             gate.next_prompt(record),
             turns.session,

@@ -123,6 +123,12 @@ def passed(record: dict[str, Any] | None) -> bool:
     return record is None or record.get("verdict") in GOOD_VERDICTS
 
 
+async def sent_back(ctx: JobContext, record: dict[str, Any], iteration: int, limit: int) -> None:
+    """The checks failed and the agent gets iteration `iteration` of `limit`: the card's
+    rooms hear it (notify/runs.py), so nobody waits on a run that quietly goes round."""
+    await ctx.tell("checks_sent_back", ctx.card, record, ctx.job.kind, iteration, limit)
+
+
 def next_prompt(record: dict[str, Any]) -> str:
     """The agent's next iteration after checks that failed: their tail, bounded."""
     return prompts.checks_failed_prompt(record["command"], record["verdict"], record["tail"])

@@ -6,11 +6,13 @@ notice names each, and each command it names works from there."""
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from chatbot.chat.render import ways_forward as chat_ways
 from chatbot.domain.phases import Phase
-from tests.pipeline.harness import builder_answer, review_answer, start
+from tests.pipeline.harness import builder_answer, direct, review_answer, start
 from tests.pipeline.room import open_room
 from tests.pipeline.support import kill_strays, run_idle
 from tests.pipeline.test_checks_gate import AGAIN, CHECKS, INTENT
@@ -66,6 +68,10 @@ async def test_a_repair_that_never_passes_the_checks_names_each_way_and_each_wor
     for way in ("/retry greeting repairs", "/retry greeting --skip-checks", "/fix greeting"):
         assert way in said, (way, said)
     assert "/cancel greeting returns the card to planned" in said
+    # Each time the checks sent it back, the room heard it: iterations 2 to 5 of 5.
+    for iteration in range(2, 6):
+        assert f"back to the fixer for iteration {iteration} of 5." in said
+    assert said.count("🔁 greeting: the checks of commit ") == 4
     card = await h.board.card("greeting")
     named = [command for _, command, _ in chat_ways(card, "en")]
     assert named == ["/retry greeting [--skip-checks]", "/fix greeting", "/cancel greeting"]
@@ -99,3 +105,42 @@ async def test_a_repair_that_never_passes_the_checks_names_each_way_and_each_wor
     assert card.phase is Phase.READY_FOR_DEPLOYMENT, (card.phase, card.failure_detail)
     assert card.data["checks"]["verdict"] == "skipped"
     assert "skipped" in h.prompts_of("REVIEW-RESULT")[-1]
+
+
+async def test_the_room_hears_each_time_the_checks_send_the_agent_back(
+    tmp_path, monkeypatch, harnesses
+) -> None:
+    turns = [
+        {"match": "OPERATOR-DECISION", "answer": direct("light")},
+        # The second iteration (only the checks' failure prompt says AGAIN) passes.
+        _fixer("Add ok.txt", {"ok.txt": "ok\n"}, AGAIN),
+        _fixer("Add greet()", {"greet.py": "x = 1\n"}, "COMMIT-MESSAGE"),
+        {"match": "REVIEW-RESULT", "cli": "claude", "answer": review_answer(), "repeat": True},
+    ]
+    # The output's first line is the failure, and it tries to mention someone.
+    checks = CHECKS.replace("echo checking; ", "").replace('"FAILED:', '"@room FAILED:')
+    h = await start(
+        tmp_path,
+        turns,
+        {"greeting": INTENT},
+        extra_config=checks.format(tag="t6"),
+        monkeypatch=monkeypatch,
+    )
+    harnesses.append(h)
+    room = open_room(h)
+    await room.say("/start greeting")
+    await run_idle(h)
+    card = await h.board.card("greeting")
+    assert card.phase is Phase.READY_FOR_DEPLOYMENT, card.failure_detail
+    rows = [row for row in await room.rows() if row.purpose == "checks"]
+    assert len(rows) == 1  # one failure, one notice; the passing commit says nothing here
+    assert card.data["checks"]["verdict"] == "passed"
+    text = rows[0].text
+    head, _, shown = text.partition("\n")
+    assert head.startswith("🔁 greeting: the checks of commit ") and head.endswith(
+        ": failed; back to the builder for iteration 2 of 5."
+    )
+    commit = head.removeprefix("🔁 greeting: the checks of commit ")[:12]
+    assert re.fullmatch("[0-9a-f]{12}", commit) and commit != card.commit_hash[:12]
+    assert "@\u200broom FAILED: ok.txt is missing (t6)" in shown and shown.startswith("```")
+    assert rows[0].mentions == ()
