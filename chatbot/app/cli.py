@@ -12,7 +12,7 @@ from collections.abc import Awaitable, Callable
 from importlib import metadata
 from pathlib import Path
 
-from chatbot.app import cli_reads, cli_routines, demo, logformat
+from chatbot.app import cli_mcp, cli_reads, cli_routines, demo, logformat
 from chatbot.app.cli_runs import pipeline_runs, runs
 from chatbot.app.startup import StoreError, open_board, running_bot, stop_on_signals
 from chatbot.board import (
@@ -113,6 +113,7 @@ def _parser() -> argparse.ArgumentParser:
     answer = command("answer", say("en", BY_NAME["answer"].help_key))
     answer.add_argument("slug")
     answer.add_argument("text")
+    cli_mcp.add_parser(command("mcp", "serve the board to your own assistants over MCP (stdio)"))
     runs = command("runs", "queued and running jobs, or the runs of one pipeline")
     runs.add_argument("--json", action="store_true", help="machine-readable output")
     runs.add_argument(
@@ -395,6 +396,8 @@ def main(argv: list[str] | None = None) -> int:
             return asyncio.run(_run(config, args.until_idle, args.no_worker))
         if command == "worker":
             return asyncio.run(_work(config, args.until_idle))
+        if command == "mcp":
+            return asyncio.run(cli_mcp.mcp_command(config, args.as_owner))
         return asyncio.run(_with_board(config, board_command))
     except StoreError as error:
         print(f"chatbot: {error}", file=sys.stderr)

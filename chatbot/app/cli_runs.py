@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import time
+from typing import Any
 
 from chatbot.app.views import JSON_SCHEMA_VERSION, run_json
 from chatbot.board import BoardService
@@ -30,7 +31,8 @@ async def pipeline_runs(board: BoardService, wanted: str, as_json: bool, locale:
     return EXIT_OK if found else EXIT_FAILURE
 
 
-async def runs(board: BoardService, config: Config, as_json: bool) -> int:
+async def job_rows(board: BoardService, config: Config) -> list[dict[str, Any]]:
+    """The queued and running jobs, as `chatbot runs --json` (and `chatbot mcp`) give them."""
     summary = await board.summary()
     now = time.time()
     rows = []
@@ -56,6 +58,11 @@ async def runs(board: BoardService, config: Config, as_json: bool) -> int:
                 "age_s": round(now - since, 1),
             }
         )
+    return rows
+
+
+async def runs(board: BoardService, config: Config, as_json: bool) -> int:
+    rows = await job_rows(board, config)
     if as_json:
         print(json.dumps({"schema_version": JSON_SCHEMA_VERSION, "jobs": rows}, indent=2))
         return EXIT_OK

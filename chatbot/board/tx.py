@@ -23,6 +23,10 @@ from chatbot.store.jobs import Job
 # The transport of an answer to an action taken on the web board's page: the page
 # shows it (chat/web_acts.py), no chat is sent it as a reply, so it is never queued.
 ON_PAGE = "web-page"
+# The same for an owner's own assistant acting over MCP (`chatbot mcp --as`): the tool's
+# result shows the answer; the card's rooms are told as for the page.
+ON_MCP = "mcp"
+SHOWN_BY_CALLER = frozenset({ON_PAGE, ON_MCP})
 # What is done from the page is said in the card's rooms too, in the same transaction:
 # the notifier's `said_on_web` (wired by the app) gets such an answer and its rooms.
 PageEcho = Callable[[Db, Post], Awaitable[None]]
@@ -36,9 +40,10 @@ class BoardTx:
     async def post(self, post: Post) -> None:
         """Queue a chat message; the outbox sends it once this transaction commits.
 
-        An answer for the web board's page is not queued itself: the card's rooms are
-        told what was done (`echo`), so a move undone by a refusal says nothing there."""
-        if post.transport == ON_PAGE:
+        An answer for the web board's page (or an MCP client) is not queued itself: the
+        card's rooms are told what was done (`echo`), so a move undone by a refusal says
+        nothing there."""
+        if post.transport in SHOWN_BY_CALLER:
             if self._echo is not None:
                 await self._echo(self._db, post)
             return

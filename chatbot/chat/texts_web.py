@@ -1,5 +1,6 @@
 """The sentences of /web (sign-in links and sessions of the web board) and of actions
-taken from the page, in English and German (merged into texts.py)."""
+taken from the page (and by an owner's assistant over MCP), in English and German
+(merged into texts.py)."""
 
 from __future__ import annotations
 
@@ -26,6 +27,10 @@ EN: dict[str, str] = {
     "web_unknown_action": "The web board cannot do '{action}'; nothing was changed.",
     "web_no_question": "{slug} has no open question to answer.",
     "web_said": "🌐 {who} via web: {text}",
+    "mcp_said": "🤖 {who} via mcp: {text}",
+    "mcp_owners_only": "Only an owner acts through chatbot mcp; nothing was changed.",
+    "mcp_unknown_action": "chatbot mcp cannot do '{action}'; nothing was changed.",
+    "mcp_read_only": "{tool} changes the board, and this chatbot mcp only reads it: start it with --as <owner identity> (an identity in [bot] owners) to act as that owner. Nothing was changed.",
 }
 
 DE: dict[str, str] = {
@@ -51,4 +56,8 @@ DE: dict[str, str] = {
     "web_unknown_action": "Das Web-Board kann '{action}' nicht; nichts wurde geändert.",
     "web_no_question": "{slug} hat keine offene Frage.",
     "web_said": "🌐 {who} über das Web-Board: {text}",
+    "mcp_said": "🤖 {who} über MCP: {text}",
+    "mcp_owners_only": "Nur ein Owner handelt über chatbot mcp; nichts wurde geändert.",
+    "mcp_unknown_action": "chatbot mcp kann '{action}' nicht; nichts wurde geändert.",
+    "mcp_read_only": "{tool} ändert das Board, und dieses chatbot mcp liest es nur: starte es mit --as <Owner-Identität> (eine Identität aus [bot] owners), um als dieser Owner zu handeln. Nichts wurde geändert.",
 }

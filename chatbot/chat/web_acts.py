@@ -59,6 +59,9 @@ class PageReplies(Replies):
     """Replies that stay on the page. An answer written inside a move's transaction is
     kept only if no refusal follows: a refusal means that transaction was undone."""
 
+    #: How the rooms hear what was done: "🌐 <who> via web: <answer>".
+    said_key = "web_said"
+
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.moved: list[Said] = []
@@ -70,7 +73,7 @@ class PageReplies(Replies):
         made = super().post(event, text, **links)
         self.moved.append((made.text, links.get("purpose") == "refusal"))
         who = event.sender.id if event.sender is not None else event.chat.id
-        room = self.text("web_said", who=who, text=made.text)
+        room = self.text(self.said_key, who=who, text=made.text)
         return replace(made, text=room, html=None, reply_to=None)
 
     async def send(self, event: IncomingEvent, text: str, **links: Any) -> None:
@@ -127,7 +130,7 @@ class WebActs:
             elif action not in ACTIONS:
                 await replies.say(event, "web_unknown_action", action=action, purpose="refusal")
             else:
-                await self._run(handlers, origin, slug, action, fields)
+                await act_as_chat(intake, handlers, origin, slug, action, fields)
         except StoreUnwritable as error:
             await replies.say(event, "store_unwritable", reason=str(error), purpose="refusal")
         except Exception:
@@ -135,52 +138,55 @@ class WebActs:
             await replies.say(event, "internal_error", purpose="refusal")
         return replies.everything()
 
-    async def _run(
-        self,
-        handlers: ChatHandlers,
-        origin: Origin,
-        slug: str,
-        action: str,
-        fields: Mapping[str, str],
-    ) -> None:
-        text = fields.get("text", "").strip()
-        option = fields.get("option", "")
-        question = None
-        if action == "answer":
-            try:
-                question = (await self.intake.board.view(slug)).open_question
-            except UnknownCard:
-                await handlers.replies.unknown_card(origin.event, slug)
-                return
-        if action == "answer" and option.isdigit():
-            if question is None:
-                await handlers.replies.say(origin.event, "no_open_question", slug=slug)
-                return
-            await handlers.answer_question(origin, question, text=None, option=int(option))
+
+async def act_as_chat(
+    intake: ChatIntake,
+    handlers: ChatHandlers,
+    origin: Origin,
+    slug: str,
+    action: str,
+    fields: Mapping[str, str],
+) -> None:
+    """`action` on `slug` as its chat command, through `handlers` (whose replies say
+    where the answers go), as `origin`, an owner authority has checked already."""
+    text = fields.get("text", "").strip()
+    option = fields.get("option", "")
+    question = None
+    if action == "answer":
+        try:
+            question = (await intake.board.view(slug)).open_question
+        except UnknownCard:
+            await handlers.replies.unknown_card(origin.event, slug)
             return
-        if action == "comment":
-            await handlers.comment_at(origin, slug, _comment(fields, text))
+    if action == "answer" and option.isdigit():
+        if question is None:
+            await handlers.replies.say(origin.event, "no_open_question", slug=slug)
             return
-        if action in NEW:
-            line = f"/{action} {text}"
-        elif action in ON_REQUEST:
-            line = f"/{action} {fields.get('request', '')}"
-        elif action in WITH_TEXT:
-            line = f"/{action} {slug} {text}"
-        else:
-            line = f"/{action} {slug}"
-        parsed = commands.parse(line, (commands.PREFIX,))
-        if isinstance(parsed, UsageProblem):
-            usage = render.usage_problem(parsed, self.intake.locale)
-            await handlers.replies.send(origin.event, usage, purpose="refusal")
-            return
-        if question is not None:
-            # As a reply to the question's message: "yes" approves a split plan.
-            answer = parsed.text("text")
-            await handlers.answer_question(origin, question, text=answer, option=None)
-            return
-        if action in NEW:
-            # Its questions go where the card's notices go: the page is no chat.
-            await handlers.draft(origin, parsed, chat={})
-            return
-        await getattr(handlers, parsed.command.handler)(origin, parsed)
+        await handlers.answer_question(origin, question, text=None, option=int(option))
+        return
+    if action == "comment":
+        await handlers.comment_at(origin, slug, _comment(fields, text))
+        return
+    if action in NEW:
+        line = f"/{action} {text}"
+    elif action in ON_REQUEST:
+        line = f"/{action} {fields.get('request', '')}"
+    elif action in WITH_TEXT:
+        line = f"/{action} {slug} {text}"
+    else:
+        line = f"/{action} {slug}"
+    parsed = commands.parse(line, (commands.PREFIX,))
+    if isinstance(parsed, UsageProblem):
+        usage = render.usage_problem(parsed, intake.locale)
+        await handlers.replies.send(origin.event, usage, purpose="refusal")
+        return
+    if question is not None:
+        # As a reply to the question's message: "yes" approves a split plan.
+        answer = parsed.text("text")
+        await handlers.answer_question(origin, question, text=answer, option=None)
+        return
+    if action in NEW:
+        # Its questions go where the card's notices go: the page is no chat.
+        await handlers.draft(origin, parsed, chat={})
+        return
+    await getattr(handlers, parsed.command.handler)(origin, parsed)
