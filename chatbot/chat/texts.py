@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from chatbot.chat import (
+    texts_agent,
     texts_attachments,
     texts_files,
     texts_help,
@@ -533,6 +534,8 @@ EN |= texts_files.EN
 DE |= texts_files.DE
 EN |= texts_routines.EN
 DE |= texts_routines.DE
+EN |= texts_agent.EN
+DE |= texts_agent.DE
 CATALOGUES: dict[str, dict[str, str]] = {"en": EN, "de": DE}
 
 

@@ -12,11 +12,12 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from chatbot.board import Change, TalkRow
+from chatbot.board import Change, QuestionRow, TalkRow
 from chatbot.domain.budgets import BudgetState
 from chatbot.domain.counted import counted
 from chatbot.domain.quiet import QuietHours
 from chatbot.domain.transitions import Action, Stage
+from chatbot.notify.agent_asks import AgentAskNotices
 from chatbot.notify.format import commands_with, cut, fenced, html_for, usd
 from chatbot.notify.quota import QuotaNotices
 from chatbot.notify.runs import RunStatus
@@ -27,6 +28,7 @@ from chatbot.store import cards as card_store
 from chatbot.store import chat as chat_store
 from chatbot.store import reminders as reminder_store
 from chatbot.store.cards import Card
+from chatbot.store.proposals import Proposal
 from chatbot.store.telemetry import RunRecord
 from runners.runtimes import Limited
 
@@ -100,6 +102,7 @@ class Notifier:
         prefix: str = "/",
         command_names: tuple[str, ...] = (),
         approval_timeout_s: float = 900.0,
+        ask_timeout_s: float = 900.0,
         quiet: QuietHours | None = None,
         clock: Callable[[], float] = time.time,
     ):
@@ -111,6 +114,7 @@ class Notifier:
         self.command_names = command_names
         self.runs = RunStatus(self)
         self.talk = TalkNotices(self, approval_timeout_s)
+        self.asks = AgentAskNotices(self, ask_timeout_s)
         self.quota = QuotaNotices(self)
         self.quiet = quiet
         self.clock = clock
@@ -128,6 +132,7 @@ class Notifier:
         mention_owners: bool = False,
         talk_id: int | None = None,
         attachment_id: int | None = None,
+        proposal_id: int | None = None,
     ) -> list[tuple[int, chat_store.Post]]:
         """One post per room (and the draft's own direct chat); the rows and what they hold.
 
@@ -159,6 +164,7 @@ class Notifier:
                 question_id=question_id,
                 talk_id=talk_id,
                 attachment_id=attachment_id,
+                proposal_id=proposal_id,
                 purpose=purpose,
                 mentions=owners if mention_owners and kind == "room" else (),
             )
@@ -429,3 +435,17 @@ class Notifier:
 
     async def steer_refused(self, card: Card, row: TalkRow, why: str) -> None:
         await self.talk.steer_refused(card, row, why)
+
+    # --- a working agent's questions and proposals (notify/agent_asks.py) ----------
+
+    async def agent_asked(self, card: Card, question: QuestionRow) -> None:
+        await self.asks.asked(card, question)
+
+    async def agent_ask_timed_out(self, card: Card, question: QuestionRow, why: str) -> None:
+        await self.asks.timed_out(card, question, why)
+
+    async def agent_ask_closed(self, card: Card, question: QuestionRow, why: str) -> None:
+        await self.asks.closed(card, question, why)
+
+    async def agent_proposed(self, card: Card, proposal: Proposal) -> None:
+        await self.asks.proposed(card, proposal)

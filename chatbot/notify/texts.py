@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from chatbot.notify import texts_digest
+from chatbot.notify import texts_agent, texts_digest
 
 TEXTS: dict[str, dict[str, str]] = {
     "en": {
@@ -168,6 +168,8 @@ TEXTS: dict[str, dict[str, str]] = {
 
 TEXTS["en"] |= texts_digest.EN
 TEXTS["de"] |= texts_digest.DE
+TEXTS["en"] |= texts_agent.EN
+TEXTS["de"] |= texts_agent.DE
 
 
 def text(locale: str, key: str, **values: object) -> str:

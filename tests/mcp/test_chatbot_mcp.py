@@ -37,6 +37,10 @@ binary = "{fake_codex}"
 runtime = "codex"
 model = "gpt-5-codex-mini"
 iteration_limit = 10
+[xmpp]
+jid = "bot@example.org"
+password_file = "pw"
+rooms = ["board@conference.example.org"]
 """
 
 READS = {"list_cards", "get_card", "inbox", "why", "runs", "budget"}
@@ -59,6 +63,7 @@ def config(tmp_path: Path) -> Path:
     (intents / "alpha.md").write_text("# Alpha\n")
     (intents / "beta.md").write_text("# Beta\n")
     subprocess.run(["git", "init", "-q", str(tmp_path / "repo")], check=True)
+    (tmp_path / "pw").write_text("secret\n")
     path = tmp_path / "bot.toml"
     path.write_text(CONFIG.format(owner=OWNER, requester=REQUESTER, fake_codex=FAKE_CODEX))
     # The board as the bot leaves it: the intent files imported.
@@ -112,6 +117,16 @@ async def board_state(config: Path) -> list[tuple[str, str, int]]:
             )
             found.append((card.slug, card.phase.value, len(events)))
         return sorted(found)
+    finally:
+        await store.close()
+
+
+async def outbox(config: Path) -> list[tuple[str, str]]:
+    """(room, text) of every post waiting for the running bot to send."""
+    store = await Store.open(config.parent / "var" / "board.sqlite3")
+    try:
+        rows = await store.reader.fetchall("SELECT room, text FROM outbox ORDER BY id")
+        return [(row["room"], row["text"]) for row in rows]
     finally:
         await store.close()
 
@@ -184,6 +199,12 @@ async def test_an_owner_starts_a_card_via_mcp(config: Path) -> None:
         # Chat's own refusal, with its ways on: a started card cannot start again.
         again = await refused(session, "start_card", slug="beta")
         assert "/start is not possible there" in again and "/cancel" in again
+    # The card's room hears it from the running bot, as for the web board: the notice of
+    # the move and what was done via mcp, once (the refusal is the caller's alone).
+    said = [text for room, text in await outbox(config) if room == "board@conference.example.org"]
+    via = [text for text in said if "via mcp" in text]
+    assert len(via) == 1 and via[0].startswith(f"🤖 {OWNER} via mcp: beta: /start")
+    assert "beta" in via[0]
 
 
 async def test_without_as_an_action_is_refused_and_changes_nothing(config: Path) -> None:
