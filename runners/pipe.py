@@ -20,6 +20,29 @@ class Watched(Protocol):
     waiting: bool
 
 
+class Hold:
+    """A run waits for people outside its conversation (an owner's answer to a question the
+    agent asked through the bot's tools, `runners.tool_server`): while `waiting()` is held
+    the idle watchdog does not count, and the silence starts anew when it ends.
+
+    Made before the run starts and given to `run_process(hold=...)`, which reads it.
+    """
+
+    def __init__(self) -> None:
+        self.waits = 0
+        #: When the last wait ended (the event loop's clock); None: none has.
+        self.ended_at: float | None = None
+
+    @contextlib.contextmanager
+    def waiting(self) -> Iterator[None]:
+        self.waits += 1
+        try:
+            yield
+        finally:
+            self.waits -= 1
+            self.ended_at = asyncio.get_running_loop().time()
+
+
 class Pipe:
     """A conversation's hold on the child: write lines to its stdin, read its stdout lines.
 

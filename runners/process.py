@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from runners.pipe import Pipe
+from runners.pipe import Hold, Pipe
 
 log = logging.getLogger(__name__)
 
@@ -256,6 +256,7 @@ async def run_process(
     on_spawn: Callable[[int], Awaitable[None]] | None = None,
     on_output: Callable[[bytes], None] | None = None,
     converse: Callable[[Pipe], Awaitable[None]] | None = None,
+    hold: Hold | None = None,
 ) -> ProcessResult:
     """Run `argv` in its own process group and return what happened.
 
@@ -268,7 +269,8 @@ async def run_process(
     `on_spawn(pgid)` is awaited once the child runs, so a caller can record the
     group and kill it later should this process die first (see `kill_orphan`).
     `on_output(chunk)` sees stdout as it arrives (a run's progress); what the
-    result holds is the same either way.
+    result holds is the same either way. While `hold` is held (the agent waits for an
+    owner's answer through the bot's tools) the idle watchdog does not count.
 
     Never raises for the child's behaviour (non-zero exit, hang, flood, missing
     binary): those are outcomes. Raises `NotADirectoryError` for a missing `cwd`,
@@ -352,8 +354,10 @@ async def run_process(
                 break
             wake = deadline
             if limits.idle_timeout is not None:
-                if capture.waiting:
+                if capture.waiting or (hold is not None and hold.waits):
                     capture.last_output = now
+                elif hold is not None and hold.ended_at is not None:
+                    capture.last_output = max(capture.last_output, hold.ended_at)
                 silent_until = capture.last_output + limits.idle_timeout
                 if now >= silent_until:
                     outcome = Outcome.IDLE_TIMEOUT

@@ -22,6 +22,7 @@ from types import MappingProxyType
 
 from runners import profiles
 from runners.runtimes.progress import StepOf
+from runners.tool_server import ToolServer, ToolServerError
 
 MAX_FAILURE_DETAIL = 240
 #: Pictures one prompt or steer may carry (`RunRequest.images`, `Steer.images`).
@@ -79,6 +80,9 @@ class RunRequest:
     user's, so nothing of the user's configuration widens or breaks a run; a CLI that
     needs none ignores it.
 
+    `tools` is the bot's MCP server for this run (`runners.tool_server`): each CLI is
+    configured to start it and to call its tools without asking; None: no tools.
+
     `images` are pictures for the model, by absolute path (`runners.run_files.place`
     puts them in the run's folder, where the CLI, in its sandbox, can read them); each
     CLI sends them its own way with the prompt: codex as local images (`--image`, or
@@ -103,6 +107,7 @@ class RunRequest:
     api_key_file: Path | None = None
     home: Path | None = None
     images: tuple[Path, ...] = ()
+    tools: ToolServer | None = None
 
     def __post_init__(self) -> None:
         if isinstance(self.images, list):
@@ -246,6 +251,11 @@ def validate_request(request: RunRequest, rule_re: re.Pattern[str] = TOOL_RULE_R
         if not rule_re.fullmatch(rule):
             raise InvalidRequest(f"invalid tool rule: {clean_detail(rule, 80)!r}")
     validate_images(request.images)
+    if request.tools is not None:
+        try:
+            request.tools.validate()
+        except ToolServerError as error:
+            raise InvalidRequest(str(error)) from None
 
 
 def validate_images(images: tuple[Path, ...]) -> None:

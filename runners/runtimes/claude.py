@@ -43,7 +43,7 @@ from dataclasses import replace
 from pathlib import Path
 from types import MappingProxyType
 
-from runners.runtimes import claude_talk
+from runners.runtimes import claude_talk, tool_config
 from runners.runtimes.base import (
     SESSION_ID_RE,
     Cli,
@@ -96,8 +96,9 @@ def build_argv(request: RunRequest) -> Invocation:
         PERMISSION_MODE[request.mode],
     ]
     argv += ["--setting-sources", ""]
-    if request.allowed_tools:
-        argv += ["--allowedTools", " ".join(request.allowed_tools)]
+    allowed = [*request.allowed_tools, *tool_config.claude_rules(request.tools)]
+    if allowed:
+        argv += ["--allowedTools", " ".join(allowed)]
     if request.mode is Mode.READ_ONLY:
         denied = WRITE_TOOLS
         if any(rule.startswith("Bash(git ") for rule in request.allowed_tools):
@@ -111,7 +112,9 @@ def build_argv(request: RunRequest) -> Invocation:
         argv += ["--max-turns", str(request.max_turns)]
     if request.resume_session_id:
         argv += ["--resume", request.resume_session_id]
+    argv += tool_config.claude_options(request.tools)
     env = {BASE_URL_ENV: request.base_url} if request.base_url else {}
+    env.update(tool_config.claude_env(request.tools))
     secrets: dict[str, Path] = {}
     if request.api_key_file is not None:
         secrets[API_KEY_ENV] = request.api_key_file

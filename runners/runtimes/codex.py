@@ -32,7 +32,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from types import MappingProxyType
 
-from runners.runtimes import codex_limits, codex_talk
+from runners.runtimes import codex_limits, codex_talk, tool_config
 from runners.runtimes.base import (
     Cli,
     Grant,
@@ -128,7 +128,8 @@ def build_argv(request: RunRequest) -> Invocation:
     # loop is what bounds a codex builder.
     validate_request(request)
     provider, secrets = _provider(request)
-    argv = root_options(request) + provider + model_options(request) + exec_options(request)
+    argv = root_options(request) + provider + model_options(request)
+    argv += tool_config.codex_options(request.tools) + exec_options(request)
     return Invocation(
         runtime=NAME,
         argv=tuple(argv),

@@ -47,6 +47,7 @@ from typing import Any
 
 from runners.pipe import Pipe
 from runners.runtimes import codex_wire as wire
+from runners.runtimes import tool_config
 from runners.runtimes.base import (
     SESSION_ID_RE,
     InvalidRequest,
@@ -99,7 +100,8 @@ def invocation(
 ) -> Invocation:
     """The app-server's command line; `provider` are the `-c` provider overrides."""
     validate_request(request)
-    argv = [request.binary, *provider, *config_options(request), "app-server"]
+    tools = tool_config.codex_options(request.tools)
+    argv = [request.binary, *provider, *config_options(request), *tools, "app-server"]
     return Invocation(
         runtime=runtime,
         argv=tuple(argv),

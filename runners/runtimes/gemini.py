@@ -49,6 +49,7 @@ import re
 from pathlib import Path
 from types import MappingProxyType
 
+from runners.runtimes import tool_config
 from runners.runtimes.base import (
     Cli,
     Grant,
@@ -162,6 +163,9 @@ def build_argv(request: RunRequest) -> Invocation:
         env[BASE_URL_ENV] = request.base_url
     if request.max_turns is not None:
         env[MAX_TURNS_ENV] = str(request.max_turns)
+    tool_env, tool_files = tool_config.gemini_settings(request.tools)
+    env.update(tool_env)
+    files.update(tool_files)
     secrets = {API_KEY_ENV: request.api_key_file} if request.api_key_file is not None else {}
     return Invocation(
         runtime=NAME,

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from runners.pipe import Pipe
+from runners.pipe import Hold, Pipe
 from runners.process import Outcome, ProcessLimits, ProcessResult, default_base_env, run_process
 from runners.runtimes.base import (
     Invocation,
@@ -27,6 +27,7 @@ from runners.runtimes.base import (
 from runners.runtimes.progress import StepReader
 from runners.runtimes.registry import get_runtime
 from runners.runtimes.talk import ApprovalAsked, Conversation, Decision
+from runners.tool_server import ToolServer
 
 if TYPE_CHECKING:
     from runners.forwarder import Forwarding
@@ -133,6 +134,7 @@ def _confined(
     sandbox: Sandbox,
     env: Mapping[str, str],
     forwarding: Forwarding | None,
+    invocation_tools: ToolServer | None = None,
 ) -> Sequence[str]:
     """The invocation's command line inside the sandbox, with what this CLI needs shown:
     its program and interpreter, its state, and the relay when the provider is forwarded.
@@ -145,7 +147,12 @@ def _confined(
     readable = [*sandbox.readable, *program_folders]
     if forwarding is not None:
         argv = relay_argv(argv)
+    if forwarding is not None or invocation_tools is not None:
         readable += python_paths()
+    if invocation_tools is not None:
+        # The pump and the socket, at the same path as outside, read-only: a socket is
+        # connected to, never written as a file.
+        readable.append(invocation_tools.folder)
     state = record.state_paths(env)
     for folder in state:
         _make_folders(folder)
@@ -206,6 +213,7 @@ async def run_model(
     on_step: Callable[[str], None] | None = None,
     conversation: Conversation | None = None,
     sandbox: Sandbox | None = None,
+    hold: Hold | None = None,
 ) -> RunResult:
     """Run one model turn and return its normalised result.
 
@@ -216,6 +224,10 @@ async def run_model(
     With a `sandbox` the CLI runs inside it (`runners.sandbox`): it sees what the
     sandbox shows, and with the provider network its requests go through a forwarder
     that holds the keys; the CLI inside never gets them.
+
+    With `request.tools` the CLI is given the bot's MCP server for this run (the sandbox
+    shows its folder); `hold` is held while a tool waits for a person, and the idle
+    watchdog waits with it.
 
     `on_step(text)` hears each step the CLI reports while it works (a command run,
     a file changed, a tool used), for a progress line; the result does not depend on it.
@@ -285,7 +297,13 @@ async def run_model(
                 # Keys stay outside: the CLI gets placeholders the forwarder swaps back.
                 child_env.update(forwarding.placeholders)
             argv = await asyncio.to_thread(
-                _confined, record, invocation, sandbox, {**env, **child_env}, forwarding
+                _confined,
+                record,
+                invocation,
+                sandbox,
+                {**env, **child_env},
+                forwarding,
+                request.tools,
             )
         try:
             process = await run_process(
@@ -300,6 +318,7 @@ async def run_model(
                     StepReader(step_of, on_step).feed if on_step and step_of is not None else None
                 ),
                 converse=converse,
+                hold=hold,
             )
         except NotADirectoryError as error:
             raise RunnerError(str(error)) from None
