@@ -20,6 +20,7 @@ from chatbot.store import cards as card_store
 from chatbot.store import chat as chat_store
 from chatbot.store import jobs as job_store
 from chatbot.store import questions as question_store
+from chatbot.store import routines as routine_store
 from chatbot.store import talk as talk_store
 from chatbot.store import workers as worker_store
 from chatbot.store.cards import Card
@@ -250,11 +251,8 @@ async def _kept(
 
 async def _routine_items(db: Db) -> list[InboxItem]:
     """A routine that paused itself (its last runs failed, its budget was spent) waits
-    for an owner: board/routines.py writes its reason starting "its "."""
-    rows = await db.fetchall(
-        "SELECT id, command, why, updated_at FROM routines "
-        "WHERE state = 'paused' AND why LIKE 'its %' ORDER BY updated_at, id"
-    )
+    for an owner; one an owner paused does not."""
+    rows = await routine_store.paused_themselves(db)
     return [
         InboxItem(
             Kind.ROUTINE,

@@ -26,10 +26,14 @@ from chatbot.store import spend as spend_store
 from chatbot.store.db import Store
 from chatbot.store.routines import (  # noqa: F401 - the records and words chat uses
     ACTIVE,
+    BY_BUDGET,
+    BY_FAILURES,
+    BY_OWNER,
     DONE,
     FAILED,
     HELD,
     OUTCOMES,
+    OWNER_GONE,
     PAUSED,
     RAN,
     REFUSED,
@@ -144,9 +148,20 @@ class BoardRoutines:
         return await routine_store.next_due(self.store.reader)
 
     async def set_routine_state(
-        self, routine_id: int, state: str, why: str = "", now: float | None = None
+        self,
+        routine_id: int,
+        state: str,
+        why: str = "",
+        now: float | None = None,
+        cause: str | None = None,
     ) -> RoutineRow:
-        """Pause, resume (from now on: what was missed while paused is not run) or stop."""
+        """Pause, resume (from now on: what was missed while paused is not run) or stop;
+        `cause` says who or what paused or stopped it (store/routines.py PAUSE_CAUSES:
+        by default an owner paused it, and a stopped one's owner is gone)."""
+        if cause is None:
+            cause = {PAUSED: BY_OWNER, STOPPED: OWNER_GONE}.get(state, "")
+        if cause not in routine_store.PAUSE_CAUSES or (cause == "") != (state in (ACTIVE, DONE)):
+            raise ValueError(f"a routine {state} for cause {cause!r}")
         now = time.time() if now is None else now
         async with self.store.transaction() as db:
             row = await routine_store.get(db, routine_id)
@@ -157,7 +172,9 @@ class BoardRoutines:
                 next_at = schedule_of(row).next_after(now)
                 if next_at is None:
                     state, why = routine_store.DONE, "its time has passed"
-            await routine_store.set_state(db, routine_id, state, why, now, next_at)
+            if state == routine_store.DONE:
+                cause = ""
+            await routine_store.set_state(db, routine_id, state, why, now, next_at, cause)
             found = await routine_store.get(db, routine_id)
         assert found is not None
         self._routines_changed()
@@ -214,7 +231,8 @@ class BoardRoutines:
             if current is None or current.state != routine_store.ACTIVE:
                 return False
             why = f"its last {FAILURES_TO_PAUSE} runs failed: {detail[:200]}"
-            await routine_store.set_state(db, routine.id, routine_store.PAUSED, why, now)
+            paused = routine_store.PAUSED
+            await routine_store.set_state(db, routine.id, paused, why, now, cause=BY_FAILURES)
         return True
 
     async def routine_spent(self, routine_id: int) -> float:

@@ -166,14 +166,16 @@ class RoutineClock:
         role = intake.authority.role(owner)
         if role is not Role.OWNER:
             why = f"{owner} is no longer an owner"
-            await self.board.set_routine_state(row.id, routine_store.STOPPED, why, now)
+            stopped, gone = routine_store.STOPPED, routine_store.OWNER_GONE
+            await self.board.set_routine_state(row.id, stopped, why, now, cause=gone)
             await self._tell(say, event, "routine_owner_gone", owner=str(owner), **base)
             return await self._finish(occurrence, routine_store.STOPPED, None, why, now)
         if row.budget_usd is not None:
             spent = await self.board.routine_spent(row.id)
             if round(spent, 6) >= round(row.budget_usd, 6):
                 why = f"its cards spent {usd(spent)} of its {usd(row.budget_usd)} budget"
-                await self.board.set_routine_state(row.id, routine_store.PAUSED, why, now)
+                paused, by_budget = routine_store.PAUSED, routine_store.BY_BUDGET
+                await self.board.set_routine_state(row.id, paused, why, now, cause=by_budget)
                 params = {"spent": usd(spent), "budget": usd(row.budget_usd)}
                 await self._tell(say, event, "routine_over_budget", **params, **base)
                 return await self._finish(occurrence, routine_store.HELD, None, why, now)

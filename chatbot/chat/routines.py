@@ -16,7 +16,15 @@ import time
 from dataclasses import dataclass
 
 from chatbot.board import BoardService, UnknownCard
-from chatbot.board.routines import ACTIVE, DONE, RoutineRow, UnknownRoutine, new_routine
+from chatbot.board.routines import (
+    ACTIVE,
+    BY_OWNER,
+    DONE,
+    PAUSED,
+    RoutineRow,
+    UnknownRoutine,
+    new_routine,
+)
 from chatbot.chat import authority, commands, render
 from chatbot.chat.commands import Invocation, UsageProblem
 from chatbot.chat.replies import Origin, Replies, chat_of
@@ -153,6 +161,8 @@ def routine_json(row: RoutineRow) -> dict[str, object]:
         "budget_usd": row.budget_usd,
         "state": row.state,
         "why": row.why or None,
+        # Who or what paused or stopped it: owner, failures, budget, owner_gone.
+        "pause_cause": row.pause_cause or None,
         "next_at": row.next_at,
         "next_local": local_words(row.next_at, row.timezone) if row.next_at else None,
     }
@@ -232,7 +242,7 @@ class RoutineHandlers:
                 await self.replies.say(event, "routine_deleted", id=row.id, command=row.command)
             elif what == "pause":
                 why = f"paused by {origin.identity}"
-                await self.board.set_routine_state(routine_id, "paused", why)
+                await self.board.set_routine_state(routine_id, PAUSED, why, cause=BY_OWNER)
                 await self.replies.say(event, "routine_paused", id=row.id)
             else:
                 found = await self.board.set_routine_state(routine_id, ACTIVE)

@@ -13,6 +13,7 @@ from __future__ import annotations
 import sqlite3
 from dataclasses import dataclass
 
+from chatbot.store.routines import PAUSE_CAUSE_STEP
 from chatbot.store.routines import SCHEMA as ROUTINES_SCHEMA
 
 
@@ -630,6 +631,12 @@ MIGRATIONS.register(
     ALTER TABLE chat_messages ADD COLUMN proposal_id INTEGER REFERENCES proposals(id)
         ON DELETE SET NULL;
     """,
+)
+
+MIGRATIONS.register(
+    22,
+    "why a routine is paused (by an owner, its failures, its budget) or stopped, as a value",
+    PAUSE_CAUSE_STEP,
 )
 
 LATEST = MIGRATIONS.latest

@@ -26,10 +26,18 @@ CLAIMED, RAN, REFUSED, FAILED, SKIPPED, HELD = (
 )
 # A run's outcome "stopped": its owner was no longer an owner (the routine's state too).
 OUTCOMES = (RAN, REFUSED, FAILED, SKIPPED, HELD, STOPPED)
+# Why a routine is paused or stopped, as a value (its `why` says it in words): an owner
+# paused it, it paused itself (its last runs failed, its budget was spent: these wait in
+# the inbox), or its owner is no longer an owner. '' while it runs.
+BY_OWNER, BY_FAILURES, BY_BUDGET, OWNER_GONE = "owner", "failures", "budget", "owner_gone"
+PAUSE_CAUSES = ("", BY_OWNER, BY_FAILURES, BY_BUDGET, OWNER_GONE)
+#: The causes of a routine that paused itself: it waits for an owner in the inbox.
+PAUSED_ITSELF = (BY_FAILURES, BY_BUDGET)
 
 _COLUMNS = (
     "id, name, source, when_text, cron, at, timezone, command, owner, transport, target, "
-    "target_kind, catch_up, budget_usd, state, why, next_at, created_at, updated_at"
+    "target_kind, catch_up, budget_usd, state, why, next_at, created_at, updated_at, "
+    "pause_cause"
 )
 
 
@@ -55,6 +63,8 @@ class RoutineRow:
     next_at: float | None
     created_at: float
     updated_at: float
+    #: Why it is paused or stopped (PAUSE_CAUSES); '' while it runs.
+    pause_cause: str = ""
 
     @classmethod
     def from_row(cls, row: Row) -> RoutineRow:
@@ -112,13 +122,29 @@ async def next_due(db: Db) -> float | None:
 
 
 async def set_state(
-    db: Db, routine_id: int, state: str, why: str, now: float, next_at: float | None = None
+    db: Db,
+    routine_id: int,
+    state: str,
+    why: str,
+    now: float,
+    next_at: float | None = None,
+    cause: str = "",
 ) -> int:
     return await db.execute(
-        "UPDATE routines SET state = ?, why = ?, next_at = COALESCE(?, next_at), updated_at = ? "
-        "WHERE id = ?",
-        (state, why, next_at, now, routine_id),
+        "UPDATE routines SET state = ?, why = ?, pause_cause = ?, "
+        "next_at = COALESCE(?, next_at), updated_at = ? WHERE id = ?",
+        (state, why, cause, next_at, now, routine_id),
     )
+
+
+async def paused_themselves(db: Db) -> list[tuple[int, str, str, float]]:
+    """(id, command, why, updated_at) of the routines that paused themselves, oldest first."""
+    rows = await db.fetchall(
+        "SELECT id, command, why, updated_at FROM routines WHERE state = ? AND pause_cause IN "
+        f"({', '.join('?' * len(PAUSED_ITSELF))}) ORDER BY updated_at, id",
+        (PAUSED, *PAUSED_ITSELF),
+    )
+    return [(row[0], row[1], row[2], row[3]) for row in rows]
 
 
 async def update(db: Db, routine_id: int, now: float, **values: object) -> None:
@@ -176,6 +202,20 @@ async def cards_of(db: Db, routine_id: int) -> list[str]:
     )
     return [row[0] for row in rows]
 
+
+# The schema step that keeps why a routine is paused as a value, not only in words: the
+# rows of the step before are read from the words their code wrote.
+PAUSE_CAUSE_STEP = """
+    ALTER TABLE routines ADD COLUMN pause_cause TEXT NOT NULL DEFAULT ''
+        CHECK (pause_cause IN ('', 'owner', 'failures', 'budget', 'owner_gone'));
+    UPDATE routines SET pause_cause = 'failures'
+        WHERE state = 'paused' AND why LIKE 'its last % runs failed%';
+    UPDATE routines SET pause_cause = 'budget'
+        WHERE state = 'paused' AND why LIKE 'its cards spent %';
+    UPDATE routines SET pause_cause = 'owner' WHERE state = 'paused' AND pause_cause = '';
+    UPDATE routines SET pause_cause = 'owner_gone' WHERE state = 'stopped';
+    CREATE INDEX routines_paused ON routines(state, pause_cause, updated_at);
+"""
 
 # The schema step (registered in migrations.py): routines and one row per occurrence.
 SCHEMA = """

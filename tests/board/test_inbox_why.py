@@ -71,7 +71,7 @@ async def test_inbox_lists_one_of_each_kind_oldest_first(board: BoardService):
     room = {"transport": "xmpp", "target": "ops@muc", "target_kind": "room"}
     made = await board.add_routine(new_routine(schedule, "/start x", "o", room, time.time()))
     why = "its last 3 runs failed: no card 'x'"
-    await board.set_routine_state(made.id, "paused", why, now=time.time() + 60)
+    await board.set_routine_state(made.id, "paused", why, now=time.time() + 60, cause="failures")
     items = await board_inbox.inbox(board)
     assert [(i.kind, i.slug or i.request_id) for i in items] == [
         ("question", "asked"),

@@ -8,6 +8,8 @@ from __future__ import annotations
 from datetime import datetime
 from zoneinfo import ZoneInfo
 
+import pytest
+
 from chatbot.board import BoardService
 from chatbot.board.routines import LATE_S, new_routine
 from chatbot.domain.schedules import parse
@@ -95,6 +97,7 @@ async def test_three_failures_in_a_row_pause_the_routine(board: BoardService) ->
     assert paused == [False, False, True]
     found = await board.routine(routine.id)
     assert found.state == routine_store.PAUSED and "last 3 runs failed" in found.why
+    assert found.pause_cause == routine_store.BY_FAILURES
     assert await board.routine_outcomes() == {"refused": 3}
 
 
@@ -105,3 +108,33 @@ async def test_a_one_time_routine_is_done_after_its_moment(board: BoardService) 
     assert len(await board.claim_due(at(2026, 12, 3, 2, 0))) == 1
     assert (await board.routine(routine.id)).state == routine_store.DONE
     assert await board.next_routine_at() is None
+
+
+async def test_the_inbox_reads_who_paused_a_routine_not_its_words(board: BoardService) -> None:
+    from chatbot.board import inbox
+
+    now = at(2026, 12, 2, 17, 0)
+    failing, spent, owners, gone = [await weekly(board, now) for _ in range(4)]
+    # Words that once meant "paused itself", from an owner; and plain words for the rest.
+    await board.set_routine_state(owners.id, routine_store.PAUSED, "its time is wrong")
+    await board.set_routine_state(failing.id, routine_store.PAUSED, "3 Fehler", cause="failures")
+    await board.set_routine_state(spent.id, routine_store.PAUSED, "over", cause="budget")
+    await board.set_routine_state(gone.id, routine_store.STOPPED, "its owner left")
+    causes = {r.id: r.pause_cause for r in await board.routines()}
+    assert causes == {
+        failing.id: "failures",
+        spent.id: "budget",
+        owners.id: "owner",
+        gone.id: "owner_gone",
+    }
+    items = [i for i in await inbox.inbox(board) if i.kind == inbox.Kind.ROUTINE]
+    assert [i.text for i in items] == [
+        f"#{failing.id} /research deps: 3 Fehler",
+        f"#{spent.id} /research deps: over",
+    ]
+    # Resumed, it runs and waits for nobody.
+    resumed = await board.set_routine_state(failing.id, routine_store.ACTIVE, now=now)
+    assert resumed.pause_cause == "" and resumed.state == routine_store.ACTIVE
+    assert len([i for i in await inbox.inbox(board) if i.kind == inbox.Kind.ROUTINE]) == 1
+    with pytest.raises(ValueError):
+        await board.set_routine_state(spent.id, routine_store.PAUSED, "x", cause="whim")

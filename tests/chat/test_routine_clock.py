@@ -149,6 +149,7 @@ async def test_a_routine_of_a_removed_owner_stops_and_says_so(env: Env) -> None:
     assert "stopped: xmpp:owner@example.org is no longer an owner" in text
     stopped = await env.board.routine(made.id)
     assert stopped.state == "stopped" and stopped.next_at is not None
+    assert stopped.pause_cause == "owner_gone"
     await RoutineClock(env.chat).tick(MONDAY_9 + 7 * 86400)
     assert len(await said(env.store)) == 1
 
@@ -182,7 +183,11 @@ async def test_a_routine_over_its_budget_pauses(env: Env) -> None:
         await telemetry.record(db, run_record(card_id=card.id, cost_usd=1.0))
     await clock.tick(MONDAY_9 + 7 * 86400)
     assert "paused: its cards spent $1.00" in (await said(env.store))[-1]
-    assert (await env.board.routine(made.id)).state == "paused"
+    paused = await env.board.routine(made.id)
+    assert (paused.state, paused.pause_cause) == ("paused", "budget")
+    # It paused itself: it waits in the inbox, with its ways.
+    inbox = (await env.one(msg("/inbox"))).text
+    assert f"/routine resume {made.id}, /routine delete {made.id}" in inbox
 
 
 async def test_the_loop_sleeps_until_the_next_routine_and_wakes_when_told(env: Env) -> None:

@@ -62,6 +62,9 @@ async def test_routines_lists_the_next_time_and_routine_pauses_resumes_deletes(
     assert "next Mon " in listed
     assert "paused" in (await env.one(msg("/routine pause 1"))).text
     assert "paused: paused by xmpp:owner@example.org" in (await env.one(msg("/routines"))).text
+    assert (await env.board.routine(1)).pause_cause == "owner"
+    # An owner's pause waits for nobody: it is not in the inbox.
+    assert "Nothing waits for you" in (await env.one(msg("/inbox"))).text
     assert "runs again. Next: Mon" in (await env.one(msg("/routine resume 1"))).text
     assert "is deleted" in (await env.one(msg("/routine delete 1"))).text
     assert "no routine #1" in (await env.one(msg("/routine delete 1"))).text
