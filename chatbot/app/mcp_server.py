@@ -205,6 +205,8 @@ def _described(text: str, acting: bool) -> str:
 
 
 def make_server(board: BoardService, config: Config, acts: McpActs | None) -> MCPServer[Any]:
+    """Every tool answers JSON as text alone (no structured copy): clients show one of the
+    two, and Claude Code wraps a structured one in {"result": ...} around the same text."""
     tools = BoardTools(board, config, acts)
     server: MCPServer[Any] = MCPServer(
         name="intent-board", version=_version(), instructions=INSTRUCTIONS, log_level="WARNING"
@@ -218,7 +220,7 @@ def make_server(board: BoardService, config: Config, acts: McpActs | None) -> MC
         (tools.budget, "Spend: today, the last 7 days, by lane and by card, and the budget."),
     )
     for read, text in reads:
-        server.add_tool(read, description=text, annotations=READS)
+        server.add_tool(read, description=text, annotations=READS, structured_output=False)
     acting = acts is not None
     writes = (
         (tools.start_card, "Start a planned card (chat's /start)."),
@@ -231,5 +233,6 @@ def make_server(board: BoardService, config: Config, acts: McpActs | None) -> MC
         (tools.decide_request, "Accept or decline a requester's request by its number."),
     )
     for act, text in writes:
-        server.add_tool(act, description=_described(text, acting), annotations=ACTS)
+        described = _described(text, acting)
+        server.add_tool(act, description=described, annotations=ACTS, structured_output=False)
     return server

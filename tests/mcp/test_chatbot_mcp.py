@@ -147,6 +147,8 @@ async def fail_alpha(config: Path) -> None:
                 actor="t",
                 by=By.SYSTEM,
                 reason="tests failed \x1b[31m<b>red</b>\u202e",
+                failure_stage="builder",
+                failure_detail="the builder's tests failed",
             )
     finally:
         await store.close()
