@@ -78,6 +78,7 @@ def attach_notifier(bot: Running) -> Notifier:
         prefix=bot.config.bot.command_prefixes[0],
         command_names=NAMES,
         approval_timeout_s=bot.config.bot.approval_timeout_s,
+        ask_timeout_s=bot.config.bot.ask_timeout_s,
         quiet=quiet_hours(bot.config.bot.quiet_hours),
     )
     bot.board.listeners.append(notifier)

@@ -28,7 +28,7 @@ The worker's side (the runs helper codes against exactly this):
   findings and open line comments.
 - `propose(job, card, title, goal, scope) -> Proposal`: a follow-up card kept
   pending; nothing is created until an owner confirms it (👍 on its post,
-  `/confirm proposal-<id>`); 👎 or `/refuse proposal-<id>` drops it. Refused with
+  `/confirm proposal-<id>`); 👎 or `/cancel proposal-<id>` drops it. Refused with
   `RunOver`, `TooManyProposals` or `AgentInputRefused`. Then
   `ctx.tell("agent_proposed", card, proposal)`.
 
@@ -242,6 +242,23 @@ class AgentAsks:
                 await along(BoardTx(db, self._page_echo()))
         return row
 
+    async def asker(self, question: QuestionRow) -> str:
+        """The role of the run that asked ("builder", "fixer"); "agent" once it is gone."""
+        job = await job_store.get(self.store.reader, question.job_id) if question.job_id else None
+        return job.kind if job is not None else "agent"
+
+    async def waiting_on(self, slug: str) -> QuestionRow | None:
+        """The oldest agent's question open on card `slug` when the card waits on no
+        question of its own (None too for an unknown card: its answer says so)."""
+        db = self.store.reader
+        card = await card_store.get(db, slug)
+        if card is None:
+            return None
+        rows = await question_store.open_of_card(db, card.id)
+        if any(row.kind != AGENT for row in rows):
+            return None
+        return rows[0] if rows else None
+
     async def open_for_card(self, card: Card) -> list[QuestionRow]:
         rows = await question_store.open_of_card(self.store.reader, card.id)
         return [row for row in rows if row.kind == AGENT]
@@ -273,11 +290,13 @@ async def running(db: Db, job: Job, card: Card) -> str:
 
 
 __all__ = [
+    "AGENT",
     "AgentAsks",
     "AgentInputRefused",
     "AlreadyAnswered",
     "CardContext",
     "NotAgentQuestion",
+    "Proposal",
     "ProposalDecided",
     "ProposalSlugTaken",
     "UnknownProposal",

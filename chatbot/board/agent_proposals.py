@@ -3,7 +3,7 @@
 Nothing is created by the agent: its proposal waits as a row. An owner's 👍 or
 `/confirm proposal-<id>` makes a planned card of it (its intent file written as a
 /draft's is, its slug checked again, since a card or file of that name may have come
-meanwhile); 👎 or `/refuse proposal-<id>` drops it and leaves no card.
+meanwhile); 👎 or `/cancel proposal-<id>` drops it and leaves no card.
 """
 
 from __future__ import annotations
@@ -132,7 +132,7 @@ async def confirm(
             if not await _free(db, repo, found.slug, set()):
                 raise ProposalSlugTaken(
                     f"a card or intent file '{found.slug}' exists already; nothing was "
-                    f"created. /refuse proposal-{found.id}, or write the card yourself"
+                    f"created. /cancel proposal-{found.id}, or write the card yourself"
                 )
             path = intent_path(found.slug)
             try:

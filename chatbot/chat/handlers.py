@@ -20,8 +20,10 @@ from chatbot.board import (
     Posted,
     QuestionRow,
 )
+from chatbot.board.agent_asks import AGENT
 from chatbot.board.budget import budget_stopped
 from chatbot.chat import reactions, render
+from chatbot.chat.agent_answers import AgentAnswers
 from chatbot.chat.attaching import AttachHandlers
 from chatbot.chat.commands import FOR_ACTION, Invocation
 from chatbot.chat.commenting import CommentHandlers
@@ -48,6 +50,7 @@ class ChatHandlers(
     AttachHandlers,
     Requests,
     RoutineHandlers,
+    AgentAnswers,
 ):
     """Every act that may change the board; the looking commands come from Lookups,
     what runs cost and /allow from SpendHandlers."""
@@ -63,6 +66,13 @@ class ChatHandlers(
             payload = {"mode": render.inspect_mode(invocation.text("mode") or None)}
         if invocation.text("checks") == SKIP_FLAG:
             payload = {"skip_checks": True}  # /retry or /deploy without passing checks, once
+        if action in (Action.CONFIRM, Action.CANCEL):
+            # `/confirm proposal-<n>` makes a working agent's follow-up card, `/cancel
+            # proposal-<n>` drops it: a proposal, not a card of that name.
+            proposal = await self.proposal_named(invocation.text("slug"))
+            if proposal is not None:
+                await self.decide_proposal(origin, proposal.id, confirm=action is Action.CONFIRM)
+                return
         await self.act(origin, invocation.text("slug"), action, payload=payload)
 
     async def act(
@@ -155,6 +165,12 @@ class ChatHandlers(
     ) -> None:
         slug = invocation.text("slug")
         event = origin.event
+        if question is None:
+            # `/answer <slug>` while the card's running agent waits on its question.
+            question = await self.board.asks.waiting_on(slug)
+        if question is not None and question.kind == AGENT:
+            await self.answer_agent(origin, question, invocation.text("text"), "command")
+            return
         files = await self.files_of(origin)
 
         async def answered(tx: BoardTx, change: Change) -> None:
@@ -210,6 +226,10 @@ class ChatHandlers(
         if not text:
             await self.replies.say(event, "empty_answer")
             return
+        if question.kind == AGENT:
+            via = "option" if option is not None else "reply"
+            await self.answer_agent(origin, question, text, via)
+            return
         if question.kind == "split_plan" and reactions.yes_or_no(text):
             # "yes" approves the plan; any other words are the reason against it.
             await self.act(origin, card.slug, Action.CONFIRM, reason="split plan approved")
@@ -229,6 +249,10 @@ class ChatHandlers(
                 await self.replies.say(event, "nothing_to_choose")
                 return
             await self.answer_question(origin, question, text=None, option=reaction.option)
+            return
+        if posted.proposal_id is not None and reaction.effect in (Effect.ACCEPT, Effect.DECLINE):
+            accept = reaction.effect is Effect.ACCEPT
+            await self.decide_proposal(origin, posted.proposal_id, confirm=accept)
             return
         if posted.request_id is not None and reaction.effect in (Effect.ACCEPT, Effect.DECLINE):
             accept = reaction.effect is Effect.ACCEPT

@@ -25,6 +25,7 @@ from chatbot.notify.notifier import MAX_POST_CHARS, Destination, Notifier
 from chatbot.store import Db
 from chatbot.store import chat as chat_store
 from chatbot.store import reminders as store
+from chatbot.store.questions import AGENT
 from chatbot.store.reminders import Waiting
 
 log = logging.getLogger(__name__)
@@ -146,15 +147,19 @@ class Reminders:
 
     def _line(self, item: Waiting, now: float) -> str:
         # An agent's command is untrusted text: shown inert, like in the request itself.
-        if item.subject == store.APPROVAL:
+        agent = item.question_kind == AGENT
+        if item.subject == store.APPROVAL or agent:
             text = inert(item.text, MAX_LINE)
         else:
             text = cut(item.text, MAX_LINE, " …")
+        key = f"reminder_{item.subject}"
+        if item.question_kind == "split_plan":
+            key = "reminder_split_plan"
+        elif agent:
+            key = "reminder_agent"
         return self._body(
             self.notifier.t(
-                "reminder_split_plan"
-                if item.question_kind == "split_plan"
-                else f"reminder_{item.subject}",
+                key,
                 slug=item.slug,
                 id=item.id,
                 text=text,
