@@ -201,11 +201,17 @@ async def test_an_owner_starts_a_card_via_mcp(config: Path) -> None:
         # Chat's own refusal, with its ways on: a started card cannot start again.
         again = await refused(session, "start_card", slug="beta")
         assert "/start is not possible there" in again and "/cancel" in again
+        # A new card from words, as /draft: the planner's dialogue starts, as the owner's.
+        drafted = await call(session, "draft_card", text="A greeting page\nwith a form")
+        cards = await call(session, "list_cards", phase="draft_running")
+        assert len(cards["cards"]) == 1, drafted
+        draft = await call(session, "get_card", slug=cards["cards"][0]["slug"])
+        assert draft["events"][0]["actor"] == f"xmpp:{OWNER} via mcp"
     # The card's room hears it from the running bot, as for the web board: the notice of
     # the move and what was done via mcp, once (the refusal is the caller's alone).
     said = [text for room, text in await outbox(config) if room == "board@conference.example.org"]
     via = [text for text in said if "via mcp" in text]
-    assert len(via) == 1 and via[0].startswith(f"🤖 {OWNER} via mcp: beta: /start")
+    assert len(via) == 2 and via[0].startswith(f"🤖 {OWNER} via mcp: beta: /start")
     assert "beta" in via[0]
 
 
