@@ -98,11 +98,13 @@ async def checked_command(
     return parsed
 
 
-def schedule_of_words(when: str, zone: str, now: float, once: bool) -> Schedule:
+def schedule_of_words(
+    when: str, zone: str, now: float, once: bool, locale: str = "en"
+) -> Schedule:
     try:
         return parse(when, zone, now, once=once)
     except ScheduleError as error:
-        raise Refused("routine_bad_when", why=str(error).rstrip(".")) from None
+        raise Refused("routine_bad_when", why=error.said(locale).rstrip(".")) from None
 
 
 def routine_zone(config: Config | None) -> str:
@@ -189,7 +191,8 @@ class RoutineHandlers:
         now = time.time()
         try:
             written = taken_apart(invocation.text("when+command"), self.routine_prefixes)
-            schedule = schedule_of_words(written.when, routine_zone(self.config), now, once)
+            zone = routine_zone(self.config)
+            schedule = schedule_of_words(written.when, zone, now, once, self.replies.locale)
             parsed = await checked_command(
                 self.board, written.command, self.routine_prefixes, self.replies.locale
             )

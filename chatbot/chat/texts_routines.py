@@ -1,6 +1,6 @@
 """What /every, /at, /routines and /routine say, and what a routine says when it runs,
 in English and German (merged into texts.py). A schedule's problem comes from
-domain/schedules.py in English, inside these sentences."""
+domain/schedules.py, in the chat's language too, inside these sentences."""
 
 # Sentences read better unwrapped.
 # ruff: noqa: E501

@@ -32,8 +32,74 @@ _CRON_FIELD = re.compile(r"^[\d*/,\-A-Za-z?LW#]+$")
 HORIZON_DAYS = 366 * 5
 
 
+# What is wrong with a time, naming the fix, in English and German (`locale = "de"`).
+# The words a schedule is written in ("weekdays", "tomorrow") are read in English only,
+# so the German sentences quote them as they must be typed.
+TEXTS: dict[str, dict[str, str]] = {
+    "en": {
+        "no_zone": '{zone!r} is no time zone; write an IANA name such as "Europe/Berlin" or "UTC"',
+        "no_when": 'say when: a time such as "weekdays 09:00" or cron fields',
+        "rhythm_for_at": '"{when}" is a rhythm; /at runs once: write a day ("tomorrow 02:00", '
+        '"monday 9am") or use /every for "{when}"',
+        "moment_for_every": '"{when}" is one moment; /every needs a rhythm ("every day 18:30", '
+        '"weekdays 09:00") or use /at "{when}"',
+        "cron_for_at": '"{when}" is a cron rhythm; /at runs once ("tomorrow 02:00"): '
+        "use /every for it",
+        "bad_cron": '"{when}" is no cron expression ({error}): five fields, minute 0-59, '
+        'hour 0-23, day 1-31, month 1-12, weekday 0-6, such as "0 9 * * 1-5"',
+        "never": '"{when}" never comes: check its day and month',
+        "no_time": '"{word}" is no time of day: write "09:00", "9am" or "18:30"',
+        "no_time_half": '"{word}" is no time of day: 1am to 12pm, or 24-hour "13:00"',
+        "no_time_range": '"{word}" is no time of day: hours 0-23, minutes 0-59',
+        "yesterday": '"{text}" is in the past: write "today 18:00" or "tomorrow 02:00"',
+        "unreadable": '"{text}" is not a time I can read: write "weekdays 09:00", "monday 9am", '
+        '"every day 18:30", "tomorrow 02:00" or five cron fields ("0 9 * * 1-5")',
+        "no_date": '"{head}" is no date: write YYYY-MM-DD',
+        "no_day": '"{head}" is not a day I can read: write "weekdays", "monday", "every day", '
+        '"today", "tomorrow", a date (2026-12-24) or five cron fields ("0 9 * * 1-5")',
+        "past": '"{text}" is in the past: write a later time, or "{later}"',
+    },
+    "de": {
+        "no_zone": "{zone!r} ist keine Zeitzone; schreibe einen IANA-Namen wie "
+        '"Europe/Berlin" oder "UTC"',
+        "no_when": 'sag, wann: eine Zeit wie "weekdays 09:00" oder Cron-Felder',
+        "rhythm_for_at": '"{when}" ist ein Rhythmus; /at läuft einmal: schreibe einen Tag '
+        '("tomorrow 02:00", "monday 9am") oder nimm /every für "{when}"',
+        "moment_for_every": '"{when}" ist ein einzelner Zeitpunkt; /every braucht einen Rhythmus '
+        '("every day 18:30", "weekdays 09:00") oder nimm /at "{when}"',
+        "cron_for_at": '"{when}" ist ein Cron-Rhythmus; /at läuft einmal ("tomorrow 02:00"): '
+        "nimm /every dafür",
+        "bad_cron": '"{when}" ist kein Cron-Ausdruck ({error}): fünf Felder, Minute 0-59, '
+        'Stunde 0-23, Tag 1-31, Monat 1-12, Wochentag 0-6, etwa "0 9 * * 1-5"',
+        "never": '"{when}" kommt nie: prüfe Tag und Monat',
+        "no_time": '"{word}" ist keine Uhrzeit: schreibe "09:00", "9am" oder "18:30"',
+        "no_time_half": '"{word}" ist keine Uhrzeit: 1am bis 12pm, oder 24 Stunden wie "13:00"',
+        "no_time_range": '"{word}" ist keine Uhrzeit: Stunden 0-23, Minuten 0-59',
+        "yesterday": '"{text}" liegt in der Vergangenheit: schreibe "today 18:00" oder '
+        '"tomorrow 02:00"',
+        "unreadable": '"{text}" kann ich nicht als Zeit lesen: schreibe "weekdays 09:00", '
+        '"monday 9am", "every day 18:30", "tomorrow 02:00" oder fünf Cron-Felder '
+        '("0 9 * * 1-5")',
+        "no_date": '"{head}" ist kein Datum: schreibe JJJJ-MM-TT, etwa 2026-12-24',
+        "no_day": '"{head}" kann ich nicht als Tag lesen: schreibe "weekdays", "monday", '
+        '"every day", "today", "tomorrow", ein Datum (2026-12-24) oder fünf Cron-Felder '
+        '("0 9 * * 1-5")',
+        "past": '"{text}" liegt in der Vergangenheit: schreibe eine spätere Zeit oder "{later}"',
+    },
+}
+
+
 class ScheduleError(ValueError):
-    """Why `when` is no schedule, in words that name the fix."""
+    """Why `when` is no schedule, in words that name the fix: English as the error's
+    text (logs, the configuration's checks), any language by `said(locale)`."""
+
+    def __init__(self, key: str, **params: object):
+        self.key = key
+        self.params = params
+        super().__init__(self.said("en"))
+
+    def said(self, locale: str) -> str:
+        return TEXTS.get(locale, TEXTS["en"])[self.key].format(**self.params)
 
 
 @dataclass(frozen=True)
@@ -76,54 +142,43 @@ class Schedule:
         return found
 
 
-def zone_problem(zone: str) -> str | None:
+def zone_problem(zone: str, locale: str = "en") -> str | None:
     try:
         ZoneInfo(zone)
     except (ZoneInfoNotFoundError, ValueError):
-        return f'{zone!r} is no time zone; write an IANA name such as "Europe/Berlin" or "UTC"'
+        return ScheduleError("no_zone", zone=zone).said(locale)
     return None
 
 
 def parse(when: str, zone: str, now: float, *, once: bool) -> Schedule:
     """`when` as a schedule (once: for /at, one moment; else for /every, a rhythm)."""
-    if (why := zone_problem(zone)) is not None:
-        raise ScheduleError(why)
+    if zone_problem(zone) is not None:
+        raise ScheduleError("no_zone", zone=zone)
     text = " ".join(when.lower().replace(" at ", " ").split())
     if not text:
-        raise ScheduleError('say when: a time such as "weekdays 09:00" or cron fields')
+        raise ScheduleError("no_when")
     fields = text.split()
     if len(fields) == 5 and all(_CRON_FIELD.match(f) for f in fields) and not _TIME.match(text):
         return _cron(when, zone, text, now, once)
     words = text.removeprefix("every ").strip()
     found = _words(words, zone, now, once)
     if found.recurring and once:
-        raise ScheduleError(
-            f'"{when}" is a rhythm; /at runs once: write a day ("tomorrow 02:00", '
-            f'"monday 9am") or use /every for "{when}"'
-        )
+        raise ScheduleError("rhythm_for_at", when=when)
     if not found.recurring and not once:
-        raise ScheduleError(
-            f'"{when}" is one moment; /every needs a rhythm ("every day 18:30", "weekdays 09:00") '
-            f'or use /at "{when}"'
-        )
+        raise ScheduleError("moment_for_every", when=when)
     return Schedule(when, zone, found.cron, found.at)
 
 
 def _cron(when: str, zone: str, text: str, now: float, once: bool) -> Schedule:
     if once:
-        raise ScheduleError(
-            f'"{when}" is a cron rhythm; /at runs once ("tomorrow 02:00"): use /every for it'
-        )
+        raise ScheduleError("cron_for_at", when=when)
     try:
         CronSim(text, datetime.fromtimestamp(now, ZoneInfo(zone)))
     except CronSimError as error:
-        raise ScheduleError(
-            f'"{when}" is no cron expression ({error}): five fields, minute 0-59, hour 0-23, '
-            'day 1-31, month 1-12, weekday 0-6, such as "0 9 * * 1-5"'
-        ) from error
+        raise ScheduleError("bad_cron", when=when, error=error) from error
     schedule = Schedule(when, zone, text)
     if schedule.next_after(now) is None:
-        raise ScheduleError(f'"{when}" never comes: check its day and month')
+        raise ScheduleError("never", when=when)
     return schedule
 
 
@@ -134,14 +189,14 @@ def _clock(word: str) -> tuple[int, int]:
         return 0, 0
     found = _TIME.match(word)
     if found is None:
-        raise ScheduleError(f'"{word}" is no time of day: write "09:00", "9am" or "18:30"')
+        raise ScheduleError("no_time", word=word)
     hour, minute, half = int(found.group(1)), int(found.group(2) or 0), found.group(3)
     if half is not None:
         if not 1 <= hour <= 12:
-            raise ScheduleError(f'"{word}" is no time of day: 1am to 12pm, or 24-hour "13:00"')
+            raise ScheduleError("no_time_half", word=word)
         hour = hour % 12 + (12 if half == "pm" else 0)
     if hour > 23 or minute > 59:
-        raise ScheduleError(f'"{word}" is no time of day: hours 0-23, minutes 0-59')
+        raise ScheduleError("no_time_range", word=word)
     return hour, minute
 
 
@@ -153,14 +208,11 @@ def _day(word: str) -> str | None:
 def _words(text: str, zone: str, now: float, once: bool) -> Schedule:
     parts = text.split()
     if "yesterday" in parts:
-        raise ScheduleError(f'"{text}" is in the past: write "today 18:00" or "tomorrow 02:00"')
+        raise ScheduleError("yesterday", text=text)
     # A time alone is for today (or tomorrow if it has passed) with /at, daily with /every.
     head, rest = (parts[0], parts[1:]) if len(parts) > 1 else ("day" if not once else "", parts)
     if len(rest) != 1:
-        raise ScheduleError(
-            f'"{text}" is not a time I can read: write "weekdays 09:00", "monday 9am", '
-            '"every day 18:30", "tomorrow 02:00" or five cron fields ("0 9 * * 1-5")'
-        )
+        raise ScheduleError("unreadable", text=text)
     hour, minute = _clock(rest[0])
     cron_day = {"day": "*", "daily": "*", "weekdays": "1-5", "weekday": "1-5"}
     cron_day |= {"weekends": "6,0", "weekend": "6,0"}
@@ -181,12 +233,9 @@ def _words(text: str, zone: str, now: float, once: bool) -> Schedule:
         try:
             date = datetime(*(int(g) for g in found.groups())).date()
         except ValueError as error:
-            raise ScheduleError(f'"{head}" is no date: write YYYY-MM-DD') from error
+            raise ScheduleError("no_date", head=head) from error
         return _moment(text, date, hour, minute, tz, now, step=0)
-    raise ScheduleError(
-        f'"{head}" is not a day I can read: write "weekdays", "monday", "every day", '
-        '"today", "tomorrow", a date (2026-12-24) or five cron fields ("0 9 * * 1-5")'
-    )
+    raise ScheduleError("no_day", head=head)
 
 
 def _moment(text, date, hour, minute, tz, now, *, step):  # noqa: ANN001, ANN202 - local helper
@@ -195,7 +244,7 @@ def _moment(text, date, hour, minute, tz, now, *, step):  # noqa: ANN001, ANN202
     if moment <= now:
         if not step:
             later = f"tomorrow {hour:02d}:{minute:02d}"
-            raise ScheduleError(f'"{text}" is in the past: write a later time, or "{later}"')
+            raise ScheduleError("past", text=text, later=later)
         date = date + timedelta(days=step)
         moment = datetime(date.year, date.month, date.day, hour, minute, tzinfo=tz).timestamp()
     return Schedule(text, tz.key, at=moment)

@@ -4,12 +4,13 @@ across daylight-saving changes. Moments are handed in: no clock is read."""
 
 from __future__ import annotations
 
+import re
 from datetime import datetime
 from zoneinfo import ZoneInfo
 
 import pytest
 
-from chatbot.domain.schedules import ScheduleError, local_words, parse
+from chatbot.domain.schedules import TEXTS, ScheduleError, local_words, parse, zone_problem
 
 BERLIN = "Europe/Berlin"
 TZ = ZoneInfo(BERLIN)
@@ -77,6 +78,34 @@ def test_one_moment_in_words_is_read_in_the_zone(when: str, moment: float) -> No
 def test_bad_input_names_the_fix(when: str, once: bool, fix: str) -> None:
     with pytest.raises(ScheduleError, match=fix):
         parse(when, BERLIN, NOW, once=once)
+
+
+@pytest.mark.parametrize(
+    ("when", "once", "german"),
+    [
+        ("61 * * * *", False, "ist kein Cron-Ausdruck"),
+        ("yesterday", True, 'liegt in der Vergangenheit: schreibe "today 18:00"'),
+        ("2026-02-30 10:00", True, "ist kein Datum: schreibe JJJJ-MM-TT"),
+        ("weekdays 25:00", False, "ist keine Uhrzeit: Stunden 0-23"),
+        ("fortnightly 9am", False, "kann ich nicht als Tag lesen"),
+        ("tomorrow 02:00", False, "nimm /at"),
+        ("weekdays 09:00", True, "nimm /every"),
+        ("", False, "sag, wann"),
+    ],
+)
+def test_bad_input_names_the_fix_in_german_too(when: str, once: bool, german: str) -> None:
+    with pytest.raises(ScheduleError) as raised:
+        parse(when, BERLIN, NOW, once=once)
+    assert german in raised.value.said("de")
+    assert german not in str(raised.value)  # the error's own text stays English
+
+
+def test_every_schedule_problem_has_both_languages_with_the_same_values() -> None:
+    fields = re.compile(r"{(\w+)")
+    assert set(TEXTS["en"]) == set(TEXTS["de"])
+    for key, english in TEXTS["en"].items():
+        assert set(fields.findall(english)) == set(fields.findall(TEXTS["de"][key])), key
+    assert "keine Zeitzone" in (zone_problem("Mars/Olympus", "de") or "")
 
 
 def test_an_unknown_zone_is_refused_with_an_example() -> None:

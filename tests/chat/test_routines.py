@@ -84,3 +84,21 @@ async def test_in_german(store, tmp_path) -> None:
     assert (
         row.text.startswith("⏰ Routine #1: /start deps weekdays 09:00") and "Nächster" in row.text
     )
+
+
+async def test_bad_input_is_answered_in_german_throughout(store, tmp_path) -> None:
+    env = make_env(store, tmp_path, locale="de")
+    await env.card("deps")
+    cases = {
+        "/every 61 * * * * /start deps": "ist kein Cron-Ausdruck",
+        "/at yesterday /start deps": "liegt in der Vergangenheit",
+        "/every tomorrow 02:00 /start deps": "nimm /at",
+        "/every fortnightly 9am /start deps": "kann ich nicht als Tag lesen",
+        "/every weekdays 09:00 /start no-such-card": "lege sie zuerst mit /draft an",
+    }
+    for text, german in cases.items():
+        answer = (await env.one(msg(text))).text
+        assert answer.startswith(("Diese Zeitangabe geht nicht: ", "Es gibt keine Karte")), answer
+        assert german in answer, (text, answer)
+        for english in ("is no", "is in the past", "use /at", "not a day I can read"):
+            assert english not in answer, (text, answer)
