@@ -17,6 +17,7 @@ from chatbot.board.agent_asks import (
     UnknownProposal,
 )
 from chatbot.board.agent_proposals import target_id
+from chatbot.board.tx import ON_PAGE
 from chatbot.chat.replies import Origin, Replies
 from chatbot.chat.texts_agent import STATES
 
@@ -30,6 +31,8 @@ class AgentAnswers:
         self, origin: Origin, question: QuestionRow, text: str, via: str
     ) -> None:
         event = origin.event
+        if event.transport == ON_PAGE:
+            via = "web"  # the web board's buttons and form go through chat's handlers
         card = await self.board.card_by_id(question.card_id)
         if card is None:
             return  # the card was deleted with its question

@@ -16,6 +16,7 @@ from chatbot.board import CardView, Request, TalkRow
 from chatbot.board.budget import budget_stopped
 from chatbot.board.talk import can_talk
 from chatbot.domain.phases import Phase
+from chatbot.domain.shown import visible
 from chatbot.domain.transitions import Action, allowed_actions
 from chatbot.web.markup import Safe, join, tag
 from chatbot.web.texts import Texts
@@ -93,7 +94,7 @@ def _question(view: CardView, owner: Owner, t: Texts) -> Safe:
     )
     return tag(
         '<div class="answer"><p>{q}</p>{options}{free}</div>',
-        q=question.text,
+        q=visible(question.text) if question.kind == "agent" else question.text,
         options=_form(slug, owner.csrf, "answer", options, css="options") if options else "",
         free=_form(slug, owner.csrf, "answer", free, css="free"),
     )

@@ -17,6 +17,7 @@ from chatbot.board.inbox import Why
 from chatbot.domain import checks
 from chatbot.domain.action_labels import action_label
 from chatbot.domain.phases import Kind, Phase
+from chatbot.domain.shown import visible
 from chatbot.web import action_forms, diff_section, files_section, talk_section, why_line
 from chatbot.web.markup import Safe, join, labelled_row, markdown, moment, scroll_table, tag
 from chatbot.web.texts import Texts
@@ -169,7 +170,8 @@ def _question(view: CardView, t: Texts) -> Safe:
         '<section class="question" id="question"><h2>{label}</h2><p class="qtext">{text}</p>'
         "{options}</section>",
         label=t("question"),
-        text=question.text,
+        # A working agent's words: every invisible character shown (escaping does the rest).
+        text=visible(question.text) if question.kind == "agent" else question.text,
         options=options,
     )
 
