@@ -3,6 +3,8 @@ PostgreSQL: asked, answered, refused, expired, closed with the run."""
 
 from __future__ import annotations
 
+import asyncio
+
 import pytest
 
 from chatbot.board import AlreadyAnswered, BoardService
@@ -15,6 +17,7 @@ from chatbot.board.agent_asks import (
 )
 from chatbot.domain.phases import Kind, Phase
 from chatbot.domain.why import HoldKind
+from chatbot.store import Store
 from chatbot.store import cards as card_store
 from chatbot.store import jobs as job_store
 from chatbot.store import questions as question_store
@@ -169,3 +172,30 @@ async def test_the_pipelines_answer_refuses_an_agents_question(board: BoardServi
         own = await question_store.ask(db, card.id, "operator", "Own?", [])
     with pytest.raises(NotAgentQuestion):
         await board.asks.answer(own.id, "no", actor="o", via="reply")
+
+
+@pytest.mark.asyncio
+async def test_an_answer_wakes_the_worker(board: BoardService, database, engine):
+    """The worker finds an answer at its next wake-up, and the answer brings one: on
+    PostgreSQL another process's answer wakes it (the answer commits with a NOTIFY, as an
+    approval's decision does); on SQLite (one host) the commit hook of the process."""
+    job, card = await running(board, "theta")
+    asked = await board.asks.ask(job, card, "Which?", ["a", "b"])
+    other_host = engine == "postgresql"
+    worker = (
+        await Store.open(database.value, password_file=database.password_file)
+        if other_host
+        else board.store
+    )
+    try:
+        if other_host:
+            await worker.wait_listening()
+        woken = asyncio.Event()
+        worker.on_commit.append(woken.set)
+        await board.asks.answer(asked.id, "b", actor="o", via="option")
+        await asyncio.wait_for(woken.wait(), 10)
+        [seen] = await BoardService(worker, board.repo).asks.states([asked.id])
+        assert (seen.state, seen.answer) == ("answered", "b")
+    finally:
+        if other_host:
+            await worker.close()
