@@ -9,7 +9,7 @@ import time
 from chatbot.app.views import JSON_SCHEMA_VERSION
 from chatbot.board import BoardService
 from chatbot.chat.commands import shown_with
-from chatbot.chat.routines import keep_config_routines, listing, routine_json
+from chatbot.chat.routines import keep_config_routines, listing, routine_json, routine_zone
 from chatbot.config import Config
 
 EXIT_OK = 0
@@ -26,6 +26,9 @@ async def routines_command(
             "schema_version": JSON_SCHEMA_VERSION,
             "routines": [routine_json(row) for row in rows],
             "runs_by_outcome": outcomes,
+            # The zone a new routine's times are read in: its owner's (/timezone), else this.
+            "default_timezone": routine_zone(config),
+            "owner_timezones": await board.owner_zones(),
         }
         print(json.dumps(document, indent=2))
     else:

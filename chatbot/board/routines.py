@@ -20,7 +20,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from chatbot.board.errors import BoardError
-from chatbot.domain.schedules import Schedule
+from chatbot.domain.schedules import Schedule, zone_problem
 from chatbot.store import routines as routine_store
 from chatbot.store import spend as spend_store
 from chatbot.store.db import Store
@@ -234,6 +234,22 @@ class BoardRoutines:
             paused = routine_store.PAUSED
             await routine_store.set_state(db, routine.id, paused, why, now, cause=BY_FAILURES)
         return True
+
+    async def owner_zone(self, owner: str) -> str | None:
+        """The zone `owner` set for the routines they make (/timezone); None: the config's."""
+        return await routine_store.owner_zone(self.store.reader, owner)
+
+    async def owner_zones(self) -> dict[str, str]:
+        return await routine_store.owner_zones(self.store.reader)
+
+    async def set_owner_zone(self, owner: str, zone: str | None, now: float | None = None) -> int:
+        """Set (None: clear) `owner`'s zone; how many routines they made keep their own."""
+        if zone is not None and (why := zone_problem(zone)) is not None:
+            raise ValueError(why)
+        now = time.time() if now is None else now
+        async with self.store.transaction() as db:
+            await routine_store.set_owner_zone(db, owner, zone, now)
+            return await routine_store.routines_of(db, owner)
 
     async def routine_spent(self, routine_id: int) -> float:
         """What the cards this routine started have cost so far, in USD."""

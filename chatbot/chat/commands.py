@@ -147,6 +147,8 @@ COMMANDS: tuple[Command, ...] = (
         Access.OWNER,
         "routine",
     ),
+    # An owner's own zone for the routines they make (chat/routines.py).
+    Command("timezone", (Arg("zone", ArgKind.WORD, optional=True),), Access.OWNER, "timezone"),
     Command("why", (SLUG,), Access.READ, "why"),
     Command(
         "allow", (Arg("slug", ArgKind.SLUG, optional=True),), Access.OWNER, "allow", Action.ALLOW

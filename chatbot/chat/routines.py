@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
+from datetime import datetime
+from zoneinfo import ZoneInfo
 
 from chatbot.board import BoardService, UnknownCard
 from chatbot.board.routines import (
@@ -26,14 +28,26 @@ from chatbot.board.routines import (
     new_routine,
 )
 from chatbot.chat import authority, commands, render
+from chatbot.chat.authority import Role
 from chatbot.chat.commands import Invocation, UsageProblem
 from chatbot.chat.replies import Origin, Replies, chat_of
 from chatbot.chat.texts import say
 from chatbot.config import Config
-from chatbot.domain.schedules import Schedule, ScheduleError, local_words, local_zone, parse
+from chatbot.domain.counted import counted
+from chatbot.domain.schedules import (
+    Schedule,
+    ScheduleError,
+    canonical_zone,
+    local_words,
+    local_zone,
+    parse,
+    zone_problem,
+)
 from chatbot.notify.format import duration
 from chatbot.transports.networks import NETWORKS
 
+#: What clears an owner's own zone (/timezone reset): the configuration's again.
+RESET_WORDS = ("reset", "default", "none", "off")
 #: The commands a routine may run: those that start work.
 STARTING = ("start", "draft", "research", "inspect")
 
@@ -98,9 +112,7 @@ async def checked_command(
     return parsed
 
 
-def schedule_of_words(
-    when: str, zone: str, now: float, once: bool, locale: str = "en"
-) -> Schedule:
+def schedule_of_words(when: str, zone: str, now: float, once: bool, locale: str = "en") -> Schedule:
     try:
         return parse(when, zone, now, once=once)
     except ScheduleError as error:
@@ -110,6 +122,11 @@ def schedule_of_words(
 def routine_zone(config: Config | None) -> str:
     zone = getattr(config.bot, "timezone", None) if config is not None else None
     return zone or local_zone()
+
+
+def clock_words(moment: float, zone: str) -> str:
+    """The wall clock in `zone` at `moment`: "Thu 22:15 CET"."""
+    return datetime.fromtimestamp(moment, ZoneInfo(zone)).strftime("%a %H:%M %Z")
 
 
 def rhythm(row: RoutineRow, locale: str) -> str:
@@ -191,7 +208,7 @@ class RoutineHandlers:
         now = time.time()
         try:
             written = taken_apart(invocation.text("when+command"), self.routine_prefixes)
-            zone = routine_zone(self.config)
+            zone = await self.zone_of(str(origin.identity))
             schedule = schedule_of_words(written.when, zone, now, once, self.replies.locale)
             parsed = await checked_command(
                 self.board, written.command, self.routine_prefixes, self.replies.locale
@@ -223,12 +240,58 @@ class RoutineHandlers:
             wait=duration(made.next_at - now),
         )
 
+    async def zone_of(self, owner: str) -> str:
+        """The zone a routine `owner` makes reads its times in: theirs, else the config's."""
+        return await self.board.owner_zone(owner) or routine_zone(self.config)
+
     async def routines(self, origin: Origin, invocation: Invocation) -> None:
         rows = await self.board.routines()
-        if not rows:
-            await self.replies.say(origin.event, "routines_none")
+        locale = self.replies.locale
+        shown = listing(rows, locale, time.time()) if rows else say(locale, "routines_none")
+        own = await self.board.owner_zone(str(origin.identity))
+        if own is not None:
+            shown += "\n" + say(locale, "routines_your_zone", zone=own)
+        elif origin.role is Role.OWNER:
+            shown += "\n" + say(locale, "routines_config_zone", zone=routine_zone(self.config))
+        await self.replies.send(origin.event, shown)
+
+    async def timezone(self, origin: Origin, invocation: Invocation) -> None:
+        """`/timezone`: the asker's zone; `/timezone <zone>` sets it, `reset` clears it."""
+        event, owner, now = origin.event, str(origin.identity), time.time()
+        default = routine_zone(self.config)
+        written = invocation.text("zone")
+        if not written:
+            own = await self.board.owner_zone(owner)
+            zone = own or default
+            key = "timezone_own" if own else "timezone_default"
+            await self.replies.say(
+                event, key, zone=zone, now=clock_words(now, zone), default=default
+            )
             return
-        await self.replies.send(origin.event, listing(rows, self.replies.locale, time.time()))
+        if written.lower() in RESET_WORDS:
+            await self.board.set_owner_zone(owner, None, now)
+            await self.replies.say(event, "timezone_reset", zone=default)
+            return
+        zone = canonical_zone(written)
+        if zone is None:
+            why = zone_problem(written, self.replies.locale) or written
+            await self.replies.say(
+                event, "timezone_bad", why=why, default=default, purpose="refusal"
+            )
+            return
+        kept = await self.board.set_owner_zone(owner, zone, now)
+        kept_words = (
+            say(
+                self.replies.locale,
+                "timezone_kept",
+                count=counted(kept, "routine", self.replies.locale),
+            )
+            if kept
+            else ""
+        )
+        await self.replies.say(
+            event, "timezone_set", zone=zone, now=clock_words(now, zone), kept=kept_words
+        )
 
     async def routine(self, origin: Origin, invocation: Invocation) -> None:
         what, routine_id = invocation.text("what"), invocation.number("id")

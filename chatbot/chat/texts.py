@@ -49,7 +49,7 @@ EN: dict[str, str] = {
     "cmd_archive": "close a card",
     "cmd_deploy": "deploy a reviewed card",
     "cmd_log": "a card's event history",
-    "cmd_diff": "a card's change, file by file with line numbers",
+    "cmd_diff": "a card's change, file by file",
     "cmd_comment": "comment on lines of a change: the agent's next task",
     "cmd_runs": "queued and running jobs",
     "cmd_accept": "accept a requester's request",

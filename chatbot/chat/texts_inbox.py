@@ -9,7 +9,7 @@ from __future__ import annotations
 from chatbot.domain import why_texts
 
 EN: dict[str, str] = {
-    "cmd_inbox": "everything that waits for you, oldest first, each with what resolves it",
+    "cmd_inbox": "everything that waits for you, each with what resolves it",
     "cmd_why": "the first thing that holds a card, and what moves it on",
     "inbox_empty": "Nothing waits for you.",
     "inbox_head": "Waiting for you ({count}), oldest first:",

@@ -8,9 +8,9 @@ domain/schedules.py, in the chat's language too, inside these sentences."""
 from __future__ import annotations
 
 EN: dict[str, str] = {
-    "cmd_every": "a command that starts work, on a rhythm: /every weekdays 09:00 /research <slug>",
-    "cmd_at": "the same once: /at tomorrow 02:00 /start <slug>",
-    "cmd_routines": "the routines and their next times",
+    "cmd_every": "start work on a rhythm: /every weekdays 09:00 /research <slug>",
+    "cmd_at": "once: /at tomorrow 02:00 /start <slug>",
+    "cmd_routines": "routines and their next times",
     "cmd_routine": "change a routine",
     "routine_made": "⏰ Routine #{id}: {command} {rhythm}. Next: {next} (in {wait}).",
     "routine_rhythm_every": "{when} ({zone})",
@@ -41,6 +41,15 @@ EN: dict[str, str] = {
     "routine_owner_gone": "⏹ Routine #{id} ({command}) stopped: {owner} is no longer an owner. An owner can make it again with /every.",
     "routine_over_budget": "⏸ Routine #{id} ({command}) paused: its cards spent {spent} of its {budget} budget. /routine resume {id} runs it again.",
     "routine_paused_failing": "⏸ Routine #{id} ({command}) paused itself: its last 3 runs failed. /routine resume {id} once fixed; it waits in /inbox.",
+    "cmd_timezone": "your zone for new routines",
+    "routines_your_zone": "Your time zone for new routines: {zone} (yours; /timezone changes it).",
+    "routines_config_zone": "Your time zone for new routines: {zone} (the configuration's; /timezone Europe/Berlin sets your own).",
+    "timezone_own": "🕘 Your time zone is {zone} (it is {now} there). Routines you make read their times in it; /timezone reset goes back to the configuration's, {default}.",
+    "timezone_default": "🕘 You have no time zone of your own: routines you make read their times in the configuration's, {zone} (it is {now} there). /timezone Europe/Berlin sets yours.",
+    "timezone_set": "🕘 Your time zone is {zone} now (it is {now} there): routines you make from now on read their times in it, across its daylight-saving changes.{kept}",
+    "timezone_kept": " Routines you made before keep their zone ({count}; /routines shows each); make one again to move it.",
+    "timezone_reset": "🕘 Your own time zone is cleared: routines you make read their times in the configuration's, {zone}.",
+    "timezone_bad": "That time zone does not work: {why}. /timezone reset uses the configuration's, {default}.",
 }
 
 DE: dict[str, str] = {
@@ -77,4 +86,13 @@ DE: dict[str, str] = {
     "routine_owner_gone": "⏹ Routine #{id} ({command}) beendet: {owner} ist kein Owner mehr. Ein Owner kann sie mit /every neu anlegen.",
     "routine_over_budget": "⏸ Routine #{id} ({command}) pausiert: ihre Karten haben {spent} von {budget} Budget ausgegeben. /routine resume {id} setzt sie fort.",
     "routine_paused_failing": "⏸ Routine #{id} ({command}) hat sich pausiert: ihre letzten 3 Läufe schlugen fehl. /routine resume {id}, wenn behoben; sie wartet in /inbox.",
+    "cmd_timezone": "deine Zone für neue Routinen",
+    "routines_your_zone": "Deine Zeitzone für neue Routinen: {zone} (deine eigene; /timezone ändert sie).",
+    "routines_config_zone": "Deine Zeitzone für neue Routinen: {zone} (die der Konfiguration; /timezone Europe/Berlin setzt deine eigene).",
+    "timezone_own": "🕘 Deine Zeitzone ist {zone} (dort ist es {now}). Routinen, die du anlegst, lesen ihre Zeiten darin; /timezone reset nimmt wieder die der Konfiguration, {default}.",
+    "timezone_default": "🕘 Du hast keine eigene Zeitzone: Routinen, die du anlegst, lesen ihre Zeiten in der der Konfiguration, {zone} (dort ist es {now}). /timezone Europe/Berlin setzt deine.",
+    "timezone_set": "🕘 Deine Zeitzone ist jetzt {zone} (dort ist es {now}): Routinen, die du ab jetzt anlegst, lesen ihre Zeiten darin, auch über ihre Sommerzeitwechsel.{kept}",
+    "timezone_kept": " Deine Routinen von vorher behalten ihre Zone ({count}; /routines zeigt sie); lege eine neu an, um sie umzuziehen.",
+    "timezone_reset": "🕘 Deine eigene Zeitzone ist gelöscht: Routinen, die du anlegst, lesen ihre Zeiten in der der Konfiguration, {zone}.",
+    "timezone_bad": "Diese Zeitzone geht nicht: {why}. /timezone reset nimmt die der Konfiguration, {default}.",
 }

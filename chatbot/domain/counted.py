@@ -18,6 +18,7 @@ NOUNS: dict[str, dict[str, tuple[str, str]]] = {
     "day": {"en": ("day", "days"), "de": ("Tag", "Tage")},
     # A routine's times missed while every bot was down (chat/routine_clock.py).
     "time": {"en": ("time", "times"), "de": ("Termin", "Termine")},
+    "routine": {"en": ("routine", "routines"), "de": ("Routine", "Routinen")},
     "gap": {"en": ("gap", "gaps"), "de": ("Lücke", "Lücken")},
     "child": {"en": ("child", "children"), "de": ("Kind", "Kinder")},
     "move": {"en": ("move", "moves"), "de": ("Schritt", "Schritte")},

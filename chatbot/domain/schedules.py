@@ -13,11 +13,12 @@ pass any moment they like; a wall-clock time is always read in the routine's zon
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError, available_timezones
 
 from cronsim import CronSim, CronSimError
 
@@ -148,6 +149,21 @@ def zone_problem(zone: str, locale: str = "en") -> str | None:
     except (ZoneInfoNotFoundError, ValueError):
         return ScheduleError("no_zone", zone=zone).said(locale)
     return None
+
+
+@functools.cache
+def _zones_by_lower() -> dict[str, str]:
+    return {name.lower(): name for name in available_timezones()}
+
+
+def canonical_zone(name: str) -> str | None:
+    """`name` as the zone database spells it (a phone writes "europe/berlin"); None when
+    there is no such zone."""
+    name = name.strip()
+    found = _zones_by_lower().get(name.lower())
+    if found is not None:
+        return found
+    return name if name and zone_problem(name) is None else None
 
 
 def parse(when: str, zone: str, now: float, *, once: bool) -> Schedule:

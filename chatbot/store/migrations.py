@@ -13,7 +13,7 @@ from __future__ import annotations
 import sqlite3
 from dataclasses import dataclass
 
-from chatbot.store.routines import PAUSE_CAUSE_STEP
+from chatbot.store.routines import OWNER_SETTINGS_STEP, PAUSE_CAUSE_STEP
 from chatbot.store.routines import SCHEMA as ROUTINES_SCHEMA
 
 
@@ -637,6 +637,12 @@ MIGRATIONS.register(
     22,
     "why a routine is paused (by an owner, its failures, its budget) or stopped, as a value",
     PAUSE_CAUSE_STEP,
+)
+
+MIGRATIONS.register(
+    23,
+    "each owner's own settings: the time zone their routines' times are read in",
+    OWNER_SETTINGS_STEP,
 )
 
 LATEST = MIGRATIONS.latest

@@ -203,6 +203,48 @@ async def cards_of(db: Db, routine_id: int) -> list[str]:
     return [row[0] for row in rows]
 
 
+async def owner_zone(db: Db, owner: str) -> str | None:
+    """The zone `owner` ("xmpp:owner@host") set for their routines; None: the config's."""
+    row = await db.fetchone("SELECT timezone FROM owner_settings WHERE owner = ?", (owner,))
+    return row[0] if row else None
+
+
+async def set_owner_zone(db: Db, owner: str, zone: str | None, now: float) -> None:
+    await db.execute(
+        "INSERT INTO owner_settings (owner, timezone, updated_at) VALUES (?, ?, ?) "
+        "ON CONFLICT (owner) DO UPDATE SET timezone = excluded.timezone, "
+        "updated_at = excluded.updated_at",
+        (owner, zone, now),
+    )
+
+
+async def owner_zones(db: Db) -> dict[str, str]:
+    rows = await db.fetchall(
+        "SELECT owner, timezone FROM owner_settings WHERE timezone IS NOT NULL ORDER BY owner"
+    )
+    return {row[0]: row[1] for row in rows}
+
+
+async def routines_of(db: Db, owner: str) -> int:
+    """How many routines `owner` made in chat (a config routine's zone is the file's)."""
+    row = await db.fetchone(
+        "SELECT COUNT(*) FROM routines WHERE owner = ? AND source = 'chat'", (owner,)
+    )
+    return row[0] if row else 0
+
+
+# Each owner's own settings, one row per owner who set one: for now the zone their
+# routines' times are read in (an owner on a phone travels; the host's zone is not theirs).
+OWNER_SETTINGS_STEP = """
+    CREATE TABLE owner_settings (
+        -- who, written as a routine's owner is ("xmpp:owner@host", "matrix:@o:host")
+        owner TEXT PRIMARY KEY,
+        -- an IANA zone, checked when it is set; NULL: the configuration's [bot] timezone
+        timezone TEXT,
+        updated_at REAL NOT NULL
+    );
+"""
+
 # The schema step that keeps why a routine is paused as a value, not only in words: the
 # rows of the step before are read from the words their code wrote.
 PAUSE_CAUSE_STEP = """

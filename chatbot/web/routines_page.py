@@ -23,6 +23,7 @@ _TEXTS = {
         "cols": ("#", "command", "when", "next run", "state", "last runs"),
         "config": "from the configuration",
         "done": "done",
+        "zones": "The owners' own time zones for the routines they make (/timezone): ",
     },
     "de": {
         "title": "Routinen",
@@ -30,6 +31,7 @@ _TEXTS = {
         "cols": ("#", "Befehl", "wann", "nächster Lauf", "Zustand", "letzte Läufe"),
         "config": "aus der Konfiguration",
         "done": "erledigt",
+        "zones": "Die eigenen Zeitzonen der Owner für die Routinen, die sie anlegen (/timezone): ",
     },
 }
 
@@ -45,19 +47,35 @@ async def page(board: object, t: Texts) -> Safe:
     for row in rows:
         runs = await board.routine_runs(row.id, LAST)  # type: ignore[attr-defined]
         last[row.id] = [run.outcome for run in runs]
-    return routines_main(rows, last, t)
+    zones = await board.owner_zones()  # type: ignore[attr-defined]
+    return routines_main(rows, last, t, zones)
 
 
-def routines_main(rows: Sequence[RoutineRow], last: dict[int, list[str]], t: Texts) -> Safe:
-    """`last`: a routine's newest run outcomes, newest first."""
+def routines_main(
+    rows: Sequence[RoutineRow],
+    last: dict[int, list[str]],
+    t: Texts,
+    zones: dict[str, str] | None = None,
+) -> Safe:
+    """`last`: a routine's newest run outcomes, newest first; `zones`: the owners' own
+    zones (/timezone), owner -> IANA name."""
     words = _TEXTS.get(t.locale, _TEXTS["en"])
     if not rows:
         body = tag('<p class="none">{text}</p>', text=words["none"])
     else:
         lines = [_row(row, last.get(row.id, []), words) for row in rows]
         body = scroll_table("routines", words["cols"], lines)
+    shown = "; ".join(f"{owner}: {zone}" for owner, zone in (zones or {}).items())
+    owners = (
+        tag('<p class="zones" id="owner-zones">{head}{zones}</p>', head=words["zones"], zones=shown)
+        if shown
+        else Safe("")
+    )
     return tag(
-        '<h1>{title}</h1><section id="routines">{body}</section>', title=words["title"], body=body
+        '<h1>{title}</h1><section id="routines">{body}{owners}</section>',
+        title=words["title"],
+        body=body,
+        owners=owners,
     )
 
 

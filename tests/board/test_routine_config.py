@@ -4,6 +4,7 @@ checked by `chatbot check` against the board; listed by `chatbot routines --json
 
 from __future__ import annotations
 
+import asyncio
 import json
 import re
 import subprocess
@@ -122,11 +123,20 @@ async def test_check_reads_each_routine_against_the_board(tmp_path: Path) -> Non
     assert not line[1] and "/start, /draft, /research, /inspect" in line[0]
 
 
+async def _owner_zone(database: Path, owner: str, zone: str) -> None:
+    async with await Store.open(database) as store:
+        await BoardService(store, database.parent).set_owner_zone(owner, zone)
+
+
 def test_chatbot_routines_json_lists_them_with_their_next_time(tmp_path: Path) -> None:
     config(tmp_path)  # the secret file
-    text = MINIMAL + XMPP + ROUTINE
+    text = MINIMAL.replace("[bot]\n", '[bot]\ntimezone = "America/Chicago"\n') + XMPP + ROUTINE
     (tmp_path / "bot.toml").write_text(text)
     (tmp_path / "repo").mkdir()
+    database = parse_config(text, tmp_path / "bot.toml").bot.database
+    database.parent.mkdir(parents=True, exist_ok=True)
+    with asyncio.Runner() as runner:
+        runner.run(_owner_zone(database, "xmpp:owner@example.org", "Asia/Tokyo"))
     done = subprocess.run(
         [
             sys.executable,
@@ -147,3 +157,6 @@ def test_chatbot_routines_json_lists_them_with_their_next_time(tmp_path: Path) -
     assert routine["name"] == "weekly-deps" and routine["command"] == "/research deps"
     assert re.fullmatch(r"Mon \d{4}-\d\d-\d\d 09:00 CES?T", routine["next_local"])
     assert document["runs_by_outcome"] == {}
+    # The zone a new routine reads its time in: an owner's own (/timezone), else the config's.
+    assert document["owner_timezones"] == {"xmpp:owner@example.org": "Asia/Tokyo"}
+    assert document["default_timezone"] == "America/Chicago"

@@ -87,3 +87,26 @@ async def test_the_pause_cause_step_reads_the_words_the_step_before_wrote(
             "#1 /start x: its last 3 runs failed: no card x",
             "#2 /start x: its cards spent $5.00 of its $5.00 budget",
         ]
+
+
+async def test_the_owner_settings_step_keeps_an_owners_zone_on_both_engines(
+    database: Any, tmp_path
+) -> None:
+    step = next(s.version for s in MIGRATIONS.steps if "owner's own settings" in s.description)
+    _at_step(database, step - 1)
+    async with await Store.open(database.value, password_file=database.password_file) as store:
+        assert await store.schema_version() == LATEST
+        board = BoardService(store, tmp_path)
+        assert await board.owner_zone("xmpp:o@x.org") is None
+        await board.set_owner_zone("xmpp:o@x.org", "Europe/Berlin")
+        await board.set_owner_zone("xmpp:o@x.org", "America/New_York")  # the same row again
+        await board.set_owner_zone("matrix:@p:x.org", "Asia/Tokyo")
+        await board.set_owner_zone("matrix:@p:x.org", None)
+        assert await board.owner_zones() == {"xmpp:o@x.org": "America/New_York"}
+        try:
+            await board.set_owner_zone("xmpp:o@x.org", "Mars/Olympus")
+        except ValueError as error:
+            assert "is no time zone" in str(error)
+        else:
+            raise AssertionError("an unknown zone was kept")
+        assert await board.owner_zone("xmpp:o@x.org") == "America/New_York"

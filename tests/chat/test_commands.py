@@ -81,6 +81,8 @@ GOOD = [
     ("/routines", "routines", {}),
     ("/routine pause 3", "routine", {"what": "pause", "id": 3}),
     ("/routine DELETE #4", "routine", {"what": "delete", "id": 4}),
+    ("/timezone", "timezone", {"zone": None}),
+    ("/timezone Europe/Berlin", "timezone", {"zone": "europe/berlin"}),
     ("/web", "web", {"what": None, "which": None}),
     ("/web sessions", "web", {"what": "sessions", "which": None}),
     ("/web sessions ALL", "web", {"what": "sessions", "which": "all"}),
@@ -171,6 +173,7 @@ BAD += [
     ("/routine stop 3", "routine", Problem.BAD_CHOICE, "stop"),
     ("/routine pause", "routine", Problem.MISSING, "id"),
     ("/routine pause x", "routine", Problem.BAD_NUMBER, "x"),
+    ("/timezone Europe Berlin", "timezone", Problem.TOO_MANY, "Berlin"),
 ]
 
 

@@ -66,3 +66,19 @@ async def test_every_page_links_the_routines_page_in_its_top_bar(site: OwnerSite
     # The link leads to the page.
     status, _, raw = await site.request("GET", "routines", headers=site.headers())
     assert status == 200 and "<h1>Routines</h1>" in raw
+
+
+async def test_the_routines_page_names_the_owners_own_time_zones(site: OwnerSite) -> None:
+    status, _, raw = await site.request("GET", "routines", headers=site.headers())
+    assert status == 200 and 'id="owner-zones"' not in raw  # nobody set one
+    await site.board.set_owner_zone("xmpp:o@x.org", "Asia/Tokyo")
+    schedule = parse("weekdays 09:00", "Asia/Tokyo", NOW, once=False)
+    await site.board.add_routine(new_routine(schedule, "/start x", "xmpp:o@x.org", ROOM, NOW))
+    status, _, raw = await site.request("GET", "routines", headers=site.headers())
+    body = unescape(raw)
+    zones = body[body.index('<p class="zones" id="owner-zones">') :]
+    assert zones.startswith(
+        '<p class="zones" id="owner-zones">The owners\' own time zones for the routines '
+        "they make (/timezone): xmpp:o@x.org: Asia/Tokyo</p>"
+    )
+    assert "weekdays 09:00 (Asia/Tokyo)" in body
