@@ -283,11 +283,15 @@ async def _question_item(
         found = ("👍", "/confirm {slug}", "/answer {slug} <reason>")
         return InboxItem(Kind.SPLIT_PLAN, q.created_at, slug, planned, ways=_fill(found, slug))
     found = commands_for((ways.Action.ANSWER,))
+    text = q.text
+    if q.kind == question_store.AGENT:
+        # A working agent's words, said in chat too: no invisible characters, no mention.
+        text = visible(text).replace("@", "@\u200b")
     return InboxItem(
         Kind.QUESTION,
         q.created_at,
         slug,
-        q.text,
+        text,
         ways=_fill(found, slug),
         options=tuple(q.options),
     )

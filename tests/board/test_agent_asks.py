@@ -163,6 +163,14 @@ async def test_expire_and_close_for_job(board: BoardService):
 
 
 @pytest.mark.asyncio
+async def test_the_inbox_says_an_agents_words_without_tricks(board: BoardService):
+    job, card = await running(board, "iota")
+    await board.asks.ask(job, card, "Ping @room\u202e?", ["a"])
+    [item] = [i for i in await board_inbox.inbox(board) if i.slug == "iota"]
+    assert item.text == "Ping @\u200broom\\u202e?"
+
+
+@pytest.mark.asyncio
 async def test_the_pipelines_answer_refuses_an_agents_question(board: BoardService):
     job, card = await running(board, "eta")
     await board.asks.ask(job, card, "Which?", [])
