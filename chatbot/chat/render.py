@@ -13,6 +13,7 @@ import time
 from datetime import UTC, datetime
 
 from chatbot.board import BoardSummary, Card, CardView, Job, QuestionRow, Request, RunRecord
+from chatbot.board.agent_asks import AGENT
 from chatbot.board.budget import budget_stopped
 from chatbot.board.hand_over import HandOver
 from chatbot.chat import reactions, render_files
@@ -30,7 +31,7 @@ from chatbot.domain.action_labels import action_label
 from chatbot.domain.counted import counted
 from chatbot.domain.phases import Phase
 from chatbot.domain.transitions import Action, Stage
-from chatbot.notify.format import duration, inert, one_line, prefix
+from chatbot.notify.format import duration, inert, inert_inline, one_line, prefix
 
 SLUGS_PER_PHASE = 8
 
@@ -220,8 +221,13 @@ def card(view: CardView, runs: list[RunRecord], locale: str) -> str:
     lines += render_files.card_files(view.attachments, locale)
     if view.open_question:
         question = view.open_question
-        lines.append(say(locale, "card_question", id=question.id, text=question.text))
-        lines += [f"  {n}. {option}" for n, option in enumerate(question.options, 1)]
+        if question.kind == AGENT:
+            # A working agent's words: inert, as its post shows them.
+            lines.append(say(locale, "card_question", id=question.id, text=inert(question.text)))
+            lines += [f"  {n}. {inert_inline(o)}" for n, o in enumerate(question.options, 1)]
+        else:
+            lines.append(say(locale, "card_question", id=question.id, text=question.text))
+            lines += [f"  {n}. {option}" for n, option in enumerate(question.options, 1)]
     recommendation = reactions.pending_recommendation(c)
     if recommendation:
         lines.append(say(locale, "card_recommendation", target=recommendation))

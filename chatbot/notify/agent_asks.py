@@ -11,12 +11,10 @@ as inline code each.
 
 from __future__ import annotations
 
-import re
 from typing import Protocol
 
 from chatbot.board import Card, QuestionRow
-from chatbot.domain.shown import visible
-from chatbot.notify.format import duration, inert, one_line
+from chatbot.notify.format import duration, inert, inert_inline, one_line
 from chatbot.store import Db, Store
 from chatbot.store import chat as chat_store
 from chatbot.store import jobs as job_store
@@ -48,16 +46,6 @@ QUESTION_SHOWN = 1500
 #: How much of a closed question the notice repeats.
 CLOSED_SHOWN = 200
 PROPOSAL_SHOWN = 1200
-_BACKTICKS = re.compile(r"`+")
-
-
-def inert_inline(text: str, limit: int = 90) -> str:
-    """One short line as inline code: no markup, no mention, invisible characters shown."""
-    shown = one_line(visible(text), limit).replace("@", "@\u200b")
-    longest = max((len(run) for run in _BACKTICKS.findall(shown)), default=0)
-    ticks = "`" * (longest + 1)
-    pad = " " if shown.startswith("`") or shown.endswith("`") else ""
-    return f"{ticks}{pad}{shown}{pad}{ticks}"
 
 
 class AgentAskNotices:

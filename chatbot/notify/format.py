@@ -188,3 +188,12 @@ def inert(text: str, limit: int = SHOWN_CHARS) -> str:
     longest = max((len(run) for run in _BACKTICKS.findall(shown)), default=0)
     fence = "`" * max(3, longest + 1)
     return f"{fence}\n{shown}\n{fence}"
+
+
+def inert_inline(text: str, limit: int = 90) -> str:
+    """One short line as inline code: no markup, no mention, invisible characters shown."""
+    shown = one_line(visible(text), limit).replace("@", "@\u200b")
+    longest = max((len(run) for run in _BACKTICKS.findall(shown)), default=0)
+    ticks = "`" * (longest + 1)
+    pad = " " if shown.startswith("`") or shown.endswith("`") else ""
+    return f"{ticks}{pad}{shown}{pad}{ticks}"

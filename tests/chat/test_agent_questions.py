@@ -107,6 +107,12 @@ async def test_a_requester_cannot_answer_it(env: Env) -> None:
     assert (await state(env, question.id)).state == "open"
 
 
+async def test_status_shows_it_inert(env: Env) -> None:
+    await asked(env, "Ping @room?", ["`x` @all"])
+    status = (await env.one(msg("/status login"))).text
+    assert "```\nPing @\u200broom?\n```" in status and "1. `` `x` @\u200ball ``" in status
+
+
 async def test_inbox_and_why_show_it(env: Env) -> None:
     await asked(env, "Which port?", ["8080", "9090"])
     inbox = (await env.one(msg("/inbox"))).text
