@@ -29,6 +29,8 @@ from chatbot.chat.commands import UsageProblem
 from chatbot.chat.handlers import ChatHandlers
 from chatbot.chat.intake import ChatIntake
 from chatbot.chat.replies import Origin, Replies
+from chatbot.domain.checks import SKIP_FLAG, deploy_held
+from chatbot.domain.phases import Phase
 from chatbot.transports.base import Identity, IncomingEvent, IncomingMessage
 from chatbot.transports.networks import normal
 
@@ -42,6 +44,9 @@ ON_REQUEST = frozenset({"accept", "decline"})
 # /draft starts the planner's dialogue that ends in one.
 NEW = frozenset({"draft"})
 ACTIONS = ON_CARD | WITH_TEXT | ON_REQUEST | {"comment"} | NEW
+# The page's own choice past the repository's checks (its `checks` field), once: as
+# `/retry <slug> --skip-checks` and `/deploy <slug> --skip-checks` in chat.
+SKIPPABLE = frozenset({"retry", "deploy"})
 _ids = itertools.count(1)
 
 # (what chat would have said, whether it was a refusal)
@@ -139,6 +144,25 @@ class WebActs:
         return replies.everything()
 
 
+async def _held_by_checks(handlers: ChatHandlers, origin: Origin, slug: str) -> bool:
+    """A deploy the checks hold (as /deploy refuses it), refused naming the page's own
+    choice past them; True when it was."""
+    try:
+        card = await handlers.board.card(slug)
+    except UnknownCard:
+        return False  # the command's own answer says so
+    if card.phase is not Phase.READY_FOR_DEPLOYMENT:
+        return False  # refused for its phase, with its ways
+    why = deploy_held(card.data, card.commit_hash)
+    if why is None:
+        return False
+    commit = (card.commit_hash or "")[:12]
+    await handlers.replies.say(
+        origin.event, "web_deploy_checks", slug=slug, commit=commit, why=why, purpose="refusal"
+    )
+    return True
+
+
 async def act_as_chat(
     intake: ChatIntake,
     handlers: ChatHandlers,
@@ -167,6 +191,9 @@ async def act_as_chat(
     if action == "comment":
         await handlers.comment_at(origin, slug, _comment(fields, text))
         return
+    skip = action in SKIPPABLE and fields.get("checks") == SKIP_FLAG
+    if action == "deploy" and not skip and await _held_by_checks(handlers, origin, slug):
+        return
     if action in NEW:
         line = f"/{action} {text}"
     elif action in ON_REQUEST:
@@ -174,7 +201,7 @@ async def act_as_chat(
     elif action in WITH_TEXT:
         line = f"/{action} {slug} {text}"
     else:
-        line = f"/{action} {slug}"
+        line = f"/{action} {slug}" + (f" {SKIP_FLAG}" if skip else "")
     parsed = commands.parse(line, (commands.PREFIX,))
     if isinstance(parsed, UsageProblem):
         usage = render.usage_problem(parsed, intake.locale)

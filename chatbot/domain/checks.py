@@ -31,8 +31,9 @@ def shown(record: Mapping[str, Any]) -> str:
     return f"{record.get('verdict')} in {float(record.get('duration_s') or 0):.1f} s ({command})"
 
 
-def deploy_refusal(data: Mapping[str, Any], slug: str, commit: str | None) -> str | None:
-    """Why /deploy must refuse this commit without the owner's --skip-checks, or None.
+def deploy_held(data: Mapping[str, Any], commit: str | None) -> str | None:
+    """What holds this commit from a deploy without the owner's --skip-checks ("failed in
+    3.1 s (make test)", "did not run on it"), or None: nothing.
 
     A card whose commit was made with no checks set carries no record: nothing holds it."""
     record = data.get(KEY)
@@ -40,7 +41,14 @@ def deploy_refusal(data: Mapping[str, Any], slug: str, commit: str | None) -> st
         return None
     if record.get("commit") == commit and record.get("verdict") == "passed":
         return None
-    said = shown(record) if record.get("commit") == commit else "did not run on it"
+    return shown(record) if record.get("commit") == commit else "did not run on it"
+
+
+def deploy_refusal(data: Mapping[str, Any], slug: str, commit: str | None) -> str | None:
+    """Why /deploy must refuse this commit without the owner's --skip-checks, or None."""
+    said = deploy_held(data, commit)
+    if said is None:
+        return None
     return (
         f"card '{slug}': the checks of commit {(commit or '')[:12]} did not pass ({said}); "
         f"/deploy {slug} {SKIP_FLAG} deploys it anyway"

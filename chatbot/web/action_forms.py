@@ -15,9 +15,10 @@ from dataclasses import dataclass, field
 from chatbot.board import CardView, Request, TalkRow
 from chatbot.board.budget import budget_stopped
 from chatbot.board.talk import can_talk
+from chatbot.domain.checks import SKIP_FLAG, deploy_held
 from chatbot.domain.phases import Phase
 from chatbot.domain.shown import visible
-from chatbot.domain.transitions import Action, allowed_actions
+from chatbot.domain.transitions import Action, Stage, allowed_actions
 from chatbot.web.markup import Safe, join, tag
 from chatbot.web.texts import Texts
 
@@ -161,6 +162,24 @@ def _requests(slug: str, owner: Owner, t: Texts) -> Safe:
     return join(forms)
 
 
+def _past_the_checks(
+    view: CardView, allowed: Sequence[Action], owner: Owner, t: Texts
+) -> list[Safe]:
+    """The owner's choice past the repository's checks, once, where they hold the card:
+    a deploy of a commit whose checks did not pass, a retry of a card they failed
+    (chat's `/deploy <slug> --skip-checks`, `/retry <slug> --skip-checks`)."""
+    card = view.card
+    found = []
+    skip = tag('<input type="hidden" name="checks" value="{flag}">', flag=SKIP_FLAG)
+    if Action.DEPLOY in allowed and deploy_held(card.data, card.commit_hash) is not None:
+        button = join((skip, _button(t("act_deploy_skip_checks"))))
+        found.append(_form(card.slug, owner.csrf, "deploy", button, css="skip-checks"))
+    if Action.RETRY in allowed and card.failure_stage == Stage.CHECKS.value:
+        button = join((skip, _button(t("act_retry_skip_checks"))))
+        found.append(_form(card.slug, owner.csrf, "retry", button, css="skip-checks"))
+    return found
+
+
 def section(view: CardView, talk: Sequence[TalkRow], owner: Owner | None, t: Texts) -> Safe:
     """The card's actions for a signed-in owner; nothing for a reader with the token."""
     if owner is None:
@@ -174,6 +193,7 @@ def section(view: CardView, talk: Sequence[TalkRow], owner: Owner | None, t: Tex
         for action in MOVES
         if action in allowed
     ]
+    moves += _past_the_checks(view, allowed, owner, t)
     return tag(
         '<section id="act"><h2>{h}</h2><p class="who">{who}</p>{said}{question}{approvals}'
         '{steer}{requests}<div class="moves">{moves}</div></section>',

@@ -41,7 +41,7 @@ Acting = Callable[[str, str, str, Mapping[str, str]], Awaitable[list[Said]]]
 # page must not wipe it a moment after the redirect showed it).
 SAID_FOR_S = 120.0
 SAID_KEPT = 1000
-FIELDS = ("action", "text", "option", "request", "path", "start", "end", "commit")
+FIELDS = ("action", "text", "option", "request", "path", "start", "end", "commit", "checks")
 REQUEST_ACTIONS = ("accept", "decline")
 MAX_FIELD_CHARS = 20_000
 # Where what a form from the board page answered is kept (no card's slug is empty).
