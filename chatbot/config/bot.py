@@ -91,7 +91,8 @@ class BotSection(Section):
     quiet_hours: str | None = None
     # "09:00" in the bot's local time: one digest a day to every room; None: no digest.
     digest_at: str | None = None
-    # The zone routines' times are read in ("Europe/Berlin"); None: the host's zone.
+    # The zone routines' times are read in ("Europe/Berlin"), unless their owner set
+    # their own in chat (/timezone <zone>); None: the host's zone.
     timezone: str | None = None
 
     @property
