@@ -1,7 +1,8 @@
 """Routines over the real Prosody (issue 37, Must show): `/every weekdays 09:00 /research
 dependency-updates` is answered with the next time in words; bad input (a cron minute
 of 61, `/at yesterday`, an unknown command, a card that does not exist) gets an answer
-naming the fix, and makes no routine."""
+naming the fix, and makes no routine; `/timezone` sets the owner's own zone, which their
+next routine reads its time in."""
 
 from __future__ import annotations
 
@@ -34,9 +35,20 @@ async def test_routines_are_made_and_bad_ones_refused_over_xmpp(
             assert fix in answer, (command, answer)
         listed = (await room.bot_replies_to(await room.say("/routines")))["body"]
         assert listed.count("\n#") == 1 and "next " in listed
+        # The owner's own zone, as a phone writes it: their next routine reads its time there.
+        said = (await room.bot_replies_to(await room.say("/timezone america/new_york")))["body"]
+        assert "🕘 Your time zone is America/New_York now (it is " in said, said
+        assert "keep their zone (1 routine;" in said
+        asked = await room.say("/every every day 09:00 /research dependency-updates")
+        made = (await room.bot_replies_to(asked))["body"]
+        assert "every day 09:00 (America/New_York). Next: " in made, made
+        assert re.search(r"Next: \w{3} \d{4}-\d\d-\d\d 09:00 E[SD]T \(in ", made), made
+        bad = (await room.bot_replies_to(await room.say("/timezone Mars/Olympus")))["body"]
+        assert "is no time zone; write an IANA name" in bad and "/timezone reset" in bad
     finally:
         await bot.stop()
-    rows = bot.query("SELECT command, state FROM routines")
-    assert [(r["command"], r["state"]) for r in rows] == [
-        ("/research dependency-updates", "active")
+    rows = bot.query("SELECT command, state, timezone FROM routines ORDER BY id")
+    assert [(r["command"], r["state"], r["timezone"]) for r in rows][1:] == [
+        ("/research dependency-updates", "active", "America/New_York")
     ]
+    assert len(rows) == 2
