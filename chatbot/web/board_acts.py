@@ -18,8 +18,9 @@ from functools import lru_cache
 
 from chatbot.board.web_reads import BoardCard
 from chatbot.board.web_sessions import WebSession
+from chatbot.domain.checks import SKIP_FLAG
 from chatbot.domain.phases import Kind, Phase
-from chatbot.domain.transitions import Action, allowed_actions
+from chatbot.domain.transitions import Action, Stage, allowed_actions
 from chatbot.web.action_forms import MOVES, said_box
 from chatbot.web.markup import Safe, esc, tag
 from chatbot.web.texts import Texts
@@ -50,6 +51,7 @@ class CardActs:
         self._labels = {action: esc(t(f"act_{action.value}")) for action in MOVES}
         self._answer_words = esc(t("act_answer_words"))
         self._steer = esc(t("act_steer_page"))
+        self._retry_skip = esc(t("act_retry_skip_checks"))
 
     def __call__(self, card: BoardCard) -> str:
         if not card.waits:
@@ -75,6 +77,12 @@ class CardActs:
             for action in MOVES
             if action in allowed
         )
+        if Action.RETRY in allowed and card.failure_stage == Stage.CHECKS.value:
+            # The owner's choice past the checks, once; its flag rides in the address.
+            parts.append(
+                f'<button {to}?checks={SKIP_FLAG}" name="action" value="retry">'
+                f"{self._retry_skip}</button>"
+            )
         if card.phase is Phase.INTERRUPTED:
             parts.append(f'<a href="/card/{slug}#act">{self._steer}</a>')
         return f'<div class="{css}">{"".join(parts)}</div>'

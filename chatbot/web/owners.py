@@ -177,10 +177,11 @@ class Owners:
             return checked
         session, form = checked
         fields = {k: str(form.get(k, ""))[:MAX_FIELD_CHARS] for k in FIELDS}
-        if not fields["option"]:
-            # A board button sends one name and value (the action); its option comes in
-            # the address (board_acts.py).
-            fields["option"] = request.query.get("option", "")[:MAX_FIELD_CHARS]
+        # A board button sends one name and value (the action); its option or the
+        # owner's choice past the checks comes in the address (board_acts.py).
+        for name in ("option", "checks"):
+            if not fields[name]:
+                fields[name] = request.query.get(name, "")[:MAX_FIELD_CHARS]
         back = BACK.get(str(form.get("back", "")))
         if self.acting is None:
             said: list[Said] = [(self.texts("forbidden_read_only"), True)]

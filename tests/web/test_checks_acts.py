@@ -122,3 +122,30 @@ async def test_in_german(tmp_path) -> None:
         assert '<button type="submit">Ausrollen ohne bestandene Prüfungen</button>' in page
     finally:
         await site.close()
+
+
+async def test_the_board_page_offers_the_retry_past_the_checks_on_the_card(
+    site: OwnerSite,
+) -> None:
+    from tests.web.test_inbox_http import owner_page, press
+
+    cookie = await site.sign_in()
+    await card(
+        site,
+        "failing",
+        Phase.FAILED,
+        record("failed"),
+        failure_stage="checks",
+        failure_detail="checks failed",
+    )
+    page = unescape(await owner_page(site, cookie))
+    to = "/card/failing/act?checks=--skip-checks"
+    button = f'formaction="{to}" name="action" value="retry">{SKIP_RETRY}</button>'
+    assert button in page and page.count(SKIP_RETRY) == 1  # only where the checks held it
+    status, headers, _ = await press(site, cookie, page, to, "retry")
+    assert status == 303 and headers["Location"] == "/"
+    failing = await site.board.card("failing")
+    assert failing.phase is Phase.BUILDING
+    jobs = await job_store.listing(site.store.reader)
+    (job,) = [j for j in jobs if j.card_id == failing.id]
+    assert job.payload.get("skip_checks") is True
