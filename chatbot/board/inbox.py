@@ -41,6 +41,7 @@ class Kind:
     FAILED = "failed"
     QUOTA = "quota"
     ROUTINE = "routine"
+    PROPOSAL = "proposal"
 
 
 @dataclass(frozen=True)
@@ -109,6 +110,10 @@ _APPROVALS = _Source(
     "t.kind = 'approval' AND t.state = 'open'",
     "LEFT JOIN cards c ON c.id = t.card_id",
 )
+# Follow-up cards working agents proposed, nothing made until an owner says so.
+_PROPOSALS = _Source(
+    "proposals", "p", "created_at", "p.state = 'pending'", "LEFT JOIN cards c ON c.id = p.card_id"
+)
 # Runs that met the provider's quota or rate limit: nothing to do but know it.
 _QUOTA = _Source(
     "jobs",
@@ -133,7 +138,7 @@ _CARDS = _Source("cards", "c", "updated_at", f"{_CARD_WHERE} AND NOT ({_QUIET})"
 _MAYBE_CARDS = _Source("cards", "c", "updated_at", f"{_CARD_WHERE} AND {_QUIET}")
 _COUNT_SQL = "SELECT " + ", ".join(
     f"(SELECT count(*) FROM {kind.table} {kind.alias} WHERE {kind.where})"
-    for kind in (_REQUESTS, _QUESTIONS, _APPROVALS, _QUOTA, _CARDS)
+    for kind in (_REQUESTS, _QUESTIONS, _APPROVALS, _QUOTA, _CARDS, _PROPOSALS)
 )
 
 
@@ -154,6 +159,7 @@ async def inbox_page(board: BoardService, limit: int | None = None) -> InboxPage
         (_APPROVALS, f"t.*, {slug}", limit, {}),
         (_QUOTA, quota, limit, now),
         (_CARDS, "c.*", limit, {}),
+        (_PROPOSALS, f"p.*, {slug}", limit, {}),
         # Normally none: read whole, as whether one is an item is in its data.
         (_MAYBE_CARDS, "c.*", None, {}),
     ]
@@ -161,7 +167,7 @@ async def inbox_page(board: BoardService, limit: int | None = None) -> InboxPage
     if limit is not None:
         reads.append((_COUNT_SQL, now))
     results = await db.fetch_many(reads)
-    requests, questions, approvals, waiting, cards, quiet = [
+    requests, questions, approvals, waiting, cards, proposed, quiet = [
         await _kept(db, kind, rows) for kind, rows in zip(kinds, results, strict=False)
     ]
     counted = results[-1][0] if limit is not None else None
@@ -190,13 +196,15 @@ async def inbox_page(board: BoardService, limit: int | None = None) -> InboxPage
             )
         )
     items += (item for item in map(_card_item, map(Card.from_row, cards)) if item is not None)
+    items += (_proposal_item(row) for row in proposed)
     items += (item for item in maybe if item is not None)
     # Routines that paused themselves (normally none): read whole.
     routines = await _routine_items(db)
     items += routines
     items.sort(key=lambda i: (i.at, i.slug or ""))
     if counted is None or all(
-        len(rows) < (limit or 0) for rows in (requests, questions, approvals, waiting, cards)
+        len(rows) < (limit or 0)
+        for rows in (requests, questions, approvals, waiting, cards, proposed)
     ):
         return InboxPage(items[:limit], len(items))  # every item was read
     found = sum(counted) + sum(item is not None for item in maybe) + len(routines)
@@ -262,6 +270,20 @@ async def _routine_items(db: Db) -> list[InboxItem]:
         )
         for routine_id, command, why, at in rows
     ]
+
+
+def _proposal_item(row: dict) -> InboxItem:
+    """A working agent's proposal: its name, the card it would make, its title (inert:
+    the agent's words), and the owner's two ways."""
+    name = f"proposal-{row['id']}"
+    title = visible(row["title"]).replace("@", "@\u200b")
+    return InboxItem(
+        Kind.PROPOSAL,
+        row["created_at"],
+        row["_slug"],
+        f"{name} ({row['slug']}): {title}",
+        ways=(f"/confirm {name}", f"/cancel {name}"),
+    )
 
 
 def _request_item(r: chat_store.Request) -> InboxItem:

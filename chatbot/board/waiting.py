@@ -3,7 +3,8 @@ item for (board/inbox.py `inbox`), said in SQL so that the board's bounded reads
 (card_lists.py) can walk them, leave them out of the other columns and count them.
 
 The inbox lists a card for an open question (a split plan's too), an open approval of
-its agent, a run waiting for the provider's quota, and, when nothing of these and no
+its agent, a follow-up card its agent proposed, a run waiting for the provider's
+quota, and, when nothing of these and no
 job holds it, a card that waits itself: a failure's ways on, a budget's stop, an
 interrupted run, an approved card with its deployment pending. The inbox's count adds
 the items that are no card: requesters' requests (and a quota wait of a job without a
@@ -24,6 +25,7 @@ _APPROVAL = (
     "EXISTS (SELECT 1 FROM run_talk wt WHERE wt.card_id = c.id AND wt.kind = 'approval' "
     "AND wt.state = 'open')"
 )
+_PROPOSED = "EXISTS (SELECT 1 FROM proposals wp WHERE wp.card_id = c.id AND wp.state = 'pending')"
 # The active states as the one-active-job index says them, so that it finds the job.
 _QUOTA = (
     "EXISTS (SELECT 1 FROM jobs wj WHERE wj.card_id = c.id "
@@ -42,10 +44,10 @@ _ITSELF = (
     f"'{Stage.OPERATOR.value}') AND NOT {_ASKED} AND NOT {_BUSY}"
 )
 #: True for a card (`cards c`) the inbox lists; `:now` judges a quota wait.
-WAITS_SQL = f"({_ASKED} OR {_APPROVAL} OR {_QUOTA} OR ({_ITSELF}))"
+WAITS_SQL = f"({_ASKED} OR {_APPROVAL} OR {_PROPOSED} OR {_QUOTA} OR ({_ITSELF}))"
 # A card of a phase that never waits itself waits only for a question, an approval or
 # the provider's quota: the same rule, a fifth of the text for the planner to read.
-_WAITS_WHILE_WORKED_ON = f"({_ASKED} OR {_APPROVAL} OR {_QUOTA})"
+_WAITS_WHILE_WORKED_ON = f"({_ASKED} OR {_APPROVAL} OR {_PROPOSED} OR {_QUOTA})"
 _WAITS_ITSELF = frozenset({*ways.FAILED_WAYS, Phase.READY_FOR_DEPLOYMENT})
 
 
@@ -59,6 +61,7 @@ def waits_sql(phase: Phase) -> str:
 CANDIDATES_SQL = (
     "SELECT card_id FROM questions WHERE state = 'open' "
     "UNION SELECT card_id FROM run_talk WHERE kind = 'approval' AND state = 'open' "
+    "UNION SELECT card_id FROM proposals WHERE state = 'pending' "
     "UNION SELECT card_id FROM jobs WHERE state = 'queued' AND not_before > :now "
     f"UNION SELECT id FROM cards WHERE phase IN ({_FAILED}) "
     # Approved cards pile up where deploys are queued; only a pending one may wait.
@@ -74,6 +77,7 @@ WAITING_CARDS_SQL = (
     "SELECT c.id, c.phase, c.updated_at FROM cards c WHERE c.id IN ("
     "SELECT card_id FROM questions WHERE state = 'open' "
     "UNION ALL SELECT card_id FROM run_talk WHERE kind = 'approval' AND state = 'open' "
+    "UNION ALL SELECT card_id FROM proposals WHERE state = 'pending' "
     "UNION ALL SELECT card_id FROM jobs WHERE state IN ('queued', 'running') "
     "AND state = 'queued' AND not_before > :now AND card_id IS NOT NULL) "
     # _ITSELF in two halves, each along cards_waits_itself (phase, deployment_status,
@@ -85,12 +89,14 @@ WAITING_CARDS_SQL = (
 )
 # The live counts (web/live.py) read it on every change of the board: the set, then count.
 _PER_PHASE_SQL = f"SELECT phase, count(*) FROM ({WAITING_CARDS_SQL}) AS w GROUP BY phase"
-# One item per request, question, approval and quota wait, and per card waiting itself.
+# One item per request, question, approval, quota wait and agent's proposal, and per
+# card waiting itself.
 _ITEMS_SQL = (
     "SELECT (SELECT count(*) FROM requests WHERE state = 'pending') "
     "+ (SELECT count(*) FROM questions WHERE state = 'open') "
     "+ (SELECT count(*) FROM run_talk WHERE kind = 'approval' AND state = 'open') "
     "+ (SELECT count(*) FROM jobs WHERE state = 'queued' AND not_before > :now) "
+    "+ (SELECT count(*) FROM proposals WHERE state = 'pending') "
     f"+ (SELECT count(*) FROM cards c WHERE c.phase IN ({_PHASES}) AND {_ITSELF})"
 )
 

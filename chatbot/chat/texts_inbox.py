@@ -25,6 +25,7 @@ EN: dict[str, str] = {
     "inbox_failed": "❌ {slug}: the {text} stage failed at {since} — {ways}",
     "inbox_quota": "⏳ {slug}: its run met the provider's quota or rate limit ({text}); it runs again by itself at {until} — nothing to do, or {ways}",
     "inbox_routine": "⏰ routine {text} — paused itself at {since}: {ways}",
+    "inbox_proposal": "💡 {slug}: its agent proposed a follow-up card since {since}: {text} — {ways}",
     **why_texts.EN,
 }
 
@@ -45,5 +46,6 @@ DE: dict[str, str] = {
     "inbox_failed": "❌ {slug}: Schritt {text} fehlgeschlagen um {since} — {ways}",
     "inbox_quota": "⏳ {slug}: ihr Lauf traf das Kontingent oder Ratenlimit des Anbieters ({text}); er läuft um {until} von selbst wieder — nichts zu tun, oder {ways}",
     "inbox_routine": "⏰ Routine {text} — hat sich um {since} pausiert: {ways}",
+    "inbox_proposal": "💡 {slug}: sein Agent schlägt seit {since} eine Folgekarte vor: {text} — {ways}",
     **why_texts.DE,
 }

@@ -41,7 +41,7 @@ class Proposal:
 
 
 async def add(
-    db: Db, card_id: int, job_id: int, title: str, goal: str, scope: str, slug: str
+    db: Db, card_id: int, job_id: int | None, title: str, goal: str, scope: str, slug: str
 ) -> Proposal:
     proposal_id = await db.insert(
         "INSERT INTO proposals (card_id, job_id, title, goal, scope, slug, created_at) "

@@ -4,10 +4,11 @@ PostgreSQL: asked, answered, refused, expired, closed with the run."""
 from __future__ import annotations
 
 import asyncio
+import time
 
 import pytest
 
-from chatbot.board import AlreadyAnswered, BoardService
+from chatbot.board import AlreadyAnswered, BoardService, waiting
 from chatbot.board import inbox as board_inbox
 from chatbot.board.agent_asks import (
     AgentInputRefused,
@@ -207,3 +208,23 @@ async def test_an_answer_wakes_the_worker(board: BoardService, database, engine)
     finally:
         if other_host:
             await worker.close()
+
+
+@pytest.mark.asyncio
+async def test_a_pending_proposal_waits_in_the_inbox_until_decided(board: BoardService):
+    job, card = await running(board, "kappa")
+    made = await board.asks.propose(job, card, "Cache @all", "Make it fast.", "")
+    items = [i for i in await board_inbox.inbox(board) if i.kind == "proposal"]
+    assert [(i.slug, i.text, i.ways) for i in items] == [
+        (
+            "kappa",
+            f"proposal-{made.id} (cache-all): Cache @\u200ball",
+            (f"/confirm proposal-{made.id}", f"/cancel proposal-{made.id}"),
+        )
+    ]
+    page = await board_inbox.inbox_page(board, limit=1)
+    assert page.count == len(await board_inbox.inbox(board))
+    assert await waiting.inbox_count(board.store.reader, time.time()) == page.count
+    await board.asks.refuse(made.id, actor="o")
+    assert [i for i in await board_inbox.inbox(board) if i.kind == "proposal"] == []
+    assert await waiting.inbox_count(board.store.reader, time.time()) == page.count - 1

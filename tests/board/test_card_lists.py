@@ -99,7 +99,7 @@ async def test_the_waiting_cards_and_count_are_the_inboxs(board: BoardService, s
     assert slugs(waiting) and set(slugs(waiting)) == listed
     assert all(card.waits for card in waiting.cards)
     per_phase, count = await board.waiting_counts()
-    assert count == len(items) == 9 and sum(per_phase.values()) == len(listed)
+    assert count == len(items) == 10 and sum(per_phase.values()) == len(listed)
     others = await board.card_list(tuple(Phase)[:-1], 50, waits=False)
     assert not set(slugs(others)) & listed and not any(card.waits for card in others.cards)
     assert {"again-00", "retried-00"} <= set(slugs(others))

@@ -18,6 +18,7 @@ from chatbot.domain.why import HoldKind
 from chatbot.store import cards as card_store
 from chatbot.store import chat as chat_store
 from chatbot.store import jobs as job_store
+from chatbot.store import proposals as proposal_store
 from chatbot.store import questions as question_store
 from chatbot.store import talk as talk_store
 from chatbot.store import workers as worker_store
@@ -60,6 +61,9 @@ async def one_of_each(board: BoardService) -> None:
         assert job is not None and job.card_id == limited.id
         reason = "codex: quota or rate limit: You've hit your usage limit."
         await job_store.wait(db, job.id, "w1", time.time() + 3600, reason)
+    # A follow-up card the agent of "asking" proposed (board/agent_asks.py).
+    async with db_tx() as db:
+        await proposal_store.add(db, asking.id, None, "Cache it", "Faster.", "", "cache-it")
 
 
 @pytest.mark.asyncio
@@ -83,6 +87,7 @@ async def test_inbox_lists_one_of_each_kind_oldest_first(board: BoardService):
         ("failed", "broken"),
         ("split_plan", "report"),
         ("quota", "limited"),
+        ("proposal", "asking"),
         ("routine", None),
     ]
     # One of every kind the inbox knows.
@@ -98,12 +103,15 @@ async def test_inbox_lists_one_of_each_kind_oldest_first(board: BoardService):
     assert ways["deploy"] == ("/deploy approved",)
     assert ways["failed"] == ("/retry broken", "/fix broken")
     assert ways["split_plan"] == ("👍", "/confirm report", "/answer report <reason>")
+    assert ways["proposal"][1].startswith("/cancel proposal-")
     assert ways["quota"] == ("/cancel limited",)
     assert ways["routine"] == ("/routine resume 1", "/routine delete 1")
     text = render_inbox.inbox(items, "en")
-    assert text.splitlines()[0] == "Waiting for you (10), oldest first:"
+    assert text.splitlines()[0] == "Waiting for you (11), oldest first:"
     assert "reply to its message or /answer asked <text>" in text
-    assert render_inbox.inbox(items, "de").startswith("Wartet auf dich (10)")
+    assert "asking: its agent proposed a follow-up card since" in text
+    assert "(cache-it): Cache it — /confirm proposal-1, /cancel proposal-1" in text
+    assert render_inbox.inbox(items, "de").startswith("Wartet auf dich (11)")
 
 
 @pytest.mark.asyncio
@@ -323,7 +331,7 @@ async def test_a_page_of_the_inbox_is_its_first_items_and_counts_them_all(board:
         "failed-8",
         "asks-4",
     ]
-    assert len(everything) == 9 + 3 * 7 + 1
+    assert len(everything) == 10 + 3 * 7 + 1
     for limit in (1, 2, 3, 4, 5, 8, 20, len(everything) - 1, len(everything), 100):
         page = await board_inbox.inbox_page(board, limit)
         assert page.items == everything[:limit], limit

@@ -61,7 +61,7 @@ async def test_waiting_for_you_holds_what_the_inbox_lists(site: OwnerSite) -> No
     cookie = await site.sign_in()
     for headers in (site.headers(), owner(cookie)):  # a reader's page and an owner's
         _, _, body = await site.request("GET", "", headers=headers)
-        assert count(body, "waiting") == len(items) == 11
+        assert count(body, "waiting") == len(items) == 12
         assert set(column(body, "waiting")) == listed
         for group in GROUPS:
             if group != "waiting":
@@ -94,13 +94,13 @@ async def test_live_events_move_cards_in_and_out_of_waiting(site: OwnerSite) -> 
         await site.board.act("broken", Action.RETRY, actor=OWNER)
         event = await stream.next()
         assert [(c["slug"], c["group"]) for c in event["cards"]] == [("broken", "review")]
-        assert event["counts"]["waiting"] == len(await board_inbox.inbox(site.board)) == 10
+        assert event["counts"]["waiting"] == len(await board_inbox.inbox(site.board)) == 11
         assert "requests" not in event  # unchanged
         # A new request is no card: the column's line about requests comes again.
         async with site.store.transaction() as db:
             await chat_store.add_request(db, "xmpp:other@example.org", "xmpp", "draft", "idea")
         event = await stream.next()
-        assert event["cards"] == [] and event["counts"]["waiting"] == 11
+        assert event["cards"] == [] and event["counts"]["waiting"] == 12
         assert "Requests waiting for an owner: 2 " in unescape(event["requests"])
         assert "other@example.org" not in event["requests"]
         # /deploy queues its deployment: it waits for nobody now, and is ready.
@@ -108,7 +108,7 @@ async def test_live_events_move_cards_in_and_out_of_waiting(site: OwnerSite) -> 
         event = await stream.next()
         assert [(c["slug"], c["group"]) for c in event["cards"]] == [("reviewed", "ready")]
         items = await board_inbox.inbox(site.board)
-        assert event["counts"]["waiting"] == len(items) == 10 and event["counts"]["ready"] == 1
+        assert event["counts"]["waiting"] == len(items) == 11 and event["counts"]["ready"] == 1
         waiting_cards = len({item.slug for item in items if item.slug})
         others = sum(n for group, n in event["counts"].items() if group != "waiting")
         assert event["total"] == others + waiting_cards
