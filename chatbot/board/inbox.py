@@ -60,6 +60,9 @@ class InboxItem:
     until: float | None = None
     #: A question's options, as offered (the web board makes them buttons).
     options: tuple[str, ...] = ()
+    #: A working agent's question's row: its card may have a few open, and an option
+    #: button answers the one it was shown with.
+    question_id: int | None = None
 
 
 # The question an operator's split plan waits on (pipeline/planning.py asks it).
@@ -316,6 +319,7 @@ async def _question_item(
         text,
         ways=_fill(found, slug),
         options=tuple(q.options),
+        question_id=q.id if q.kind == question_store.AGENT else None,
     )
 
 

@@ -178,10 +178,17 @@ async def act_as_chat(
     question = None
     if action == "answer":
         try:
-            question = (await intake.board.view(slug)).open_question
+            view = await intake.board.view(slug)
         except UnknownCard:
             await handlers.replies.unknown_card(origin.event, slug)
             return
+        question = view.open_question
+        asked = fields.get("question", "")
+        if asked.isdigit():
+            # The inbox's button of one question (a working agent may have a few open).
+            named = await intake.board.question(int(asked))
+            if named is not None and named.card_id == view.card.id:
+                question = named
     if action == "answer" and option.isdigit():
         if question is None:
             await handlers.replies.say(origin.event, "no_open_question", slug=slug)

@@ -55,8 +55,9 @@ def _acts(item: InboxItem, t: Texts) -> Safe:
     parts: list[Safe] = []
     if item.kind == Kind.QUESTION and slug is not None:
         # The option rides in the address: a button sends one name and value.
+        which = f"&question={item.question_id}" if item.question_id else ""
         parts.extend(
-            _button(f"/card/{slug}/act?option={number}", "answer", option, "opt")
+            _button(f"/card/{slug}/act?option={number}{which}", "answer", option, "opt")
             for number, option in enumerate(item.options, start=1)
         )
     for way in item.ways:

@@ -41,7 +41,18 @@ Acting = Callable[[str, str, str, Mapping[str, str]], Awaitable[list[Said]]]
 # page must not wipe it a moment after the redirect showed it).
 SAID_FOR_S = 120.0
 SAID_KEPT = 1000
-FIELDS = ("action", "text", "option", "request", "path", "start", "end", "commit", "checks")
+FIELDS = (
+    "action",
+    "text",
+    "option",
+    "question",
+    "request",
+    "path",
+    "start",
+    "end",
+    "commit",
+    "checks",
+)
 REQUEST_ACTIONS = ("accept", "decline")
 MAX_FIELD_CHARS = 20_000
 # Where what a form from the board page answered is kept (no card's slug is empty).
@@ -179,7 +190,7 @@ class Owners:
         fields = {k: str(form.get(k, ""))[:MAX_FIELD_CHARS] for k in FIELDS}
         # A board button sends one name and value (the action); its option or the
         # owner's choice past the checks comes in the address (board_acts.py).
-        for name in ("option", "checks"):
+        for name in ("option", "question", "checks"):
             if not fields[name]:
                 fields[name] = request.query.get(name, "")[:MAX_FIELD_CHARS]
         back = BACK.get(str(form.get("back", "")))

@@ -46,11 +46,12 @@ async def page(site: OwnerSite, cookie: str, path: str) -> str:
 
 
 async def test_inbox_and_card_page_show_it_escaped_with_its_options(site: OwnerSite) -> None:
-    await asking(site, ["8080", "9090"])
+    question = await asking(site, ["8080", "9090"])
     cookie = await site.sign_in()
     board = await page(site, cookie, "")
     assert 'href="/card/porting"' in board
-    assert 'formaction="/card/porting/act?option=2" name="action" value="answer">9090' in board
+    to = f"/card/porting/act?option=2&amp;question={question.id}"
+    assert f'formaction="{to}" name="action" value="answer">9090' in board
     card = await page(site, cookie, "card/porting")
     shown = "Port &lt;b&gt;8080&lt;/b&gt; or\\u202e 9090?"
     assert shown in card and "<b>8080</b>" not in card and "\u202e" not in card
@@ -85,3 +86,27 @@ async def test_words_from_the_page_answer_it_via_web(site: OwnerSite) -> None:
     found = await question_store.get(site.store.reader, question.id)
     assert found is not None
     assert (found.answer, found.answered_via) == ("8080, it is free", "web")
+
+
+async def test_the_inbox_button_answers_the_question_it_was_shown_with(site: OwnerSite) -> None:
+    first = await asking(site, ["8080", "9090"])
+    job = await job_store.get(site.store.reader, first.job_id)
+    card = await site.board.card("porting")
+    second = await site.board.asks.ask(job, card, "Which host?", ["alpha", "beta"])
+    cookie = await site.sign_in()
+    board = await page(site, cookie, "")
+    button = f'formaction="/card/porting/act?option=2&amp;question={second.id}"'
+    assert f'{button} name="action" value="answer">beta' in board
+    # As the browser sends it: the option and the question in the button's address.
+    status, _, _ = await site.request(
+        "POST",
+        f"card/porting/act?option=2&question={second.id}",
+        headers=owner(cookie),
+        data={"csrf": await site.csrf(cookie, "porting"), "action": "answer"},
+    )
+    assert status == 303
+    answered = await question_store.get(site.store.reader, second.id)
+    untouched = await question_store.get(site.store.reader, first.id)
+    assert answered is not None and untouched is not None
+    assert (answered.answer, answered.answered_via) == ("beta", "web")
+    assert untouched.state == "open"
