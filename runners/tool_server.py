@@ -83,7 +83,7 @@ def python() -> str:
 
 
 @cache
-def _bridge_source() -> str:
+def bridge_source() -> str:
     from runners import mcp_bridge
 
     return Path(mcp_bridge.__file__).read_text(encoding="utf-8")
@@ -93,7 +93,7 @@ def make_folder() -> Path:
     """A new folder for one run's socket and pump, only the bot's user may open it."""
     folder = Path(tempfile.mkdtemp(prefix="ib-tools-"))  # mode 0o700
     bridge = folder / BRIDGE_FILE
-    bridge.write_text(_bridge_source(), encoding="utf-8")
+    bridge.write_text(bridge_source(), encoding="utf-8")
     bridge.chmod(0o400)
     return folder
 

@@ -23,7 +23,9 @@ from chatbot.config import Config
 from chatbot.domain import roles
 from chatbot.domain.transitions import Action
 from chatbot.pipeline import attached, redaction, sandboxing
+from chatbot.pipeline.asking import OwnerAnswers
 from chatbot.pipeline.run_records import Profile, run_record
+from chatbot.pipeline.run_tools import serving_for
 from runners.process import ProcessLimits, default_base_env, process_identity
 from runners.profiles import AllowedProfiles
 from runners.runtimes import (
@@ -97,6 +99,8 @@ class JobContext:
     runs: list[RunRecord] = field(default_factory=list)
     #: The worker's conversations with its running agents; None: runs are one-shot.
     talks: LiveTalks | None = None
+    #: The answers to what its runs ask the owner (their tools); None: runs get no tools.
+    answers: OwnerAnswers | None = None
     _last_run_id: int | None = None
     _talking: bool = False
     #: The lane profile this job's runs moved to when their own provider was limited.
@@ -279,17 +283,19 @@ class JobContext:
         redactor = redaction.of(self.config)
         ticker = asyncio.create_task(self._progress(role, started, latest))
         try:
-            result = await run_model(
-                profile.runtime,
-                request,
-                limits=limits,
-                base_env=base_env,
-                previous_usage=previous_usage,
-                on_spawn=self._remember_process,
-                on_step=lambda step: latest.append(redactor.redact(step)),
-                conversation=conversation,
-                sandbox=sandbox,
-            )
+            async with serving_for(self, self.board, self.answers, record) as (tools, hold):
+                result = await run_model(
+                    profile.runtime,
+                    replace(request, tools=tools),
+                    limits=limits,
+                    base_env=base_env,
+                    previous_usage=previous_usage,
+                    on_spawn=self._remember_process,
+                    on_step=lambda step: latest.append(redactor.redact(step)),
+                    conversation=conversation,
+                    sandbox=sandbox,
+                    hold=hold,
+                )
         finally:
             ticker.cancel()
             if conversation is not None and self.talks is not None:

@@ -33,6 +33,7 @@ from chatbot.domain.roles import DEPLOY_JOB, ROLES, ProfileFrom, role_lane
 from chatbot.domain.transitions import Action, TransitionRefused
 from chatbot.log_context import name_task
 from chatbot.pipeline import attached
+from chatbot.pipeline.asking import OwnerAnswers
 from chatbot.pipeline.budget import hold_for_day_budget, stopped_by_budget
 from chatbot.pipeline.context import (
     JobContext,
@@ -112,6 +113,8 @@ class Worker:
         self._finished_cards: set[str] = set()
         # The conversations with the agents running here (steers, approvals).
         self.talks = LiveTalks(board, config)
+        # What its running agents asked the owner through their tools (pipeline/asking.py).
+        self.answers = OwnerAnswers(board)
         # Any commit may have queued work (here or by the CLI beside a running bot).
 
     async def register(self) -> tuple[str, ...]:
@@ -173,6 +176,7 @@ class Worker:
                 try:
                     # First: an owner's steer or answer waits for this wake-up.
                     await self.talks.deliver()
+                    await self.answers.deliver()
                     await self._tidy_worktrees()
                     await self._notice_cancelled()
                     await self._claim_all()
@@ -338,6 +342,7 @@ class Worker:
             allowed=self.allowed,
             observers=self.observers,
             talks=self.talks,
+            answers=self.answers,
         )
         role = job.kind
         try:

@@ -95,6 +95,8 @@ SETTINGS = (
             "general": {"enableAutoUpdate": False, "enableAutoUpdateNotification": False},
             # Settings strings expand ${VAR:-default}; -1 is no bound.
             "model": {"maxSessionTurns": f"${{{MAX_TURNS_ENV}:--1}}"},
+            # The bot's tools for the run whose environment names its socket.
+            "mcpServers": tool_config.gemini_servers(),
         },
         indent=2,
     )
@@ -163,9 +165,7 @@ def build_argv(request: RunRequest) -> Invocation:
         env[BASE_URL_ENV] = request.base_url
     if request.max_turns is not None:
         env[MAX_TURNS_ENV] = str(request.max_turns)
-    tool_env, tool_files = tool_config.gemini_settings(request.tools)
-    env.update(tool_env)
-    files.update(tool_files)
+    env.update(tool_config.gemini_env(request.tools))
     secrets = {API_KEY_ENV: request.api_key_file} if request.api_key_file is not None else {}
     return Invocation(
         runtime=NAME,

@@ -11,22 +11,23 @@ Each runtime's argv builder adds its part; the facts are measured on the pinned 
   `mcp__board__<tool>` (else a headless run refuses it), `MCP_TOOL_TIMEOUT` (ms) in its
   environment.
 - Gemini CLI: `mcpServers.board` with `timeout` (ms) and `trust: true` (not asked for
-  approval) in a settings file of the run's own, named by `GEMINI_CLI_SYSTEM_SETTINGS_PATH`
-  (the shared home's settings file stays the same for every run).
+  approval) in the settings file of its home, the same for every run, the run's socket
+  from `INTENT_BOARD_TOOLS_SOCKET` in its environment (`gemini_servers`).
 """
 
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
-from runners.tool_server import SERVER_NAME, ToolServer
+from runners.tool_server import SERVER_NAME, ToolServer, bridge_source, python
 
 #: How long a CLI waits for the server to start; the pump starts within milliseconds.
 STARTUP_TIMEOUT_S = 30
 CLAUDE_TIMEOUT_ENV = "MCP_TOOL_TIMEOUT"
-GEMINI_SETTINGS_ENV = "GEMINI_CLI_SYSTEM_SETTINGS_PATH"
-GEMINI_SETTINGS_FILE = "gemini-settings.json"
+CLAUDE_SEARCH_ENV = "ENABLE_TOOL_SEARCH"
+GEMINI_SOCKET_ENV = "INTENT_BOARD_TOOLS_SOCKET"
+#: Seven days (the longest `[bot] ask_timeout_s`) and a minute, in milliseconds.
+GEMINI_CALL_TIMEOUT_MS = (7 * 24 * 3600 + 60) * 1000
 
 
 def codex_options(tools: ToolServer | None) -> list[str]:
@@ -43,6 +44,8 @@ def codex_options(tools: ToolServer | None) -> list[str]:
         f"{key}.startup_timeout_sec={STARTUP_TIMEOUT_S}",
         "-c",
         f"{key}.tool_timeout_sec={tools.timeout_s:g}",
+        "-c",
+        f'{key}.default_tools_approval_mode="approve"',
     ]
 
 
@@ -63,19 +66,31 @@ def claude_options(tools: ToolServer | None) -> list[str]:
 def claude_env(tools: ToolServer | None) -> dict[str, str]:
     if tools is None:
         return {}
-    return {CLAUDE_TIMEOUT_ENV: str(int(tools.timeout_s * 1000))}
+    # Without it the tools are deferred behind its ToolSearch (measured: the model is
+    # offered `ToolSearch` and `DeferredToolPlaceholder`, not the tools).
+    return {CLAUDE_TIMEOUT_ENV: str(int(tools.timeout_s * 1000)), CLAUDE_SEARCH_ENV: "false"}
 
 
-def gemini_settings(tools: ToolServer | None) -> tuple[dict[str, str], dict[Path, str]]:
-    """(environment, files) that give a Gemini CLI run the server."""
-    if tools is None:
-        return {}, {}
-    server = {
-        "command": tools.command(),
-        "args": tools.args(),
-        "timeout": int(tools.timeout_s * 1000),
+def gemini_servers() -> dict[str, object]:
+    """The server in the settings every Gemini CLI run of a home shares: the same text
+    for every run (runs share the file), the run's own socket from its environment.
+
+    A settings file of the run's own is not taken: the CLI reads its system settings
+    only from a root-owned path (measured: "Skipping system settings file ... Parent
+    directory '/tmp' is insecure"). Settings strings expand `${VAR:-default}`; a run
+    without tools has no socket, its pump says so and exits, and the run goes on
+    without the server. The CLI's own limit per call is the longest wait the
+    configuration allows, plus a margin: the bot ends the wait itself."""
+    server: dict[str, object] = {
+        "command": python(),
+        "args": ["-I", "-S", "-c", bridge_source(), f"${{{GEMINI_SOCKET_ENV}:-}}"],
+        "timeout": GEMINI_CALL_TIMEOUT_MS,
         "trust": True,
     }
-    path = tools.folder / GEMINI_SETTINGS_FILE
-    text = json.dumps({"mcpServers": {SERVER_NAME: server}}, indent=2) + "\n"
-    return {GEMINI_SETTINGS_ENV: str(path)}, {path: text}
+    return {SERVER_NAME: server}
+
+
+def gemini_env(tools: ToolServer | None) -> dict[str, str]:
+    if tools is None:
+        return {}
+    return {GEMINI_SOCKET_ENV: str(tools.socket)}

@@ -55,8 +55,15 @@ VALUE = {
     "--fallback-model",
     "--input-format",
     "--permission-prompt-tool",
+    "--mcp-config",
 }
-FLAGS = {"-p", "--verbose", "--dangerously-skip-permissions", "--replay-user-messages"}
+FLAGS = {
+    "-p",
+    "--verbose",
+    "--dangerously-skip-permissions",
+    "--replay-user-messages",
+    "--strict-mcp-config",
+}
 REPEATABLE = {"--add-dir"}
 # The write tools of the tested Claude Code (it has no MultiEdit any more).
 WRITE_TOOLS = {"Edit", "Write", "NotebookEdit"}

@@ -100,10 +100,11 @@ async def test_operator_split_end_to_end(tmp_path: Path, monkeypatch, harnesses)
             assert CRITERIA[other][0] not in prompt
         assert "reject" in reviewer[0].split("## Acceptance criteria")[0]
         assert "git grep -F" in reviewer[0]
-        # The reviewer on Claude was granted exactly its git commands, none that writes.
+        # The reviewer on Claude was granted exactly its git commands, none that writes,
+        # and the one tool of the bot's a reading role has (pipeline/run_tools.py).
         argv = next(c["argv"] for c in calls if c["stdin"] == reviewer[0])
         assert argv[argv.index("--allowedTools") + 1] == (
-            "Bash(git show *) Bash(git diff *) Bash(git log *)"
+            "Bash(git show *) Bash(git diff *) Bash(git log *) mcp__board__card_context"
         )
         assert "Bash(git * --output*)" in argv[argv.index("--disallowedTools") + 1]
     # /status <slug> shows them.

@@ -10,7 +10,7 @@ from typing import Any
 
 from aiohttp import web
 
-from tests.realcli.providers import Look, Say, ScriptedModel, Seen, Shell, Step, WriteFile
+from tests.realcli.providers import Call, Look, Say, ScriptedModel, Seen, Shell, Step, WriteFile
 
 _CWD_CLAUDE = re.compile(r"Primary working directory: (\S+)")
 # Text blocks Claude Code adds to a user message itself: its reminders, and after a
@@ -83,6 +83,8 @@ class MessagesModel(ScriptedModel):
         )
 
     def _tool_use(self, step: Step, seen: Seen) -> tuple[str, dict[str, Any]]:
+        if isinstance(step, Call):
+            return step.name_in(seen.tools, self.problems), step.arguments
         if isinstance(step, Shell):
             return "Bash", {"command": step.command, "description": "run a command"}
         if isinstance(step, Look):

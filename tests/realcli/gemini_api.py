@@ -19,6 +19,7 @@ from typing import Any
 from aiohttp import web
 
 from tests.realcli.providers import (
+    Call,
     Look,
     Say,
     ScriptedModel,
@@ -128,6 +129,8 @@ class GeminiModel(ScriptedModel):
         )
 
     def _call(self, step: Step, seen: Seen) -> dict[str, Any]:
+        if isinstance(step, Call):
+            return {"name": step.name_in(seen.tools, self.problems), "args": step.arguments}
         if isinstance(step, Shell):
             return {"name": SHELL_TOOL, "args": {"command": step.command}}
         if isinstance(step, Look):

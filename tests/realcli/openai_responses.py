@@ -13,6 +13,7 @@ from typing import Any
 from aiohttp import web
 
 from tests.realcli.providers import (
+    Call,
     Look,
     Say,
     ScriptedModel,
@@ -83,6 +84,7 @@ class ResponsesModel(ScriptedModel):
 
     def parse(self, body: dict[str, Any], headers: dict[str, str]) -> Seen:
         users, assistants, results, cwd = [], [], [], None
+        found_tools: list[dict[str, Any]] = []
         for item in body.get("input", []):
             kind = item.get("type")
             if kind == "message":
@@ -100,11 +102,13 @@ class ResponsesModel(ScriptedModel):
                             users.append(text.strip())
                 elif item.get("role") == "assistant":
                     assistants.extend(texts)
+            elif kind == "tool_search_output":
+                found_tools.extend(item.get("tools") or [])
             elif kind in ("function_call_output", "custom_tool_call_output"):
                 output = item.get("output")
                 results.append(output if isinstance(output, str) else json.dumps(output))
         tools = set()
-        for tool in body.get("tools", []):
+        for tool in [*body.get("tools", []), *found_tools]:
             tools.add(tool.get("name") or tool.get("type"))
             tools.update(t.get("name") for t in tool.get("tools", []) if isinstance(t, dict))
         return Seen(
@@ -137,6 +141,39 @@ class ResponsesModel(ScriptedModel):
             "name": name,
             "arguments": json.dumps(arguments),
         }
+
+    def _call_item(self, step: Call, seen: Seen, number: int, index: int) -> dict[str, Any]:
+        item: dict[str, Any] = {
+            "type": "function_call",
+            "id": f"fc_{number}_{index}",
+            "call_id": f"call_{number}_{index}",
+            "name": step.name_in(seen.tools, self.problems),
+            "arguments": json.dumps(step.arguments),
+        }
+        namespace = self.namespaces(seen).get(item["name"])
+        if namespace is not None:
+            item["namespace"] = namespace
+        return item
+
+    @staticmethod
+    def offered(step: Call, seen: Seen) -> bool:
+        return any(name and name.endswith(step.tool) for name in seen.tools)
+
+    @staticmethod
+    def namespaces(seen: Seen) -> dict[str, str]:
+        """The namespace each namespaced tool was offered in (codex's MCP tools)."""
+        found = {}
+        searched = [
+            tool
+            for item in seen.body.get("input", [])
+            if item.get("type") == "tool_search_output"
+            for tool in item.get("tools") or []
+        ]
+        for tool in [*seen.body.get("tools", []), *searched]:
+            for inner in tool.get("tools", []) if isinstance(tool, dict) else []:
+                if isinstance(inner, dict) and tool.get("name"):
+                    found[inner.get("name")] = tool["name"]
+        return found
 
     def events(
         self, steps: list[Step | Escalate | Patch], seen: Seen, number: int
@@ -173,6 +210,20 @@ class ResponsesModel(ScriptedModel):
                     "name": "apply_patch",
                     "input": f"*** Begin Patch\n*** Add File: {step.path}\n{lines}*** End Patch\n",
                 }
+            elif isinstance(step, Call) and not self.offered(step, seen):
+                # Codex offers MCP tools only through its tool search (deferred): the
+                # model searches first, codex answers with the tools, then it calls.
+                item = {
+                    "type": "tool_search_call",
+                    "id": f"ts_{number}_{index}",
+                    "call_id": f"call_{number}_{index}",
+                    "execution": "client",
+                    "arguments": {"query": step.tool.replace("_", " "), "limit": 8},
+                    "status": "completed",
+                }
+                self.turns.appendleft([step])
+            elif isinstance(step, Call):
+                item = self._call_item(step, seen, number, index)
             elif isinstance(step, Look):
                 item = self._shell_item(f"ls {step.path}", seen, number, index)
             else:

@@ -73,7 +73,23 @@ class Refuse:
     headers: Mapping[str, str] = field(default_factory=dict)
 
 
-Step = Say | Shell | WriteFile | Look | Hang | Refuse
+@dataclass(frozen=True)
+class Call:
+    """The model calls a tool the CLI offered it, by the end of its name (an MCP tool's
+    name is the CLI's own: `mcp__board__ask_owner`), with these arguments."""
+
+    tool: str
+    arguments: dict[str, Any] = field(default_factory=dict)
+
+    def name_in(self, offered: set[str], problems: list[str]) -> str:
+        found = sorted(name for name in offered if name and name.endswith(self.tool))
+        if len(found) != 1:
+            problems.append(f"no single offered tool ends with {self.tool!r}: {sorted(offered)}")
+            return self.tool
+        return found[0]
+
+
+Step = Say | Shell | WriteFile | Look | Hang | Refuse | Call
 
 
 @dataclass

@@ -16,7 +16,7 @@ import pytest
 from runners.pipe import Hold
 from runners.process import Outcome, ProcessLimits, run_process
 from runners.runtimes import InvalidRequest, Mode, RunRequest, get_runtime
-from runners.runtimes.tool_config import GEMINI_SETTINGS_ENV
+from runners.runtimes.tool_config import GEMINI_SOCKET_ENV
 from runners.tool_server import ToolServer, make_folder, remove_folder
 
 TOOLS = ("ask_owner", "card_context", "propose_card")
@@ -62,6 +62,8 @@ def test_codex_gets_the_server_with_a_call_timeout_longer_than_the_wait(tmp_path
         assert f"mcp_servers.board.command={json.dumps(server.command())}" in pairs
         assert f"mcp_servers.board.args={json.dumps(server.args())}" in pairs
         assert "mcp_servers.board.tool_timeout_sec=960" in pairs
+        # Else: "MCP tool call requires approval, but approval policy is never".
+        assert 'mcp_servers.board.default_tools_approval_mode="approve"' in pairs
         # Root options: before the subcommand.
         assert max(i for i, w in enumerate(argv) if w == "-c") < argv.index(
             "exec" if "exec" in argv else "app-server"
@@ -83,23 +85,25 @@ def test_claude_gets_only_this_server_and_its_tools_granted(tmp_path, server):
         allowed = argv[argv.index("--allowedTools") + 1].split(" ")
         assert allowed == [f"mcp__board__{name}" for name in TOOLS]
         assert invocation.env_extras["MCP_TOOL_TIMEOUT"] == "960000"
+        # Else the tools hide behind its ToolSearch (measured on the pinned version).
+        assert invocation.env_extras["ENABLE_TOOL_SEARCH"] == "false"
 
 
-def test_gemini_gets_a_settings_file_of_the_runs_own(tmp_path, server):
+def test_gemini_gets_the_server_in_its_homes_settings_and_the_socket_in_its_env(tmp_path, server):
     invocation = get_runtime("gemini").build_argv(request(tmp_path, server, "gemini"))
-    path = Path(invocation.env_extras[GEMINI_SETTINGS_ENV])
-    assert path.parent == server.folder
-    settings = json.loads(invocation.files[path])
-    assert settings == {
-        "mcpServers": {
-            "board": {
-                "command": server.command(),
-                "args": server.args(),
-                "timeout": 960000,
-                "trust": True,
-            }
-        }
-    }
+    assert invocation.env_extras[GEMINI_SOCKET_ENV] == str(server.socket)
+    [settings] = [
+        json.loads(text) for path, text in invocation.files.items() if "settings" in path.name
+    ]
+    board = settings["mcpServers"]["board"]
+    assert board["command"] == server.command() and board["trust"] is True
+    assert board["args"][:3] == ["-I", "-S", "-c"]
+    assert board["args"][4] == "${INTENT_BOARD_TOOLS_SOCKET:-}"
+    # Longer than the longest wait the configuration allows (7 days).
+    assert board["timeout"] > 7 * 24 * 3600 * 1000
+    # Every run of the home writes the same text: runs beside each other do not fight.
+    plain = RunRequest(binary="gemini", cwd=tmp_path, prompt="p", home=tmp_path / "home")
+    assert get_runtime("gemini").build_argv(plain).files == invocation.files
 
 
 def test_a_run_without_tools_is_told_of_none(tmp_path):
@@ -107,7 +111,7 @@ def test_a_run_without_tools_is_told_of_none(tmp_path):
         plain = RunRequest(binary=name, cwd=tmp_path, prompt="p", home=tmp_path)
         invocation = get_runtime(name).build_argv(plain)
         assert not any("mcp" in word.lower() for word in invocation.argv)
-        assert GEMINI_SETTINGS_ENV not in invocation.env_extras
+        assert GEMINI_SOCKET_ENV not in invocation.env_extras
 
 
 @pytest.mark.parametrize(

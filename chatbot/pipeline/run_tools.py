@@ -1,0 +1,309 @@
+"""The bot's MCP server for one run: what a working agent may ask of the board.
+
+Each run gets its own server on its own Unix socket (`runners.tool_server`: a folder
+only the bot's user may open, removed with the run); the CLI reaches it through the
+pump `runners.mcp_bridge`, started as a stdio MCP server, inside the sandbox too. The
+socket is the capability: a connection speaks for this run's job and card, and no tool
+takes a card. The session is the official SDK's (`mcp.server.lowlevel.Server`) over
+the socket's lines.
+
+Tools, by the run's role (`tools_for`):
+
+- `ask_owner(question, options?)` (writing roles): a question row of the job's
+  (`board.asks.ask`), posted in the card's rooms (`tell("agent_asked")`); the call waits
+  for the answer (pipeline/asking.py) with the idle watchdog held, at most
+  `[bot] ask_timeout_s`; then the question closes (`tell("agent_ask_timed_out")`) and
+  the tool answers `NO_ANSWER`.
+- `card_context()` (every role): the intent, its acceptance criteria, earlier review
+  findings, open line comments, earlier answers, as JSON.
+- `propose_card(title, goal, scope)` (writing roles): a proposal kept pending until an
+  owner confirms it (`tell("agent_proposed")`); nothing is made before.
+
+Each input is checked by its model (pipeline/tool_inputs.py); a refusal is the tool's
+error result, never a broken session. After the run ended a call is refused, and its
+open questions are closed (`board.asks.close_for_job`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import dataclasses
+import json
+import logging
+from collections.abc import AsyncIterator, Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+import anyio
+import mcp_types as types
+from mcp.server.lowlevel import Server
+from mcp.shared.message import SessionMessage
+from pydantic import BaseModel, ValidationError
+
+from chatbot.board import BoardError, BoardService, Card, Job, StoreError
+from chatbot.config import Config
+from chatbot.domain.roles import Role
+from chatbot.pipeline import tool_inputs
+from chatbot.pipeline.asking import OwnerAnswers
+from runners.pipe import Hold
+from runners.tool_server import ToolServer, make_folder, remove_folder
+
+log = logging.getLogger(__name__)
+
+ASK_OWNER = "ask_owner"
+CARD_CONTEXT = "card_context"
+PROPOSE_CARD = "propose_card"
+WRITING_TOOLS = (ASK_OWNER, CARD_CONTEXT, PROPOSE_CARD)
+READING_TOOLS = (CARD_CONTEXT,)
+#: What the agent is told when nobody answered in time (the issue's words).
+NO_ANSWER = "no answer: decide yourself and say so in your report"
+RUN_ENDED = "refused: this run has ended; its tools no longer act"
+#: A CLI waits this much longer than the bot for a tool call, so the bot's answer
+#: (the timeout's `NO_ANSWER`) arrives before the CLI gives up on its own.
+CALL_MARGIN_S = 60.0
+#: One JSON-RPC line from the CLI; a longer one ends the session (the tools' inputs
+#: are far smaller: a 100 KB question is refused by its model, not here).
+MAX_LINE_BYTES = 4 * 1024 * 1024
+
+DESCRIPTIONS = {
+    ASK_OWNER: (
+        "Ask the card's owner a question and wait for the answer (minutes, possibly "
+        "longer). Use it when a decision is theirs, not for what you can find out. "
+        "Offer up to 4 short options when the answer is a choice. The answer comes back "
+        "as this tool's result; without one in time, decide yourself and say so."
+    ),
+    CARD_CONTEXT: (
+        "Read this card: its intent, acceptance criteria, earlier review findings, "
+        "open line comments and the owner's earlier answers, as JSON."
+    ),
+    PROPOSE_CARD: (
+        "Propose a follow-up card for work outside this card's scope. Nothing is created "
+        "unless the owner confirms it; do not do that work here."
+    ),
+}
+
+
+def tools_for(role: Role) -> tuple[str, ...]:
+    """A writing run (builder, fixer) may ask and propose; every other role only reads."""
+    return WRITING_TOOLS if role.writes else READING_TOOLS
+
+
+class RunContext(Protocol):
+    """What the tools need of their job (pipeline.context.JobContext)."""
+
+    job: Job
+    card: Card
+    config: Config
+
+    async def tell(self, event: str, *args: Any) -> None: ...
+
+
+@dataclass(frozen=True)
+class _Tool:
+    model: type[BaseModel]
+    limits: dict[str, str]
+    act: Callable[[Any], Awaitable[str]]
+
+
+@contextlib.asynccontextmanager
+async def serving_for(
+    ctx: RunContext, board: BoardService, answers: OwnerAnswers | None, role: Role
+) -> AsyncIterator[tuple[ToolServer | None, Hold]]:
+    """The run's tool server and its hold on the idle watchdog; no server without the
+    worker's answers (nothing would hear an owner's answer)."""
+    hold = Hold()
+    if answers is None:
+        yield None, hold
+        return
+    async with RunTools(ctx, board, answers, role=role, hold=hold).serving() as server:
+        yield server, hold
+
+
+class RunTools:
+    """One run's tool server: `async with RunTools(...).serving() as server` gives the
+    `ToolServer` for the run's request; leaving the block ends it."""
+
+    def __init__(
+        self,
+        ctx: RunContext,
+        board: BoardService,
+        answers: OwnerAnswers,
+        *,
+        role: Role,
+        hold: Hold | None = None,
+    ) -> None:
+        self.ctx = ctx
+        self.board = board
+        self.answers = answers
+        self.names = tools_for(role)
+        self.hold = hold or Hold()
+        self.ended = False
+        self._connections: set[asyncio.Task[None]] = set()
+        self._tools: dict[str, _Tool] = {
+            ASK_OWNER: _Tool(tool_inputs.AskOwner, tool_inputs.ASK_LIMITS, self._ask),
+            CARD_CONTEXT: _Tool(tool_inputs.CardContextInput, {}, self._context),
+            PROPOSE_CARD: _Tool(tool_inputs.ProposeCard, tool_inputs.PROPOSE_LIMITS, self._propose),
+        }
+
+    @contextlib.asynccontextmanager
+    async def serving(self) -> AsyncIterator[ToolServer]:
+        folder = await asyncio.to_thread(make_folder)
+        timeout = self.ctx.config.bot.ask_timeout_s + CALL_MARGIN_S
+        server = ToolServer(folder=folder, tools=self.names, timeout_s=timeout)
+        listener = await asyncio.start_unix_server(
+            self._connected, path=str(server.socket), limit=MAX_LINE_BYTES
+        )
+        try:
+            yield server
+        finally:
+            await self.end()
+            listener.close()
+            for task in list(self._connections):
+                task.cancel()
+            await asyncio.gather(*self._connections, return_exceptions=True)
+            await listener.wait_closed()
+            await asyncio.to_thread(remove_folder, folder)
+
+    async def end(self) -> None:
+        """The run is over: calls are refused, and the questions it left open close."""
+        if self.ended:
+            return
+        self.ended = True
+        try:
+            closed = await self.board.asks.close_for_job(self.ctx.job, "the run had ended")
+        except StoreError as error:
+            log.warning("job %s: its open questions stay open: %s", self.ctx.job.id, error)
+            return
+        for row in closed:
+            await self.ctx.tell("agent_ask_closed", self.ctx.card, row, "the run had ended")
+
+    # --- the session -----------------------------------------------------------------
+
+    def _server(self) -> Server[Any]:
+        async def list_tools(
+            ctx: Any, params: types.PaginatedRequestParams | None
+        ) -> types.ListToolsResult:
+            return types.ListToolsResult(tools=[self._listed(name) for name in self.names])
+
+        async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
+            text, failed = await self.call(params.name, params.arguments)
+            return types.CallToolResult(
+                content=[types.TextContent(type="text", text=text)], is_error=failed
+            )
+
+        return Server("intent-board", version="1", on_list_tools=list_tools, on_call_tool=call_tool)
+
+    def _listed(self, name: str) -> types.Tool:
+        schema = self._tools[name].model.model_json_schema()
+        schema.pop("title", None)
+        return types.Tool(name=name, description=DESCRIPTIONS[name], input_schema=schema)
+
+    async def _connected(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        task = asyncio.current_task()
+        assert task is not None
+        self._connections.add(task)
+        try:
+            await serve_lines(self._server(), reader, writer)
+        except Exception:  # noqa: BLE001 - one broken session must not end the run
+            log.exception("job %s: its tool session broke", self.ctx.job.id)
+        finally:
+            self._connections.discard(task)
+            writer.close()
+
+    # --- the tools -------------------------------------------------------------------
+
+    async def call(self, name: str, arguments: dict[str, Any] | None) -> tuple[str, bool]:
+        """(the result's text, whether it is an error) of one tool call."""
+        tool = self._tools.get(name)
+        if tool is None or name not in self.names:
+            return f"refused: this run has no tool {name[:60]!r}", True
+        if self.ended:
+            return RUN_ENDED, True
+        try:
+            given = tool.model.model_validate_json(json.dumps(arguments or {}))
+        except ValidationError as error:
+            return tool_inputs.refusal(error, tool.limits), True
+        try:
+            return await tool.act(given), False
+        except BoardError as error:
+            return f"refused: {error}", True
+        except StoreError as error:
+            log.warning("job %s: tool %s: %s", self.ctx.job.id, name, error)
+            return "the board cannot be reached just now; try again later", True
+
+    async def _ask(self, given: tool_inputs.AskOwner) -> str:
+        ctx = self.ctx
+        row = await self.board.asks.ask(ctx.job, ctx.card, given.question, list(given.options))
+        await ctx.tell("agent_asked", ctx.card, row)
+        timeout = ctx.config.bot.ask_timeout_s
+        with self.hold.waiting():
+            answered = await self.answers.wait(row.id, timeout)
+            if answered is None:
+                why = f"nobody answered within {_duration(timeout)}"
+                closed = await self.board.asks.expire(row.id, why)
+                if closed is not None:
+                    await ctx.tell("agent_ask_timed_out", ctx.card, closed, why)
+                    return NO_ANSWER
+                # Answered at the last moment: the answer counts.
+                answered = next(iter(await self.board.asks.states([row.id])), row)
+        if answered.state == "answered" and answered.answer is not None:
+            return f"The owner answered: {answered.answer}"
+        reason = answered.closed_reason or "closed"
+        return f"{NO_ANSWER} (the question was closed: {reason})"
+
+    async def _context(self, given: tool_inputs.CardContextInput) -> str:
+        found = await self.board.asks.context(self.ctx.card)
+        return json.dumps(dataclasses.asdict(found), ensure_ascii=False, indent=1, default=str)
+
+    async def _propose(self, given: tool_inputs.ProposeCard) -> str:
+        ctx = self.ctx
+        proposal = await self.board.asks.propose(
+            ctx.job, ctx.card, given.title, given.goal, given.scope
+        )
+        await ctx.tell("agent_proposed", ctx.card, proposal)
+        return (
+            f"Proposed as proposal-{proposal.id} ({proposal.slug}). Nothing is created "
+            "unless the owner confirms it; go on with this card's own work."
+        )
+
+
+async def serve_lines(
+    server: Server[Any], reader: asyncio.StreamReader, writer: asyncio.StreamWriter
+) -> None:
+    """Run an MCP session over one connection's JSON lines (the stdio transport's framing,
+    as the pump carries the CLI's stdio)."""
+    read_in, read_out = anyio.create_memory_object_stream[SessionMessage | Exception](0)
+    write_in, write_out = anyio.create_memory_object_stream[SessionMessage](0)
+
+    async def incoming() -> None:
+        async with read_in:
+            while line := await reader.readline():
+                if not line.strip():
+                    continue
+                try:
+                    message = types.jsonrpc_message_adapter.validate_json(line, by_name=False)
+                except Exception as error:  # noqa: BLE001 - the SDK answers a bad line
+                    await read_in.send(error)
+                    continue
+                await read_in.send(SessionMessage(message))
+
+    async def outgoing() -> None:
+        async with write_out:
+            async for each in write_out:
+                data = each.message.model_dump_json(by_alias=True, exclude_unset=True)
+                writer.write(data.encode() + b"\n")
+                await writer.drain()
+
+    async with anyio.create_task_group() as group:
+        group.start_soon(incoming)
+        group.start_soon(outgoing)
+        await server.run(read_out, write_in, server.create_initialization_options())
+        group.cancel_scope.cancel()
+
+
+def _duration(seconds: float) -> str:
+    return f"{seconds / 60:g} minutes" if seconds >= 120 else f"{seconds:g} seconds"
+
+
+__all__ = ["NO_ANSWER", "RunTools", "serve_lines", "serving_for", "tools_for"]
