@@ -84,9 +84,16 @@ def proposal(title: object, goal: object, scope: object) -> tuple[str, str, str]
     )
 
 
+#: Letters NFKD leaves alone or makes less readable ("Größe" -> "groesse", not "groe").
+_SPELLED = str.maketrans(
+    {"ß": "ss", "ä": "ae", "ö": "oe", "ü": "ue", "Ä": "ae", "Ö": "oe", "Ü": "ue"}
+)
+
+
 def slug_stem(title: str) -> str:
     """A card name from a title: lowercase ASCII letters and digits joined by '-'."""
-    ascii_title = unicodedata.normalize("NFKD", title).encode("ascii", "ignore").decode()
+    spelled = unicodedata.normalize("NFKD", title.translate(_SPELLED))
+    ascii_title = spelled.encode("ascii", "ignore").decode()
     stem = re.sub(r"[^a-z0-9]+", "-", ascii_title.lower()).strip("-")
     stem = stem[:MAX_SLUG_STEM].rstrip("-")
     return stem or "follow-up"

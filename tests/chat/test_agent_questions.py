@@ -262,3 +262,26 @@ async def test_card_context(env: Env) -> None:
     assert context.reviews == ({"commit": "abc", "decision": "reject", "report": "No tests."},)
     [comment] = context.comments
     assert (comment["file"], comment["lines"], comment["text"]) == ("app.py", [3, 4], "why 1?")
+
+
+async def test_closed_and_proposed_in_german(store, tmp_path: Path) -> None:
+    env = make_env(store, tmp_path, locale="de")
+    job, card = await building(env)
+    question = await env.board.asks.ask(job, card, "Welcher Port?", [])
+    [closed] = await env.board.asks.close_for_job(job, "der Lauf ist zu Ende")
+    assert closed.id == question.id
+    await env.new()
+    notifier = Notifier(env.store, ROOMS, "de")
+    await notifier.agent_ask_closed(card, closed, "der Lauf ist zu Ende")
+    (row,) = await env.new()
+    assert "Die Frage des builder wartet nicht mehr (der Lauf ist zu Ende)" in row.text
+    job2, other = await building(env, "zweite")
+    made = await env.board.asks.propose(job2, other, "Größer bauen", "Mehr Platz.", "")
+    assert made.slug == "groesser-bauen"
+    await notifier.agent_proposed(other, made)
+    (row,) = await env.new()
+    assert f"schlägt eine Folgekarte proposal-{made.id} vor (sie hieße groesser-bauen)" in row.text
+    assert f"/cancel proposal-{made.id} verwirft sie" in row.text
+    await env.sent(row, "bot-p")
+    answer = await env.one(react("bot-p", "👎"))
+    assert answer.text == f"🗑️ proposal-{made.id} ist verworfen; keine Karte wurde angelegt."
