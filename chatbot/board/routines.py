@@ -212,10 +212,17 @@ class BoardRoutines:
         return won
 
     async def finish_routine_run(
-        self, occurrence: Occurrence, outcome: str, slug: str | None, detail: str, now: float
+        self,
+        occurrence: Occurrence,
+        outcome: str,
+        slug: str | None,
+        detail: str,
+        now: float,
+        pause_why: Callable[[int, str], str] | None = None,
     ) -> bool:
         """Record what the run came to; True when it was the third failure in a row and
-        the routine paused itself."""
+        the routine paused itself (`pause_why(count, detail)` words why, in the chat's
+        language; English without it)."""
         routine = occurrence.routine
         async with self.store.transaction() as db:
             await routine_store.finish(
@@ -230,7 +237,8 @@ class BoardRoutines:
             current = await routine_store.get(db, routine.id)
             if current is None or current.state != routine_store.ACTIVE:
                 return False
-            why = f"its last {FAILURES_TO_PAUSE} runs failed: {detail[:200]}"
+            words = pause_why or (lambda count, said: f"its last {count} runs failed: {said}")
+            why = words(FAILURES_TO_PAUSE, detail[:200])
             paused = routine_store.PAUSED
             await routine_store.set_state(db, routine.id, paused, why, now, cause=BY_FAILURES)
         return True

@@ -82,7 +82,7 @@ class RoutineReplies(Replies):
 
     async def unknown_card(self, event: IncomingEvent, slug: str) -> None:
         # Typed, a misspelt card is a hint; for a routine it is a failed run.
-        self.refusals.append(f"no card {slug!r}")
+        self.refusals.append(self.text("routine_run_no_card", slug=slug))
         await super().unknown_card(event, slug)
 
 
@@ -165,7 +165,7 @@ class RoutineClock:
                 return await self._finish(occurrence, routine_store.SKIPPED, None, "", now)
         role = intake.authority.role(owner)
         if role is not Role.OWNER:
-            why = f"{owner} is no longer an owner"
+            why = say.text("routine_why_owner_gone", owner=str(owner))
             stopped, gone = routine_store.STOPPED, routine_store.OWNER_GONE
             await self.board.set_routine_state(row.id, stopped, why, now, cause=gone)
             await self._tell(say, event, "routine_owner_gone", owner=str(owner), **base)
@@ -173,7 +173,7 @@ class RoutineClock:
         if row.budget_usd is not None:
             spent = await self.board.routine_spent(row.id)
             if round(spent, 6) >= round(row.budget_usd, 6):
-                why = f"its cards spent {usd(spent)} of its {usd(row.budget_usd)} budget"
+                why = say.text("routine_why_budget", spent=usd(spent), budget=usd(row.budget_usd))
                 paused, by_budget = routine_store.PAUSED, routine_store.BY_BUDGET
                 await self.board.set_routine_state(row.id, paused, why, now, cause=by_budget)
                 params = {"spent": usd(spent), "budget": usd(row.budget_usd)}
@@ -210,13 +210,18 @@ class RoutineClock:
         now: float,
         event: IncomingEvent | None = None,
     ) -> str:
+        say = Replies(self.board, self.intake.locale, prefix=self.intake.prefixes[0])
+
+        def pause_why(count: int, failed: str) -> str:
+            runs = counted(count, "run", self.intake.locale)
+            return say.text("routine_why_failures", runs=runs, detail=failed)
+
         # Recorded when it finished (the clock's now, not the look's): how late it ran.
         paused = await self.board.finish_routine_run(
-            occurrence, outcome, slug, detail, self.clock()
+            occurrence, outcome, slug, detail, self.clock(), pause_why
         )
         if paused and event is not None:
             row = occurrence.routine
-            say = Replies(self.board, self.intake.locale, prefix=self.intake.prefixes[0])
             await self._tell(say, event, "routine_paused_failing", id=row.id, command=row.command)
         log.info("routine #%d at %s: %s", occurrence.routine.id, occurrence.due_at, outcome)
         return outcome

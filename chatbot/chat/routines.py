@@ -307,7 +307,7 @@ class RoutineHandlers:
                 await self.board.delete_routine(routine_id)
                 await self.replies.say(event, "routine_deleted", id=row.id, command=row.command)
             elif what == "pause":
-                why = f"paused by {origin.identity}"
+                why = say(self.replies.locale, "routine_why_owner", who=str(origin.identity))
                 await self.board.set_routine_state(routine_id, PAUSED, why, cause=BY_OWNER)
                 await self.replies.say(event, "routine_paused", id=row.id)
             else:

@@ -1,6 +1,8 @@
 """What /every, /at, /routines and /routine say, and what a routine says when it runs,
 in English and German (merged into texts.py). A schedule's problem comes from
-domain/schedules.py, in the chat's language too, inside these sentences."""
+domain/schedules.py, in the chat's language too, inside these sentences. Why a routine
+is paused or stopped (`routine_why_*`) is kept on it in the bot's language as it
+happens, so /routines, the inbox, the web board and the JSON say it alike."""
 
 # Sentences read better unwrapped.
 # ruff: noqa: E501
@@ -42,6 +44,11 @@ EN: dict[str, str] = {
     "routine_over_budget": "⏸ Routine #{id} ({command}) paused: its cards spent {spent} of its {budget} budget. /routine resume {id} runs it again.",
     "routine_paused_failing": "⏸ Routine #{id} ({command}) paused itself: its last 3 runs failed. /routine resume {id} once fixed; it waits in /inbox.",
     "cmd_timezone": "your zone for new routines",
+    "routine_why_owner": "paused by {who}",
+    "routine_why_failures": "its last {runs} failed: {detail}",
+    "routine_why_budget": "its cards spent {spent} of its {budget} budget",
+    "routine_why_owner_gone": "{owner} is no longer an owner",
+    "routine_run_no_card": "no card '{slug}'",
     "routines_your_zone": "Your time zone for new routines: {zone} (yours; /timezone changes it).",
     "routines_config_zone": "Your time zone for new routines: {zone} (the configuration's; /timezone Europe/Berlin sets your own).",
     "timezone_own": "🕘 Your time zone is {zone} (it is {now} there). Routines you make read their times in it; /timezone reset goes back to the configuration's, {default}.",
@@ -87,6 +94,11 @@ DE: dict[str, str] = {
     "routine_over_budget": "⏸ Routine #{id} ({command}) pausiert: ihre Karten haben {spent} von {budget} Budget ausgegeben. /routine resume {id} setzt sie fort.",
     "routine_paused_failing": "⏸ Routine #{id} ({command}) hat sich pausiert: ihre letzten 3 Läufe schlugen fehl. /routine resume {id}, wenn behoben; sie wartet in /inbox.",
     "cmd_timezone": "deine Zone für neue Routinen",
+    "routine_why_owner": "von {who}",
+    "routine_why_failures": "ihre letzten {runs} schlugen fehl: {detail}",
+    "routine_why_budget": "ihre Karten haben {spent} von {budget} Budget ausgegeben",
+    "routine_why_owner_gone": "{owner} ist kein Owner mehr",
+    "routine_run_no_card": "keine Karte '{slug}'",
     "routines_your_zone": "Deine Zeitzone für neue Routinen: {zone} (deine eigene; /timezone ändert sie).",
     "routines_config_zone": "Deine Zeitzone für neue Routinen: {zone} (die der Konfiguration; /timezone Europe/Berlin setzt deine eigene).",
     "timezone_own": "🕘 Deine Zeitzone ist {zone} (dort ist es {now}). Routinen, die du anlegst, lesen ihre Zeiten darin; /timezone reset nimmt wieder die der Konfiguration, {default}.",

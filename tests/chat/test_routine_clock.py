@@ -206,3 +206,36 @@ async def test_the_loop_sleeps_until_the_next_routine_and_wakes_when_told(env: E
     clock = RoutineClock(env.chat, clock=lambda: now[0], sleep=sleep)
     await clock.run(stop)
     assert slept[0] == 30 and await env.phase("deps") is not Phase.PLANNED
+
+
+async def test_why_a_routine_paused_or_stopped_is_kept_in_the_bots_language(
+    store, tmp_path
+) -> None:
+    from tests.chat.conftest import make_env
+
+    env = make_env(store, tmp_path, locale="de")
+    failing = await routine(env.board, "monday 09:00", "/start gone")  # no such card
+    clock = RoutineClock(env.chat)
+    for week in range(3):
+        await clock.tick(MONDAY_9 + week * 7 * 86400)
+    paused = await env.board.routine(failing.id)
+    assert (paused.state, paused.pause_cause) == ("paused", "failures")
+    assert paused.why == "ihre letzten 3 Läufe schlugen fehl: keine Karte 'gone'"
+    inbox = (await env.one(msg("/inbox"))).text
+    assert f"⏰ Routine #{failing.id} /start gone: ihre letzten 3 Läufe schlugen fehl" in inbox
+    # An owner's pause, and an owner removed since: German too.
+    await env.card("deps")
+    mine = await routine(env.board, "monday 09:00", "/start deps")
+    await env.said(msg(f"/routine pause {mine.id}"))
+    listed = (await env.one(msg("/routines"))).text
+    assert (
+        f"#{mine.id} /start deps — monday 09:00 (Europe/Berlin); pausiert: von xmpp:owner@"
+        in listed
+    )
+    gone = await routine(env.board, "monday 09:00", "/start deps")
+    later = RoutineClock(ChatIntake(env.board, owners=["other@example.org"], locale="de"))
+    await later.tick(MONDAY_9 + 5 * 7 * 86400)
+    stopped = await env.board.routine(gone.id)
+    assert stopped.why == "xmpp:owner@example.org ist kein Owner mehr"
+    for english in ("runs failed", "no card", "paused by", "no longer an owner"):
+        assert english not in inbox + listed + stopped.why
