@@ -278,3 +278,19 @@ def test_the_tools_limits_are_the_boards():
         agent_input.MAX_GOAL_CHARS,
         agent_input.MAX_SCOPE_CHARS,
     )
+
+
+@pytest.mark.asyncio
+async def test_a_refused_proposal_leaves_no_card(board):
+    ctx, tools, _, _ = await serving(board)
+    async with tools.serving() as server, client(server) as session:
+        result = await session.call_tool(
+            "propose_card",
+            {"title": "Cache the index", "goal": "Faster pages.", "scope": "the index page"},
+        )
+        assert not result.is_error, text_of(result)
+    [(_, (_, proposal))] = ctx.told
+    refused = await board.asks.refuse(proposal.id, actor=OWNER)
+    assert refused.state == "refused"
+    assert await slugs(board) == ["alpha"]
+    assert not (board.repo / "docs" / "intent" / f"{proposal.slug}.md").exists()
