@@ -91,7 +91,10 @@ def bridge_source() -> str:
 
 def make_folder() -> Path:
     """A new folder for one run's socket and pump, only the bot's user may open it."""
-    folder = Path(tempfile.mkdtemp(prefix="ib-tools-"))  # mode 0o700
+    base = tempfile.gettempdir()
+    if len(os.path.join(base, "ib-tools-XXXXXXXX", SOCKET_FILE).encode()) > MAX_SOCKET_PATH:
+        base = "/tmp"  # a long TMPDIR would make the socket's path too long to bind
+    folder = Path(tempfile.mkdtemp(prefix="ib-tools-", dir=base))  # mode 0o700
     bridge = folder / BRIDGE_FILE
     bridge.write_text(bridge_source(), encoding="utf-8")
     bridge.chmod(0o400)

@@ -189,3 +189,18 @@ async def test_the_idle_watchdog_waits_while_a_person_is_asked(tmp_path):
     held = await run_process(silent, cwd=tmp_path, limits=limits, hold=hold)
     await asking
     assert held.outcome is Outcome.OK and held.stdout == "done\n"
+
+
+def test_a_long_tmpdir_does_not_make_the_socket_unbindable(tmp_path, monkeypatch):
+    import tempfile
+
+    deep = tmp_path / ("d" * 100)
+    deep.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(deep))
+    folder = make_folder()
+    try:
+        server = ToolServer(folder=folder, tools=TOOLS, timeout_s=60)
+        server.validate()
+        assert str(folder).startswith("/tmp/ib-tools-")
+    finally:
+        remove_folder(folder)
