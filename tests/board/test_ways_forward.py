@@ -17,6 +17,7 @@ A deliberately broken table must fail each check.
 
 from __future__ import annotations
 
+import asyncio
 import itertools
 import re
 from dataclasses import dataclass, field, replace
@@ -317,13 +318,18 @@ def unworkable_ways(graph: Graph) -> list[tuple[State, Action]]:
 # --- the tests -------------------------------------------------------------------
 
 
-@pytest.fixture
-async def graph(tmp_path: Path) -> Graph:
-    store = await Store.open(tmp_path / "ways.sqlite3")
+async def _explored(folder: Path) -> Graph:
+    store = await Store.open(folder / "ways.sqlite3")
     try:
         return await explore(store)
     finally:
         await store.close()
+
+
+@pytest.fixture(scope="module")
+def graph(tmp_path_factory: pytest.TempPathFactory) -> Graph:
+    """Explored once for the module (3-4 s under load): the tests only read it."""
+    return asyncio.run(_explored(tmp_path_factory.mktemp("ways")))
 
 
 async def test_every_waiting_state_has_a_way_forward(graph: Graph) -> None:
