@@ -19,6 +19,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, NoReturn
 
+from runners.scripted import mcp_calls
+
 SCENARIO_ENV = "FAKE_CLI_SCENARIO"
 STATE_ENV = "FAKE_CLI_STATE"
 LOG_ENV = "FAKE_CLI_LOG"
@@ -296,16 +298,25 @@ def begin_turn(
     *,
     writable: bool,
     record: dict[str, Any],
+    tools: list[str] | None = None,
 ) -> tuple[list[str], list[str]]:
     """What both CLIs do before their first line of output: the environment check, the
-    child process, the files (written, or denied in a read-only sandbox), the call's log
-    line (`record` plus those), the rendezvous and the scripted hangs.
+    child process, the files (written, or denied in a read-only sandbox), the turn's
+    `tool_calls` to the MCP server `tools` (runners/scripted/mcp_calls.py), the call's
+    log line (`record` plus those), the rendezvous and the scripted hangs.
 
     Returns (written, denied)."""
     check_env(turn)
     child_pid = prepare_process(turn)
     written = write_files(turn) if writable else []
     denied = sorted(turn.get("files") or {}) if not writable else []
+    if turn.get("tool_calls"):
+        try:
+            turn["_tool_results"] = mcp_calls.call_all(tools, list(turn["tool_calls"]))
+        except (OSError, RuntimeError, ValueError) as error:
+            log_call(cli, {**record, "tool_error": str(error)})
+            fail(f"fake {cli}: a tool call failed: {error}")
+        record = {**record, "tool_results": turn["_tool_results"]}
     log_call(cli, {**record, "child_pid": child_pid, "written": written, "denied": denied})
     rendezvous(turn)
     if turn.get("hang") in ("before_output", "trickle"):
@@ -366,6 +377,7 @@ def answers(turn: dict[str, Any]) -> list[str]:
     parts = [answer] if isinstance(answer, str) else [str(part) for part in answer]
     use = int(turn.get("_use", 1))
     parts = [part.replace("{{AGAIN}}", "" if use == 1 else f"-{use}") for part in parts]
+    parts = mcp_calls.filled(parts, list(turn.get("_tool_results") or ()))
     if any("{{HEAD}}" in part for part in parts):
         head = _head()
         parts = [part.replace("{{HEAD}}", head) for part in parts]

@@ -14,7 +14,7 @@ import sys
 import uuid
 
 from runners.scripted import agent as script
-from runners.scripted import claude_talk
+from runners.scripted import claude_talk, mcp_calls
 
 CLI = "claude"
 ALIASES = {
@@ -219,6 +219,7 @@ def main() -> None:
         {**turn, "hang": None} if waits else turn,
         writable=can_write(opts),
         record={"turn": index, "stdin": stdin, "session": session, "images": images},
+        tools=mcp_calls.server_of_claude(opts.get("--mcp-config")),
     )
     answer = "\n\n".join(script.answers(turn))
     if turn.get("huge_output_bytes"):

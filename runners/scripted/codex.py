@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 
 from runners.scripted import agent as script
-from runners.scripted import codex_app_server
+from runners.scripted import codex_app_server, mcp_calls
 
 CLI = "codex"
 USAGE = "codex exec [OPTIONS] [PROMPT]\n       codex exec [OPTIONS] <COMMAND> [ARGS]"
@@ -222,6 +222,7 @@ def main() -> None:
             "config": config,
             "images": opts.get("images", []),
         },
+        tools=mcp_calls.server_of_codex(config),
     )
     if not opts.get("--json") and not opts.get("--experimental-json"):
         print("\n\n".join(script.answers(turn)))

@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from runners.scripted import agent as script
+from runners.scripted import mcp_calls
 
 CLI = "codex"
 NO_TURN = {"code": -32600, "message": "no active turn to steer"}
@@ -197,7 +198,10 @@ class Server:
             state.sessions[self.thread] = total
         record = {"turn": index, "stdin": prompt, "session": self.thread, "config": self.config}
         record["images"] = images
-        written, _ = script.begin_turn(CLI, turn, writable=self.writable, record=record)
+        tools = mcp_calls.server_of_codex(self.config)
+        written, _ = script.begin_turn(
+            CLI, turn, writable=self.writable, record=record, tools=tools
+        )
         missing = _missing_key(self.config)
         if missing:
             notify("error", error={"message": missing}, willRetry=False, threadId=self.thread)
