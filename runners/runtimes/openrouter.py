@@ -16,7 +16,7 @@ from __future__ import annotations
 from pathlib import Path
 from types import MappingProxyType
 
-from runners.runtimes import codex, codex_talk
+from runners.runtimes import codex, codex_talk, tool_config
 from runners.runtimes.base import (
     InvalidRequest,
     Invocation,
@@ -46,6 +46,7 @@ def build_argv(request: RunRequest) -> Invocation:
         codex.root_options(request)
         + provider_options(request.base_url or BASE_URL)
         + codex.model_options(request)
+        + tool_config.codex_options(request.tools)
         + codex.exec_options(request)
     )
     return Invocation(

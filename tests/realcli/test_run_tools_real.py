@@ -34,7 +34,10 @@ from tests.realcli.providers import Call, Say, Seen
 
 LIMITS = ProcessLimits(timeout=90, idle_timeout=20, kill_grace=1.0)
 OWNER = "xmpp:owner@example.org"
-QUESTION = {"question": "Which port should the service listen on?", "options": ["80", "8080", "9090"]}
+QUESTION = {
+    "question": "Which port should the service listen on?",
+    "options": ["80", "8080", "9090"],
+}
 
 
 @dataclass
@@ -219,3 +222,44 @@ def _with_tools(request, server):
     from dataclasses import replace
 
     return replace(request, tools=server)
+
+
+async def test_the_idle_watchdog_waits_while_the_owner_is_asked(
+    cli, cli_bins, model, board, tmp_path: Path
+) -> None:
+    """The CLI prints nothing while its tool call waits; the idle watchdog (3 s here)
+    does not count then, so an answer after 5 s still reaches a living run."""
+    repo = make_repo(tmp_path, {})
+    job, card = await building(board)
+    ctx = Ctx(job, card, _Config(_Bot(60)))
+    answers = OwnerAnswers(board)
+    hold = Hold()
+    tools = RunTools(ctx, board, answers, role=BY_NAME["builder"], hold=hold)
+    model.script(Call("ask_owner", QUESTION), Say("Port 9090 it is."))
+
+    async def slow_owner() -> None:
+        async with asyncio.timeout(60):
+            while not (asked := await board.asks.open_for_card(card)):
+                await asyncio.sleep(0.05)
+        await asyncio.sleep(5)
+        await board.asks.answer(asked[0].id, "9090", actor=OWNER, via="reply")
+        await answers.deliver()
+
+    limits = ProcessLimits(timeout=90, idle_timeout=3, kill_grace=1.0)
+    async with tools.serving() as server:
+        request = run_request(
+            cli, cli_bins, model, tmp_path, repo, "Build it.", mode=Mode.WORKSPACE_WRITE
+        )
+        owner = asyncio.create_task(slow_owner())
+        result = await run_model(
+            cli,
+            _with_tools(request, server),
+            limits=limits,
+            base_env=child_env(tmp_path / "home"),
+            hold=hold,
+        )
+        await owner
+    assert result.ok, (result.failure, result.stderr_tail[-2000:])
+    assert result.duration > 5
+    [said] = model.seen[-1].tool_results
+    assert "The owner answered: 9090" in said

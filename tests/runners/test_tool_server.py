@@ -70,6 +70,18 @@ def test_codex_gets_the_server_with_a_call_timeout_longer_than_the_wait(tmp_path
         )
 
 
+def test_openrouter_runs_codex_with_the_same_server(tmp_path, server):
+    from dataclasses import replace
+
+    record = get_runtime("openrouter")
+    base = replace(
+        request(tmp_path, server, "codex"), model="vendor/model", api_key_file=tmp_path / "k"
+    )
+    for argv in (record.build_argv(base).argv, record.talking.build_argv(base).argv):
+        pairs = [argv[i + 1] for i, word in enumerate(argv) if word == "-c"]
+        assert f"mcp_servers.board.args={json.dumps(server.args())}" in pairs
+
+
 def test_claude_gets_only_this_server_and_its_tools_granted(tmp_path, server):
     record = get_runtime("claude")
     for invocation in (
