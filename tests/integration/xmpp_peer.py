@@ -19,7 +19,9 @@ from chatbot.transports.xmpp import outgoing as out
 from chatbot.transports.xmpp import stanzas as wire
 from chatbot.transports.xmpp.connection import shutdown
 
-TIMEOUT = 5
+# A bound, not a delay: generous, so that a loaded box (two cores, other runs beside)
+# does not fail a test whose message is merely late (issue 39).
+TIMEOUT = 30
 
 
 class XmppPeer:
@@ -182,6 +184,13 @@ class XmppPeer:
                     if pred(m):
                         return m
                     skipped.append(m)
+        except TimeoutError:
+            # Said what came meanwhile, so that a failure under load reads without a rerun.
+            seen = [f"{m['from']} {m['type']} {m['body']!r:.80}" for m in skipped]
+            raise TimeoutError(
+                f"{self.client.boundjid}: nothing matched in {within:g} s; received meanwhile: "
+                f"{seen}"
+            ) from None
         finally:
             for m in skipped:
                 self.inbox.put_nowait(m)
