@@ -92,7 +92,7 @@ def group_members(pgid: int) -> list[int]:
     return found
 
 
-async def assert_group_gone(call: dict[str, Any], within: float = 3.0) -> None:
+async def assert_group_gone(call: dict[str, Any], within: float = 10.0) -> None:
     """No process of the logged run survives: not the CLI, not its helper, nothing in its group.
 
     Waits (bounded) for the processes to die: an exit is an event, not a delay.

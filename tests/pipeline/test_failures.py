@@ -600,7 +600,7 @@ async def test_cancel_kills_a_hanging_builder_and_resumes_the_card(
 
     call = only_call(h, "COMMIT-MESSAGE")
     assert call["pid"] == pid and call["child_pid"]
-    await assert_group_gone(call, within=1.0)
+    await assert_group_gone(call, within=5.0)  # a bound: the worker has ended already
     card = await h.board.card("greeting")
     assert card.phase is Phase.PLANNED  # the stable phase before /start
     assert card.failure_stage is None
