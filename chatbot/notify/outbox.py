@@ -32,6 +32,7 @@ from chatbot.transports.base import (
     Identity,
     NotConnected,
     Original,
+    Outgoing,
     Room,
     Target,
     TargetUnavailable,
@@ -140,7 +141,9 @@ class OutboxSender:
             else Room(post.transport, post.target)
         )
         try:
-            await transport.send(target, post.text, reply_to=post.reply_to, html=post.html)
+            await transport.send(
+                Outgoing(target, post.text, reply_to=post.reply_to, html=post.html)
+            )
         except Exception as error:  # noqa: BLE001 - nothing to retry it from; say it once
             log.warning("could not send an answer to %s: %s", post.target, error)
             return
@@ -260,16 +263,18 @@ class OutboxSender:
             if message_id is None:
                 await chat_store.mark_send_started(self.store, row.id)
                 if row.attachment_id is not None:
-                    message_id = await self._send_file(transport, row)
+                    message_id = await self._send_with_file(transport, row)
                 else:
                     message_id = await transport.send(
-                        target_of(row),
-                        row.text,
-                        reply_to=row.reply_to,
-                        html=row.html,
-                        txn_id=row.txn_id,
-                        replaces=replaces,
-                        mentions=row.mentions,
+                        Outgoing(
+                            target_of(row),
+                            row.text,
+                            reply_to=row.reply_to,
+                            html=row.html,
+                            txn_id=row.txn_id,
+                            replaces=replaces,
+                            mentions=tuple(row.mentions),
+                        )
                     )
                 self._tell_handed(row.transport, row.reply_to)
         except StoreError:
@@ -293,25 +298,29 @@ class OutboxSender:
         self.sent += 1
         return True
 
-    async def _send_file(self, transport: Transport, row: OutboxRow) -> str:
+    async def _send_with_file(self, transport: Transport, row: OutboxRow) -> str:
         """A row with a file: the file with the text as its caption. A file that cannot go
         (no upload service, the quota dropped it) becomes the text and why, not a loss."""
         file = await self._file_of(row)
         if isinstance(file, OutgoingFile):
             try:
-                return await transport.send_file(
-                    target_of(row), file, caption=row.text, reply_to=row.reply_to, txn_id=row.txn_id
+                return await transport.send(
+                    Outgoing(
+                        target_of(row),
+                        row.text,
+                        reply_to=row.reply_to,
+                        txn_id=row.txn_id,
+                        file=file,
+                    )
                 )
             except FilesNotSupported as error:
                 why = str(error)
         else:
             why = file
         log.warning("outbox row %s goes without its file: %s", row.id, why)
+        text = f"{row.text}\n(The file could not be sent: {why}.)"
         return await transport.send(
-            target_of(row),
-            f"{row.text}\n(The file could not be sent: {why}.)",
-            reply_to=row.reply_to,
-            txn_id=row.txn_id,
+            Outgoing(target_of(row), text, reply_to=row.reply_to, txn_id=row.txn_id)
         )
 
     async def _file_of(self, row: OutboxRow) -> OutgoingFile | str:

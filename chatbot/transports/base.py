@@ -14,7 +14,7 @@ import logging
 import random
 from abc import ABC, abstractmethod
 from collections import OrderedDict
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field, fields
 from typing import ClassVar, Protocol, runtime_checkable
 
@@ -104,6 +104,34 @@ class Original:
 
     message_id: str
     txn_id: str
+
+
+@dataclass(frozen=True, slots=True)
+class Outgoing:
+    """One thing the bot sends: text, or a file with the text as its caption.
+
+    reply_to: the server's id of the message this answers.
+    html: the text formatted, where the network shows it (Matrix).
+    txn_id: a stable id for this logical message; sending again with the same txn_id
+    after a crash must not post twice where the network allows it (Matrix
+    transaction ids, XMPP origin ids).
+    replaces: send this as the new text of an earlier message of ours (XMPP message
+    correction, Matrix m.replace); clients without edits show it as a new message.
+    mentions: identities on this transport (a bare JID, a Matrix user id) whose phones
+    should ring: each transport writes a mention its own way (the room nick, a user
+    pill with m.mentions). Nothing else mentions anyone.
+    file: sent instead of plain text (XMPP: the server's upload service and an Out of
+    Band Data link; Matrix: the media repository, encrypted where the room is).
+    """
+
+    target: Target
+    text: str
+    reply_to: str | None = None
+    html: str | None = None
+    txn_id: str | None = None
+    replaces: Original | None = None
+    mentions: tuple[str, ...] = ()
+    file: OutgoingFile | None = None
 
 
 class NotConnected(TransportError):
@@ -245,46 +273,23 @@ class Transport(ABC):
     async def stop(self) -> None:
         """Disconnect and stop all background tasks."""
 
+    async def send(self, message: Outgoing) -> str:
+        """Send it and return the id the server knows the message by."""
+        if message.file is None:
+            return await self._send_text(message)
+        if not self.sends_files:
+            raise FilesNotSupported(f"{self.name} cannot send files")
+        return await self._send_file(message, message.file)
+
     @abstractmethod
-    async def send(
-        self,
-        target: Target,
-        text: str,
-        *,
-        reply_to: str | None = None,
-        html: str | None = None,
-        txn_id: str | None = None,
-        replaces: Original | None = None,
-        mentions: Sequence[str] = (),
-    ) -> str:
-        """Send text and return the id the server knows the message by.
+    async def _send_text(self, message: Outgoing) -> str:
+        """The network's way to post text (or a correction of an earlier message)."""
 
-        txn_id: a stable id for this logical message; sending again with the
-        same txn_id after a crash must not post twice where the network allows
-        it (Matrix transaction ids).
-        replaces: send this as the new text of an earlier message of ours (XMPP
-        message correction, Matrix m.replace); clients without edits show it as
-        a new message.
-        mentions: identities on this transport (a bare JID, a Matrix user id)
-        whose phones should ring: each transport writes a mention its own way
-        (the room nick, a user pill with m.mentions). Nothing else mentions anyone.
-        """
-
-    #: Whether `send_file` can work at all on this network (the console writes a file).
+    #: Whether a message with a file can go at all on this network (the console writes one).
     sends_files: ClassVar[bool] = False
 
-    async def send_file(
-        self,
-        target: Target,
-        file: OutgoingFile,
-        *,
-        caption: str = "",
-        reply_to: str | None = None,
-        txn_id: str | None = None,
-    ) -> str:
-        """Send a file (with an optional caption) and return the id the server knows the
-        message by. XMPP: the server's upload service and an Out of Band Data link;
-        Matrix: the media repository, encrypted where the room is."""
+    async def _send_file(self, message: Outgoing, file: OutgoingFile) -> str:
+        """The network's way to post a file with the message's text as its caption."""
         raise FilesNotSupported(f"{self.name} cannot send files")
 
     @abstractmethod

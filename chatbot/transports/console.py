@@ -27,7 +27,7 @@ import re
 import sys
 import threading
 import uuid
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import ClassVar, TextIO
@@ -39,7 +39,7 @@ from .base import (
     IncomingEvent,
     IncomingMessage,
     IncomingReaction,
-    Original,
+    Outgoing,
     Target,
     Transport,
 )
@@ -281,26 +281,17 @@ class ConsoleTransport(Transport):
         """The next thing the bot said (waits up to `within` seconds)."""
         return await asyncio.wait_for(self._said.get(), within)
 
-    async def send(
-        self,
-        target: Target,
-        text: str,
-        *,
-        reply_to: str | None = None,
-        html: str | None = None,
-        txn_id: str | None = None,
-        replaces: Original | None = None,
-        mentions: Sequence[str] = (),
-    ) -> str:
+    async def _send_text(self, message: Outgoing) -> str:
         # `mentions` go unwritten: the terminal is the one person's own screen.
         number = self._next_number()
-        if replaces is not None:
+        text, html = message.text, message.html
+        if message.replaces is not None:
             # A terminal cannot change a printed line: it prints the new text, saying which.
-            edited = self._number(replaces.message_id)
+            edited = self._number(message.replaces.message_id)
             self._write(f"[#{number}] (edit of #{edited}) {self.settings.bot_name}: {text}")
             self._said.put_nowait(Said(number, text, html=html, replaces=edited))
             return self.message_id(number)
-        shown = self._number(reply_to) if reply_to else None
+        shown = self._number(message.reply_to) if message.reply_to else None
         arrow = f" (re #{shown})" if shown else ""
         self._write(f"[#{number}]{arrow} {self.settings.bot_name}: {text}")
         self._said.put_nowait(Said(number, text, reply_to=shown, html=html))
@@ -308,15 +299,7 @@ class ConsoleTransport(Transport):
 
     sends_files: ClassVar[bool] = True
 
-    async def send_file(
-        self,
-        target: Target,
-        file: OutgoingFile,
-        *,
-        caption: str = "",
-        reply_to: str | None = None,
-        txn_id: str | None = None,
-    ) -> str:
+    async def _send_file(self, message: Outgoing, file: OutgoingFile) -> str:
         """A terminal shows no file: it is written to `files_dir` and its path printed."""
         number = self._next_number()
         where = ""
@@ -328,6 +311,7 @@ class ConsoleTransport(Transport):
             path.write_bytes(file.data)
             path.chmod(0o600)
             where = f" -> {path}"
+        caption, reply_to = message.text, message.reply_to
         shown = self._number(reply_to) if reply_to else None
         arrow = f" (re #{shown})" if shown else ""
         head = f"{caption} " if caption else ""

@@ -9,7 +9,7 @@ limit while the bytes arrive, so an oversized file stops at the limit, not after
 
 Out, a transport sends an `OutgoingFile` through the network's own way (XMPP: its
 server's upload service; Matrix: the media repository, encrypted in an encrypted
-room) with `Transport.send_file`.
+room) as the file of an `Outgoing` message (`Transport.send`).
 """
 
 from __future__ import annotations

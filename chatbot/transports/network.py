@@ -90,7 +90,7 @@ class Network:
     #: The key of its configuration section.
     section: str
     rendering: Rendering = Rendering.PLAIN
-    #: The bot can send files there (`Transport.send_file`): a /diff's .patch, a log.
+    #: The bot can send files there (an `Outgoing` with a file): a /diff's .patch, a log.
     sends_files: bool = False
     #: People can send the bot files there (the console cannot).
     takes_files: bool = False

@@ -224,7 +224,7 @@ async def test_the_outbox_sends_a_rows_file_with_its_text_as_caption(env: Env, t
 async def test_a_file_a_network_cannot_take_goes_as_its_text_and_why(env: Env) -> None:
 
     class NoUploads(ConsoleTransport):
-        async def send_file(self, target, file, **kw):  # type: ignore[no-untyped-def, override]
+        async def _send_file(self, message, file):  # type: ignore[no-untyped-def, override]
             raise FilesNotSupported("the XMPP server offers no file upload service (XEP-0363)")
 
     console = NoUploads(ConsoleSettings(owner="alice"), output=io.StringIO())

@@ -18,6 +18,7 @@ from typing import Any
 
 import pytest
 
+from chatbot.transports.base import Outgoing
 from tests.pipeline.harness import builder_answer, direct, operator_answer, review_answer
 
 from .bot_process import ROOT, BotProcess, bot_config, prepare, write_scenario
@@ -397,8 +398,8 @@ async def test_encrypted_resend_after_a_crash_posts_once_and_reactions_are_encry
     transport, _ = await matrix_bot(rooms=(room,), crypto_store=str(tmp_path / "crypto"))
     await owner.until(lambda: bot in owner.client.rooms[room].users, within=WITHIN)
     target = Room("matrix", room)
-    first = await transport.send(target, "exactly once", txn_id="outbox-row-7")
-    again = await transport.send(target, "exactly once", txn_id="outbox-row-7")
+    first = await transport.send(Outgoing(target, "exactly once", txn_id="outbox-row-7"))
+    again = await transport.send(Outgoing(target, "exactly once", txn_id="outbox-row-7"))
     assert again == first
     posted = await bot_says(owner, room, bot, r"exactly once")
     assert posted["_decrypted"] and posted["event_id"] == first
@@ -409,7 +410,7 @@ async def test_encrypted_resend_after_a_crash_posts_once_and_reactions_are_encry
     )
     assert reaction["_decrypted"]
     assert reaction["content"]["m.relates_to"]["event_id"] == first
-    await transport.send(target, "the next one")
+    await transport.send(Outgoing(target, "the next one"))
     await bot_says(owner, room, bot, r"the next one")
     _, twice = await _told(owner, room, bot, "exactly once")
     assert twice is None, "the re-sent message was posted twice"

@@ -10,6 +10,7 @@ from chatbot.transports.base import (
     IncomingEdit,
     IncomingMessage,
     IncomingReaction,
+    Outgoing,
     Room,
 )
 from chatbot.transports.matrix.probe import probe_matrix
@@ -40,7 +41,9 @@ async def test_room_message_round_trip_with_html_notice(
 
     answer = unique("answer")
     answer_id = await bot.send(
-        ev.chat, answer, html=f"<b>{answer}</b>", reply_to=ev.message_id, txn_id=unique("txn")
+        Outgoing(
+            ev.chat, answer, html=f"<b>{answer}</b>", reply_to=ev.message_id, txn_id=unique("txn")
+        )
     )
     seen = await owner.expect_body(answer)
     assert seen["event_id"] == answer_id
@@ -55,7 +58,7 @@ async def test_reactions_replies_and_edits(matrix_bot, matrix_peer, matrix_info)
     owner = await matrix_peer("owner")
     await owner.join(room_id)
     question = unique("question")
-    q_id = await bot.send(Room("matrix", room_id), question)
+    q_id = await bot.send(Outgoing(Room("matrix", room_id), question))
 
     reaction_id = await owner.react(room_id, q_id, "👍")
     added = await inbox.get(lambda e: isinstance(e, IncomingReaction))
@@ -80,7 +83,7 @@ async def test_reactions_replies_and_edits(matrix_bot, matrix_peer, matrix_info)
         "key": "✅",
     }
     done = unique("done")
-    await bot.send(reply.chat, done, reply_to=reply_id)
+    await bot.send(Outgoing(reply.chat, done, reply_to=reply_id))
     seen = await owner.expect_body(done)
     assert content(seen)["m.relates_to"]["m.in_reply_to"]["event_id"] == reply_id
 
@@ -104,10 +107,10 @@ async def test_a_configured_alias_works_as_a_send_target(
     owner = await matrix_peer("owner")
     await owner.join(room_id)
     text = unique("to-alias")
-    await bot.send(Room("matrix", alias), text)
+    await bot.send(Outgoing(Room("matrix", alias), text))
     await owner.expect_body(text)
     bot.room_ids.clear()  # an alias that was not configured is looked up
-    await bot.send(Room("matrix", alias), text + "-2")
+    await bot.send(Outgoing(Room("matrix", alias), text + "-2"))
     await owner.expect_body(text + "-2")
 
 
@@ -115,8 +118,8 @@ async def test_same_txn_id_posts_once(matrix_bot, matrix_info) -> None:
     room = Room("matrix", matrix_info["rooms"]["public"]["room_id"])
     bot, _ = await matrix_bot()
     txn = unique("outbox-item")
-    first = await bot.send(room, "only once", txn_id=txn)
-    again = await bot.send(room, "only once", txn_id=txn)
+    first = await bot.send(Outgoing(room, "only once", txn_id=txn))
+    again = await bot.send(Outgoing(room, "only once", txn_id=txn))
     assert first == again
 
 
@@ -163,7 +166,7 @@ async def test_joins_only_on_an_owners_invite(matrix_bot, matrix_peer) -> None:
     assert ev.is_direct and ev.sender == OWNER and ev.chat == Room("matrix", owners_dm)
     # Sending to the owner as a person uses that direct chat.
     answer = unique("dm-answer")
-    await bot.send(OWNER, answer)
+    await bot.send(Outgoing(OWNER, answer))
     assert (await owner.expect_body(answer))["sender"] == "@bot:localhost"
 
 
@@ -171,14 +174,14 @@ async def test_sending_to_a_person_opens_a_direct_chat(matrix_bot, matrix_peer) 
     bot, _ = await matrix_bot()
     stranger = await matrix_peer("stranger")
     text = unique("hello-person")
-    await bot.send(Identity("matrix", "@stranger:localhost"), text)
+    await bot.send(Outgoing(Identity("matrix", "@stranger:localhost"), text))
     room_id = await asyncio.wait_for(stranger.invites.get(), WITHIN)
     await stranger.join(room_id)
     seen = await stranger.expect_body(text)
     assert seen["sender"] == "@bot:localhost"
     # The second message goes to the same room, no new invite.
     again = unique("again")
-    await bot.send(Identity("matrix", "@stranger:localhost"), again)
+    await bot.send(Outgoing(Identity("matrix", "@stranger:localhost"), again))
     await stranger.expect_body(again)
     assert stranger.invites.empty()
 

@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from chatbot.transports.base import IncomingMessage, Room
+from chatbot.transports.base import IncomingMessage, Outgoing, Room
 from chatbot.transports.files import FileFetchError, FileTooLarge, OutgoingFile
 from chatbot.transports.matrix.transport import MatrixTransport
 
@@ -96,7 +96,7 @@ def from_bot(room: str, event_id: str):
 async def test_an_encrypted_png_in_reply_reaches_the_bot_and_decrypts_exactly(
     encrypted: EncryptedRoom,
 ) -> None:
-    question = await encrypted.bot.send(encrypted.target, "Which page breaks?")
+    question = await encrypted.bot.send(Outgoing(encrypted.target, "Which page breaks?"))
     image = png()
     sent = await encrypted.owner.send_file(
         encrypted.room,
@@ -161,12 +161,14 @@ async def test_the_bots_patch_is_an_encrypted_file_the_owner_decrypts_exactly(
     encrypted: EncryptedRoom,
 ) -> None:
     asked = await encrypted.owner.say(encrypted.room, "/diff report")
-    posted = await encrypted.bot.send_file(
-        encrypted.target,
-        OutgoingFile("report.patch", "text/x-diff", PATCH),
-        caption="the change of report",
-        reply_to=asked,
-        txn_id=unique("file"),
+    posted = await encrypted.bot.send(
+        Outgoing(
+            encrypted.target,
+            "the change of report",
+            reply_to=asked,
+            txn_id=unique("file"),
+            file=OutgoingFile("report.patch", "text/x-diff", PATCH),
+        )
     )
     _, event = await encrypted.owner.expect(from_bot(encrypted.room, posted), within=WITHIN)
     assert event["_decrypted"], "the file's event went out in clear"
@@ -200,9 +202,8 @@ async def test_in_a_clear_room_files_go_both_ways_in_clear(
     assert not file.encrypted and file.name == "tiny.png"
     assert await file.fetch(LIMIT) == image
 
-    posted = await bot.send_file(
-        Room("matrix", room), OutgoingFile("fix.patch", "text/x-diff", PATCH), reply_to=sent
-    )
+    patch = OutgoingFile("fix.patch", "text/x-diff", PATCH)
+    posted = await bot.send(Outgoing(Room("matrix", room), "", reply_to=sent, file=patch))
     _, event = await owner.expect(lambda r, ev: ev.get("event_id") == posted, within=WITHIN)
     content = event["content"]
     assert content["msgtype"] == "m.file" and content["url"].startswith("mxc://localhost/")

@@ -9,7 +9,7 @@ import pytest
 
 from chatbot.store import Store
 from chatbot.store.kv import TransportState
-from chatbot.transports.base import IncomingMessage
+from chatbot.transports.base import IncomingMessage, Outgoing
 
 from .conftest import WITHIN, unique
 
@@ -87,5 +87,5 @@ async def test_bot_comes_back_after_a_homeserver_restart(
     await owner.say(room_id, text)
     ev = await inbox.text(text)
     answer = unique("answer")
-    await bot.send(ev.chat, answer)
+    await bot.send(Outgoing(ev.chat, answer))
     await owner.expect_body(answer)

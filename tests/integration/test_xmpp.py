@@ -9,6 +9,7 @@ from chatbot.transports.base import (
     IncomingEdit,
     IncomingMessage,
     IncomingReaction,
+    Outgoing,
     Room,
 )
 from chatbot.transports.xmpp.probe import probe_xmpp
@@ -42,7 +43,7 @@ async def test_direct_message_round_trip(xmpp_bot, xmpp_peer, xmpp_info) -> None
     assert ev.message_id == sent_id
 
     answer = unique("answer")
-    answer_id = await bot.send(ev.chat, answer, reply_to=ev.message_id)
+    answer_id = await bot.send(Outgoing(ev.chat, answer, reply_to=ev.message_id))
     got = await owner.expect_body(answer)
     assert got["id"] == answer_id
     assert reply_target(got) == sent_id
@@ -70,7 +71,7 @@ async def test_room_message_reply_and_reactions_both_ways(xmpp_bot, xmpp_peer, x
 
     # The bot's answer: its id is the stanza-id the room gave it.
     question = unique("question")
-    q_sid = await bot.send(ev.chat, question, reply_to=ev.message_id)
+    q_sid = await bot.send(Outgoing(ev.chat, question, reply_to=ev.message_id))
     seen = await owner.expect_body(question)
     assert trusted_stanza_id(seen, room) == q_sid
     assert reply_target(seen) == owner_sid

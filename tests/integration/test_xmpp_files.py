@@ -13,7 +13,7 @@ from typing import Any
 import aiohttp
 import pytest
 
-from chatbot.transports.base import Identity, IncomingMessage, Room
+from chatbot.transports.base import Identity, IncomingMessage, Outgoing, Room
 from chatbot.transports.files import FileRefusedSource, FileTooLarge, OutgoingFile
 from chatbot.transports.xmpp import oob
 from chatbot.transports.xmpp.stanzas import NS_REPLY, trusted_stanza_id
@@ -63,7 +63,7 @@ async def test_a_picture_sent_as_a_reply_in_the_room_is_a_file_the_bot_fetches(
     owner = await xmpp_peer("owner")
     await owner.join(room, "owner")
     question = unique("which-page")
-    asked = await bot.send(Room("xmpp", room), question)
+    asked = await bot.send(Outgoing(Room("xmpp", room), question))
     await owner.expect_body(question)
 
     picture = png()
@@ -123,11 +123,13 @@ async def test_send_file_to_a_person_arrives_as_an_inline_link_after_its_caption
 
     patch = b"--- a/x\n+++ b/x\n@@ -1 +1 @@\n-old\n+new\n" * 50
     caption = unique("the change")
-    file_id = await bot.send_file(
-        Identity("xmpp", "owner@localhost"),
-        OutgoingFile("change.patch", "text/x-diff", patch),
-        caption=caption,
-        reply_to=question_id,
+    file_id = await bot.send(
+        Outgoing(
+            Identity("xmpp", "owner@localhost"),
+            caption,
+            reply_to=question_id,
+            file=OutgoingFile("change.patch", "text/x-diff", patch),
+        )
     )
     # The caption first, then the file.
     said = await owner.expect(lambda m: m["body"].endswith(caption) or bool(oob.links(m)))
@@ -146,8 +148,8 @@ async def test_send_file_to_the_room_returns_the_rooms_id(xmpp_bot, xmpp_peer, x
     owner = await xmpp_peer("owner")
     await owner.join(room, "owner")
     picture = png(8, 8)
-    file_id = await bot.send_file(
-        Room("xmpp", room), OutgoingFile("plot.png", "image/png", picture)
+    file_id = await bot.send(
+        Outgoing(Room("xmpp", room), "", file=OutgoingFile("plot.png", "image/png", picture))
     )
     got = await owner.expect(lambda m: bool(oob.links(m)))
     assert got["type"] == "groupchat" and trusted_stanza_id(got, room) == file_id

@@ -7,7 +7,7 @@ import time
 
 from chatbot.store import Store
 from chatbot.store.kv import TransportState
-from chatbot.transports.base import Identity, IncomingMessage, IncomingReaction, Room
+from chatbot.transports.base import Identity, IncomingMessage, IncomingReaction, Outgoing, Room
 
 from .conftest import WITHIN, unique
 
@@ -36,13 +36,13 @@ async def test_bot_reconnects_and_rejoins_after_a_server_restart(
     ev = await inbox.text(text)
     assert isinstance(ev, IncomingMessage) and ev.sender == Identity("xmpp", "owner@localhost")
     answer = unique("answer")
-    await bot.send(ev.chat, answer)
+    await bot.send(Outgoing(ev.chat, answer))
     await owner.expect_body(answer)
 
     direct = unique("direct-after-restart")
     await owner.say("bot@localhost", direct)
     ev = await inbox.text(direct)
-    await bot.send(ev.chat, answer + "-direct")
+    await bot.send(Outgoing(ev.chat, answer + "-direct"))
     await owner.expect_body(answer + "-direct")
 
 
@@ -70,7 +70,7 @@ async def test_bot_restart_keeps_reaction_state(xmpp_bot, xmpp_peer, xmpp_info, 
         bot, inbox = await xmpp_bot(store)
         owner = await xmpp_peer("owner")
         await owner.join(room, "owner")
-        target = await bot.send(Room("xmpp", room), unique("question"))
+        target = await bot.send(Outgoing(Room("xmpp", room), unique("question")))
         await owner.react(room, target, {"👍"}, room=True)
         first = await inbox.get(lambda e: isinstance(e, IncomingReaction))
         assert first.added == {"👍"}

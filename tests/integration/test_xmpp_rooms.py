@@ -6,7 +6,7 @@ import asyncio
 import logging
 
 from chatbot.app.check import describe
-from chatbot.transports.base import Room
+from chatbot.transports.base import Outgoing, Room
 from chatbot.transports.xmpp.probe import probe_xmpp
 
 from .bot_process import wait_for_occupant
@@ -31,7 +31,7 @@ async def test_a_squatted_nick_recovers(xmpp_bot, xmpp_peer, xmpp_info, caplog) 
     assert state.joined and state.nick == "bot-2"
     assert "taken by another occupant" in caplog.text
     text = unique("posted-as-bot-2")
-    await bot.send(Room("xmpp", room), text)
+    await bot.send(Outgoing(Room("xmpp", room), text))
     got = await owner.expect_body(text)
     assert got["from"].resource == "bot-2"
 
@@ -39,7 +39,7 @@ async def test_a_squatted_nick_recovers(xmpp_bot, xmpp_peer, xmpp_info, caplog) 
     await squatter.leave(room)
     await wait_for_occupant(owner, room, "bot", within=WITHIN)
     text = unique("posted-as-bot")
-    await bot.send(Room("xmpp", room), text)
+    await bot.send(Outgoing(Room("xmpp", room), text))
     got = await owner.expect_body(text)
     assert got["from"].resource == "bot" and bot.rooms[room].nick == "bot"
 
@@ -66,5 +66,5 @@ async def test_a_room_that_cannot_be_joined_is_tried_again(
     owner = await xmpp_peer("owner")
     await owner.join(room, "owner")
     text = unique("late-join")
-    await bot.send(Room("xmpp", room), text)
+    await bot.send(Outgoing(Room("xmpp", room), text))
     await owner.expect_body(text)

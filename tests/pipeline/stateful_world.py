@@ -16,7 +16,6 @@ import contextlib
 import json
 import os
 import uuid
-from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -33,7 +32,7 @@ from chatbot.store import Store
 from chatbot.store import chat as chat_store
 from chatbot.store import jobs as job_store
 from chatbot.store.jobs import Job
-from chatbot.transports.base import Original, Target
+from chatbot.transports.base import Outgoing
 from chatbot.transports.console import TRANSPORT, ConsoleSettings, ConsoleTransport
 from tests.pipeline import harness
 from tests.pipeline.stateful_answers import Answers
@@ -79,23 +78,11 @@ class RecordingConsole(ConsoleTransport):
         super().__init__(ConsoleSettings(owner=OWNER, bot_name="board"))
         self.delivered = delivered
 
-    async def send(
-        self,
-        target: Target,
-        text: str,
-        *,
-        reply_to: str | None = None,
-        html: str | None = None,
-        txn_id: str | None = None,
-        replaces: Original | None = None,
-        mentions: Sequence[str] = (),
-    ) -> str:
-        message_id = await super().send(
-            target, text, reply_to=reply_to, html=html, txn_id=txn_id, replaces=replaces
-        )
+    async def _send_text(self, message: Outgoing) -> str:
+        message_id = await super()._send_text(message)
         while not self._said.empty():  # what was said is in `delivered`; keep it small
             self._said.get_nowait()
-        self.delivered.append(Delivery(txn_id, message_id, text))
+        self.delivered.append(Delivery(message.txn_id, message_id, message.text))
         return message_id
 
 

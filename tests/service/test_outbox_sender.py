@@ -14,6 +14,7 @@ from chatbot.store import chat as chat_store
 from chatbot.transports.base import (
     NotConnected,
     Original,
+    Outgoing,
     Target,
     TargetUnavailable,
     Transport,
@@ -49,18 +50,14 @@ class ScriptedTransport(Transport):
     async def stop(self) -> None:
         await self._set_online(False)
 
-    async def send(
-        self,
-        target: Target,
-        text: str,
-        *,
-        reply_to=None,
-        html=None,
-        txn_id=None,
-        replaces=None,
-        mentions=(),
-    ) -> str:
-        self.mentions.append(tuple(mentions))
+    async def _send_text(self, message: Outgoing) -> str:
+        target, text, reply_to, txn_id = (
+            message.target,
+            message.text,
+            message.reply_to,
+            message.txn_id,
+        )
+        self.mentions.append(message.mentions)
         if self.disconnect_next:
             self.disconnect_next = False
             await self._set_online(False)
@@ -74,7 +71,7 @@ class ScriptedTransport(Transport):
             self.fail_once.discard(text)
             raise TransportError(f"no confirmation for {text!r}")
         self.sent.append((target.id, text, reply_to, txn_id))
-        self.replaced[text] = replaces
+        self.replaced[text] = message.replaces
         self.delivered.set()
         return f"id-{len(self.sent)}"
 

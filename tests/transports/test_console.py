@@ -13,6 +13,7 @@ from chatbot.transports.base import (
     IncomingEvent,
     IncomingMessage,
     IncomingReaction,
+    Outgoing,
 )
 from chatbot.transports.console import ConsoleSettings, ConsoleTransport, Malformed, parse_line
 
@@ -99,7 +100,7 @@ async def test_push_and_pop_like_a_test_bot() -> None:
         assert isinstance(ev, IncomingMessage)
         ev_ids.append(ev.message_id)
         assert ev.sender == Identity("console", "alice") and ev.is_direct
-        await console.send(ev.chat, f"you said {ev.text}", reply_to=ev.message_id)
+        await console.send(Outgoing(ev.chat, f"you said {ev.text}", reply_to=ev.message_id))
         await console.react(ev.chat, ev.message_id, "👀")
 
     console.on_event(echo)
@@ -146,7 +147,7 @@ async def test_message_ids_differ_across_restarts_though_numbers_repeat() -> Non
     ids = []
     for console in (first, second):
         console.on_event(keep)
-        ids.append(await console.send(console.owner, "a notice"))
+        ids.append(await console.send(Outgoing(console.owner, "a notice")))
         await console.push("+1 👍")
     assert ids[0] != ids[1]
     assert [e.target_id for e in got] == ids

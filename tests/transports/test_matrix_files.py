@@ -12,7 +12,13 @@ import pytest
 from aiohttp import web
 from nio.crypto.attachments import encrypt_attachment
 
-from chatbot.transports.base import IncomingMessage, MemoryStateStore, Room, TransportError
+from chatbot.transports.base import (
+    IncomingMessage,
+    MemoryStateStore,
+    Outgoing,
+    Room,
+    TransportError,
+)
 from chatbot.transports.files import FileFetchError, FileRefusedSource, FileTooLarge, OutgoingFile
 from chatbot.transports.matrix.download import download
 from chatbot.transports.matrix.media import AttachmentKeys, MediaRef
@@ -203,8 +209,10 @@ async def test_a_file_goes_out_with_its_url_name_type_and_reply(homeserver) -> N
     assert t.sends_files
     try:
         patch = OutgoingFile("fix.patch", "text/x-diff", b"--- a\n+++ b\n")
-        event_id = await t.send_file(
-            Room("matrix", "!r:localhost"), patch, reply_to="$diff", txn_id="row-1"
+        event_id = await t.send(
+            Outgoing(
+                Room("matrix", "!r:localhost"), "", reply_to="$diff", txn_id="row-1", file=patch
+            )
         )
     finally:
         await t.client.close()
@@ -226,9 +234,8 @@ async def test_an_upload_the_server_refuses_is_a_transport_error_with_its_reason
     t = transport(homeserver)
     try:
         with pytest.raises(TransportError) as error:
-            await t.send_file(
-                Room("matrix", "!r:localhost"), OutgoingFile("big.bin", "", b"x" * 100)
-            )
+            big = OutgoingFile("big.bin", "", b"x" * 100)
+            await t.send(Outgoing(Room("matrix", "!r:localhost"), "", file=big))
     finally:
         await t.client.close()
     assert "413 M_TOO_LARGE Cannot upload files larger than 1M" in str(error.value)

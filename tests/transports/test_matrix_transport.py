@@ -15,6 +15,7 @@ from chatbot.transports.base import (
     IncomingMessage,
     IncomingReaction,
     MemoryStateStore,
+    Outgoing,
     Room,
 )
 from chatbot.transports.matrix.session import Client
@@ -195,7 +196,7 @@ async def test_rate_limited_send_is_waited_out_with_the_same_txn_id() -> None:
         t = MatrixTransport(settings, MemoryStateStore())
         t.client = make_client(settings)
         t.client.restore_login(ME, "DEV", "token")
-        event_id = await t.send(Room("matrix", ROOM), "hello", txn_id="outbox-42")
+        event_id = await t.send(Outgoing(Room("matrix", ROOM), "hello", txn_id="outbox-42"))
         await t.client.close()
     finally:
         await runner.cleanup()

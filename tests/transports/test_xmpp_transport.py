@@ -14,6 +14,7 @@ from chatbot.transports.base import (
     IncomingReaction,
     MemoryStateStore,
     NotConnected,
+    Outgoing,
     Room,
     TransportError,
 )
@@ -127,7 +128,7 @@ async def test_reaction_sets_become_added_and_removed_keys() -> None:
 async def test_send_while_offline_raises_not_connected() -> None:
     t, _, _ = make()
     with pytest.raises(NotConnected):
-        await t.send(Room("xmpp", ROOM), "x")
+        await t.send(Outgoing(Room("xmpp", ROOM), "x"))
 
 
 async def test_message_text_is_cached_for_reply_fallbacks() -> None:
@@ -143,7 +144,7 @@ async def test_send_to_a_room_we_are_not_in_fails_at_once() -> None:
     await t._set_online(True)
     t._conn = type("Conn", (), {"client": object()})()
     with pytest.raises(TransportError, match="not in room"):
-        await t.send(Room("xmpp", "other@conference.localhost"), "x")
+        await t.send(Outgoing(Room("xmpp", "other@conference.localhost"), "x"))
 
 
 async def test_a_bounce_fails_the_waiting_send_without_waiting_for_the_timeout() -> None:

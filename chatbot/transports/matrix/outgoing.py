@@ -12,7 +12,6 @@ from __future__ import annotations
 import asyncio
 import logging
 import uuid
-from collections.abc import Sequence
 from typing import Any
 
 from nio import (
@@ -28,7 +27,7 @@ from nio.api import Api
 
 from ..base import (
     NotConnected,
-    Original,
+    Outgoing,
     Room,
     StateStore,
     Target,
@@ -141,28 +140,22 @@ class MatrixOutgoing:
         # nio's room_send would leave reactions in clear; its request loop (429s) we keep.
         return await self.client._send(RoomSendResponse, method, path, data, (room_id,))
 
-    async def send(
-        self,
-        target: Target,
-        text: str,
-        *,
-        reply_to: str | None = None,
-        html: str | None = None,
-        txn_id: str | None = None,
-        replaces: Original | None = None,
-        mentions: Sequence[str] = (),
-    ) -> str:
+    async def _send_text(self, message: Outgoing) -> str:
         """Post an m.notice (an m.text that rings the phones of `mentions`), or an edit
         of one; the same txn_id again (after a crash) posts it once. Encrypted rooms
         get it encrypted, edits too."""
-        room_id = await self._room_for(target)
-        if replaces is not None:
-            content = wire.edit_content(replaces.message_id, text, html)
+        room_id = await self._room_for(message.target)
+        text, html = message.text, message.html
+        if message.replaces is not None:
+            content = wire.edit_content(message.replaces.message_id, text, html)
         else:
-            content = wire.notice_content(text, html, reply_to=reply_to, mentions=mentions)
+            content = wire.notice_content(
+                text, html, reply_to=message.reply_to, mentions=message.mentions
+            )
         if wire.fit_content(content):
             log.warning("message to %s cut to %d bytes", room_id, wire.MAX_CONTENT_BYTES)
-        return await self._room_send(room_id, "m.room.message", content, txn_id or uuid.uuid4().hex)
+        txn_id = message.txn_id or uuid.uuid4().hex
+        return await self._room_send(room_id, "m.room.message", content, txn_id)
 
     async def react(self, target: Target, message_id: str, key: str) -> str | None:
         room_id = await self._room_for(target)

@@ -19,7 +19,7 @@ from typing import Any
 
 from nio import UploadResponse
 
-from ..base import NotConnected, Target, TargetUnavailable, TransportError
+from ..base import NotConnected, Outgoing, TargetUnavailable, TransportError
 from ..files import Fetch, FileFetchError, OutgoingFile
 from . import events as wire
 from . import media
@@ -85,18 +85,10 @@ class MatrixFiles(MatrixOutgoing):
             raise TransportError(f"the homeserver gave a malformed address: {resp.content_uri!r}")
         return resp.content_uri, keys
 
-    async def send_file(
-        self,
-        target: Target,
-        file: OutgoingFile,
-        *,
-        caption: str = "",
-        reply_to: str | None = None,
-        txn_id: str | None = None,
-    ) -> str:
+    async def _send_file(self, message: Outgoing, file: OutgoingFile) -> str:
         """Upload `file` (encrypted in an encrypted room) and post it as an m.image,
         m.audio, m.video or m.file; the same txn_id again posts it once."""
-        room_id = await self._room_for(target)
+        room_id = await self._room_for(message.target)
         encrypt = await self._encrypts(room_id)
         url, keys = await self._upload(file, encrypt)
         content = media.file_content(
@@ -105,12 +97,13 @@ class MatrixFiles(MatrixOutgoing):
             size=len(file.data),
             url=url,
             keys=keys,
-            caption=caption,
-            reply_to=reply_to,
+            caption=message.text,
+            reply_to=message.reply_to,
         )
         if wire.fit_content(content):
             log.warning("the caption of %s to %s was cut", file.name, room_id)
-        return await self._room_send(room_id, "m.room.message", content, txn_id or uuid.uuid4().hex)
+        txn_id = message.txn_id or uuid.uuid4().hex
+        return await self._room_send(room_id, "m.room.message", content, txn_id)
 
 
 def _why(resp: Any) -> str:

@@ -22,7 +22,6 @@ import json
 import logging
 import uuid
 from collections import Counter, OrderedDict
-from collections.abc import Sequence
 from dataclasses import replace
 
 import slixmpp
@@ -38,7 +37,7 @@ from ..base import (
     IncomingMessage,
     IncomingReaction,
     NotConnected,
-    Original,
+    Outgoing,
     OutgoingFile,
     Room,
     StateStore,
@@ -289,17 +288,7 @@ class XmppTransport(Transport):
         out.set_ids(msg, message_id)
         return msg, in_room
 
-    async def send(
-        self,
-        target: Target,
-        text: str,
-        *,
-        reply_to: str | None = None,
-        html: str | None = None,
-        txn_id: str | None = None,
-        replaces: Original | None = None,
-        mentions: Sequence[str] = (),
-    ) -> str:
+    async def _send_text(self, message: Outgoing) -> str:
         """Send text (or a correction of an earlier message of ours); in a room, return
         the stanza-id the room gave it. `mentions` (bare JIDs) are written as their
         nicks in the room; a direct chat notifies without one.
@@ -308,7 +297,14 @@ class XmppTransport(Transport):
         Text is cut to the stanza limit: a stanza over the server's limit makes
         it close the stream, which would take every other message down too.
         """
-        message_id = txn_id or uuid.uuid4().hex
+        target, text, reply_to, replaces, mentions = (
+            message.target,
+            message.text,
+            message.reply_to,
+            message.replaces,
+            message.mentions,
+        )
+        message_id = message.txn_id or uuid.uuid4().hex
         msg, in_room = self._new_message(target, message_id)
         msg["body"] = out.xml_safe(text)
         if replaces is not None:
@@ -335,24 +331,19 @@ class XmppTransport(Transport):
         author = f"{target.id}/{state.nick}" if state else self._own_jid.bare
         self._remember(server_id, author, state.nick if state else self.settings.nick, text)
 
-    async def send_file(
-        self,
-        target: Target,
-        file: OutgoingFile,
-        *,
-        caption: str = "",
-        reply_to: str | None = None,
-        txn_id: str | None = None,
-    ) -> str:
+    async def _send_file(self, message: Outgoing, file: OutgoingFile) -> str:
         """Upload to the server's service (XEP-0363) and send the link as the body with
         Out of Band Data, so clients show the file inline; a caption goes just before,
         as text. Returns the file message's id, as `send` does."""
+        target, reply_to, txn_id = message.target, message.reply_to, message.txn_id
         message_id = txn_id or uuid.uuid4().hex
         msg, in_room = self._new_message(target, message_id)  # not connected: no upload
         url = out.xml_safe(await self.uploads.put(file))
-        if caption:
+        if message.text:
             caption_id = f"{txn_id}-caption" if txn_id else None
-            await self.send(target, caption, reply_to=reply_to, txn_id=caption_id)
+            await self._send_text(
+                Outgoing(target, message.text, reply_to=reply_to, txn_id=caption_id)
+            )
         author = self._recent.get(reply_to, (None, None, None))[0] if reply_to else None
         oob.file_message(msg, url, reply_to=reply_to, author=author)
         server_id = await self._transmit(msg, message_id, in_room)
