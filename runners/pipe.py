@@ -23,7 +23,9 @@ class Watched(Protocol):
 class Hold:
     """A run waits for people outside its conversation (an owner's answer to a question the
     agent asked through the bot's tools, `runners.tool_server`): while `waiting()` is held
-    the idle watchdog does not count, and the silence starts anew when it ends.
+    the idle watchdog does not count, and the silence starts anew when it ends. The run's
+    own time limit does not count either: the time spent waiting for an answer is added
+    to it, so an answer that comes late in a long run does not find the run killed.
 
     Made before the run starts and given to `run_process(hold=...)`, which reads it.
     """
@@ -32,15 +34,29 @@ class Hold:
         self.waits = 0
         #: When the last wait ended (the event loop's clock); None: none has.
         self.ended_at: float | None = None
+        #: Seconds some wait was held, up to the start of the current one.
+        self._held = 0.0
+        self._since: float | None = None
 
     @contextlib.contextmanager
     def waiting(self) -> Iterator[None]:
+        loop = asyncio.get_running_loop()
+        if self.waits == 0:
+            self._since = loop.time()
         self.waits += 1
         try:
             yield
         finally:
             self.waits -= 1
-            self.ended_at = asyncio.get_running_loop().time()
+            self.ended_at = loop.time()
+            if self.waits == 0 and self._since is not None:
+                self._held += self.ended_at - self._since
+                self._since = None
+
+    def held(self, now: float) -> float:
+        """Seconds the run has waited for people so far (`now`: the loop's clock)."""
+        ongoing = now - self._since if self._since is not None else 0.0
+        return self._held + ongoing
 
 
 class Pipe:

@@ -270,7 +270,8 @@ async def run_process(
     group and kill it later should this process die first (see `kill_orphan`).
     `on_output(chunk)` sees stdout as it arrives (a run's progress); what the
     result holds is the same either way. While `hold` is held (the agent waits for an
-    owner's answer through the bot's tools) the idle watchdog does not count.
+    owner's answer through the bot's tools) neither the idle watchdog nor the time limit
+    counts.
 
     Never raises for the child's behaviour (non-zero exit, hang, flood, missing
     binary): those are outcomes. Raises `NotADirectoryError` for a missing `cwd`,
@@ -349,6 +350,8 @@ async def run_process(
     try:
         while not exited.done():
             now = loop.time()
+            if hold is not None:
+                deadline = started + limits.timeout + hold.held(now)
             if now >= deadline:
                 outcome, error = Outcome.TIMEOUT, f"timed out after {limits.timeout:g}s"
                 break

@@ -203,6 +203,31 @@ async def test_the_idle_watchdog_waits_while_a_person_is_asked(tmp_path):
     assert held.outcome is Outcome.OK and held.stdout == "done\n"
 
 
+@pytest.mark.asyncio
+async def test_the_time_limit_does_not_count_while_a_person_is_asked(tmp_path):
+    limits = ProcessLimits(timeout=0.6, kill_grace=0.2)
+    slow = [sys.executable, "-c", "import time; time.sleep(1.5); print('done')"]
+    unheld = await run_process(slow, cwd=tmp_path, limits=limits)
+    assert unheld.outcome is Outcome.TIMEOUT
+
+    hold = Hold()
+    answered = asyncio.Event()
+    asked = asyncio.Event()
+
+    async def ask() -> None:
+        with hold.waiting():
+            asked.set()
+            await answered.wait()
+
+    asking = asyncio.create_task(ask())
+    await asked.wait()
+    held = await run_process(slow, cwd=tmp_path, limits=limits, hold=hold)
+    answered.set()
+    await asking
+    assert held.outcome is Outcome.OK and held.stdout == "done\n"
+    assert hold.held(asyncio.get_running_loop().time()) >= 1.5
+
+
 def test_a_long_tmpdir_does_not_make_the_socket_unbindable(tmp_path, monkeypatch):
     import tempfile
 
