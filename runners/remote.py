@@ -17,6 +17,11 @@ from runners.gitcmd import WorkspaceError
 from runners.gitcmd import resolve as _rev
 from runners.gitcmd import run_git as _git
 
+#: Imported names other modules take from here: part of this module's interface.
+__all__ = [
+    "WorkspaceError",
+]
+
 log = logging.getLogger(__name__)
 
 

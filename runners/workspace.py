@@ -38,6 +38,12 @@ from runners.gitcmd import run_git as _git
 from runners.runtimes.base import clean_detail
 from runners.sandbox import Sandbox
 
+#: Imported names other modules take from here: part of this module's interface.
+__all__ = [
+    "WorkspaceError",
+    "Worktree",
+]
+
 log = logging.getLogger(__name__)
 
 COMMIT_RE = re.compile(r"^[0-9a-f]{7,40}$")

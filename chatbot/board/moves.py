@@ -47,6 +47,12 @@ from chatbot.store.chat import Post
 from chatbot.store.jobs import ActiveJobExists, Job, JobState
 from chatbot.store.questions import QuestionRow
 
+#: Imported names other modules take from here: part of this module's interface.
+__all__ = [
+    "BoardError",
+    "NewChild",
+]
+
 log = logging.getLogger(__name__)
 # The last draft number given (moves.draft): never given again.
 DRAFT_NUMBER_KEY = "board:last_draft_number"

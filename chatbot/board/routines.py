@@ -43,6 +43,24 @@ from chatbot.store.routines import (  # noqa: F401 - the records and words chat 
     RunRow,
 )
 
+#: Imported names other modules take from here: part of this module's interface.
+__all__ = [
+    "ACTIVE",
+    "BY_BUDGET",
+    "BY_OWNER",
+    "DONE",
+    "FAILED",
+    "HELD",
+    "OUTCOMES",
+    "OWNER_GONE",
+    "PAUSED",
+    "RAN",
+    "REFUSED",
+    "RoutineRow",
+    "SKIPPED",
+    "STOPPED",
+]
+
 #: Found this long after its time, an occurrence was missed (the loop wakes on time).
 LATE_S = 120.0
 #: This many failed runs in a row pause a routine and put it in the inbox.

@@ -34,6 +34,17 @@ from chatbot.store.talk import (  # noqa: F401 - the states, for the worker's si
     TalkRow,
 )
 
+#: Imported names other modules take from here: part of this module's interface.
+__all__ = [
+    "ALLOWED",
+    "DENIED",
+    "OPEN",
+    "REFUSED",
+    "SENT",
+    "TAKEN",
+    "TIMED_OUT",
+]
+
 #: The answer written in the same transaction (chat's reply).
 Along = Callable[[BoardTx], Awaitable[None]]
 

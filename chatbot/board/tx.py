@@ -20,6 +20,11 @@ from chatbot.store import jobs as job_store
 from chatbot.store.chat import Post, Request, RequestMessage
 from chatbot.store.jobs import Job
 
+#: Imported names other modules take from here: part of this module's interface.
+__all__ = [
+    "BoardError",
+]
+
 # The transport of an answer to an action taken on the web board's page: the page
 # shows it (chat/web_acts.py), no chat is sent it as a reply, so it is never queued.
 ON_PAGE = "web-page"

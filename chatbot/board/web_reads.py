@@ -24,6 +24,11 @@ from chatbot.store.talk import TalkRow
 from chatbot.store.telemetry import RunRecord
 from chatbot.store.workers import WorkerRow
 
+#: Imported names other modules take from here: part of this module's interface.
+__all__ = [
+    "BoardCard",
+]
+
 # A worker process as the runs page lists it: host, lanes, heartbeat, alive or gone.
 WorkerLine = WorkerRow
 

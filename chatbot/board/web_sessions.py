@@ -21,6 +21,12 @@ from chatbot.store import web_sessions as rows
 from chatbot.store.chat import CREDENTIAL_PURPOSE  # noqa: F401 - the chat side posts with it
 from chatbot.store.web_sessions import WebSession
 
+#: Imported names other modules take from here: part of this module's interface.
+__all__ = [
+    "CREDENTIAL_PURPOSE",
+    "WebSession",
+]
+
 LINK_VALID_S = 600.0
 SESSION_VALID_S = 30 * 86400.0
 # Last use is written at most this often per session: a page load is not a write.

@@ -24,6 +24,12 @@ from chatbot.transports.base import Identity, IncomingEvent, SenderDevice
 from chatbot.transports.console import TRANSPORT as CONSOLE
 from chatbot.transports.networks import claiming, normal
 
+#: Imported names other modules take from here: part of this module's interface.
+__all__ = [
+    "CONSOLE",
+    "normal",
+]
+
 Clock = Callable[[], float]
 
 

@@ -10,6 +10,11 @@ from __future__ import annotations
 from chatbot.domain.phases import Phase
 from chatbot.domain.transitions import Action, Stage
 
+#: Imported names other modules take from here: part of this module's interface.
+__all__ = [
+    "Action",
+]
+
 A = Action
 
 # In the order the chat names them: the likeliest way first.

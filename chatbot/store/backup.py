@@ -31,6 +31,11 @@ from chatbot.store.db import InstanceLock, StoreError
 from chatbot.store.postgres import INSTANCE_LOCK, redacted
 from chatbot.store.sqlite import create_private
 
+#: Imported names other modules take from here: part of this module's interface.
+__all__ = [
+    "redacted",
+]
+
 BUSY_TIMEOUT_MS = 10_000
 # Rows every new database has: not what "holds data" means.
 _SEEDED = {"digests", "chatbot_schema"}

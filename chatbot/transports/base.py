@@ -34,6 +34,23 @@ from .events import (  # noqa: F401
 from .files import FileFetchError, IncomingFile, OutgoingFile  # noqa: F401
 from .reports import ProbeReport, RoomReport  # noqa: F401
 
+#: Imported names other modules take from here: part of this module's interface.
+__all__ = [
+    "Identity",
+    "IncomingEdit",
+    "IncomingEvent",
+    "IncomingMessage",
+    "IncomingReaction",
+    "IncomingUnreadable",
+    "IncomingVerification",
+    "OutgoingFile",
+    "ProbeReport",
+    "Room",
+    "RoomReport",
+    "SenderDevice",
+    "Target",
+]
+
 log = logging.getLogger(__name__)
 
 

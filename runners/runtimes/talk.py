@@ -23,6 +23,11 @@ from runners.runtimes.base import (
     validate_images,
 )
 
+#: Imported names other modules take from here: part of this module's interface.
+__all__ = [
+    "Talking",
+]
+
 #: What a steer may carry to a CLI; a longer text is cut by the bot, which says so.
 MAX_STEER_CHARS = 16 * 1024
 

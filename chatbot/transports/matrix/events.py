@@ -27,6 +27,11 @@ from ..base import Identity, IncomingEdit, IncomingMessage, Room
 from ..files import Fetch, FileFetchError, IncomingFile
 from . import TRANSPORT, media
 
+#: Imported names other modules take from here: part of this module's interface.
+__all__ = [
+    "TRANSPORT",
+]
+
 HTML_FORMAT = "org.matrix.custom.html"
 #: A whole event may be 65,536 bytes of JSON; the content leaves room for the rest.
 MAX_CONTENT_BYTES = 60_000

@@ -30,6 +30,11 @@ from slixmpp.stanza import Message
 from ..base import Identity, IncomingEdit, IncomingMessage, Room
 from . import TRANSPORT, oob
 
+#: Imported names other modules take from here: part of this module's interface.
+__all__ = [
+    "TRANSPORT",
+]
+
 NS_SID = "urn:xmpp:sid:0"
 NS_DELAY = "urn:xmpp:delay"
 NS_CARBONS = "urn:xmpp:carbons:2"
