@@ -87,7 +87,7 @@ class Config(Section):
                     f"(lanes: {', '.join(sorted(self.lanes))})",
                 )
         for name in ROLE_NAMES:
-            given = self.roles[name].model_fields_set if name in self.roles else set()  # type: ignore[index]
+            given = self.roles[name].model_fields_set if name in self.roles else set()
             if name in LANE_ROLES and given - {"approvals"}:
                 # Its profile is the lane's; only what it may be allowed is its own.
                 problem = (
@@ -108,12 +108,12 @@ class Config(Section):
                 raise KeyProblem(f"escalation.models.{runtime}", "no such runtime is configured")
         # Each runtime's record says what its key file must be; in the registry's order.
         for name, record in RUNTIMES.items():
-            section = self.runtimes.get(name)  # type: ignore[call-overload]
+            section = self.runtimes.get(name)
             if section is None:
                 continue
-            problem = record.key_file.problem_with(section.api_key_file, section.base_url)
-            if problem:
-                raise KeyProblem(f"runtimes.{name}.api_key_file", problem)
+            key_problem = record.key_file.problem_with(section.api_key_file, section.base_url)
+            if key_problem:
+                raise KeyProblem(f"runtimes.{name}.api_key_file", key_problem)
         return self
 
     @model_validator(mode="after")
@@ -136,7 +136,7 @@ class Config(Section):
         return self
 
     def role(self, name: str) -> RoleSection:
-        return self.roles.get(name) or RoleSection()  # type: ignore[call-overload]
+        return self.roles.get(name) or RoleSection()
 
     def approvals(self, name: str) -> str:
         """ "ask" or "deny": what the bot does with an approval its agent asks for."""

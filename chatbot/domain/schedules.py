@@ -17,6 +17,7 @@ import functools
 import os
 import re
 from dataclasses import dataclass
+from datetime import date as date_
 from datetime import datetime, timedelta
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError, available_timezones
 
@@ -247,14 +248,17 @@ def _words(text: str, zone: str, now: float, once: bool) -> Schedule:
         return _moment(text, today + timedelta(days=1), hour, minute, tz, now, step=0)
     if (found := _DATE.match(head)) is not None:
         try:
-            date = datetime(*(int(g) for g in found.groups())).date()
+            year, month, day_of_month = (int(g) for g in found.groups())
+            date = datetime(year, month, day_of_month).date()
         except ValueError as error:
             raise ScheduleError("no_date", head=head) from error
         return _moment(text, date, hour, minute, tz, now, step=0)
     raise ScheduleError("no_day", head=head)
 
 
-def _moment(text, date, hour, minute, tz, now, *, step):  # noqa: ANN001, ANN202 - local helper
+def _moment(
+    text: str, date: date_, hour: int, minute: int, tz: ZoneInfo, now: float, *, step: int
+) -> Schedule:
     """One wall-clock moment in `tz`; `step` days later if it has passed (0: refused)."""
     moment = datetime(date.year, date.month, date.day, hour, minute, tzinfo=tz).timestamp()
     if moment <= now:

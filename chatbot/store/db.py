@@ -54,12 +54,12 @@ class IntegrityError(StoreError):
         return any(name in self.where for name in names)
 
 
-class Row(tuple):
+class Row(tuple[Any, ...]):
     """A result row: by position, by column name, and `dict(row)`, like sqlite3.Row."""
 
     _index: dict[str, int] = {}
 
-    def __getitem__(self, key: Any) -> Any:  # type: ignore[override]
+    def __getitem__(self, key: Any) -> Any:
         if isinstance(key, str):
             return tuple.__getitem__(self, self._index[key])
         return tuple.__getitem__(self, key)

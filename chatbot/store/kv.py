@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import time
 from collections import OrderedDict
+from typing import Any
 
 from chatbot.store.db import Db, Store, StoreUnwritable
 
@@ -78,7 +79,7 @@ class TransportState:
             return True
 
 
-def _remember(table: OrderedDict, key: object, value: object) -> None:
+def _remember(table: OrderedDict[Any, Any], key: object, value: object) -> None:
     table[key] = value
     table.move_to_end(key)
     while len(table) > UNSAVED_LIMIT:

@@ -19,7 +19,7 @@ import secrets
 from collections.abc import AsyncIterator, Iterable, Iterator, Sequence
 from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 from urllib.parse import urlsplit, urlunsplit
 
 import psycopg
@@ -96,7 +96,7 @@ async def _configure(conn: psycopg.AsyncConnection[Any]) -> None:
         conn.adapters.register_loader(name, TextLoader)
     conn.adapters.register_loader("numeric", FloatLoader)
     conn.adapters.register_dumper(bool, _FlagDumper)
-    conn.row_factory = _row_factory  # type: ignore[assignment]
+    conn.row_factory = _row_factory
 
 
 def _params(params: Params) -> Params | None:
@@ -212,7 +212,8 @@ class PooledReader(ReadOnlyDb):
         with _reachable(self.name):
             async with self._pool.connection() as conn:
                 cursor = await conn.execute(for_postgres(sql), _params(params))
-                return await cursor.fetchall()
+                # _row_factory makes every row a Row.
+                return cast(list[Row], await cursor.fetchall())
 
     async def fetch_many(self, reads: Sequence[tuple[str, Params]]) -> list[list[Row]]:
         """One connection, one pipeline: the statements go out together and their rows
@@ -224,7 +225,7 @@ class PooledReader(ReadOnlyDb):
                         await conn.execute(for_postgres(sql), _params(params))
                         for sql, params in reads
                     ]
-                return [await cursor.fetchall() for cursor in cursors]
+                return [cast(list[Row], await cursor.fetchall()) for cursor in cursors]
 
 
 class PostgresStore(Store):

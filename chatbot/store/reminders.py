@@ -80,9 +80,22 @@ async def waiting(db: Db) -> list[Waiting]:
                 "WHERE subject = ? AND subject_id = ?",
                 (subject, row[0]),
             )
-            extra = tuple(state) if state else (None, 0, None, None)
+            reminded_at, reminders, rung_at, held_since = (
+                tuple(state) if state else (None, 0, None, None)
+            )
             found.append(
-                Waiting(subject, row[0], row[1], row[2], row[3], *extra, question_kind=row[4])
+                Waiting(
+                    subject,
+                    row[0],
+                    row[1],
+                    row[2],
+                    row[3],
+                    reminded_at,
+                    reminders,
+                    rung_at,
+                    held_since,
+                    question_kind=row[4],
+                )
             )
     return sorted(found, key=lambda w: (w.created_at, w.subject, w.id))
 

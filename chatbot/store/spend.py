@@ -14,7 +14,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 
-from chatbot.store.db import Db
+from chatbot.store.db import Db, Row
 
 _SUMS = (
     "coalesce(sum(t.cost_usd), 0.0), count(*), coalesce(sum(t.cost_estimated), 0), "
@@ -33,7 +33,7 @@ class Spend:
     unpriced: int = 0
 
 
-def _spend(name: str, row) -> Spend:  # noqa: ANN001 - a database row
+def _spend(name: str, row: Row) -> Spend:
     return Spend(name, float(row[0]), int(row[1]), int(row[2]), int(row[3]))
 
 

@@ -187,7 +187,7 @@ class SqliteStore(Store):
         reader: SqliteReader | None = None
         try:
             await _configure(writer)
-            mode = await writer.execute_fetchall("PRAGMA journal_mode = WAL")
+            mode = list(await writer.execute_fetchall("PRAGMA journal_mode = WAL"))
             if not mode or str(mode[0][0]).lower() != "wal":
                 raise StoreError(f"{path}: cannot switch the database to WAL mode")
             await _migrate(writer, path)

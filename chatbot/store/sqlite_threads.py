@@ -77,7 +77,7 @@ class SqliteReader(ReadOnlyDb):
 def _timed(conn: sqlite3.Connection, sql: str, params: Params) -> tuple[list[Row], float]:
     start = time.perf_counter()
     rows = conn.execute(sql, params).fetchall()
-    return rows, time.perf_counter() - start  # type: ignore[return-value]
+    return rows, time.perf_counter() - start
 
 
 def _plain_reader(path: Path) -> sqlite3.Connection:
@@ -132,7 +132,7 @@ class Checkpointer:
 
     def _checkpoint(self) -> int:
         _busy, _logged, copied = self._conn.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()
-        return max(0, copied)
+        return max(0, int(copied))
 
     async def close(self) -> None:
         if self._task is not None:

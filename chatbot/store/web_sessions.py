@@ -101,7 +101,7 @@ async def live(db: Db, now: float) -> list[WebSession]:
 async def revoke(db: Db, identity: str, now: float, session_id: int | None = None) -> int:
     """End the identity's sessions and unused links (or one session); how many ended."""
     sql = "UPDATE web_sessions SET revoked_at = ? WHERE identity = ? AND revoked_at IS NULL"
-    params: tuple = (now, identity)
+    params: tuple[object, ...] = (now, identity)
     if session_id is None:
         sql += " AND (expires_at > ? OR (signed_in_at IS NULL AND link_expires_at > ?))"
         params += (now, now)
