@@ -16,7 +16,7 @@ from abc import ABC, abstractmethod
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field, fields
-from typing import ClassVar, Protocol, runtime_checkable
+from typing import Any, ClassVar, Protocol, runtime_checkable
 
 # Part of the interface; kept in their own modules for size.
 from .events import (  # noqa: F401
@@ -101,7 +101,7 @@ class MemoryStateStore:
         self._trim(self.processed)
         return True
 
-    def _trim(self, table: OrderedDict) -> None:
+    def _trim(self, table: OrderedDict[Any, Any]) -> None:
         while self.limit is not None and len(table) > self.limit:
             table.popitem(last=False)
 

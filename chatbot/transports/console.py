@@ -30,7 +30,7 @@ import uuid
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import ClassVar, TextIO
+from typing import Any, ClassVar, TextIO
 
 from .base import (
     EventHandler,
@@ -128,7 +128,7 @@ def parse_line(
     text = line.strip()
     if not text:
         return None
-    common = {
+    common: dict[str, Any] = {
         "transport": TRANSPORT,
         "chat": owner,
         "sender": owner,
@@ -189,7 +189,7 @@ class ConsoleTransport(Transport):
         self._said: asyncio.Queue[Said] = asyncio.Queue()
         self._counter = 0
         self._session = uuid.uuid4().hex[:12]
-        self._reader: asyncio.Task | None = None
+        self._reader: asyncio.Task[None] | None = None
         #: Set when the input stream ends (the owner pressed Ctrl-D).
         self.closed = asyncio.Event()
         #: Awaited before each line read from the input stream: piped input waits for

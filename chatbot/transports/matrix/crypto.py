@@ -199,7 +199,9 @@ class MatrixCrypto:
 
     # -- what we post -------------------------------------------------------------
 
-    async def wire(self, room_id: str, etype: str, content: dict[str, Any]) -> tuple[str, dict]:
+    async def wire(
+        self, room_id: str, etype: str, content: dict[str, Any]
+    ) -> tuple[str, dict[str, Any]]:
         """The (type, content) to send: encrypted for every member's devices in an
         encrypted room (unverified ones too, so that an owner can read why a
         command from such a device was refused), unchanged elsewhere."""
@@ -218,7 +220,8 @@ class MatrixCrypto:
                 await sharing.wait()
             else:
                 await client.share_group_session(room_id, ignore_unverified_devices=True)
-        return client.encrypt(room_id, etype, content)
+        encrypted: tuple[str, dict[str, Any]] = client.encrypt(room_id, etype, content)
+        return encrypted
 
 
 async def room_encryption(

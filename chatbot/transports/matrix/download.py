@@ -20,6 +20,7 @@ import hashlib
 import hmac
 import json
 import logging
+from typing import Any
 from urllib.parse import quote
 
 import aiohttp
@@ -115,7 +116,7 @@ async def _read_at_most(resp: aiohttp.ClientResponse, limit: int) -> bytes:
     return b"".join(parts)
 
 
-async def _error_json(resp: aiohttp.ClientResponse) -> dict:
+async def _error_json(resp: aiohttp.ClientResponse) -> dict[str, Any]:
     raw = await resp.content.read(ERROR_BYTES)
     try:
         answer = json.loads(raw)
@@ -124,7 +125,7 @@ async def _error_json(resp: aiohttp.ClientResponse) -> dict:
     return answer if isinstance(answer, dict) else {}
 
 
-def _reason(status: int, answer: dict) -> str:
+def _reason(status: int, answer: dict[str, Any]) -> str:
     code = answer.get("errcode") if isinstance(answer.get("errcode"), str) else ""
     words = answer.get("error") if isinstance(answer.get("error"), str) else ""
     said = clean_name(" ".join(part for part in (code, words) if part), 200)
@@ -145,6 +146,7 @@ def decrypt(ciphertext: bytes, keys: AttachmentKeys) -> bytes:
             "it was changed or damaged on the way; send it again"
         )
     try:
-        return decrypt_attachment(ciphertext, keys.key, keys.sha256, keys.iv)
+        clear: bytes = decrypt_attachment(ciphertext, keys.key, keys.sha256, keys.iv)
+        return clear
     except (EncryptionError, ValueError) as exc:
         raise FileFetchError(f"the file could not be decrypted: {exc}") from exc

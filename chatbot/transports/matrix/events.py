@@ -80,8 +80,8 @@ def relates_to(content: dict[str, Any]) -> dict[str, Any]:
 
 def reply_target(content: dict[str, Any]) -> str | None:
     irt = relates_to(content).get("m.in_reply_to")
-    if isinstance(irt, dict) and isinstance(irt.get("event_id"), str):
-        return irt["event_id"]
+    if isinstance(irt, dict) and isinstance(event_id := irt.get("event_id"), str):
+        return event_id
     return None
 
 
@@ -165,7 +165,7 @@ def parse_event(
         return Dropped(f"type:{etype}")
     if not content:
         return Dropped("redacted")
-    common = {
+    common: dict[str, Any] = {
         "transport": TRANSPORT,
         "chat": Room(TRANSPORT, room_id),
         "sender": Identity(TRANSPORT, sender),

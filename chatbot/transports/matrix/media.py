@@ -156,9 +156,9 @@ def read_attachment(content: dict[str, Any]) -> Attachment | None:
     ref = _ref(content, size)
     if ref is None:
         return None
-    body = content.get("body") if isinstance(content.get("body"), str) else ""
-    filename = content.get("filename")
-    filename = filename if isinstance(filename, str) and filename.strip() else ""
+    body = raw_body if isinstance(raw_body := content.get("body"), str) else ""
+    raw_name = content.get("filename")
+    filename = raw_name if isinstance(raw_name, str) and raw_name.strip() else ""
     # MSC2530: with a filename, a different body is a caption; without, body is the name.
     caption = body if filename and body != filename else ""
     declared_type = mime_type(info.get("mimetype"))

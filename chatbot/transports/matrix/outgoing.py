@@ -96,7 +96,8 @@ class MatrixOutgoing:
                 lambda: room_id in client.rooms and target.id in client.rooms[room_id].users,
                 self.settings.send_timeout,
             )
-        return resp.room_id
+        room: str = resp.room_id
+        return room
 
     async def _room_send(
         self, room_id: str, etype: str, content: dict[str, Any], txn_id: str
@@ -120,7 +121,8 @@ class MatrixOutgoing:
             forbidden = resp.status_code in ("M_FORBIDDEN", "M_NOT_FOUND")
             kind = TargetUnavailable if forbidden else TransportError
             raise kind(f"Matrix send to {room_id} refused: {resp}")
-        return resp.event_id
+        event_id: str = resp.event_id
+        return event_id
 
     async def _put(self, room_id: str, etype: str, content: dict[str, Any], txn_id: str) -> Any:
         """One PUT /send; encrypted first where the room is (the txn id stays the same,

@@ -72,7 +72,7 @@ def crypto_store_file(settings: MatrixSettings, device_id: str) -> Path | None:
     return Path(settings.crypto_store) / f"{settings.user_id}_{device_id}.db"
 
 
-class Client(AsyncClient):
+class Client(AsyncClient):  # type: ignore[misc]  # nio has no type information: AsyncClient is Any
     """nio's client, with a key query that was made already being no error.
 
     nio's sync loop schedules a key query beside its long poll when a device list

@@ -74,7 +74,7 @@ class MatrixTransport(MatrixFiles, Transport):
         self.store = store
         self.client: AsyncClient | None = None
         self.dropped: Counter[str] = Counter()
-        self._task: asyncio.Task | None = None
+        self._task: asyncio.Task[None] | None = None
         self._stopping = False
         self._key = f"matrix:{settings.user_id}"
         self._direct: dict[str, bool] = {}
@@ -252,7 +252,7 @@ class MatrixTransport(MatrixFiles, Transport):
         if isinstance(resp, JoinError):
             log.error("could not join %s on %s's invite: %s", room_id, inviter, resp.message)
             return
-        if (invite.content or {}).get("is_direct"):
+        if invite is not None and (invite.content or {}).get("is_direct"):
             await self._mark_direct(room_id, inviter)
         log.info("joined %s on invite from owner %s", room_id, inviter)
 

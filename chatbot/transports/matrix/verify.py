@@ -15,7 +15,8 @@ counts as verified for the bot once both MACs are in.
 from __future__ import annotations
 
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterable
+from typing import Any
 
 from nio import (
     AsyncClient,
@@ -79,7 +80,9 @@ class Verifier:
             if event.sender in self.owners:
                 await self._tell(event.sender, "", "cancelled", detail=event.reason)
 
-    async def _send(self, etype: str, user_id: str, device_id: str, content: dict) -> None:
+    async def _send(
+        self, etype: str, user_id: str, device_id: str, content: dict[str, Any]
+    ) -> None:
         resp = await self.client.to_device(ToDeviceMessage(etype, user_id, device_id, content))
         if isinstance(resp, ToDeviceError):
             log.warning("could not send %s to %s %s: %s", etype, user_id, device_id, resp)
@@ -154,7 +157,7 @@ class Verifier:
         if sas is not None and event.sender in self.owners:
             await self._finish(sas)
 
-    async def _finish(self, sas) -> None:
+    async def _finish(self, sas: Any) -> None:  # nio's Sas (nio has no type information)
         if not sas.verified or sas.transaction_id in self._done:
             return
         self._done.add(sas.transaction_id)
@@ -171,7 +174,13 @@ class Verifier:
         await self._tell(device.user_id, device.id, "done")
 
     async def _tell(
-        self, user_id: str, device_id: str, state: str, *, emoji=(), detail: str = ""
+        self,
+        user_id: str,
+        device_id: str,
+        state: str,
+        *,
+        emoji: Iterable[str] = (),
+        detail: str = "",
     ) -> None:
         who = Identity(self.transport, user_id)
         await self.announce(

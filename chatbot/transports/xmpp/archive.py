@@ -141,7 +141,7 @@ class Archives:
         results: list[Message] = []
         self._open[query_id] = (archive, results)
         try:
-            answer = await iq.send(timeout=self.timeout)
+            answer = await iq.send(timeout=self.timeout)  # type: ignore[no-untyped-call]  # slixmpp's Iq.send has no annotations
         except IqTimeout:
             raise ArchiveError(f"the archive of {archive} did not answer in time") from None
         except IqError as error:
@@ -216,7 +216,7 @@ def inner(result: Message) -> Message | None:
     el = result.xml.find(
         f"{{{wire.NS_MAM}}}result/{{{wire.NS_FORWARD}}}forwarded/{{jabber:client}}message"
     )
-    return Message(xml=el) if el is not None else None
+    return wire.message_of(el) if el is not None else None
 
 
 def sent_by_us(result: Message, txn_id: str, own_bare: str, room_nick: str | None) -> bool:
@@ -224,9 +224,10 @@ def sent_by_us(result: Message, txn_id: str, own_bare: str, room_nick: str | Non
     sent = inner(result)
     if sent is None or wire.origin_id(sent) != txn_id:
         return False
-    if room_nick is not None:
-        return wire.archived_sender(sent) == own_bare or sent["from"].resource == room_nick
-    return sent["from"].bare == own_bare
+    if room_nick is not None and wire.archived_sender(sent) == own_bare:
+        return True
+    frm: JID = sent["from"]
+    return frm.resource == room_nick if room_nick is not None else frm.bare == own_bare
 
 
 class CatchUp:
@@ -328,14 +329,15 @@ def parse_archived(result: Message, archive: str, ctx: wire.StanzaContext) -> wi
     res = result.xml.find(f"{{{wire.NS_MAM}}}result")
     fwd = res.find(f"{{{wire.NS_FORWARD}}}forwarded") if res is not None else None
     inner_xml = fwd.find("{jabber:client}message") if fwd is not None else None
-    if res is None or inner_xml is None or not res.get("id"):
+    sid = res.get("id") if res is not None else None
+    if res is None or fwd is None or inner_xml is None or not sid:
         return wire.Dropped("archive-empty")
     delay = fwd.find(f"{{{wire.NS_DELAY}}}delay")
     at = wire.parse_stamp(delay.get("stamp") if delay is not None else None)
-    inner = Message(xml=wire.copy_element(inner_xml))
+    inner = wire.message_of(wire.copy_element(inner_xml))
     for el in inner.xml.findall(f"{{{wire.NS_SID}}}stanza-id"):
         inner.xml.remove(el)
-    ET.SubElement(inner.xml, f"{{{wire.NS_SID}}}stanza-id", {"by": archive, "id": res.get("id")})
+    ET.SubElement(inner.xml, f"{{{wire.NS_SID}}}stanza-id", {"by": archive, "id": sid})
     if at is None:
         return wire.Dropped("archive-no-time")
     mtype = inner["type"]

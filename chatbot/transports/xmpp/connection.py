@@ -16,11 +16,13 @@ import logging
 import ssl
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Literal
+from pathlib import Path
+from typing import Any, Literal, cast
 
 import slixmpp
 from slixmpp import JID
-from slixmpp.stanza import Presence
+from slixmpp.stanza import Message, Presence
+from slixmpp.xmlstream import StanzaBase
 from slixmpp.xmlstream.handler import Callback
 from slixmpp.xmlstream.matcher import MatchXPath
 
@@ -95,7 +97,7 @@ def make_client(settings: XmppSettings, *, resource: str | None = None) -> slixm
     if settings.tls == "none":
         client.plugin["feature_mechanisms"].unencrypted_scram = True
     if settings.ca_certs:
-        client.ca_certs = settings.ca_certs
+        client.ca_certs = Path(settings.ca_certs)  # slixmpp turns a str into a Path itself
     return client
 
 
@@ -141,7 +143,7 @@ class XmppConnection:
         self._on_fresh_session = on_fresh_session
         self._on_online = on_online
         self._stopping = asyncio.Event()
-        self._task: asyncio.Task | None = None
+        self._task: asyncio.Task[None] | None = None
         self._session: asyncio.Future[str] | None = None
         self._lost: asyncio.Future[str] | None = None
         self._presence_echo: asyncio.Future[str] | None = None
@@ -154,7 +156,9 @@ class XmppConnection:
         client.add_event_handler("session_end", lambda _: on_session_end())
         client.register_handler(
             Callback(
-                "chatbot own presence", MatchXPath("{jabber:client}presence"), self._on_presence
+                "chatbot own presence",
+                MatchXPath("{jabber:client}presence"),
+                handles(self._on_presence),
             )
         )
 
@@ -213,7 +217,7 @@ class XmppConnection:
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._stopping.wait(), delay)
 
-    async def _announce(self, lost: asyncio.Future) -> None:
+    async def _announce(self, lost: asyncio.Future[str]) -> None:
         """Send initial presence and wait until the server echoes it.
 
         Until the server has it, a message to our bare JID is not routed to
@@ -226,7 +230,7 @@ class XmppConnection:
             [echo, lost], timeout=self.settings.join_timeout, return_when=asyncio.FIRST_COMPLETED
         )
 
-    async def _keepalive(self, lost: asyncio.Future) -> None:
+    async def _keepalive(self, lost: asyncio.Future[str]) -> None:
         """Ping the server while connected; a silent dead link becomes a lost one."""
         while not lost.done():
             done, _ = await asyncio.wait([lost], timeout=self.settings.ping_interval)
@@ -257,6 +261,14 @@ async def shutdown(client: slixmpp.ClientXMPP) -> None:
             await sender
 
 
-def _settle(fut: asyncio.Future | None, value: str) -> None:
+def handles(
+    handler: Callable[[Message], object] | Callable[[Presence], object],
+) -> Callable[[StanzaBase], Any]:
+    """A handler for slixmpp's Callback, which is typed for any stanza: its MatchXPath
+    lets through only the kind of stanza the handler takes."""
+    return cast("Callable[[StanzaBase], Any]", handler)
+
+
+def _settle(fut: asyncio.Future[str] | None, value: str) -> None:
     if fut is not None and not fut.done():
         fut.set_result(value)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import uuid
 
+import slixmpp
 from slixmpp import JID
 
 from ..base import ProbeReport, RoomReport
@@ -60,9 +61,9 @@ async def probe_xmpp(settings: XmppSettings, *, within: float = 15.0) -> ProbeRe
         await shutdown(client)
 
 
-async def _probe_muc(client, room: str, nick: str, within: float) -> RoomReport:
+async def _probe_muc(client: slixmpp.ClientXMPP, room: str, nick: str, within: float) -> RoomReport:
     """Join as the bot would: its nick, or (someone sits on it) the first free fallback."""
-    taken = []
+    taken: list[str] = []
     for candidate in [nick, *fallback_nicks(nick)]:
         try:
             pres = await join(client, room, candidate, within=within)

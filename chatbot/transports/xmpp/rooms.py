@@ -28,7 +28,7 @@ from slixmpp.xmlstream.matcher import MatchXPath
 
 from ..base import Backoff
 from . import stanzas as wire
-from .connection import XmppSettings
+from .connection import XmppSettings, handles
 
 log = logging.getLogger(__name__)
 
@@ -61,7 +61,9 @@ async def join(
             answer.set_result(pres)
 
     name = f"join {room} {uuid.uuid4().hex}"
-    client.register_handler(Callback(name, MatchXPath("{jabber:client}presence"), on_presence))
+    client.register_handler(
+        Callback(name, MatchXPath("{jabber:client}presence"), handles(on_presence))
+    )
     muc = client.plugin["xep_0045"]
     # What join_muc_wait would record, so that leave_muc and the plugin's events work.
     muc.rooms[None][JID(room)] = {}
@@ -90,7 +92,7 @@ class RoomKeeper:
         self._client = client
         self.states = states
         self._on_joined = on_joined
-        self._retrying: dict[str, asyncio.Task] = {}
+        self._retrying: dict[str, asyncio.Task[None]] = {}
 
     async def join_all(self) -> list[str]:
         """One attempt per room, side by side; the rooms joined. Others retry in the background."""

@@ -21,11 +21,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Protocol
+from typing import Any, Protocol
 from xml.etree import ElementTree as ET
 
 from slixmpp import JID
-from slixmpp.stanza import Message
+from slixmpp.stanza import Message, Presence
 
 from ..base import Identity, IncomingEdit, IncomingMessage, Room
 from . import TRANSPORT, oob
@@ -61,7 +61,8 @@ class RoomState:
 
 
 class StanzaContext(Protocol):
-    own_jid: JID
+    @property
+    def own_jid(self) -> JID: ...
 
     def room(self, room_jid: str) -> RoomState | None: ...
 
@@ -137,7 +138,7 @@ def strip_reply_fallback(msg: Message) -> str:
     The quote is the sender's claim about the target; the target id is what
     counts, so the quote is never part of the command text.
     """
-    body = msg["body"]
+    body: str = msg["body"]
     for fb in msg.xml.findall(f"{{{NS_FALLBACK}}}fallback"):
         if fb.get("for") != NS_REPLY:
             continue
@@ -163,7 +164,12 @@ def reaction_keys(el: ET.Element) -> frozenset[str]:
     )
 
 
-def room_status_codes(msg: Message) -> set[int]:
+def message_of(xml: ET.Element) -> Message:
+    """A message stanza around an element (a carbon's or an archive result's inner one)."""
+    return Message(xml=xml)  # type: ignore[no-untyped-call]  # slixmpp's __init__ has no annotations
+
+
+def room_status_codes(msg: Message | Presence) -> set[int]:
     codes = set()
     for x in msg.xml.findall(f"{{{NS_MUC_USER}}}x"):
         for st in x.findall(f"{{{NS_MUC_USER}}}status"):
@@ -197,10 +203,11 @@ def parse_message(msg: Message, ctx: StanzaContext) -> Result:
             return Dropped("forged-carbon")
         if sent is not None:
             return Dropped("own-carbon")
+        assert received is not None  # one of the two is set and `sent` returned above
         inner = received.find(f"{{{NS_FORWARD}}}forwarded/{{jabber:client}}message")
         if inner is None:
             return Dropped("empty-carbon")
-        return parse_direct(Message(xml=inner), ctx, carbon=True)
+        return parse_direct(message_of(inner), ctx, carbon=True)
 
     if mtype == "groupchat":
         return parse_groupchat(msg, ctx)
@@ -327,7 +334,7 @@ def parse_stamp(stamp: str | None) -> float | None:
 
 def _content(
     msg: Message,
-    common: dict,
+    common: dict[str, Any],
     message_id: str,
     dedupe: str,
     *,

@@ -23,6 +23,7 @@ import logging
 import uuid
 from collections import Counter, OrderedDict
 from dataclasses import replace
+from typing import Any
 
 import slixmpp
 from slixmpp import JID
@@ -49,7 +50,7 @@ from ..base import (
 from . import TRANSPORT, archive, download, oob
 from . import outgoing as out
 from . import stanzas as wire
-from .connection import XmppConnection, XmppSettings, connect, make_client
+from .connection import XmppConnection, XmppSettings, connect, handles, make_client
 from .rooms import RoomKeeper
 from .upload import Uploads
 
@@ -69,7 +70,7 @@ class XmppTransport(Transport):
         self.settings = settings
         self.store = store
         self._conn: XmppConnection | None = None
-        self._pump_task: asyncio.Task | None = None
+        self._pump_task: asyncio.Task[None] | None = None
         self.rooms: dict[str, wire.RoomState] = {}
         #: Why stanzas were not delivered, for logs and tests.
         self.dropped: Counter[str] = Counter()
@@ -119,10 +120,16 @@ class XmppTransport(Transport):
         )
         client = self._conn.client
         client.register_handler(
-            Callback("chatbot message", MatchXPath("{jabber:client}message"), self._on_message)
+            Callback(
+                "chatbot message", MatchXPath("{jabber:client}message"), handles(self._on_message)
+            )
         )
         client.register_handler(
-            Callback("chatbot presence", MatchXPath("{jabber:client}presence"), self._on_presence)
+            Callback(
+                "chatbot presence",
+                MatchXPath("{jabber:client}presence"),
+                handles(self._on_presence),
+            )
         )
         client.add_event_handler("stanza_acked", self._on_acked)
         # Synchronous, before the new session's first stanza can be dispatched.
@@ -370,12 +377,12 @@ class XmppTransport(Transport):
             raise NotConnected("XMPP is not connected")
         own = self._own_jid.bare
         in_room = isinstance(target, Room)
+        nick: str | None = None
         if in_room:
             state = self.rooms.get(target.id)
             if state is None or not state.joined:
                 raise TargetUnavailable(f"not in room {target.id} yet")
-
-        nick = state.nick if in_room else None
+            nick = state.nick
         try:
             found = await self.archives.find(
                 target.id if in_room else own,
@@ -394,7 +401,7 @@ class XmppTransport(Transport):
         assert self.client is not None
         loop = asyncio.get_running_loop()
         sm = self.client.plugin["xep_0198"]
-        table: dict = self._echoes if in_room else self._acks
+        table: dict[str, asyncio.Future[Any]] = self._echoes if in_room else self._acks
         fut = table[message_id] = loop.create_future()
         try:
             self.client.send(msg)
@@ -404,7 +411,7 @@ class XmppTransport(Transport):
                 # Through the send queue, not sm.request_ack(): that writes <r/>
                 # at once, ahead of the queued message it should cover.
                 self.client.send(str(RequestAck(self.client)))
-            result = await asyncio.wait_for(fut, self.settings.send_timeout)
+            result: str | None = await asyncio.wait_for(fut, self.settings.send_timeout)
         except TimeoutError:
             raise TransportError(f"XMPP server did not confirm {message_id}") from None
         finally:
