@@ -160,7 +160,7 @@ def _checked(commit: str, base: str | None) -> None:
 async def _patch(repo: Path, commit: str, base: str | None) -> tuple[str, str, bool]:
     _checked(commit, base)
     if base is None:
-        args = (*_DIFF_TREE, "-M", "--patch", commit, "--")
+        args: tuple[str, ...] = (*_DIFF_TREE, "-M", "--patch", commit, "--")
     else:
         args = (*_DIFF, "-M", "--patch", base, commit, "--")
     output = await git_output(repo, *args, cap=PATCH_CAP)

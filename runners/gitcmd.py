@@ -61,11 +61,11 @@ async def run_git(
     """git with `args` in `cwd`; with a `sandbox`, inside it (the repository's hooks)."""
     argv: list[str] = ["git", *args]
     if sandbox is not None:
-        git = shutil.which("git")
-        if git is None:
+        binary = shutil.which("git")
+        if binary is None:
             raise WorkspaceError("git is not installed (binary not found: git)")
         try:
-            argv = wrap([git, *args], cwd, sandbox)
+            argv = wrap([binary, *args], cwd, sandbox)
         except SandboxError as error:
             raise WorkspaceError(f"the sandbox for git cannot be made: {error}") from None
     result = await run_process(

@@ -22,7 +22,7 @@ import sys
 CHUNK = 65536
 
 
-def _to_stdout(connection, done):
+def _to_stdout(connection: _socket.socket, done: _thread.LockType) -> None:
     try:
         while True:
             data = connection.recv(CHUNK)
@@ -39,7 +39,7 @@ def _to_stdout(connection, done):
     done.release()
 
 
-def main(argv):
+def main(argv: list[str]) -> int:
     if len(argv) != 1:
         os.write(2, b"usage: bridge SOCKET\n")
         return 2

@@ -95,8 +95,8 @@ def find_tool(name: str = TOOL, path: str | None = None) -> str | None:
 
 def _rules(sandbox: Sandbox) -> list[tuple[Path, Show]]:
     rules: dict[Path, Show] = {}
-    for each in SYSTEM:
-        rules[Path(each)] = Show.READ
+    for name in SYSTEM:
+        rules[Path(name)] = Show.READ
     for each in sandbox.readable:
         rules.setdefault(each, Show.READ)
     for each in sandbox.writable:

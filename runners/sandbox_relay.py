@@ -21,7 +21,7 @@ import sys
 CHUNK = 65536
 
 
-def _pump(source, sink):
+def _pump(source: _socket.socket, sink: _socket.socket) -> None:
     try:
         while True:
             data = source.recv(CHUNK)
@@ -37,7 +37,7 @@ def _pump(source, sink):
             pass
 
 
-def _serve(client, path):
+def _serve(client: _socket.socket, path: str) -> None:
     upstream = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
     try:
         upstream.connect(path)
@@ -48,7 +48,7 @@ def _serve(client, path):
     done = _thread.allocate_lock()
     done.acquire()
 
-    def back():
+    def back() -> None:
         _pump(upstream, client)
         done.release()
 
@@ -59,14 +59,14 @@ def _serve(client, path):
     upstream.close()
 
 
-def _accept(listener, path):
+def _accept(listener: _socket.socket, path: str) -> None:
     while True:
-        fd, _ = listener._accept()
+        fd, _ = listener._accept()  # type: ignore[attr-defined]  # the bare fd; typeshed lacks it
         client = _socket.socket(_socket.AF_INET, _socket.SOCK_STREAM, 0, fd)
         _thread.start_new_thread(_serve, (client, path))
 
 
-def _refuse_names():
+def _refuse_names() -> None:
     """Answer every DNS question on 127.0.0.1:53 at once with "no such name".
 
     The sandbox reaches no name server; a CLI that looks a name up anyway (codex: its
@@ -87,7 +87,7 @@ def _refuse_names():
         server.sendto(query[:2] + flags + query[4:6] + b"\0\0\0\0\0\0" + query[12:], sender)
 
 
-def main(argv):
+def main(argv: list[str]) -> int:
     if len(argv) != 2:
         os.write(2, b"usage: relay SOCKET PORT\n")
         return 2

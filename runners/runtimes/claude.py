@@ -100,7 +100,7 @@ def build_argv(request: RunRequest) -> Invocation:
     if allowed:
         argv += ["--allowedTools", " ".join(allowed)]
     if request.mode is Mode.READ_ONLY:
-        denied = WRITE_TOOLS
+        denied: tuple[str, ...] = WRITE_TOOLS
         if any(rule.startswith("Bash(git ") for rule in request.allowed_tools):
             denied += GRANTED_GIT_WRITES
         argv += ["--disallowedTools", ",".join(denied)]
@@ -222,7 +222,7 @@ def step_of(event: dict[str, object]) -> str | None:
     for block in reversed(content):
         if isinstance(block, dict) and block.get("type") == "tool_use":
             name = as_str(block.get("name")) or "a tool"
-            given = block.get("input") if isinstance(block.get("input"), dict) else {}
+            given = raw if isinstance(raw := block.get("input"), dict) else {}
             detail = next(
                 (
                     as_str(given.get(key))

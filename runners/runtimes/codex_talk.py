@@ -168,7 +168,7 @@ class _Driver:
 
     async def _ask(self, ident: str, method: str, params: dict[str, Any]) -> dict[str, Any]:
         """Send a request and wait for its answer; {} when codex ended without one."""
-        answer = asyncio.get_running_loop().create_future()
+        answer: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
         if self.gone:
             return {}
         self.answers[ident] = answer
@@ -207,7 +207,7 @@ class _Driver:
     # --- what the bot sends -----------------------------------------------------------
 
     async def _talk(self) -> None:
-        over = asyncio.ensure_future(self.over.wait())
+        over: asyncio.Future[Any] = asyncio.ensure_future(self.over.wait())
         told: asyncio.Future[Steer | Interrupt] | None = None
         try:
             while not self.over.is_set():

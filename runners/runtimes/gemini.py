@@ -213,7 +213,7 @@ def step_of(event: dict[str, object]) -> str | None:
     if event.get("type") != "tool_use":
         return None
     name = as_str(event.get("tool_name")) or "a tool"
-    given = event.get("parameters") if isinstance(event.get("parameters"), dict) else {}
+    given = raw if isinstance(raw := event.get("parameters"), dict) else {}
     detail = next(
         (
             as_str(given.get(key))
