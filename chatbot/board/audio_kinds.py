@@ -10,6 +10,7 @@ step count, so a crafted length can neither loop nor read outside the bytes.
 from __future__ import annotations
 
 import struct
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 # A container holding more boxes or elements than this is not a voice note.
@@ -88,7 +89,7 @@ def _ogg(data: bytes) -> Container:
 # --- MP4, M4A, 3GP: boxes; each track's handler says sound ('soun') or picture ------
 
 
-def _boxes(data: bytes, start: int, end: int):
+def _boxes(data: bytes, start: int, end: int) -> Iterator[tuple[bytes, int, int]]:
     at, steps = start, 0
     while at + 8 <= end and steps < _MAX_STEPS:
         steps += 1
@@ -163,7 +164,7 @@ def _vint(data: bytes, at: int, *, keep_marker: bool) -> tuple[int, int] | None:
     return value, length
 
 
-def _elements(data: bytes, start: int, end: int):
+def _elements(data: bytes, start: int, end: int) -> Iterator[tuple[int, int, int]]:
     at, steps = start, 0
     while at < end and steps < _MAX_STEPS:
         steps += 1

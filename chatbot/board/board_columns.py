@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from chatbot.board.card_lists import JOINS, CardList, Cursor, board_card, columns, read_params
 from chatbot.board.waiting import WAITING_CARDS_SQL
@@ -104,7 +105,7 @@ async def board_columns(
 ) -> list[CardList]:
     """Each column's first page, as card_list gives it (older: where the next starts)."""
     rows = await db.fetchall(columns_query(page), read_params(None, deploy_configured))
-    found: list[list[tuple]] = [[] for _ in page]
+    found: list[list[tuple[Any, ...]]] = [[] for _ in page]
     for row in rows:
         found[row[0]].append(tuple(row[1:]))
     lists = []

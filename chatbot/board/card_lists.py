@@ -17,7 +17,7 @@ import math
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from chatbot.board.waiting import CANDIDATES_SQL, WAITS_SQL, waits_sql
 from chatbot.domain.phases import Kind, Phase, child_success_phases
@@ -128,7 +128,7 @@ _ALL = frozenset(Phase)
 _KINDS = {kind.value: kind for kind in Kind}
 
 
-def board_card(row: tuple) -> BoardCard:
+def board_card(row: tuple[Any, ...]) -> BoardCard:
     """A row of `COLUMNS` (the id first) as the board shows it."""
     _, slug, kind, title, phase, lane, updated, moved, job_state, job_since, *rest = row
     question, options, failure_stage, waits, children, children_done = rest

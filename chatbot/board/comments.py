@@ -192,7 +192,7 @@ class BoardComments:
         return Commented(made, card, went)
 
     async def _deliver(self, db: Db, card: Card, made: LineComment, actor: str) -> str:
-        details = {"comment": _said(made)}
+        details: dict[str, Any] = {"comment": _said(made)}
         reason = f"comment on {made.where}: {first_line(made.body, 120)}"
         allowed = allowed_actions(card.phase, card.kind, card.failure_stage, By.OWNER)
         if Action.COMMENT in allowed:

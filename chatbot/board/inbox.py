@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from chatbot.board.budget import budget_stopped
 from chatbot.domain import ways
@@ -24,7 +24,7 @@ from chatbot.store import routines as routine_store
 from chatbot.store import talk as talk_store
 from chatbot.store import workers as worker_store
 from chatbot.store.cards import Card
-from chatbot.store.db import Db
+from chatbot.store.db import Db, Row
 
 if TYPE_CHECKING:
     from chatbot.board.moves import BoardService
@@ -210,8 +210,8 @@ async def inbox_page(board: BoardService, limit: int | None = None) -> InboxPage
         for rows in (requests, questions, approvals, waiting, cards, proposed)
     ):
         return InboxPage(items[:limit], len(items))  # every item was read
-    found = sum(counted) + sum(item is not None for item in maybe) + len(routines)
-    return InboxPage(items[:limit], found)
+    total = sum(counted) + sum(item is not None for item in maybe) + len(routines)
+    return InboxPage(items[:limit], total)
 
 
 def _found(source: _Source) -> str:
@@ -228,7 +228,7 @@ def _joined(source: _Source, columns: str, rows: str) -> str:
 
 def _oldest(
     source: _Source, columns: str, limit: int | None, params: dict[str, float]
-) -> tuple[str, dict]:
+) -> tuple[str, dict[str, Any]]:
     """The read of one kind's rows, oldest first (then by id): the oldest `limit` and one
     more (whether rows after the last share its time: _kept), or all of them (None)."""
     if limit is None:
@@ -242,8 +242,8 @@ def _oldest(
 
 
 async def _kept(
-    db: Db, kind: tuple[_Source, str, int | None, dict[str, float]], rows: list
-) -> list[dict]:
+    db: Db, kind: tuple[_Source, str, int | None, dict[str, float]], rows: list[Row]
+) -> list[dict[str, Any]]:
     """The rows of `kind`'s _oldest read cut at its limit, every row tied in time with
     the last kept (read again when the one past the limit ties: rare)."""
     source, columns, limit, params = kind
@@ -275,7 +275,7 @@ async def _routine_items(db: Db) -> list[InboxItem]:
     ]
 
 
-def _proposal_item(row: dict) -> InboxItem:
+def _proposal_item(row: dict[str, Any]) -> InboxItem:
     """A working agent's proposal: its name, the card it would make, its title (inert:
     the agent's words), and the owner's two ways."""
     name = f"proposal-{row['id']}"
@@ -305,7 +305,7 @@ async def _question_item(
 ) -> InboxItem:
     if q.kind == SPLIT_PLAN_QUESTION:
         planned = ", ".join(await _planned_slugs(board, slug))
-        found = ("👍", "/confirm {slug}", "/answer {slug} <reason>")
+        found: tuple[str, ...] = ("👍", "/confirm {slug}", "/answer {slug} <reason>")
         return InboxItem(Kind.SPLIT_PLAN, q.created_at, slug, planned, ways=_fill(found, slug))
     found = commands_for((ways.Action.ANSWER,))
     text = q.text
@@ -380,7 +380,8 @@ async def why(board: BoardService, slug: str, now: float | None = None) -> Why:
             blockers.append((found.slug, found.phase))
     approvals = await talk_store.open_approvals(db, card.id)
     job = view.active_job
-    snap_job, ahead, spent = None, (), False
+    ahead: tuple[str, ...] = ()
+    snap_job, spent = None, False
     if job is not None:
         snap_job = JobSnap(
             job.id,

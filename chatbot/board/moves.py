@@ -423,9 +423,9 @@ class BoardService(
                 )
         # Only now that every dependency is recorded may the scheduler look at them.
         for child in children:
-            created = await card_store.get_by_id(db, ids[child.slug])
-            assert created is not None
-            await self.announce(db, None, created, Action.SPLIT_APPLIED, SYSTEM_ACTOR, "")
+            stored = await card_store.get_by_id(db, ids[child.slug])
+            assert stored is not None
+            await self.announce(db, None, stored, Action.SPLIT_APPLIED, SYSTEM_ACTOR, "")
 
     async def announce(
         self,

@@ -150,7 +150,7 @@ class BoardReads(WebReads):
             raise card_store.UnknownCard(slug)
         values = dict(row)
         extra = {key: values.pop(key) for key in list(values) if key.startswith("_")}
-        card = Card.from_row(values)  # type: ignore[arg-type]
+        card = Card.from_row(values)
         events = [
             Event(card.id, seq, Phase(src) if src else None, Phase(dst), action, actor, why, at)
             for seq, src, dst, action, actor, why, at in json.loads(extra["_events"])

@@ -133,7 +133,8 @@ class BoardRoutines:
     @property
     def routine_wakers(self) -> list[Callable[[], None]]:
         """Called after a routine is made or changed here: the clock's next time moved."""
-        return self.__dict__.setdefault("_routine_wakers", [])
+        wakers: list[Callable[[], None]] = self.__dict__.setdefault("_routine_wakers", [])
+        return wakers
 
     def _routines_changed(self) -> None:
         for wake in self.routine_wakers:
@@ -297,11 +298,11 @@ class BoardRoutines:
                 if old.source == "config" and old.name not in names:
                     await routine_store.delete(db, old.id)
             for row in rows:
-                old = await routine_store.by_name(db, row.name)
-                if old is None:
+                existing = await routine_store.by_name(db, row.name)
+                if existing is None:
                     await routine_store.add(db, row)
                     continue
-                changed = (old.when_text, old.timezone, old.command) != (
+                changed = (existing.when_text, existing.timezone, existing.command) != (
                     row.when_text,
                     row.timezone,
                     row.command,
@@ -323,7 +324,7 @@ class BoardRoutines:
                         "command": row.command,
                         "next_at": row.next_at,
                     }
-                await routine_store.update(db, old.id, now, **values)
+                await routine_store.update(db, existing.id, now, **values)
             found = [r for r in await routine_store.listed(db) if r.source == "config"]
         self._routines_changed()
         return found

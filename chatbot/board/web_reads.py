@@ -10,6 +10,7 @@ import time
 from collections.abc import Sequence
 from dataclasses import asdict, astuple, dataclass, fields
 from pathlib import Path
+from typing import Any
 
 from chatbot.board import board_columns, card_lists, waiting
 from chatbot.board.board_columns import Column
@@ -65,7 +66,8 @@ class ChangeMark:
         if len(parts) != len(fields(cls)):
             return None
         try:
-            values = [
+            # Each field's own type (int or float), which mypy cannot follow per field.
+            values: list[Any] = [
                 (int if f.type in ("int", int) else float)(part)
                 for f, part in zip(fields(cls), parts, strict=True)
             ]
@@ -219,13 +221,13 @@ class WebReads:
             "SELECT created_at, cost_usd FROM telemetry WHERE created_at >= ? ORDER BY id",
             (since,),
         )
-        days: dict[str, list[float]] = {}
+        per_day: dict[str, list[float]] = {}
         for created_at, cost in rows:
             day = time.strftime("%Y-%m-%d", time.localtime(created_at))
-            runs = days.setdefault(day, [0, 0.0])
+            runs = per_day.setdefault(day, [0, 0.0])
             runs[0] += 1
             runs[1] += cost or 0.0
-        return [DayRuns(day, int(n), cost) for day, (n, cost) in sorted(days.items())]
+        return [DayRuns(day, int(n), cost) for day, (n, cost) in sorted(per_day.items())]
 
     async def job_lines(self) -> list[JobLine]:
         """Queued and running jobs with their card's slug."""

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import re
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -107,7 +108,7 @@ class Card:
     fixer_attempts: int = 0
 
     @classmethod
-    def from_row(cls, row: Row) -> Card:
+    def from_row(cls, row: Row | Mapping[str, Any]) -> Card:
         values = dict(row)
         for column in _JSON_COLUMNS:
             values[column] = json.loads(values[column])

@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from chatbot.store.db import Db, Row
 
@@ -39,7 +40,7 @@ class QuestionRow:
     closed_reason: str | None = None
 
     @classmethod
-    def from_row(cls, row: Row) -> QuestionRow:
+    def from_row(cls, row: Row | Mapping[str, Any]) -> QuestionRow:
         values = dict(row)
         values["options"] = json.loads(values["options"])
         return cls(**values)
