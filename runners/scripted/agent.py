@@ -17,7 +17,7 @@ import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import Any, NoReturn, TextIO
 
 from runners.scripted import mcp_calls
 
@@ -72,7 +72,7 @@ def fail(message: str, code: int = 1) -> NoReturn:
 
 
 @contextlib.contextmanager
-def _locked(path: Path):
+def _locked(path: Path) -> Iterator[TextIO]:
     path.parent.mkdir(parents=True, exist_ok=True)
     with open(path, "a+", encoding="utf-8") as handle:
         fcntl.flock(handle, fcntl.LOCK_EX)
@@ -130,7 +130,7 @@ class State:
 
 
 @contextlib.contextmanager
-def scenario_state():
+def scenario_state() -> Iterator[tuple[list[dict[str, Any]], State]]:
     """Yield (turns, state) under an exclusive lock; the state is saved on exit."""
     scenario = _scenario_path()
     turns = _load_turns(scenario)
@@ -145,7 +145,9 @@ def scenario_state():
         handle.flush()
 
 
-def pick_turn(cli: str, prompt: str, turns: list[dict[str, Any]], state: State) -> tuple[int, dict]:
+def pick_turn(
+    cli: str, prompt: str, turns: list[dict[str, Any]], state: State
+) -> tuple[int, dict[str, Any]]:
     """The first unconsumed turn for this CLI whose `match` occurs in the prompt (a list:
     each of its strings does); its `capture` filled in from the prompt."""
     for index, turn in enumerate(turns):
@@ -326,7 +328,7 @@ def begin_turn(
     return written, denied
 
 
-def emit(line: str, stream=None) -> None:
+def emit(line: str, stream: TextIO | None = None) -> None:
     stream = stream or sys.stdout
     stream.write(line + "\n")
     stream.flush()

@@ -12,6 +12,7 @@ import json
 import os
 import sys
 import uuid
+from typing import Any
 
 from runners.scripted import agent as script
 from runners.scripted import claude_talk, mcp_calls
@@ -69,8 +70,8 @@ REPEATABLE = {"--add-dir"}
 WRITE_TOOLS = {"Edit", "Write", "NotebookEdit"}
 
 
-def parse(argv: list[str]) -> dict:
-    opts: dict = {"--add-dir": [], "prompt": None}
+def parse(argv: list[str]) -> dict[str, Any]:
+    opts: dict[str, Any] = {"--add-dir": [], "prompt": None}
     i = 0
     while i < len(argv):
         arg = argv[i]
@@ -123,12 +124,12 @@ def parse(argv: list[str]) -> dict:
     return opts
 
 
-def can_write(opts: dict) -> bool:
+def can_write(opts: dict[str, Any]) -> bool:
     denied = set(opts.get("--disallowedTools", "").replace(",", " ").split())
     return not (denied & WRITE_TOOLS) and opts.get("--permission-mode") != "plan"
 
 
-def result_object(turn: dict, session: str, answer: str) -> dict:
+def result_object(turn: dict[str, Any], session: str, answer: str) -> dict[str, Any]:
     usage = {
         "input_tokens": 12,
         "cache_creation_input_tokens": 100,

@@ -102,7 +102,7 @@ class Talk:
     """One process's turns: the first from the scenario, later ones from steers."""
 
     def __init__(
-        self, stdin: Stdin, turn: dict[str, Any], session: str, replay: bool, events: dict
+        self, stdin: Stdin, turn: dict[str, Any], session: str, replay: bool, events: dict[str, Any]
     ) -> None:
         self.stdin = stdin
         self.turn = turn
@@ -125,8 +125,8 @@ class Talk:
             use = {"type": "tool_use", "id": "toolu_1", "name": tool[0], "input": tool[1]}
             script.emit(json.dumps(self.assistant([use])))
             self.listen(script.scaled(float(self.turn.get("step_delay", 0))))
-            for message in self.waiting:
-                self.take(message)
+            for held in self.waiting:
+                self.take(held)
             self.waiting = []
         self.finish_turn()
         while True:

@@ -11,6 +11,7 @@ import json
 import os
 import sys
 from pathlib import Path
+from typing import Any
 
 from runners.scripted import agent as script
 from runners.scripted import codex_app_server, mcp_calls
@@ -54,8 +55,14 @@ EXEC_FLAGS = {
 }
 
 
-def parse(argv: list[str]) -> dict:
-    opts: dict = {"config": {}, "exec": False, "app_server": False, "resume": None, "prompt": None}
+def parse(argv: list[str]) -> dict[str, Any]:
+    opts: dict[str, Any] = {
+        "config": {},
+        "exec": False,
+        "app_server": False,
+        "resume": None,
+        "prompt": None,
+    }
     stage = "root"
     i = 0
     while i < len(argv):
@@ -128,7 +135,7 @@ def parse(argv: list[str]) -> dict:
 BUILTIN_PROVIDERS = {"openai", "oss", "ollama", "lmstudio"}
 
 
-def check_provider(config: dict, json_output: bool) -> None:
+def check_provider(config: dict[str, Any], json_output: bool) -> None:
     """A custom provider as the real codex checks it: a name and a base_url, and the
     variable its `env_key` names set (else the turn fails, on stdout, with exit 1)."""
     provider = config.get("model_provider")
@@ -154,7 +161,7 @@ def check_provider(config: dict, json_output: bool) -> None:
         sys.exit(1)
 
 
-def event(kind: str, **fields) -> str:
+def event(kind: str, **fields: Any) -> str:
     return json.dumps({"type": kind, **fields})
 
 
@@ -249,7 +256,7 @@ def main() -> None:
     )
     for number, step in enumerate(script.steps(turn)):
         if "command" in step:
-            item = {"id": f"cmd_{number}", item_key: "command_execution"}
+            item: dict[str, Any] = {"id": f"cmd_{number}", item_key: "command_execution"}
             item |= {"command": step["command"], "status": "in_progress"}
             script.emit(event("item.started", item=item))
         else:

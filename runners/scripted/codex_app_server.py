@@ -54,7 +54,7 @@ class Server:
         self.cwd = Path.cwd()
         self.writable = False
         self.turn = ""  # the running turn's id, "" between turns
-        self.steers: list[tuple[str, str | None]] = []  # accepted, not yet taken
+        self.steers: list[tuple[list[Any], str | None]] = []  # accepted, not yet taken
         self.interrupted = False
         self.requests = 0  # this server's own requests (approvals) so far
         threading.Thread(target=self._read, daemon=True).start()
@@ -75,7 +75,7 @@ class Server:
 
     def handle(self, message: dict[str, Any]) -> None:
         method, ident = message.get("method"), message.get("id")
-        params = message.get("params") if isinstance(message.get("params"), dict) else {}
+        params = raw if isinstance(raw := message.get("params"), dict) else {}
         if ident is None or method is None:
             return  # `initialized`, or an answer to nothing this server waits for
         if method == "initialize":
@@ -313,7 +313,7 @@ class Server:
 
 
 def _input_text(params: dict[str, Any]) -> str:
-    parts = params.get("input") if isinstance(params.get("input"), list) else []
+    parts = raw if isinstance(raw := params.get("input"), list) else []
     return "".join(str(part.get("text", "")) for part in parts if isinstance(part, dict))
 
 

@@ -41,19 +41,21 @@ def call_all(argv: list[str] | None, calls: list[dict[str, Any]]) -> list[str]:
         raise RuntimeError("the turn calls tools, but no MCP server was configured")
     process = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
     assert process.stdin is not None and process.stdout is not None
+    stdin, stdout = process.stdin, process.stdout
     ids = iter(range(1, 1000))
 
     def request(method: str, params: dict[str, Any]) -> dict[str, Any]:
         number = next(ids)
         message = {"jsonrpc": "2.0", "id": number, "method": method, "params": params}
-        process.stdin.write(json.dumps(message) + "\n")
-        process.stdin.flush()
-        while line := process.stdout.readline():
+        stdin.write(json.dumps(message) + "\n")
+        stdin.flush()
+        while line := stdout.readline():
             answer = json.loads(line)
             if answer.get("id") == number:
                 if "error" in answer:
                     raise RuntimeError(f"{method}: {answer['error']}")
-                return answer["result"]
+                result: dict[str, Any] = answer["result"]
+                return result
         raise RuntimeError(f"the MCP server ended during {method}")
 
     try:
