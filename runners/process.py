@@ -190,7 +190,7 @@ async def _feed_stdin(stream: asyncio.StreamWriter, data: bytes) -> None:
 
 
 async def _terminate_group(
-    pgid: int, exited: asyncio.Future[None], readers: asyncio.Future[object], grace: float
+    pgid: int, exited: asyncio.Future[None], readers: asyncio.Future[Any], grace: float
 ) -> None:
     """SIGTERM the group, give it `grace` seconds, then SIGKILL whatever is left.
 
@@ -308,14 +308,14 @@ async def run_process(
             start_new_session=True,
         )
         proc = asyncio.subprocess.Process(transport, protocol, loop)
-    except (FileNotFoundError, PermissionError) as error:
+    except (FileNotFoundError, PermissionError) as exc:
         return ProcessResult(
             Outcome.NOT_FOUND,
             None,
             "",
             "",
             loop.time() - started,
-            error=f"cannot execute {binary}: {error.strerror or error}",
+            error=f"cannot execute {binary}: {exc.strerror or exc}",
         )
     # start_new_session makes the child a session and group leader: pgid == pid.
     pgid = proc.pid
@@ -336,9 +336,7 @@ async def run_process(
         capture.on_end = pipe._ended
         feeder = asyncio.ensure_future(asyncio.sleep(0))
         talker = asyncio.ensure_future(converse(pipe))
-    readers: asyncio.Future[object] = asyncio.gather(
-        capture.read_stdout(proc.stdout), capture.read_stderr(proc.stderr)
-    )
+    readers = asyncio.gather(capture.read_stdout(proc.stdout), capture.read_stderr(proc.stderr))
     # Not proc.wait(): that also waits for every pipe to close, which a helper that
     # inherited stdout can hold open long after the CLI itself has exited.
     exited = protocol.exited
@@ -407,7 +405,13 @@ async def run_process(
             await asyncio.wait_for(asyncio.shield(exited), timeout=max(limits.kill_grace, 1.0))
         raise
     finally:
-        ends = [feeder, readers, exited, capped, *([talker] if talker is not None else [])]
+        ends: list[asyncio.Future[Any]] = [
+            feeder,
+            readers,
+            exited,
+            capped,
+            *([talker] if talker is not None else []),
+        ]
         for task in ends:
             task.cancel()
         await asyncio.gather(*ends, return_exceptions=True)
