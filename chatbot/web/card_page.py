@@ -10,6 +10,7 @@ from __future__ import annotations
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from chatbot.board import CardView, LineComment, RunRecord, TalkRow
 from chatbot.board.hand_over import HandOver
@@ -142,7 +143,7 @@ def _history(view: CardView, t: Texts) -> Safe:
     return scroll_table("history", heads, rows)
 
 
-def _conversation(turns: list, t: Texts) -> Safe:
+def _conversation(turns: list[Any], t: Texts) -> Safe:
     """A draft has no intent file yet: its intake dialogue is what there is to read."""
     items = [
         tag("<dt>{who}</dt><dd>{text}</dd>", who=turn[0], text=turn[1])
@@ -176,7 +177,7 @@ def _question(view: CardView, t: Texts) -> Safe:
     )
 
 
-def _answers(data: dict, t: Texts) -> Safe:
+def _answers(data: dict[str, Any], t: Texts) -> Safe:
     """What owners answered the card's questions (in chat or here), as text."""
     given = [a for a in data.get("answers") or [] if isinstance(a, dict)]
     if not given:
@@ -197,7 +198,7 @@ def _answers(data: dict, t: Texts) -> Safe:
     )
 
 
-def _checks(data: dict, commit: str | None, t: Texts) -> Safe:
+def _checks(data: dict[str, Any], commit: str | None, t: Texts) -> Safe:
     """The repository's checks of the card's commit: verdict, duration, the output's end."""
     record = checks.record_of(data, commit)
     if record is None:
@@ -361,7 +362,7 @@ def card_main(page: CardPage, t: Texts, now: float | None = None) -> Safe:
     return join(parts)
 
 
-def reviews_of(data: dict, report_file: RepoText | None) -> list[tuple[str, str, str]]:
+def reviews_of(data: dict[str, Any], report_file: RepoText | None) -> list[tuple[str, str, str]]:
     """Reviews kept in the card's data (each with its report), newest first; or the report
     file alone for a card reviewed before the board kept them."""
     found = []

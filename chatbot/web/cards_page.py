@@ -14,6 +14,7 @@ from chatbot.domain.counted import counted
 from chatbot.web.groups import Group
 from chatbot.web.markup import Safe, join, tag
 from chatbot.web.pages import CardItems
+from chatbot.web.texts import Texts
 
 PER_PAGE = 50
 
@@ -36,7 +37,7 @@ class CardsQuery:
         return "/cards?" + urlencode(params) if params else "/cards"
 
 
-def parse(query: dict[str, str], t) -> CardsQuery:
+def parse(query: dict[str, str], t: Texts) -> CardsQuery:
     """The address's q, group, after and before; BadQuery in the reader's words."""
     # No text holds a NUL, and PostgreSQL refuses one in a parameter.
     text = query.get("q", "").replace("\x00", "").strip()
@@ -60,7 +61,7 @@ def parse(query: dict[str, str], t) -> CardsQuery:
     return CardsQuery(text, group, cursors["after"], cursors["before"])
 
 
-def search_form(query: CardsQuery, t) -> Safe:
+def search_form(query: CardsQuery, t: Texts) -> Safe:
     options = [tag('<option value="">{name}</option>', name=t("search_any"))]
     for group in Group:
         chosen = Safe(" selected" if group is query.group else "")

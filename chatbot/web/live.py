@@ -210,7 +210,9 @@ class Live:
         }
 
 
-async def stream(live: Live, client: Client, write: Callable[[bytes], Any], keepalive_s: float):
+async def stream(
+    live: Live, client: Client, write: Callable[[bytes], Any], keepalive_s: float
+) -> None:
     """Write a client's events until it leaves or the hub closes it."""
     try:
         await write(f"retry: {RETRY_MS}\n\n".encode())

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import html
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from datetime import UTC, datetime
 
 from chatbot.notify.format import markdown_html
@@ -81,7 +81,7 @@ def moment(at: float) -> Safe:
     return tag('<time datetime="{iso}">{text}</time>', iso=iso(at), text=clock(at))
 
 
-def age(seconds: float, units: dict[str, str]) -> str:
+def age(seconds: float, units: Mapping[str, str]) -> str:
     """3 s, 12 min, 5 h, 2 d: the coarse age people read at a glance."""
     seconds = max(0, int(seconds))
     for unit, size in (("d", 86400), ("h", 3600), ("min", 60)):

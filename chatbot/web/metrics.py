@@ -116,8 +116,8 @@ def _database(snap: MetricsSnapshot, up: dict[str, bool]) -> Iterator[Metric]:
         queued.add_metric([lane, role], counts.queued)
         running.add_metric([lane, role], counts.running)
     oldest = _gauge("jobs_oldest_queued_age_seconds", "Age of the lane's oldest queued job", "lane")
-    for lane, first in sorted(snap.oldest_queued_at.items()):
-        oldest.add_metric([lane], max(0.0, snap.at - first))
+    for lane, queued_at in sorted(snap.oldest_queued_at.items()):
+        oldest.add_metric([lane], max(0.0, snap.at - queued_at))
     yield from (queued, running, oldest)
 
     pending = _gauge("outbox_pending_messages", "Posts waiting in the outbox", "transport")
@@ -182,7 +182,7 @@ class Metrics:
     def __init__(self, board: BoardReads, transports_up: TransportsUp = dict):
         # No `_created` series beside each counter and histogram: a timestamp per label set
         # that dashboards do not read doubles what every scrape carries.
-        disable_created_metrics()
+        disable_created_metrics()  # type: ignore[no-untyped-call]  # prometheus_client leaves it unannotated
         self.registry = CollectorRegistry()
         labels = ("role", "runtime")
         self.run_duration = Histogram(

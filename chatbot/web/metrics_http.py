@@ -13,6 +13,7 @@ import logging
 from dataclasses import dataclass
 
 from aiohttp import web
+from aiohttp.typedefs import Handler
 
 from chatbot.config import Config
 from chatbot.secret_files import read_secret
@@ -97,7 +98,7 @@ class MetricsDoor:
         )
 
     @web.middleware
-    async def middleware(self, request: web.Request, handler) -> web.StreamResponse:  # noqa: ANN001
+    async def middleware(self, request: web.Request, handler: Handler) -> web.StreamResponse:
         """On the board's listener: /metrics before the board's own sign-in."""
         # Other methods go on to the board, which reads and answers GET and HEAD only.
         if request.path == PATH and request.method in ("GET", "HEAD"):

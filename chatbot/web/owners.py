@@ -19,6 +19,7 @@ import logging
 import time
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Mapping
+from typing import Any
 from urllib.parse import urlsplit
 
 from aiohttp import web
@@ -167,7 +168,9 @@ class Owners:
         # old browser; a browser that says where the request came from is believed.
         return site in (None, "same-origin")
 
-    async def _checked(self, request: web.Request) -> tuple[WebSession, Mapping] | web.Response:
+    async def _checked(
+        self, request: web.Request
+    ) -> tuple[WebSession, Mapping[str, Any]] | web.Response:
         """The session and the form of an owner's POST, or the 403 that refuses it."""
         session: WebSession | None = request.get(SESSION)
         if session is None:

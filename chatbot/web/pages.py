@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from chatbot.board.web_reads import BoardCard, DayRuns, JobLine, WorkerLine
 from chatbot.domain.counted import counted
@@ -115,7 +115,7 @@ class CardItems:
         else:
             key, at = "moved_since", card.moved_at
         before, after = self._ages[key]
-        meta = self._labels[card.phase]
+        meta: str = self._labels[card.phase]
         if card.phase is Phase.SPLIT and card.children:
             # Not work under way: its children are, and it waits for them.
             done, total = card.children_done, card.children
@@ -156,7 +156,7 @@ def requests_line(count: int, t: Texts) -> Safe:
 
 
 def board_main(
-    columns: dict[Group, Sequence[BoardCard]],
+    columns: Mapping[Group, Sequence[BoardCard]],
     counts: dict[Group, int],
     items: CardItems,
     now: float | None = None,

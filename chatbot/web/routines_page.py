@@ -8,6 +8,7 @@ German: the page has a handful.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any, cast
 
 from chatbot.board.routines import ACTIVE, RoutineRow
 from chatbot.domain.schedules import local_words
@@ -37,7 +38,7 @@ _TEXTS = {
 
 
 def title(t: Texts) -> str:
-    return _TEXTS.get(t.locale, _TEXTS["en"])["title"]
+    return cast(str, _TEXTS.get(t.locale, _TEXTS["en"])["title"])
 
 
 async def page(board: object, t: Texts) -> Safe:
@@ -79,7 +80,7 @@ def routines_main(
     )
 
 
-def _row(row: RoutineRow, last: list[str], words: dict) -> Safe:
+def _row(row: RoutineRow, last: list[str], words: dict[str, Any]) -> Safe:
     next_run = (
         local_words(row.next_at, row.timezone) if row.next_at and row.state == ACTIVE else "-"
     )

@@ -155,7 +155,7 @@ class WebBoard:
         )
         self._runner: web.AppRunner | None = None
         self._stop = asyncio.Event()
-        self._live_task: asyncio.Task | None = None
+        self._live_task: asyncio.Task[None] | None = None
         self.port = settings.port
 
     # --- running ------------------------------------------------------------------
