@@ -183,7 +183,7 @@ class CommentHandlers:
         if new.lines is not None:
             start, end = new.lines
             where += f":{start}" if start == end else f":{start}-{end}"
-        args: dict[str, str | int] = {"slug": slug, "file:line": where, "text": new.body}
+        args: dict[str, str | int | None] = {"slug": slug, "file:line": where, "text": new.body}
         await self.request(origin, Invocation(BY_NAME["comment"], args))
 
     if TYPE_CHECKING:  # ChatHandlers' (handlers.py)

@@ -61,7 +61,7 @@ class ChatHandlers(
         """The command's owner action on its card; the answer says where it went."""
         action = invocation.command.action
         assert action is not None, invocation.name
-        payload = None
+        payload: dict[str, Any] | None = None
         if action is Action.INSPECT:
             payload = {"mode": render.inspect_mode(invocation.text("mode") or None)}
         if invocation.text("checks") == SKIP_FLAG:
@@ -258,7 +258,8 @@ class ChatHandlers(
             accept = reaction.effect is Effect.ACCEPT
             await self.decide_request(origin, posted.request_id, accept=accept)
             return
-        if posted.asks_approval:
+        # asks_approval holds only with a talk_id: said again for mypy.
+        if posted.asks_approval and posted.talk_id is not None:
             if reaction.effect in (Effect.ACCEPT, Effect.DECLINE):
                 allow = reaction.effect is Effect.ACCEPT
                 await self.decide_approval(origin, posted.talk_id, allow, "")

@@ -24,6 +24,7 @@ import dataclasses
 import logging
 import time
 from collections.abc import Awaitable, Callable, Iterable
+from typing import Any
 
 from chatbot.board import BoardService, Posted, StoreUnwritable
 from chatbot.chat import commands, reactions, render, render_help
@@ -147,7 +148,7 @@ class ChatIntake:
                 log.exception("chat event %s failed", getattr(event, "message_id", ""))
                 await self._say_or_log(event, "internal_error")
 
-    async def _say_or_log(self, event: IncomingEvent, key: str, **params: str) -> None:
+    async def _say_or_log(self, event: IncomingEvent, key: str, **params: Any) -> None:
         try:
             await self.replies.say(event, key, purpose="refusal", **params)
         except Exception as error:  # noqa: BLE001 - the chat goes on; the log says it
@@ -255,7 +256,8 @@ class ChatIntake:
                 decision = yes_or_no(event.text)
                 if decision is not None:
                     return DecideAct(posted.request_id, decision)
-            if posted is not None and posted.asks_approval:
+            # asks_approval holds only with a talk_id: said again for mypy.
+            if posted is not None and posted.asks_approval and posted.talk_id is not None:
                 allow = yes_or_no(event.text) is True
                 return ApprovalAct(posted.talk_id, allow, "" if allow else event.text.strip())
             if posted is not None and posted.purpose == "run" and posted.card_id is not None:

@@ -61,7 +61,7 @@ class Lookups:
             given = None
             if self.config is not None:
                 bot, runtimes = self.config.bot, self.config.runtimes
-                given = hand_over(view.card, runs, bot.workspaces, runtimes)  # type: ignore[arg-type]
+                given = hand_over(view.card, runs, bot.workspaces, runtimes)
             if given is not None:
                 text += "\n" + render.hand_over(given, self.locale)
             await self.replies.send(origin.event, text, card_id=view.card.id)

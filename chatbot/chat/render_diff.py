@@ -136,8 +136,8 @@ def file_post(slug: str, change: Change, index: int, locale: str) -> FilePost:
     body = "\n".join(text for _, text in shown)
     text = head + (f"\n{fenced(body)}" if body else "") + (f"\n{tail}" if tail else "")
     rows = []
-    for kind, line in shown:
-        escaped = html.escape(line, quote=False)
+    for kind, shown_line in shown:
+        escaped = html.escape(shown_line, quote=False)
         colour = _COLOURS.get(kind)
         rows.append(f'<span data-mx-color="{colour}">{escaped}</span>' if colour else escaped)
     markup = f"<p>{html.escape(head, quote=False)}</p>"
@@ -165,7 +165,8 @@ def quoted_lines(quote: str) -> tuple[int, int] | None:
 
 def split_quote(text: str) -> tuple[str, str]:
     """A message's quoted lines ("> ...") and the rest: the words."""
-    quoted, words = [], []
+    quoted: list[str] = []
+    words: list[str] = []
     for line in text.splitlines():
         (quoted if line.lstrip().startswith(">") else words).append(line)
     return "\n".join(quoted), "\n".join(words).strip()

@@ -33,7 +33,17 @@ class Requests:
 
     if TYPE_CHECKING:  # the other handlers, on ChatHandlers
 
-        async def act(self, origin: Origin, slug: str, action: Action, **options: Any) -> None: ...
+        async def act(
+            self,
+            origin: Origin,
+            slug: str,
+            action: Action,
+            *,
+            payload: dict[str, Any] | None = None,
+            reason: str = "",
+            also: Along | None = None,
+            prefix: str = "",
+        ) -> None: ...
 
         async def draft(
             self,

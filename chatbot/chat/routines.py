@@ -15,6 +15,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Any
 from zoneinfo import ZoneInfo
 
 from chatbot.board import BoardService, UnknownCard
@@ -68,7 +69,7 @@ class Refused(Exception):
     def __init__(self, key: str, **params: object):
         super().__init__(key)
         self.key = key
-        self.params = params
+        self.params: dict[str, Any] = params
 
 
 def taken_apart(text: str, prefixes: tuple[str, ...]) -> Written:
@@ -272,14 +273,14 @@ class RoutineHandlers:
             await self.board.set_owner_zone(owner, None, now)
             await self.replies.say(event, "timezone_reset", zone=default)
             return
-        zone = canonical_zone(written)
-        if zone is None:
+        chosen = canonical_zone(written)
+        if chosen is None:
             why = zone_problem(written, self.replies.locale) or written
             await self.replies.say(
                 event, "timezone_bad", why=why, default=default, purpose="refusal"
             )
             return
-        kept = await self.board.set_owner_zone(owner, zone, now)
+        kept = await self.board.set_owner_zone(owner, chosen, now)
         kept_words = (
             say(
                 self.replies.locale,
@@ -290,7 +291,7 @@ class RoutineHandlers:
             else ""
         )
         await self.replies.say(
-            event, "timezone_set", zone=zone, now=clock_words(now, zone), kept=kept_words
+            event, "timezone_set", zone=chosen, now=clock_words(now, chosen), kept=kept_words
         )
 
     async def routine(self, origin: Origin, invocation: Invocation) -> None:

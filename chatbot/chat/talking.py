@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from chatbot.board import (
+    Along,
     ApprovalDecided,
     Attachment,
     AttachPurpose,
@@ -44,7 +45,17 @@ class TalkHandlers:
 
     if TYPE_CHECKING:  # ChatHandlers.act: a move with its answer
 
-        async def act(self, origin: Origin, slug: str, action: Action, **options: Any) -> None: ...
+        async def act(
+            self,
+            origin: Origin,
+            slug: str,
+            action: Action,
+            *,
+            payload: dict[str, Any] | None = None,
+            reason: str = "",
+            also: Along | None = None,
+            prefix: str = "",
+        ) -> None: ...
 
         async def files_of(self, origin: Origin) -> tuple[Attachment, ...]: ...
 
