@@ -191,11 +191,11 @@ def backup(config: Config, folder: Path) -> int:
     total = sum(entry["size"] for entry in manifest["files"])
     crypto = sum(1 for entry in manifest["files"] if entry["kind"] == "crypto_store")
     # The embedded demo has no file to copy: say only what is in the folder.
-    config = any(entry["kind"] == "config" for entry in manifest["files"])
+    has_config = any(entry["kind"] == "config" for entry in manifest["files"])
     print(
         f"backed up to {folder}: {manifest['engine']} database at schema step "
         f"{manifest['schema_step']}, {counted(crypto, 'crypto store file')}"
-        f"{', the configuration' if config else ', no configuration file (none was read)'}; "
+        f"{', the configuration' if has_config else ', no configuration file (none was read)'}; "
         f"{total} bytes; secrets are not in it"
     )
     return 0

@@ -102,7 +102,8 @@ def attach_metrics(bot: Running, transports: dict[str, Transport]) -> MetricsDoo
         bot.board, transports_up=lambda: {name: t.online for name, t in transports.items()}
     )
     if bot.worker is not None:
-        bot.worker.observers.append(metrics)
+        # Observers are heard by the events they have (JobContext.tell): only run_finished.
+        bot.worker.observers.append(metrics)  # type: ignore[arg-type]  # a partial observer
     return MetricsDoor(metrics, settings.tokens, settings.locale)
 
 
@@ -134,7 +135,7 @@ def timed(handle: EventHandler, latency: CommandLatency) -> EventHandler:
     """The chat intake's door, noting when each message arrived (a command's latency
     runs from here to its answer's hand-off to the transport)."""
 
-    async def handle_timed(event: IncomingEvent) -> ChatIntake:
+    async def handle_timed(event: IncomingEvent) -> None:
         if isinstance(event, IncomingMessage):
             latency.arrived(event.transport, event.message_id)
         await handle(event)

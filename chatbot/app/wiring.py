@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 
 from chatbot.config import Config
 from chatbot.notify.notifier import Destination
@@ -74,7 +74,7 @@ def settings_for(
 
 
 def build_transports(
-    config: Config, state: StateStore, *, console_io: tuple | None = None
+    config: Config, state: StateStore, *, console_io: tuple[TextIO, TextIO] | None = None
 ) -> dict[str, Transport]:
     transports: dict[str, Transport] = {}
     for network, _ in servers(config):

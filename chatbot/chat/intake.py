@@ -127,6 +127,7 @@ class ChatIntake:
             catch_up_max_age_s=config.bot.catch_up_max_age_s,
             prefixes=tuple(config.bot.command_prefixes),
             config=config,
+            # options are the keywords of __init__ the caller chose; checked at the call.
             **(limits | options),  # type: ignore[arg-type]
         )
 

@@ -102,6 +102,7 @@ class TalkHandlers:
             return
 
         async def answer(tx: BoardTx) -> None:
+            # board.steer calls this only with a run to talk to (else NoRunToTalkTo).
             role = (await tx.active_job(card.id)).kind  # type: ignore[union-attr]
             said = self.replies.text("steer_sent", slug=slug, role=role) + note
             await tx.post(self.replies.post(event, said, card_id=card.id))

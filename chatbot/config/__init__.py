@@ -54,6 +54,7 @@ class Config(Section):
     lanes: dict[Annotated[str, StringConstraints(pattern=NAME_RE)], LaneSection] = Field(
         min_length=1
     )
+    # mypy cannot read a Literal of a tuple built at import; pydantic checks it.
     roles: dict[Literal[ROLE_NAMES], RoleSection] = {}  # type: ignore[valid-type]
     escalation: EscalationSection = EscalationSection()
     deploy: DeploySection | None = None

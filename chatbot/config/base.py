@@ -16,6 +16,7 @@ ModelName = Annotated[str, StringConstraints(pattern=f"^$|{MODEL_PATTERN}")]
 Effort = Annotated[str, StringConstraints(pattern=REASONING_EFFORT_PATTERN)]
 EnvName = Annotated[str, StringConstraints(pattern=ENV_NAME)]
 # The registry's names, in its order: an unknown one is told "use one of codex, claude, ...".
+# mypy cannot read a Literal of a tuple built at import; pydantic checks it.
 RuntimeName = Literal[RUNTIME_NAMES]  # type: ignore[valid-type]
 
 

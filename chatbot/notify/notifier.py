@@ -187,6 +187,7 @@ class Notifier:
             await self.post(db, said, card=card, purpose="artifact", attachment_id=offered["id"])
         if change.question is not None:
             question = change.question
+            # Change.action is the Action's value; Action is a StrEnum, so the str finds it.
             key = QUESTION_NOTICES.get(change.action, "question")  # type: ignore[call-overload]
             lines = [self.t(key, slug=card.slug, text=question.text)]
             lines += [f"{NUMBER_KEYS[i]} {option}" for i, option in enumerate(question.options)]

@@ -21,7 +21,7 @@ import contextlib
 import logging
 import time
 from collections.abc import Callable
-from typing import Protocol
+from typing import Any, Protocol
 
 from chatbot.board import Attachment, BoardError
 from chatbot.store import Store, StoreError
@@ -114,8 +114,12 @@ class OutboxSender:
             if not await chat_store.pending(self.store.reader, transport, limit=1):
                 return
             self.wake()
+
+            def passed(seen: int = passes) -> bool:
+                return self._passes > seen
+
             async with self._passed:
-                await self._passed.wait_for(lambda seen=passes: self._passes > seen)
+                await self._passed.wait_for(passed)
 
     def wake(self, *_: object) -> None:
         self._wake.set()
@@ -191,10 +195,10 @@ class OutboxSender:
         finally:
             stopper.cancel()
 
-    async def _wait_for_store(self, stopper: asyncio.Future[object], delay: float) -> None:
+    async def _wait_for_store(self, stopper: asyncio.Future[Any], delay: float) -> None:
         """Until writes work again (the health's probe says so), or `delay` passed: a
         read that failed (the database away) leaves the health alone."""
-        waits: set[asyncio.Future[object]] = {stopper}
+        waits: set[asyncio.Future[Any]] = {stopper}
         if not self.store.health.writable:
             waits.add(asyncio.ensure_future(self.store.health.wait_writable()))
         await asyncio.wait(waits, timeout=delay, return_when="FIRST_COMPLETED")

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Callable, Coroutine, Sequence
+from typing import Any
 
 from chatbot.notify.format import duration
 from chatbot.notify.notifier import Destination
@@ -21,7 +22,7 @@ from chatbot.store.health import StoreHealth
 
 QUIET_S = 600.0
 
-SendNow = Callable[[Post], Awaitable[None]]
+SendNow = Callable[[Post], Coroutine[Any, Any, None]]
 
 
 class StoreHealthNotices:

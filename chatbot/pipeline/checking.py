@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Literal
+
 from chatbot.board.comments import agent_view
 from chatbot.domain import checks
 from chatbot.domain.phases import Phase
@@ -104,6 +106,7 @@ def trusted_deployment(ctx: JobContext) -> TrustedDeployment:
     """What the board itself knows about deployment; it beats anything a model says."""
     card = ctx.card
     status = card.deployment_status
+    verdict: Literal["deployed", "not_deployed", "unknown"]
     if status == "deployed":
         verdict = "deployed"
     elif card.resume_phase in (Phase.PLANNED, Phase.NEEDS_HUMAN) or status in ("pending", "queued"):

@@ -217,7 +217,7 @@ class JobContext:
             # The session the caller resumes is the fallback's own (from its last run).
             profile = self._fallback
         mode = Mode.WORKSPACE_WRITE if record.writes else Mode.READ_ONLY
-        runtime_config = self.config.runtimes.get(profile.runtime)  # type: ignore[call-overload]
+        runtime_config = self.config.runtimes.get(profile.runtime)
         if runtime_config is None:
             raise RunFailed(f"runtime {profile.runtime!r} has no [runtimes.{profile.runtime}]")
         # The role names what it may do; the runtime writes that in its CLI's syntax.
@@ -306,7 +306,7 @@ class JobContext:
             detail = f"{result.failure} (set runtimes.{profile.runtime}.binary)"
             result = _with_failure(result, detail)
         output = result.output
-        record = run_record(
+        run = run_record(
             role=role,
             profile=profile,
             takes_effort=runtime.takes_effort,
@@ -318,10 +318,10 @@ class JobContext:
             started=started,
         )
         if steers:
-            record = replace(record, steers=steers)
-        self._last_run_id = await self.saved(lambda: self.board.record_run(record))
-        self.runs.append(record)
-        await self.tell("run_finished", self.card, record)
+            run = replace(run, steers=steers)
+        self._last_run_id = await self.saved(lambda: self.board.record_run(run))
+        self.runs.append(run)
+        await self.tell("run_finished", self.card, run)
         if output.interrupted and result.ok:
             raise RunInterrupted(output.session_id or resume_session_id or None)
         if not result.ok and output.limited is not None:

@@ -163,15 +163,15 @@ def check_lines(config: Config) -> list[tuple[str, bool]]:
     files, _ = scan(repo) if repo.is_dir() else ([], [])
     for intent in files:
         try:
-            line = intent_line((repo / intent.path).read_text(encoding="utf-8"))
+            checks_line = intent_line((repo / intent.path).read_text(encoding="utf-8"))
         except (OSError, UnicodeDecodeError):
             continue  # the import says why
         except ValueError as error:
             found.append((f"  {intent.path}: {error}", False))
             continue
-        if line is None or line[1] is None:
+        if checks_line is None or checks_line[1] is None:
             continue
-        problem = program_problem(line[1], repo)
-        said = f"  {intent.path}: Checks: {shlex.join(line[1])}"
+        problem = program_problem(checks_line[1], repo)
+        said = f"  {intent.path}: Checks: {shlex.join(checks_line[1])}"
         found.append((f"{said}: {problem}" if problem else said, problem is None))
     return found

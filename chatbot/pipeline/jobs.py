@@ -25,4 +25,5 @@ def handler_of(kind: str) -> Handler | None:
     if job is None:
         return None
     module, _, name = job.runs.partition(":")
-    return getattr(importlib.import_module(module), name)
+    handler: Handler = getattr(importlib.import_module(module), name)
+    return handler

@@ -96,7 +96,9 @@ def plan(
     found = tool(config)
     if found is None:
         return None
-    section = config.runtimes.get(runtime)  # type: ignore[call-overload]
+    section = config.runtimes.get(runtime)
+    # The one caller (JobContext.run) refuses a runtime without a section before this.
+    assert section is not None, runtime
     cwd = cwd.resolve()
     readable = [*git_paths(cwd), *(Path(path) for path in section.read_paths), *shown]
     writable = [Path(path) for path in section.write_paths]
@@ -177,8 +179,8 @@ def check_lines(config: Config) -> tuple[list[str], bool]:
             "/tmp over its commands and they would not find their worktree; move "
             "[bot] workspaces elsewhere"
         )
-    for name, lane in config.lanes.items():
-        if lane.network == "open":
+    for name, lane_section in config.lanes.items():
+        if lane_section.network == "open":
             lines.append(
                 f'  lane {name}: network = "open": its agents reach any address, '
                 "not only the provider"

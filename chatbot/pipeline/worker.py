@@ -15,6 +15,8 @@ import contextlib
 import logging
 import os
 import socket
+from pathlib import Path
+from typing import Any
 
 from chatbot.board import (
     BoardService,
@@ -53,7 +55,7 @@ from runners.workspace import WorkspaceError, remove_worktree, sync_checkout
 log = logging.getLogger(__name__)
 
 
-async def current_branch(repo) -> str | None:
+async def current_branch(repo: Path) -> str | None:
     process = await asyncio.create_subprocess_exec(
         "git",
         "-C",
@@ -211,7 +213,9 @@ class Worker:
                 await self.board.worker_stopped(self.instance_id)
 
     async def _until_writable(self, stop: asyncio.Event | None) -> None:
-        waits = {asyncio.ensure_future(self.board.store_health.wait_writable())}
+        waits: set[asyncio.Future[Any]] = {
+            asyncio.ensure_future(self.board.store_health.wait_writable())
+        }
         if stop is not None:
             waits.add(asyncio.ensure_future(stop.wait()))
         await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
@@ -260,7 +264,12 @@ class Worker:
                 self._running[job.id] = task
                 self._lane_of[job.id] = lane
                 self._job_of[job.id] = job
-                task.add_done_callback(lambda _t, job_id=job.id: self._finished(job_id))
+
+                # The default binds this job's id now, not the loop variable's last one.
+                def finished(_task: object, job_id: int = job.id) -> None:
+                    self._finished(job_id)
+
+                task.add_done_callback(finished)
 
     def _finished(self, job_id: int) -> None:
         self._running.pop(job_id, None)

@@ -249,6 +249,7 @@ class PostgresStore(Store):
         self._listening = asyncio.Event()
         self._instance: psycopg.AsyncConnection[Any] | None = None
 
+    # Each engine opens from what it needs (an address here, a path there).
     @classmethod
     async def open(cls, url: str, *, password_file: Path | None = None) -> PostgresStore:  # type: ignore[override]
         connect: dict[str, Any] = {"autocommit": True, "connect_timeout": CONNECT_TIMEOUT_S}

@@ -93,6 +93,7 @@ class SqliteDb(Db):
 
     async def fetchall(self, sql: str, params: Params = ()) -> list[Row]:
         try:
+            # aiosqlite's stub wants Iterable params; a dict of named ones works in sqlite3.
             return list(await self._conn.execute_fetchall(for_sqlite(sql), params))  # type: ignore[arg-type]
         except sqlite3.IntegrityError as error:
             raise IntegrityError(str(error), str(error)) from None
@@ -179,6 +180,7 @@ class SqliteStore(Store):
         self.checkpointer = Checkpointer(path)
         self.checkpointer.start()
 
+    # Each engine opens from what it needs (a path here, an address there).
     @classmethod
     async def open(cls, path: Path) -> SqliteStore:  # type: ignore[override]
         path.parent.mkdir(parents=True, exist_ok=True)

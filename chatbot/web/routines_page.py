@@ -43,6 +43,7 @@ def title(t: Texts) -> str:
 
 async def page(board: object, t: Texts) -> Safe:
     """The page's main part, read from the board (a BoardRoutines)."""
+    # `board` is typed object so the web needs no import of BoardRoutines' module.
     rows = await board.routines()  # type: ignore[attr-defined]
     last = {}
     for row in rows:

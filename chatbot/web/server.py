@@ -223,6 +223,7 @@ class WebBoard:
         html = pages.frame(
             self.texts,
             title=title,
+            # Every caller hands a Safe (built markup); the signature says str.
             main=main,  # type: ignore[arg-type]
             view=view,
             static_version=self.static_version,
@@ -270,6 +271,7 @@ class WebBoard:
         if session is not None:
             # Only an owner's page reads it: a reader's page never carries the inbox.
             # Only what it shows, and the count: 50 of 2,000 items, not all of them.
+            # The web holds BoardReads, which is the BoardService the inbox reads through.
             page = await board_inbox.inbox_page(self.reads, INBOX_SHOWN)  # type: ignore[arg-type]
             inbox = inbox_section(page.items, self.texts, count=page.count)
         bar = board_acts.owner_bar(session, said, self.texts, inbox)
@@ -340,6 +342,7 @@ class WebBoard:
             talk=await self.reads.talk_of(card.id),
             hand_over=self._hand_over(card, runs),
             # A read like the others (it also reads the day's budget): the board service.
+            # BoardReads is the BoardService here (see inbox_page above).
             why=await board_inbox.why(self.reads, slug),  # type: ignore[arg-type]
             owner=await self._owner(request, slug),
             session_ended=bool(request.get(SESSION_ENDED)),
