@@ -48,6 +48,7 @@ async def in_worktree(worktree: Worktree, *args: str, **options: object) -> GitR
         *SAFE_OPTIONS,
         *args,
         env=safe_env(worktree),
+        # The caller's keywords are _git's own (check, timeout, ...), passed through.
         **options,  # type: ignore[arg-type]
     )
 

@@ -169,6 +169,7 @@ class TargetUnavailable(TransportError):
 def redacting_repr(obj: object, secret: tuple[str, ...]) -> str:
     """repr() of a settings dataclass with secret values replaced, for logs."""
     parts = []
+    # Any settings dataclass instance; `fields` is typed for DataclassInstance only.
     for f in fields(obj):  # type: ignore[arg-type]
         value = getattr(obj, f.name)
         shown = "'***'" if f.name in secret and value else repr(value)
