@@ -27,7 +27,7 @@ from collections.abc import Awaitable, Callable, Iterable
 from typing import Any
 
 from chatbot.board import BoardService, Posted, StoreUnwritable
-from chatbot.chat import commands, reactions, render, render_help
+from chatbot.chat import commands, dispatch, reactions, render, render_help
 from chatbot.chat.acts import (
     FILE_COMMANDS,
     Act,
@@ -310,7 +310,7 @@ class ChatIntake:
             if origin.files and act.parsed.name not in FILE_COMMANDS:
                 await self._files_before(origin, act.parsed)
             # The command table names the handler; there is no other dispatch.
-            await getattr(handlers, act.parsed.command.handler)(origin, act.parsed)
+            await dispatch.carry_out(handlers, origin, act.parsed)
         elif isinstance(act, AnswerAct):
             if act.text and len(act.text) > commands.MAX_TEXT_CHARS:
                 await self.replies.say(origin.event, "problem_too_long", purpose="refusal")

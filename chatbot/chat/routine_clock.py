@@ -26,7 +26,7 @@ from typing import Any
 from chatbot.board import Post
 from chatbot.board import routines as routine_store
 from chatbot.board.routines import Occurrence
-from chatbot.chat import commands
+from chatbot.chat import commands, dispatch
 from chatbot.chat.authority import Role, Verdict, permits
 from chatbot.chat.commands import UsageProblem
 from chatbot.chat.handlers import ChatHandlers
@@ -190,7 +190,7 @@ class RoutineClock:
             await replies.say(event, "owners_only", purpose="refusal")
         else:
             origin = RoutineOrigin(event, owner, role)
-            await getattr(handlers, parsed.command.handler)(origin, parsed)
+            await dispatch.carry_out(handlers, origin, parsed)
         slug = parsed.text("slug") or None
         if replies.refusals:
             detail = replies.refusals[-1]

@@ -23,7 +23,7 @@ from typing import Any
 from chatbot.board import Post, StoreUnwritable, UnknownCard
 from chatbot.board.comments import NewComment
 from chatbot.board.tx import ON_PAGE
-from chatbot.chat import commands, render
+from chatbot.chat import commands, dispatch, render
 from chatbot.chat.authority import Role
 from chatbot.chat.commands import UsageProblem
 from chatbot.chat.handlers import ChatHandlers
@@ -223,4 +223,4 @@ async def act_as_chat(
         # Its questions go where the card's notices go: the page is no chat.
         await handlers.draft(origin, parsed, chat={})
         return
-    await getattr(handlers, parsed.command.handler)(origin, parsed)
+    await dispatch.carry_out(handlers, origin, parsed)
