@@ -1,14 +1,16 @@
 """A job's coroutine, found from its record in the job table (chatbot/domain/roles.py).
 
 The table names each kind's coroutine as "module:function", so the domain imports
-nothing of the pipeline; here it is looked up once per kind. A name that does not
-lead to a coroutine of the pipeline fails a test (tests/pipeline/test_jobs_table.py),
-not a job.
+nothing of the pipeline; here every kind is looked up once, when a worker is made
+(`resolve_all`): a name that does not lead to a coroutine function of the pipeline
+stops the worker's start, not a job an hour later (arq's `Function` records, checked
+when the worker is built).
 """
 
 from __future__ import annotations
 
 import importlib
+import inspect
 from collections.abc import Awaitable, Callable
 from functools import cache
 
@@ -25,5 +27,25 @@ def handler_of(kind: str) -> Handler | None:
     if job is None:
         return None
     module, _, name = job.runs.partition(":")
-    handler: Handler = getattr(importlib.import_module(module), name)
-    return handler
+    if not module.startswith("chatbot.pipeline."):
+        raise JobTableError(f"job kind {kind!r} runs {job.runs!r}: not a module of the pipeline")
+    # The one name in a string here: the domain's table cannot import the pipeline.
+    handler = getattr(importlib.import_module(module), name, None)
+    if handler is None or not inspect.iscoroutinefunction(handler):
+        raise JobTableError(f"job kind {kind!r} runs {job.runs!r}: no coroutine function there")
+    found: Handler = handler
+    return found
+
+
+class JobTableError(RuntimeError):
+    """The job table names a coroutine the pipeline does not have."""
+
+
+def resolve_all() -> dict[str, Handler]:
+    """Every job kind's coroutine, or JobTableError naming the first that has none."""
+    resolved: dict[str, Handler] = {}
+    for kind in JOBS:
+        handler = handler_of(kind)
+        assert handler is not None  # every kind of JOBS has a record
+        resolved[kind] = handler
+    return resolved

@@ -44,7 +44,7 @@ from chatbot.pipeline.context import (
     RunLimited,
     RunObserver,
 )
-from chatbot.pipeline.jobs import handler_of
+from chatbot.pipeline.jobs import handler_of, resolve_all
 from chatbot.pipeline.quota import next_wake, wait_for_reset
 from chatbot.pipeline.talking import LiveTalks
 from runners.contracts import ContractError
@@ -85,6 +85,8 @@ class Worker:
         observers: list[RunObserver] | None = None,
         host: str | None = None,
     ):
+        # Every job kind's coroutine is found now: a table naming none stops the start.
+        resolve_all()
         self.board = board
         self.host = host or socket.gethostname()
         self.config = config

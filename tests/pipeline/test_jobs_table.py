@@ -53,3 +53,23 @@ def test_no_run_names_its_role_as_a_string() -> None:
                 and any(isinstance(a, ast.Constant) and a.value in BY_NAME for a in node.args)
             ):
                 raise AssertionError(f"{path.name}:{node.lineno} names a role in a call")
+
+
+def test_a_kind_naming_no_coroutine_stops_the_workers_start(monkeypatch) -> None:
+    import dataclasses
+
+    import pytest
+
+    from chatbot.domain import roles
+    from chatbot.pipeline import jobs
+
+    broken = dataclasses.replace(JOBS["deploy"], runs="chatbot.pipeline.deploying:run_deploi")
+    monkeypatch.setitem(roles.JOBS, "deploy", broken)
+    jobs.handler_of.cache_clear()
+    try:
+        with pytest.raises(jobs.JobTableError, match="run_deploi"):
+            jobs.resolve_all()
+    finally:
+        monkeypatch.undo()
+        jobs.handler_of.cache_clear()
+    assert jobs.resolve_all()["deploy"].__name__ == "run_deploy"
