@@ -96,10 +96,11 @@ async def test_a_post_that_kills_the_stream_fails_alone_after_bounded_tries(
         gave_up = asyncio.Event()
         real_send = bot.send
 
-        async def counting_send(target, text, **kwargs):
+        async def counting_send(message):
+            text = message.text
             attempts.append(text[:10])
             try:
-                return await real_send(target, text, **kwargs)
+                return await real_send(message)
             except Exception:
                 if text.startswith("x" * 10) and attempts.count(text[:10]) == tries:
                     gave_up.set()
