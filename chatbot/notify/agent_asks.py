@@ -11,34 +11,11 @@ as inline code each.
 
 from __future__ import annotations
 
-from typing import Protocol
-
 from chatbot.board import Card, QuestionRow
 from chatbot.notify.format import duration, inert, inert_inline, one_line
-from chatbot.store import Db, Store
-from chatbot.store import chat as chat_store
+from chatbot.notify.poster import Poster
 from chatbot.store import jobs as job_store
 from chatbot.store.proposals import Proposal
-
-
-class Poster(Protocol):
-    store: Store
-    locale: str
-
-    def t(self, key: str, **values: object) -> str: ...
-
-    async def post(
-        self,
-        db: Db,
-        body: str,
-        *,
-        card: Card | None,
-        purpose: str,
-        question_id: int | None = None,
-        mention_owners: bool = False,
-        proposal_id: int | None = None,
-    ) -> list[tuple[int, chat_store.Post]]: ...
-
 
 NUMBER_KEYS = ("1️⃣", "2️⃣", "3️⃣", "4️⃣")
 #: How much of a question a post shows; the whole text is on the card's web page.

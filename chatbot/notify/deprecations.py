@@ -11,7 +11,7 @@ from collections.abc import Sequence
 
 from chatbot.domain.counted import counted
 from chatbot.notify.once import tell_once
-from chatbot.notify.talk import Poster
+from chatbot.notify.poster import Poster
 
 TOLD_KEY = "config:deprecated_told"
 

@@ -4,7 +4,7 @@ changed value is news again). The value told last is kept in the store."""
 
 from __future__ import annotations
 
-from chatbot.notify.talk import Poster
+from chatbot.notify.poster import Poster
 from chatbot.store import kv
 
 

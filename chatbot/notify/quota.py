@@ -13,7 +13,7 @@ from __future__ import annotations
 import time
 
 from chatbot.board import Card, RunRecord
-from chatbot.notify.talk import Poster
+from chatbot.notify.poster import Poster
 from runners.runtimes import Limited
 
 

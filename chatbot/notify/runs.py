@@ -13,25 +13,13 @@ from __future__ import annotations
 
 from collections import OrderedDict
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any
 
 from chatbot.board import Card, RunRecord
 from chatbot.notify.format import cut, duration, html_for, inert
-from chatbot.store import Db, Store
+from chatbot.notify.poster import Poster
+from chatbot.store import Db
 from chatbot.store import chat as chat_store
-
-
-class Poster(Protocol):
-    """What the status messages need of the notifier (which owns them)."""
-
-    store: Store
-    locale: str
-
-    def t(self, key: str, **values: object) -> str: ...
-
-    async def post(
-        self, db: Db, body: str, *, card: Card | None, purpose: str
-    ) -> list[tuple[int, chat_store.Post]]: ...
 
 
 @dataclass

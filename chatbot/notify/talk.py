@@ -10,31 +10,9 @@ full text on the card's web page.
 
 from __future__ import annotations
 
-from typing import Protocol
-
 from chatbot.board import Card, TalkRow
 from chatbot.notify.format import SHOWN_CHARS, duration, inert
-from chatbot.store import Db, Store
-from chatbot.store import chat as chat_store
-
-
-class Poster(Protocol):
-    store: Store
-    locale: str
-
-    def t(self, key: str, **values: object) -> str: ...
-
-    async def post(
-        self,
-        db: Db,
-        body: str,
-        *,
-        card: Card | None,
-        purpose: str,
-        question_id: int | None = None,
-        mention_owners: bool = False,
-        talk_id: int | None = None,
-    ) -> list[tuple[int, chat_store.Post]]: ...
+from chatbot.notify.poster import Poster
 
 
 class TalkNotices:
