@@ -9,7 +9,14 @@ the intake checked that before any of this runs.
 
 from __future__ import annotations
 
-from chatbot.board import AlreadyAnswered, BoardError, BoardService, BoardTx, QuestionRow
+from chatbot.board import (
+    AlreadyAnswered,
+    BoardError,
+    BoardService,
+    BoardTx,
+    QuestionRow,
+    UnknownCard,
+)
 from chatbot.board.agent_asks import (
     Proposal,
     ProposalDecided,
@@ -58,6 +65,20 @@ class AgentAnswers:
         """The proposal `/confirm <word>` names, if it names one."""
         found = target_id(word)
         return await self.board.asks.proposal(found) if found is not None else None
+
+    async def said_no_such_proposal(self, origin: Origin, word: str) -> bool:
+        """`/confirm proposal-99` where neither that proposal nor a card of that name
+        exists: said as the proposal it was meant to be (True), not as a missing card."""
+        if target_id(word) is None:
+            return False
+        try:
+            await self.board.card(word)
+        except UnknownCard:
+            await self.replies.say(
+                origin.event, "proposal_unknown", proposal=word, purpose="refusal"
+            )
+            return True
+        return False
 
     async def decide_proposal(self, origin: Origin, proposal_id: int, *, confirm: bool) -> None:
         event, name = origin.event, f"proposal-{proposal_id}"

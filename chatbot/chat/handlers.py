@@ -73,6 +73,8 @@ class ChatHandlers(
             if proposal is not None:
                 await self.decide_proposal(origin, proposal.id, confirm=action is Action.CONFIRM)
                 return
+            if await self.said_no_such_proposal(origin, invocation.text("slug")):
+                return
         await self.act(origin, invocation.text("slug"), action, payload=payload)
 
     async def act(

@@ -205,9 +205,11 @@ async def test_a_slug_taken_meanwhile_creates_nothing(env: Env) -> None:
     assert not (env.board.repo / "docs/intent/later-work.md").exists()
 
 
-async def test_an_unknown_proposal_is_just_a_card_name(env: Env) -> None:
+async def test_an_unknown_proposal_is_named_as_a_proposal(env: Env) -> None:
     row = await env.one(msg("/confirm proposal-99"))
-    assert row.text == "There is no card 'proposal-99'."  # the usual answer
+    assert row.text.startswith("There is no proposal-99: a proposal is named as in its post")
+    row = await env.one(msg("/cancel proposal-99"))
+    assert row.text.startswith("There is no proposal-99")
 
 
 async def test_proposals_are_checked_and_counted(env: Env) -> None:
