@@ -19,16 +19,16 @@ async def routines_command(
     board: BoardService, config: Config, as_json: bool, locale: str, prefix: str
 ) -> int:
     await keep_config_routines(board, config)
-    rows = await board.routines()
+    rows = await board.routines.listed()
     if as_json:
-        outcomes = await board.routine_outcomes()
+        outcomes = await board.routines.outcomes()
         document = {
             "schema_version": JSON_SCHEMA_VERSION,
             "routines": [routine_json(row) for row in rows],
             "runs_by_outcome": outcomes,
             # The zone a new routine's times are read in: its owner's (/timezone), else this.
             "default_timezone": routine_zone(config),
-            "owner_timezones": await board.owner_zones(),
+            "owner_timezones": await board.routines.owner_zones(),
         }
         print(json.dumps(document, indent=2))
     else:

@@ -86,7 +86,6 @@ class BoardService(
     BoardTalk,
     BoardComments,
     BoardFiles,
-    BoardRoutines,
 ):
     def __init__(
         self,
@@ -112,6 +111,8 @@ class BoardService(
         # Who is signed in to the web board (links from /web, sessions).
         self.web_sessions = WebSessions(store)
         # A working agent's questions and proposals (board/agent_asks.py).
+        # Commands on a schedule (board/routines.py).
+        self.routines = BoardRoutines(store)
         self.asks = AgentAsks(
             store, repo, max_open_questions=max_open_questions, page_echo=lambda: self.page_echo
         )

@@ -128,19 +128,18 @@ class Occurrence:
 
 
 class BoardRoutines:
-    store: Store
+    """The board's routines (`board.routines`): chat's /routine commands and the clock."""
 
-    @property
-    def routine_wakers(self) -> list[Callable[[], None]]:
-        """Called after a routine is made or changed here: the clock's next time moved."""
-        wakers: list[Callable[[], None]] = self.__dict__.setdefault("_routine_wakers", [])
-        return wakers
+    def __init__(self, store: Store):
+        self.store = store
+        #: Called after a routine is made or changed here: the clock's next time moved.
+        self.wakers: list[Callable[[], None]] = []
 
     def _routines_changed(self) -> None:
-        for wake in self.routine_wakers:
+        for wake in self.wakers:
             wake()
 
-    async def add_routine(self, row: RoutineRow) -> RoutineRow:
+    async def add(self, row: RoutineRow) -> RoutineRow:
         async with self.store.transaction() as db:
             routine_id = await routine_store.add(db, row)
             found = await routine_store.get(db, routine_id)
@@ -148,25 +147,25 @@ class BoardRoutines:
         self._routines_changed()
         return found
 
-    async def routines(self) -> list[RoutineRow]:
+    async def listed(self) -> list[RoutineRow]:
         return await routine_store.listed(self.store.reader)
 
-    async def routine(self, routine_id: int) -> RoutineRow:
+    async def get(self, routine_id: int) -> RoutineRow:
         found = await routine_store.get(self.store.reader, routine_id)
         if found is None:
             raise UnknownRoutine(routine_id)
         return found
 
-    async def routine_runs(self, routine_id: int, limit: int = 10) -> list[RunRow]:
+    async def runs(self, routine_id: int, limit: int = 10) -> list[RunRow]:
         return await routine_store.runs(self.store.reader, routine_id, limit)
 
-    async def routine_outcomes(self) -> dict[str, int]:
+    async def outcomes(self) -> dict[str, int]:
         return await routine_store.outcomes(self.store.reader)
 
-    async def next_routine_at(self) -> float | None:
+    async def next_at(self) -> float | None:
         return await routine_store.next_due(self.store.reader)
 
-    async def set_routine_state(
+    async def set_state(
         self,
         routine_id: int,
         state: str,
@@ -199,7 +198,7 @@ class BoardRoutines:
         self._routines_changed()
         return found
 
-    async def delete_routine(self, routine_id: int) -> RoutineRow:
+    async def delete(self, routine_id: int) -> RoutineRow:
         async with self.store.transaction() as db:
             row = await routine_store.get(db, routine_id)
             if row is None:
@@ -230,7 +229,7 @@ class BoardRoutines:
                     won.append(Occurrence(row, due_at, late, skipped, len(times) if late else 0))
         return won
 
-    async def finish_routine_run(
+    async def finish_run(
         self,
         occurrence: Occurrence,
         outcome: str,
@@ -278,7 +277,7 @@ class BoardRoutines:
             await routine_store.set_owner_zone(db, owner, zone, now)
             return await routine_store.routines_of(db, owner)
 
-    async def routine_spent(self, routine_id: int) -> float:
+    async def spent(self, routine_id: int) -> float:
         """What the cards this routine started have cost so far, in USD."""
         reader = self.store.reader
         total = 0.0
@@ -288,7 +287,7 @@ class BoardRoutines:
                 total += (await spend_store.of_card(reader, row[0])).usd
         return total
 
-    async def keep_config_routines(self, rows: list[RoutineRow], now: float) -> list[RoutineRow]:
+    async def keep_config(self, rows: list[RoutineRow], now: float) -> list[RoutineRow]:
         """Make the board's config routines those of the configuration: a new name is
         added, a changed one takes its new schedule and command (its runs and pause kept),
         one gone from the file is deleted."""

@@ -44,12 +44,12 @@ def title(t: Texts) -> str:
 async def page(board: object, t: Texts) -> Safe:
     """The page's main part, read from the board (a BoardRoutines)."""
     # `board` is typed object so the web needs no import of BoardRoutines' module.
-    rows = await board.routines()  # type: ignore[attr-defined]
+    rows = await board.routines.listed()  # type: ignore[attr-defined]
     last = {}
     for row in rows:
-        runs = await board.routine_runs(row.id, LAST)  # type: ignore[attr-defined]
+        runs = await board.routines.runs(row.id, LAST)  # type: ignore[attr-defined]
         last[row.id] = [run.outcome for run in runs]
-    zones = await board.owner_zones()  # type: ignore[attr-defined]
+    zones = await board.routines.owner_zones()  # type: ignore[attr-defined]
     return routines_main(rows, last, t, zones)
 
 

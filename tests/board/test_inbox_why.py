@@ -73,9 +73,9 @@ async def test_inbox_lists_one_of_each_kind_oldest_first(board: BoardService):
     # A routine that paused itself (chat/routine_clock.py): the newest item.
     schedule = parse("every day 09:00", "UTC", time.time(), once=False)
     room = {"transport": "xmpp", "target": "ops@muc", "target_kind": "room"}
-    made = await board.add_routine(new_routine(schedule, "/start x", "o", room, time.time()))
+    made = await board.routines.add(new_routine(schedule, "/start x", "o", room, time.time()))
     why = "its last 3 runs failed: no card 'x'"
-    await board.set_routine_state(made.id, "paused", why, now=time.time() + 60, cause="failures")
+    await board.routines.set_state(made.id, "paused", why, now=time.time() + 60, cause="failures")
     items = await board_inbox.inbox(board)
     assert [(i.kind, i.slug or i.request_id) for i in items] == [
         ("question", "asked"),

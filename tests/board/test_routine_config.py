@@ -93,7 +93,7 @@ async def test_the_board_keeps_the_configuration_s_routines(tmp_path: Path) -> N
     try:
         board = BoardService(store, tmp_path)
         (made,) = await keep_config_routines(board, config(tmp_path))
-        await board.set_routine_state(made.id, "paused", "by owner")
+        await board.routines.set_state(made.id, "paused", "by owner")
         # The same file again: kept as it was, the pause too.
         (kept,) = await keep_config_routines(board, config(tmp_path))
         assert (kept.id, kept.state) == (made.id, "paused")
@@ -101,7 +101,7 @@ async def test_the_board_keeps_the_configuration_s_routines(tmp_path: Path) -> N
         (moved,) = await keep_config_routines(board, changed)
         assert (moved.id, moved.cron) == (made.id, "0 9 * * 2")
         assert await keep_config_routines(board, config(tmp_path, "")) == []
-        assert await board.routines() == []
+        assert await board.routines.listed() == []
     finally:
         await store.close()
 
@@ -125,7 +125,7 @@ async def test_check_reads_each_routine_against_the_board(tmp_path: Path) -> Non
 
 async def _owner_zone(database: Path, owner: str, zone: str) -> None:
     async with await Store.open(database) as store:
-        await BoardService(store, database.parent).set_owner_zone(owner, zone)
+        await BoardService(store, database.parent).routines.set_owner_zone(owner, zone)
 
 
 def test_chatbot_routines_json_lists_them_with_their_next_time(tmp_path: Path) -> None:

@@ -26,10 +26,10 @@ async def test_the_routines_step_moves_a_database_of_the_step_before_forward(
         assert await store.schema_version() == LATEST
         board = BoardService(store, tmp_path)
         schedule = parse("every day 09:00", "UTC", 0.0, once=False)
-        made = await board.add_routine(new_routine(schedule, "/start old", "o", ROOM, 0.0))
+        made = await board.routines.add(new_routine(schedule, "/start old", "o", ROOM, 0.0))
         assert made.next_at == 9 * 3600
-        assert len(await board.claim_due(9 * 3600 + 1)) == 1
-        assert await board.claim_due(9 * 3600 + 2) == []
+        assert len(await board.routines.claim_due(9 * 3600 + 1)) == 1
+        assert await board.routines.claim_due(9 * 3600 + 2) == []
 
 
 def _run_sql(database: Any, statements: list[str]) -> None:
@@ -72,7 +72,7 @@ async def test_the_pause_cause_step_reads_the_words_the_step_before_wrote(
     async with await Store.open(database.value, password_file=database.password_file) as store:
         assert await store.schema_version() == LATEST
         board = BoardService(store, tmp_path)
-        causes = [(r.state, r.pause_cause) for r in await board.routines()]
+        causes = [(r.state, r.pause_cause) for r in await board.routines.listed()]
         assert causes == [
             ("paused", "failures"),
             ("paused", "budget"),
@@ -97,16 +97,17 @@ async def test_the_owner_settings_step_keeps_an_owners_zone_on_both_engines(
     async with await Store.open(database.value, password_file=database.password_file) as store:
         assert await store.schema_version() == LATEST
         board = BoardService(store, tmp_path)
-        assert await board.owner_zone("xmpp:o@x.org") is None
-        await board.set_owner_zone("xmpp:o@x.org", "Europe/Berlin")
-        await board.set_owner_zone("xmpp:o@x.org", "America/New_York")  # the same row again
-        await board.set_owner_zone("matrix:@p:x.org", "Asia/Tokyo")
-        await board.set_owner_zone("matrix:@p:x.org", None)
-        assert await board.owner_zones() == {"xmpp:o@x.org": "America/New_York"}
+        assert await board.routines.owner_zone("xmpp:o@x.org") is None
+        await board.routines.set_owner_zone("xmpp:o@x.org", "Europe/Berlin")
+        # the same row again
+        await board.routines.set_owner_zone("xmpp:o@x.org", "America/New_York")
+        await board.routines.set_owner_zone("matrix:@p:x.org", "Asia/Tokyo")
+        await board.routines.set_owner_zone("matrix:@p:x.org", None)
+        assert await board.routines.owner_zones() == {"xmpp:o@x.org": "America/New_York"}
         try:
-            await board.set_owner_zone("xmpp:o@x.org", "Mars/Olympus")
+            await board.routines.set_owner_zone("xmpp:o@x.org", "Mars/Olympus")
         except ValueError as error:
             assert "is no time zone" in str(error)
         else:
             raise AssertionError("an unknown zone was kept")
-        assert await board.owner_zone("xmpp:o@x.org") == "America/New_York"
+        assert await board.routines.owner_zone("xmpp:o@x.org") == "America/New_York"

@@ -39,7 +39,7 @@ MONDAY_9 = at(2027, 1, 11, 9, 0)
 async def routine(board: BoardService, when: str, command: str, **options):
     schedule = parse(when, BERLIN, MADE, once=False)
     row = new_routine(schedule, command, "xmpp:owner@example.org", CHAT, MADE, **options)
-    return await board.add_routine(row)
+    return await board.routines.add(row)
 
 
 def intake(board: BoardService, owners=OWNERS) -> ChatIntake:
@@ -81,9 +81,9 @@ async def test_a_weekly_routine_fires_once_on_two_bots_sharing_a_board(
         assert text.startswith(
             f"⏰ Routine #{made.id} (/start deps, due Mon 2027-01-11 09:00 CET):\n"
         )
-        runs = await boards[0].routine_runs(made.id)
+        runs = await boards[0].routines.runs(made.id)
         assert [(r.outcome, r.slug, r.late) for r in runs] == [("ran", "deps", False)]
-        assert (await boards[0].routine(made.id)).next_at == at(2027, 1, 18, 9, 0)
+        assert (await boards[0].routines.get(made.id)).next_at == at(2027, 1, 18, 9, 0)
     finally:
         for store in stores:
             await store.close()
@@ -111,7 +111,7 @@ async def test_a_restart_across_its_time_runs_it_once_or_skips_it(env: Env) -> N
     # A second start at once changes nothing: the occurrences are decided.
     await RoutineClock(env.chat).tick(at(2027, 1, 12, 8, 1))
     assert len(await env.jobs()) == 1
-    assert await env.board.routine_outcomes() == {"ran": 1, "skipped": 1}
+    assert await env.board.routines.outcomes() == {"ran": 1, "skipped": 1}
 
 
 async def test_a_daily_routine_fires_at_the_local_time_across_daylight_saving(
@@ -120,21 +120,21 @@ async def test_a_daily_routine_fires_at_the_local_time_across_daylight_saving(
     await env.card("deps")
     made = await routine(env.board, "every day 09:00", "/start deps")
     clock = RoutineClock(env.chat)
-    await env.board.set_routine_state(made.id, "active", now=at(2027, 3, 27, 10, 0))
+    await env.board.routines.set_state(made.id, "active", now=at(2027, 3, 27, 10, 0))
     # Berlin springs forward on Sunday 28 March 2027: 09:00 CEST is 07:00 UTC.
     sunday_9 = at(2027, 3, 28, 9, 0)
     assert sunday_9 - at(2027, 3, 27, 9, 0) == 23 * 3600
     assert await clock.tick(sunday_9 - 1) == sunday_9
-    assert await env.board.routine_runs(made.id) == []
+    assert await env.board.routines.runs(made.id) == []
     await clock.tick(sunday_9)
-    (run,) = await env.board.routine_runs(made.id)
+    (run,) = await env.board.routines.runs(made.id)
     assert run.due_at == sunday_9 and "due Sun 2027-03-28 09:00 CEST" in (await said(env.store))[0]
 
 
 async def test_a_paused_routine_does_not_fire(env: Env) -> None:
     await env.card("deps")
     made = await routine(env.board, "monday 09:00", "/start deps")
-    await env.board.set_routine_state(made.id, "paused", "by test")
+    await env.board.routines.set_state(made.id, "paused", "by test")
     await RoutineClock(env.chat).tick(MONDAY_9 + 1)
     assert await env.phase("deps") is Phase.PLANNED and await said(env.store) == []
 
@@ -147,7 +147,7 @@ async def test_a_routine_of_a_removed_owner_stops_and_says_so(env: Env) -> None:
     assert await env.phase("deps") is Phase.PLANNED
     (text,) = await said(env.store)
     assert "stopped: xmpp:owner@example.org is no longer an owner" in text
-    stopped = await env.board.routine(made.id)
+    stopped = await env.board.routines.get(made.id)
     assert stopped.state == "stopped" and stopped.next_at is not None
     assert stopped.pause_cause == "owner_gone"
     await RoutineClock(env.chat).tick(MONDAY_9 + 7 * 86400)
@@ -162,9 +162,9 @@ async def test_three_failed_runs_pause_the_routine(env: Env) -> None:
     texts = await said(env.store)
     assert "There is no card 'gone'" in texts[0]
     assert "paused itself: its last 3 runs failed" in texts[-1]
-    assert (await env.board.routine(made.id)).state == "paused"
+    assert (await env.board.routines.get(made.id)).state == "paused"
     await clock.tick(MONDAY_9 + 3 * 7 * 86400)
-    assert len(await env.board.routine_runs(made.id)) == 3
+    assert len(await env.board.routines.runs(made.id)) == 3
     # It waits in the inbox with its ways on.
     inbox = (await env.one(msg("/inbox"))).text
     assert f"⏰ routine #{made.id} /start gone: its last 3 runs failed" in inbox
@@ -183,7 +183,7 @@ async def test_a_routine_over_its_budget_pauses(env: Env) -> None:
         await telemetry.record(db, run_record(card_id=card.id, cost_usd=1.0))
     await clock.tick(MONDAY_9 + 7 * 86400)
     assert "paused: its cards spent $1.00" in (await said(env.store))[-1]
-    paused = await env.board.routine(made.id)
+    paused = await env.board.routines.get(made.id)
     assert (paused.state, paused.pause_cause) == ("paused", "budget")
     # It paused itself: it waits in the inbox, with its ways.
     inbox = (await env.one(msg("/inbox"))).text
@@ -218,7 +218,7 @@ async def test_why_a_routine_paused_or_stopped_is_kept_in_the_bots_language(
     clock = RoutineClock(env.chat)
     for week in range(3):
         await clock.tick(MONDAY_9 + week * 7 * 86400)
-    paused = await env.board.routine(failing.id)
+    paused = await env.board.routines.get(failing.id)
     assert (paused.state, paused.pause_cause) == ("paused", "failures")
     assert paused.why == "ihre letzten 3 Läufe schlugen fehl: keine Karte 'gone'"
     inbox = (await env.one(msg("/inbox"))).text
@@ -235,7 +235,7 @@ async def test_why_a_routine_paused_or_stopped_is_kept_in_the_bots_language(
     gone = await routine(env.board, "monday 09:00", "/start deps")
     later = RoutineClock(ChatIntake(env.board, owners=["other@example.org"], locale="de"))
     await later.tick(MONDAY_9 + 5 * 7 * 86400)
-    stopped = await env.board.routine(gone.id)
+    stopped = await env.board.routines.get(gone.id)
     assert stopped.why == "xmpp:owner@example.org ist kein Owner mehr"
     for english in ("runs failed", "no card", "paused by", "no longer an owner"):
         assert english not in inbox + listed + stopped.why

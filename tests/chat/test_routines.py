@@ -16,7 +16,7 @@ async def test_every_weekdays_is_answered_with_the_next_time_in_words(env: Env) 
     assert row.text.startswith("⏰ Routine #1: /research dependency-updates weekdays 09:00 (")
     assert re.search(r"Next: (Mon|Tue|Wed|Thu|Fri) \d{4}-\d\d-\d\d 09:00 \S+ \(in ", row.text)
     assert row.reply_to is not None  # the answer replies to the command
-    (routine,) = await env.board.routines()
+    (routine,) = await env.board.routines.listed()
     assert routine.owner == "xmpp:owner@example.org" and routine.cron == "0 9 * * 1-5"
     assert (routine.target, routine.catch_up) == ("board@conference.example.org", "once")
 
@@ -25,7 +25,7 @@ async def test_at_tomorrow_and_the_options(env: Env) -> None:
     await env.card("refactor")
     row = await env.one(msg("/at tomorrow 02:00 --skip --budget 5 /start refactor"))
     assert "once at" in row.text and "02:00" in row.text
-    (routine,) = await env.board.routines()
+    (routine,) = await env.board.routines.listed()
     assert (routine.catch_up, routine.budget_usd, routine.cron) == ("skip", 5.0, None)
 
 
@@ -44,7 +44,7 @@ async def test_bad_input_gets_an_answer_that_names_the_fix(env: Env) -> None:
     for text, fix in cases.items():
         row = await env.one(msg(text))
         assert fix in row.text, (text, row.text)
-    assert await env.board.routines() == []
+    assert await env.board.routines.listed() == []
 
 
 async def test_an_unknown_command_after_the_time_suggests_close_ones(env: Env) -> None:
@@ -62,7 +62,7 @@ async def test_routines_lists_the_next_time_and_routine_pauses_resumes_deletes(
     assert "next Mon " in listed
     assert "paused" in (await env.one(msg("/routine pause 1"))).text
     assert "paused: paused by xmpp:owner@example.org" in (await env.one(msg("/routines"))).text
-    assert (await env.board.routine(1)).pause_cause == "owner"
+    assert (await env.board.routines.get(1)).pause_cause == "owner"
     # An owner's pause waits for nobody: it is not in the inbox.
     assert "Nothing waits for you" in (await env.one(msg("/inbox"))).text
     assert "runs again. Next: Mon" in (await env.one(msg("/routine resume 1"))).text

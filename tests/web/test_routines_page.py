@@ -23,11 +23,11 @@ NOW = 1_800_000_000.0  # Fri 15 Jan 2027
 
 async def test_the_routines_page_shows_next_runs_and_last_outcomes(site: OwnerSite) -> None:
     schedule = parse("weekdays 09:00", "Europe/Berlin", NOW, once=False)
-    made = await site.board.add_routine(
+    made = await site.board.routines.add(
         new_routine(schedule, "/research <deps>", "xmpp:o@x.org", ROOM, NOW)
     )
-    (occurrence,) = await site.board.claim_due(made.next_at + 1)
-    await site.board.finish_routine_run(occurrence, "ran", "deps", "", made.next_at + 2)
+    (occurrence,) = await site.board.routines.claim_due(made.next_at + 1)
+    await site.board.routines.finish_run(occurrence, "ran", "deps", "", made.next_at + 2)
     status, _, raw = await site.request("GET", "routines", headers=site.headers())
     assert status == 200 and "<code>/research &lt;deps&gt;</code>" in raw  # text, not markup
     body = unescape(raw)
@@ -40,10 +40,10 @@ async def test_the_routines_page_shows_next_runs_and_last_outcomes(site: OwnerSi
 
 async def test_metrics_count_routine_runs_by_outcome(site: OwnerSite) -> None:
     schedule = parse("every day 09:00", "Europe/Berlin", NOW, once=False)
-    made = await site.board.add_routine(new_routine(schedule, "/start x", "o", ROOM, NOW))
+    made = await site.board.routines.add(new_routine(schedule, "/start x", "o", ROOM, NOW))
     for day, outcome in enumerate(("ran", "refused", "ran")):
-        (occurrence,) = await site.board.claim_due(made.next_at + 1 + day * 86400)
-        await site.board.finish_routine_run(occurrence, outcome, None, "", NOW)
+        (occurrence,) = await site.board.routines.claim_due(made.next_at + 1 + day * 86400)
+        await site.board.routines.finish_run(occurrence, outcome, None, "", NOW)
     token = secrets.token_urlsafe(24)
     door = MetricsDoor(Metrics(site.board, lambda: {}), (token,))
     listener = MetricsListener(door, "127.0.0.1", 0)
@@ -71,9 +71,9 @@ async def test_every_page_links_the_routines_page_in_its_top_bar(site: OwnerSite
 async def test_the_routines_page_names_the_owners_own_time_zones(site: OwnerSite) -> None:
     status, _, raw = await site.request("GET", "routines", headers=site.headers())
     assert status == 200 and 'id="owner-zones"' not in raw  # nobody set one
-    await site.board.set_owner_zone("xmpp:o@x.org", "Asia/Tokyo")
+    await site.board.routines.set_owner_zone("xmpp:o@x.org", "Asia/Tokyo")
     schedule = parse("weekdays 09:00", "Asia/Tokyo", NOW, once=False)
-    await site.board.add_routine(new_routine(schedule, "/start x", "xmpp:o@x.org", ROOM, NOW))
+    await site.board.routines.add(new_routine(schedule, "/start x", "xmpp:o@x.org", ROOM, NOW))
     status, _, raw = await site.request("GET", "routines", headers=site.headers())
     body = unescape(raw)
     zones = body[body.index('<p class="zones" id="owner-zones">') :]
