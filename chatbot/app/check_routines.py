@@ -9,7 +9,7 @@ import time
 
 from chatbot.app.startup import open_store
 from chatbot.board import BoardService, StoreError
-from chatbot.chat.authority import Authority, Role
+from chatbot.chat.authority import Authority, Standing
 from chatbot.chat.commands import DEFAULT_PREFIXES
 from chatbot.chat.routines import Refused, checked_command, rows_of_config
 from chatbot.chat.texts import say
@@ -61,11 +61,11 @@ async def routine_lines(config: Config, connect: bool) -> list[tuple[str, bool]]
 async def _chat_routines(config: Config, board: BoardService) -> list[tuple[str, bool]]:
     authority = Authority.from_config(config)
     found = []
-    for row in await board.routines.listed():
+    for row in await board.routines():
         if row.source != "chat" or row.state not in ("active", "paused"):
             continue
         transport, _, who = row.owner.partition(":")
-        if authority.role(Identity(transport, who)) is not Role.OWNER:
+        if authority.role(Identity(transport, who)) is not Standing.OWNER:
             line = (
                 f"routine #{row.id} ({row.command}): {row.owner} is no longer an owner; "
                 "it stops at its next time"

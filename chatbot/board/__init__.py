@@ -23,7 +23,7 @@ from chatbot.board.talk import (
     ApprovalDecided,
     NoRunToTalkTo,
     RunCannotTalk,
-    Said,
+    TalkAdded,
 )
 from chatbot.board.tx import BoardTx
 
@@ -70,7 +70,7 @@ __all__ = [
     "RequestMessage",
     "RunCannotTalk",
     "RunRecord",
-    "Said",
+    "TalkAdded",
     "StoreError",
     "StoreUnwritable",
     "Spend",

@@ -78,7 +78,7 @@ class ApprovalDecided(BoardError):
 
 
 @dataclass(frozen=True)
-class Said:
+class TalkAdded:
     """What a steer or interrupt became: a row for the running agent."""
 
     card: Card
@@ -105,12 +105,12 @@ class BoardTalk:
         actor: str,
         along: Along | None = None,
         files: Sequence[int] = (),
-    ) -> Said:
+    ) -> TalkAdded:
         """`files`: kept files the steer carries (the worker hands them over with it)."""
         history = f"steered: {first_line(text)}"
         return await self._say(slug, "steer", text, actor, history, along, files)
 
-    async def interrupt(self, slug: str, *, actor: str, along: Along | None = None) -> Said:
+    async def interrupt(self, slug: str, *, actor: str, along: Along | None = None) -> TalkAdded:
         return await self._say(slug, "interrupt", "", actor, "interrupt asked", along)
 
     async def _say(
@@ -122,7 +122,7 @@ class BoardTalk:
         history: str,
         along: Along | None,
         files: Sequence[int] = (),
-    ) -> Said:
+    ) -> TalkAdded:
         async with self.store.transaction() as db:
             card = await card_store.require(db, slug)
             job = await job_store.active_for_card(db, card.id)
@@ -138,7 +138,7 @@ class BoardTalk:
             await card_store.note(db, card.id, kind, actor, history)
             if along is not None:
                 await along(BoardTx(db, self.page_echo))
-        return Said(card, job, row)
+        return TalkAdded(card, job, row)
 
     async def open_approvals(self, slug: str) -> tuple[Card, list[TalkRow]]:
         card = await card_store.require(self.store.reader, slug)

@@ -27,6 +27,11 @@ __all__ = [
     "WebSession",
 ]
 
+#: What a web action answered, one per thing said: (text, whether it was a refusal), as
+#: chat would have answered the command; chat makes them (chat/web_acts.py), the web
+#: keeps them for the session's next page.
+Said = tuple[str, bool]
+
 LINK_VALID_S = 600.0
 SESSION_VALID_S = 30 * 86400.0
 # Last use is written at most this often per session: a page load is not a write.

@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from chatbot.board import Posted, QuestionRow
-from chatbot.chat.commands import Access, Invocation, UsageProblem
+from chatbot.chat.commands import Access, CommandCall, UsageProblem
 from chatbot.chat.reactions import Reaction
 
 # --- what an event asks for (step 1) -----------------------------------------
@@ -17,12 +17,12 @@ from chatbot.chat.reactions import Reaction
 
 @dataclass(frozen=True)
 class CommandAct:
-    parsed: Invocation | UsageProblem
+    parsed: CommandCall | UsageProblem
 
     @property
     def access(self) -> Access:
         # A usage problem only shows a usage line, which anyone known may see.
-        return self.parsed.command.access if isinstance(self.parsed, Invocation) else Access.READ
+        return self.parsed.command.access if isinstance(self.parsed, CommandCall) else Access.READ
 
 
 @dataclass(frozen=True)

@@ -9,7 +9,7 @@ the command that says which card usually comes right after it: `/attach`, `/stee
 from __future__ import annotations
 
 from chatbot.board import Attachment, AttachPurpose, BoardService, UnknownCard
-from chatbot.chat.commands import Invocation
+from chatbot.chat.commands import CommandCall
 from chatbot.chat.files_in import described
 from chatbot.chat.replies import Origin, Replies
 from chatbot.config import Config
@@ -35,7 +35,7 @@ class AttachHandlers:
     def files_said(self, files: tuple[Attachment, ...]) -> str:
         return described(files, self.locale)
 
-    async def attach(self, origin: Origin, invocation: Invocation) -> None:
+    async def attach(self, origin: Origin, invocation: CommandCall) -> None:
         slug, event = invocation.text("slug"), origin.event
         files = await self.files_of(origin)
         if not files:

@@ -33,7 +33,9 @@ __all__ = [
 Clock = Callable[[], float]
 
 
-class Role(StrEnum):
+class Standing(StrEnum):
+    """What a sender is to this bot (not an agent's role, which is `domain.roles.Role`)."""
+
     OWNER = "owner"
     REQUESTER = "requester"
     STRANGER = "stranger"
@@ -46,11 +48,11 @@ class Verdict(StrEnum):
     DENY = "deny"
 
 
-def permits(role: Role, access: Access) -> Verdict:
+def permits(role: Standing, access: Access) -> Verdict:
     """The whole access policy, in one table-like function."""
-    if role is Role.OWNER:
+    if role is Standing.OWNER:
         return Verdict.ALLOW
-    if role is Role.REQUESTER:
+    if role is Standing.REQUESTER:
         if access is Access.READ:
             return Verdict.ALLOW
         if access is Access.REQUEST:
@@ -92,15 +94,15 @@ class Authority:
             owners.append(Identity(CONSOLE, console))
         return cls.of(owners, [from_config_string(r) for r in config.bot.requesters])
 
-    def role(self, sender: Identity | None) -> Role:
+    def role(self, sender: Identity | None) -> Standing:
         if sender is None:
-            return Role.STRANGER
+            return Standing.STRANGER
         who = normal(sender)
         if who in self.owners:
-            return Role.OWNER
+            return Standing.OWNER
         if who in self.requesters:
-            return Role.REQUESTER
-        return Role.STRANGER
+            return Standing.REQUESTER
+        return Standing.STRANGER
 
 
 def untrusted_device(event: IncomingEvent) -> SenderDevice | None:

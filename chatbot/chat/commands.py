@@ -3,7 +3,7 @@
 Parsing, `/help` and every usage line are generated from `COMMANDS` (maubot's
 idea: declare once, derive the rest), so a command cannot be documented one way
 and parsed another. Parsing is pure: it knows nothing of the board or of who
-asked; `parse` returns either an `Invocation` or a `UsageProblem` that the
+asked; `parse` returns either a `CommandCall` or a `UsageProblem` that the
 service turns into a localised usage answer.
 """
 
@@ -192,7 +192,10 @@ ArgValue = str | int | None
 
 
 @dataclass(frozen=True)
-class Invocation:
+class CommandCall:
+    """A command as typed: which one, and its parsed arguments (not a CLI run: that is
+    `runners.runtimes.Invocation`)."""
+
     command: Command
     args: dict[str, ArgValue] = field(default_factory=dict)
 
@@ -249,7 +252,7 @@ def is_command(text: str, prefixes: tuple[str, ...] = DEFAULT_PREFIXES) -> bool:
     )
 
 
-def parse(text: str, prefixes: tuple[str, ...] = DEFAULT_PREFIXES) -> Invocation | UsageProblem:
+def parse(text: str, prefixes: tuple[str, ...] = DEFAULT_PREFIXES) -> CommandCall | UsageProblem:
     """Parse one message that `is_command`; never raises."""
     head, remaining = _first_word(text)
     used = next((p for p in sorted(prefixes, key=len, reverse=True) if head.startswith(p)), "")
@@ -275,7 +278,7 @@ def parse(text: str, prefixes: tuple[str, ...] = DEFAULT_PREFIXES) -> Invocation
         args[arg.name] = checked
     if remaining:
         return UsageProblem(Problem.TOO_MANY, command, remaining.split()[0])
-    return Invocation(command, args)
+    return CommandCall(command, args)
 
 
 def _first_word(text: str) -> tuple[str, str]:

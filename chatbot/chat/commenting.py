@@ -16,8 +16,8 @@ from typing import TYPE_CHECKING
 from chatbot.board import BoardService, Card, Posted, UnknownCard
 from chatbot.board.comments import Commented, CommentRefused, NewComment
 from chatbot.chat import render_diff
-from chatbot.chat.authority import Role
-from chatbot.chat.commands import BY_NAME, Invocation
+from chatbot.chat.authority import Standing
+from chatbot.chat.commands import BY_NAME, CommandCall
 from chatbot.chat.replies import Origin, Replies
 from chatbot.domain.transitions import Action, allowed_actions
 from chatbot.transports.networks import sends_files
@@ -46,7 +46,7 @@ class CommentHandlers:
 
     # --- /diff ---------------------------------------------------------------------------
 
-    async def diff(self, origin: Origin, invocation: Invocation) -> None:
+    async def diff(self, origin: Origin, invocation: CommandCall) -> None:
         event, slug = origin.event, invocation.text("slug")
         try:
             card = await self.board.card(slug)
@@ -118,7 +118,7 @@ class CommentHandlers:
 
     # --- /comment and replies --------------------------------------------------------------
 
-    async def comment(self, origin: Origin, invocation: Invocation) -> None:
+    async def comment(self, origin: Origin, invocation: CommandCall) -> None:
         slug, where = invocation.text("slug"), invocation.text("file:line")
         place = parse_where(where)
         if place is None:
@@ -147,7 +147,7 @@ class CommentHandlers:
 
     async def comment_at(self, origin: Origin, slug: str, new: NewComment) -> None:
         event = origin.event
-        if origin.role is not Role.OWNER:
+        if origin.role is not Standing.OWNER:
             await self._comment_request(origin, slug, new)
             return
 
@@ -184,8 +184,8 @@ class CommentHandlers:
             start, end = new.lines
             where += f":{start}" if start == end else f":{start}-{end}"
         args: dict[str, str | int | None] = {"slug": slug, "file:line": where, "text": new.body}
-        await self.request(origin, Invocation(BY_NAME["comment"], args))
+        await self.request(origin, CommandCall(BY_NAME["comment"], args))
 
     if TYPE_CHECKING:  # ChatHandlers' (handlers.py)
 
-        async def request(self, origin: Origin, invocation: Invocation) -> None: ...
+        async def request(self, origin: Origin, invocation: CommandCall) -> None: ...

@@ -10,11 +10,11 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 
-from chatbot.chat.commands import COMMANDS, Command, Invocation
+from chatbot.chat.commands import COMMANDS, Command, CommandCall
 from chatbot.chat.handlers import ChatHandlers
 from chatbot.chat.replies import Origin
 
-Handler = Callable[[ChatHandlers, Origin, Invocation], Awaitable[None]]
+Handler = Callable[[ChatHandlers, Origin, CommandCall], Awaitable[None]]
 
 HANDLERS: dict[str, Handler] = {
     "allow": ChatHandlers.allow,
@@ -59,6 +59,6 @@ def check(commands: Iterable[Command], handlers: Mapping[str, Handler]) -> None:
 check(COMMANDS, HANDLERS)
 
 
-async def carry_out(handlers: ChatHandlers, origin: Origin, invocation: Invocation) -> None:
+async def carry_out(handlers: ChatHandlers, origin: Origin, invocation: CommandCall) -> None:
     """Run the command's handler for `origin` (who asked, from where)."""
     await HANDLERS[invocation.command.handler](handlers, origin, invocation)

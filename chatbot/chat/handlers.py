@@ -25,7 +25,7 @@ from chatbot.board.budget import budget_stopped
 from chatbot.chat import reactions, render
 from chatbot.chat.agent_answers import AgentAnswers
 from chatbot.chat.attaching import AttachHandlers
-from chatbot.chat.commands import FOR_ACTION, Invocation
+from chatbot.chat.commands import FOR_ACTION, CommandCall
 from chatbot.chat.commenting import CommentHandlers
 from chatbot.chat.lookups import Lookups
 from chatbot.chat.reactions import Effect, Reaction
@@ -57,7 +57,7 @@ class ChatHandlers(
 
     # --- commands: moving cards -----------------------------------------------------
 
-    async def move(self, origin: Origin, invocation: Invocation) -> None:
+    async def move(self, origin: Origin, invocation: CommandCall) -> None:
         """The command's owner action on its card; the answer says where it went."""
         action = invocation.command.action
         assert action is not None, invocation.name
@@ -128,7 +128,7 @@ class ChatHandlers(
     async def draft(
         self,
         origin: Origin,
-        invocation: Invocation,
+        invocation: CommandCall,
         *,
         also: Along | None = None,
         prefix: str = "",
@@ -163,7 +163,7 @@ class ChatHandlers(
             await self.replies.explain(event, "", error)
 
     async def answer(
-        self, origin: Origin, invocation: Invocation, question: QuestionRow | None = None
+        self, origin: Origin, invocation: CommandCall, question: QuestionRow | None = None
     ) -> None:
         slug = invocation.text("slug")
         event = origin.event
@@ -236,7 +236,7 @@ class ChatHandlers(
             # "yes" approves the plan; any other words are the reason against it.
             await self.act(origin, card.slug, Action.CONFIRM, reason="split plan approved")
             return
-        invocation = Invocation(FOR_ACTION[Action.ANSWER], {"slug": card.slug, "text": text})
+        invocation = CommandCall(FOR_ACTION[Action.ANSWER], {"slug": card.slug, "text": text})
         await self.answer(origin, invocation, question)
 
     # --- reactions on the bot's messages --------------------------------------------
@@ -314,7 +314,7 @@ class ChatHandlers(
             await self.act(origin, card.slug, Action.CONFIRM, reason=reason)
             return
         text = self.replies.text("split_plan_declined")
-        invocation = Invocation(FOR_ACTION[Action.ANSWER], {"slug": card.slug, "text": text})
+        invocation = CommandCall(FOR_ACTION[Action.ANSWER], {"slug": card.slug, "text": text})
         await self.answer(origin, invocation)
 
     async def _dismiss(self, origin: Origin, slug: str) -> None:

@@ -48,13 +48,13 @@ from chatbot.chat.authority import (
     Clock,
     NoticeMemory,
     RateLimiter,
-    Role,
+    Standing,
     Verdict,
     normal,
     permits,
     untrusted_device,
 )
-from chatbot.chat.commands import BY_NAME, ArgKind, Invocation, UsageProblem
+from chatbot.chat.commands import BY_NAME, ArgKind, CommandCall, UsageProblem
 from chatbot.chat.files_in import FilesIn
 from chatbot.chat.handlers import ChatHandlers
 from chatbot.chat.reactions import yes_or_no
@@ -133,7 +133,7 @@ class ChatIntake:
 
     def counts(self, sender: Identity | None) -> bool:
         """Whether a sender's events are worth a row in the store (see keep_state_for)."""
-        return self.authority.role(sender) is not Role.STRANGER
+        return self.authority.role(sender) is not Standing.STRANGER
 
     async def handle(self, event: IncomingEvent) -> None:
         """Everything a transport receives comes through here; it never raises."""
@@ -168,7 +168,7 @@ class ChatIntake:
         # --- step 2: authority, decided here and only here ---
         role = self.authority.role(event.sender)
         verdict = permits(role, act.access)
-        if role is Role.STRANGER or event.sender is None:
+        if role is Standing.STRANGER or event.sender is None:
             if _is_help(act):
                 await self._help_stranger(event)
             else:
@@ -185,7 +185,7 @@ class ChatIntake:
         # --- step 3: rate limit requesters (strangers cost one notice an hour) ---
         # Owners are never limited: a flood guard must not silence the people who run
         # the bot (issue 34). A caught-up burst is not a flood either.
-        limited = role is not Role.OWNER and event.at is None
+        limited = role is not Standing.OWNER and event.at is None
         taken = self.limiter.take(normal(event.sender)) if limited else "ok"
         if taken != "ok":
             if taken == "tell":
@@ -223,8 +223,8 @@ class ChatIntake:
             origin = dataclasses.replace(origin, files=kept)
         if verdict is Verdict.AS_REQUEST:
             if isinstance(act, AttachAct):
-                act = CommandAct(Invocation(BY_NAME["attach"], {"slug": act.slug}))
-            assert isinstance(act, CommandAct) and isinstance(act.parsed, Invocation)
+                act = CommandAct(CommandCall(BY_NAME["attach"], {"slug": act.slug}))
+            assert isinstance(act, CommandAct) and isinstance(act.parsed, CommandCall)
             await self.handlers.request(origin, act.parsed)
             return
         await self._dispatch(origin, act)
@@ -237,7 +237,7 @@ class ChatIntake:
         if any(file.voice for file in event.files) and not event.text.strip():
             # In a room, only the voice notes of people the bot knows are heard: others
             # talk to each other, and are not told off for it.
-            known = self.authority.role(event.sender) is not Role.STRANGER
+            known = self.authority.role(event.sender) is not Standing.STRANGER
             if event.is_direct or event.reply_to or known:
                 return VoiceAct()
             return None
@@ -340,7 +340,7 @@ class ChatIntake:
             key = "several_questions" if act.open_questions > 1 else "not_a_command"
             await self.replies.say(origin.event, key, count=act.open_questions)
 
-    async def _files_before(self, origin: Origin, invocation: Invocation) -> None:
+    async def _files_before(self, origin: Origin, invocation: CommandCall) -> None:
         """Files sent with a command that does not take files itself (a caption such as
         `/start slug`): for the card it names, else kept until one is named."""
         names_card = any(arg.kind is ArgKind.SLUG for arg in invocation.command.args)
@@ -357,7 +357,7 @@ class ChatIntake:
         hour per person (or hidden room), like every answer to a stranger."""
         if self.notices.should_tell(("stranger_help", _stranger_key(event))):
             who = normal(event.sender).id if event.sender is not None else None
-            text = render_help.help_text(self.locale, role=Role.STRANGER, identity=who)
+            text = render_help.help_text(self.locale, role=Standing.STRANGER, identity=who)
             await self.replies.send(event, text, purpose="refusal")
 
     async def _tell_stranger(self, event: IncomingEvent) -> None:
@@ -376,7 +376,7 @@ class ChatIntake:
     async def _transport_notice(self, event: IncomingUnreadable | IncomingVerification) -> None:
         """What a transport needs said to a person: a message it cannot read yet, a
         device verification's emoji. Owners and requesters only; never an act."""
-        if self.authority.role(event.sender) is Role.STRANGER:
+        if self.authority.role(event.sender) is Standing.STRANGER:
             return
         if isinstance(event, IncomingUnreadable):
             await self.replies.say(event, "unreadable", purpose="refusal")
@@ -396,7 +396,7 @@ class ChatIntake:
         """
         if not commands.is_command(event.text, self.prefixes) or event.sender is None:
             return
-        if self.authority.role(event.sender) is Role.STRANGER:
+        if self.authority.role(event.sender) is Standing.STRANGER:
             return
         if self.notices.should_tell(("edit", normal(event.sender))):
             await self.replies.say(event, "edit_ignored", purpose="refusal")
@@ -411,7 +411,7 @@ def _stranger_key(event: IncomingEvent) -> object:
 def _is_help(act: Act) -> bool:
     return (
         isinstance(act, CommandAct)
-        and isinstance(act.parsed, Invocation)
+        and isinstance(act.parsed, CommandCall)
         and act.parsed.command.name == "help"
     )
 

@@ -10,8 +10,8 @@ from chatbot.board import BoardService, CardView, UnknownCard
 from chatbot.board import inbox as board_inbox
 from chatbot.board.hand_over import hand_over
 from chatbot.chat import render, render_help, render_inbox, render_log
-from chatbot.chat.authority import Role
-from chatbot.chat.commands import Invocation
+from chatbot.chat.authority import Standing
+from chatbot.chat.commands import CommandCall
 from chatbot.chat.replies import Origin, Replies
 from chatbot.config import Config
 from chatbot.domain.counted import counted
@@ -29,7 +29,7 @@ class Lookups:
         # For what only the configuration knows (where a session can be continued).
         self.config = config
 
-    async def help(self, origin: Origin, invocation: Invocation) -> None:
+    async def help(self, origin: Origin, invocation: CommandCall) -> None:
         name = invocation.text("command") or None
         # The asker's network may have a syntax of its own to point at messages (the
         # console's ">N", "+N"): its record says it; chat knows no network by name.
@@ -40,7 +40,7 @@ class Lookups:
         for part in render_help.in_messages(text, self.replies.max_chars):
             await self.replies.send(origin.event, part)
 
-    async def status(self, origin: Origin, invocation: Invocation) -> None:
+    async def status(self, origin: Origin, invocation: CommandCall) -> None:
         slug = invocation.text("slug")
         if slug:
             await self._card_status(origin, slug)
@@ -66,16 +66,16 @@ class Lookups:
                 text += "\n" + render.hand_over(given, self.locale)
             await self.replies.send(origin.event, text, card_id=view.card.id)
 
-    async def inbox(self, origin: Origin, invocation: Invocation) -> None:
+    async def inbox(self, origin: Origin, invocation: CommandCall) -> None:
         # A requester sees their own requests only: the rest is for owners to resolve.
-        own = origin.role is not Role.OWNER
+        own = origin.role is not Standing.OWNER
         items = await board_inbox.inbox(self.board, origin.actor if own else None)
         await self.replies.send(
             origin.event,
             render_inbox.inbox(items, self.locale, own=own, shown=render_inbox.SHOWN_IN_CHAT),
         )
 
-    async def why(self, origin: Origin, invocation: Invocation) -> None:
+    async def why(self, origin: Origin, invocation: CommandCall) -> None:
         slug = invocation.text("slug")
         try:
             found = await board_inbox.why(self.board, slug)
@@ -85,7 +85,7 @@ class Lookups:
         text = render_inbox.why(found, self.locale)
         await self.replies.send(origin.event, text)
 
-    async def log(self, origin: Origin, invocation: Invocation) -> None:
+    async def log(self, origin: Origin, invocation: CommandCall) -> None:
         view = await self._view(origin, invocation.text("slug"))
         if view is None:
             return

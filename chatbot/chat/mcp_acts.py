@@ -20,11 +20,12 @@ from typing import Any
 
 from chatbot.board import StoreUnwritable
 from chatbot.board.tx import ON_MCP
-from chatbot.chat.authority import Role, from_config_string
+from chatbot.board.web_sessions import Said
+from chatbot.chat.authority import Standing, from_config_string
 from chatbot.chat.handlers import ChatHandlers
 from chatbot.chat.intake import ChatIntake
 from chatbot.chat.replies import Origin
-from chatbot.chat.web_acts import ACTIONS, PageReplies, Said, act_as_chat
+from chatbot.chat.web_acts import ACTIONS, PageReplies, act_as_chat
 from chatbot.transports.base import Identity, IncomingEvent, IncomingMessage
 
 log = logging.getLogger(__name__)
@@ -68,7 +69,7 @@ def owner_identity(intake: ChatIntake, written: str) -> Identity:
             f"--as {written!r}: {error}; write an owner as [bot] owners does "
             "(name@server for XMPP, @name:server for Matrix)"
         ) from None
-    if intake.authority.role(identity) is not Role.OWNER:
+    if intake.authority.role(identity) is not Standing.OWNER:
         raise NotAnOwner(
             f"--as {written!r} is not an owner of this board: only an identity listed in "
             "[bot] owners acts through chatbot mcp; without --as the tools only read"
@@ -97,7 +98,7 @@ class McpActs:
         role = intake.authority.role(self.identity)
         origin = McpOrigin(event, self.identity, role)
         try:
-            if role is not Role.OWNER:
+            if role is not Standing.OWNER:
                 await replies.say(event, "mcp_owners_only", purpose="refusal")
             elif action not in ACTIONS:
                 await replies.say(event, "mcp_unknown_action", action=action, purpose="refusal")

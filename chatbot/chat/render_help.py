@@ -9,7 +9,7 @@ syntax of its own (the console's `>N`, `+N`) gives its lines, appended to both l
 from __future__ import annotations
 
 from chatbot.chat import reactions
-from chatbot.chat.authority import Role, Verdict, permits
+from chatbot.chat.authority import Standing, Verdict, permits
 from chatbot.chat.commands import BY_NAME, COMMANDS, Command, Problem, UsageProblem
 from chatbot.chat.render import usage_problem
 from chatbot.chat.texts import say
@@ -30,7 +30,7 @@ def _command_line(command: Command, locale: str, access: str | None = None) -> s
     return say(locale, "help_line", usage=command.usage, text=text, access=say(locale, access))
 
 
-def _for(role: Role, command: Command, locale: str) -> str | None:
+def _for(role: Standing, command: Command, locale: str) -> str | None:
     """The command's line as a requester reads it (None: not theirs to use)."""
     verdict = permits(role, command.access)
     if verdict is Verdict.DENY:
@@ -42,7 +42,7 @@ def _for(role: Role, command: Command, locale: str) -> str | None:
 def help_text(
     locale: str,
     name: str | None = None,
-    role: Role = Role.OWNER,
+    role: Standing = Standing.OWNER,
     identity: str | None = None,
     network_lines: str = "",
 ) -> str:
@@ -50,7 +50,7 @@ def help_text(
     or one command. Anyone not an owner or requester gets only /help and how to get in
     (`identity` is theirs, None when the room hides it). `network_lines` (the asker's
     chat network's own syntax) end both lists."""
-    if role is Role.STRANGER:
+    if role is Standing.STRANGER:
         lines = [_command_line(BY_NAME["help"], locale)]
         if identity is None:
             lines.append(say(locale, "help_stranger_hidden"))
@@ -68,18 +68,18 @@ def help_text(
     return "\n".join(lines)
 
 
-def _start(locale: str, role: Role) -> list[str]:
+def _start(locale: str, role: Standing) -> list[str]:
     lines = [say(locale, "help_start")]
-    if role is Role.REQUESTER:
+    if role is Standing.REQUESTER:
         lines += [line for name in STARTERS if (line := _for(role, BY_NAME[name], locale))]
         return [*lines, say(locale, "help_more_requester")]
     lines += [_command_line(BY_NAME[name], locale, "") for name in STARTERS]
     return [*lines, say(locale, "help_start_answers"), say(locale, "help_more")]
 
 
-def _everything(locale: str, role: Role) -> list[str]:
+def _everything(locale: str, role: Standing) -> list[str]:
     lines = [say(locale, "help_commands")]
-    if role is Role.REQUESTER:
+    if role is Standing.REQUESTER:
         lines += [line for command in COMMANDS if (line := _for(role, command, locale))]
         return [*lines, say(locale, "help_requester"), say(locale, "help_edits")]
     lines += [_command_line(c, locale) for c in COMMANDS]

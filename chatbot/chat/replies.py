@@ -27,7 +27,7 @@ from chatbot.board import (
     closest_slugs,
 )
 from chatbot.chat import render
-from chatbot.chat.authority import Role
+from chatbot.chat.authority import Standing
 from chatbot.chat.commands import FOR_ACTION, PREFIX, shown_with
 from chatbot.chat.texts import say
 from chatbot.domain.transitions import TransitionRefused
@@ -41,7 +41,7 @@ class Origin:
 
     event: IncomingEvent
     identity: Identity
-    role: Role
+    role: Standing
     #: The files sent with the event, fetched and kept (chat/files_in.py).
     files: tuple[Attachment, ...] = ()
 

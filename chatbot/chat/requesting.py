@@ -21,7 +21,7 @@ from chatbot.board import (
 )
 from chatbot.board.budget import budget_stopped
 from chatbot.chat import render
-from chatbot.chat.commands import BY_NAME, PREFIX, Invocation, parse
+from chatbot.chat.commands import BY_NAME, PREFIX, CommandCall, parse
 from chatbot.chat.replies import Decided, Origin, Replies
 from chatbot.domain.transitions import Action, TransitionRefused, allowed_actions
 
@@ -48,14 +48,14 @@ class Requests:
         async def draft(
             self,
             origin: Origin,
-            invocation: Invocation,
+            invocation: CommandCall,
             *,
             also: Along | None = None,
             prefix: str = "",
             chat: dict[str, str] | None = None,
         ) -> None: ...
 
-        async def comment(self, origin: Origin, invocation: Invocation) -> None: ...
+        async def comment(self, origin: Origin, invocation: CommandCall) -> None: ...
 
         async def files_of(self, origin: Origin) -> tuple[Attachment, ...]: ...
 
@@ -66,7 +66,7 @@ class Requests:
 
     # --- requests from requesters, decided by owners --------------------------------
 
-    async def request(self, origin: Origin, invocation: Invocation) -> None:
+    async def request(self, origin: Origin, invocation: CommandCall) -> None:
         """A requester's /start, /draft or /research: posted for an owner to decide."""
         event = origin.event
         argument = invocation.text("slug") or invocation.text("text")
@@ -125,7 +125,7 @@ class Requests:
                 )
             )
 
-    async def decide(self, origin: Origin, invocation: Invocation) -> None:
+    async def decide(self, origin: Origin, invocation: CommandCall) -> None:
         """/accept or /decline a request by its number."""
         await self.decide_request(
             origin, invocation.number("request"), accept=invocation.name == "accept"
@@ -174,7 +174,7 @@ class Requests:
                 await self.replies.explain(event, "", error)
                 return
             parsed = parse(f"/comment {request.argument}", (PREFIX,))
-            if isinstance(parsed, Invocation):
+            if isinstance(parsed, CommandCall):
                 await self.comment(origin, parsed)
             return
         if command.name == "attach":
@@ -199,7 +199,7 @@ class Requests:
                     "target_kind": asked.target_kind,
                     "target": asked.room,
                 }
-            invocation = Invocation(command, {"text": request.argument})
+            invocation = CommandCall(command, {"text": request.argument})
             await self.draft(origin, invocation, also=decided, prefix=prefix, chat=chat)
             return
         why = f"request #{request_id} by {request.requester}"

@@ -29,8 +29,8 @@ from chatbot.board.routines import (
     new_routine,
 )
 from chatbot.chat import authority, commands, render
-from chatbot.chat.authority import Role
-from chatbot.chat.commands import Invocation, UsageProblem
+from chatbot.chat.authority import Standing
+from chatbot.chat.commands import CommandCall, UsageProblem
 from chatbot.chat.replies import Origin, Replies, chat_of
 from chatbot.chat.texts import say
 from chatbot.config import Config
@@ -97,7 +97,7 @@ def taken_apart(text: str, prefixes: tuple[str, ...]) -> Written:
 
 async def checked_command(
     board: BoardService, command: str, prefixes: tuple[str, ...], locale: str
-) -> Invocation:
+) -> CommandCall:
     """The command as the table parses it, one that starts work, on a card that exists."""
     parsed = commands.parse(command, prefixes)
     if isinstance(parsed, UsageProblem):
@@ -199,13 +199,13 @@ class RoutineHandlers:
             return tuple(self.config.bot.command_prefixes)
         return commands.DEFAULT_PREFIXES
 
-    async def every(self, origin: Origin, invocation: Invocation) -> None:
+    async def every(self, origin: Origin, invocation: CommandCall) -> None:
         await self._make(origin, invocation, once=False)
 
-    async def at(self, origin: Origin, invocation: Invocation) -> None:
+    async def at(self, origin: Origin, invocation: CommandCall) -> None:
         await self._make(origin, invocation, once=True)
 
-    async def _make(self, origin: Origin, invocation: Invocation, *, once: bool) -> None:
+    async def _make(self, origin: Origin, invocation: CommandCall, *, once: bool) -> None:
         now = time.time()
         try:
             written = taken_apart(invocation.text("when+command"), self.routine_prefixes)
@@ -229,7 +229,7 @@ class RoutineHandlers:
             catch_up=written.catch_up,
             budget_usd=written.budget_usd,
         )
-        made = await self.board.routines.add(row)
+        made = await self.board.add_routine(row)
         assert made.next_at is not None
         await self.replies.say(
             origin.event,
@@ -243,26 +243,26 @@ class RoutineHandlers:
 
     async def zone_of(self, owner: str) -> str:
         """The zone a routine `owner` makes reads its times in: theirs, else the config's."""
-        return await self.board.routines.owner_zone(owner) or routine_zone(self.config)
+        return await self.board.owner_zone(owner) or routine_zone(self.config)
 
-    async def routines(self, origin: Origin, invocation: Invocation) -> None:
-        rows = await self.board.routines.listed()
+    async def routines(self, origin: Origin, invocation: CommandCall) -> None:
+        rows = await self.board.routines()
         locale = self.replies.locale
         shown = listing(rows, locale, time.time()) if rows else say(locale, "routines_none")
-        own = await self.board.routines.owner_zone(str(origin.identity))
+        own = await self.board.owner_zone(str(origin.identity))
         if own is not None:
             shown += "\n" + say(locale, "routines_your_zone", zone=own)
-        elif origin.role is Role.OWNER:
+        elif origin.role is Standing.OWNER:
             shown += "\n" + say(locale, "routines_config_zone", zone=routine_zone(self.config))
         await self.replies.send(origin.event, shown)
 
-    async def timezone(self, origin: Origin, invocation: Invocation) -> None:
+    async def timezone(self, origin: Origin, invocation: CommandCall) -> None:
         """`/timezone`: the asker's zone; `/timezone <zone>` sets it, `reset` clears it."""
         event, owner, now = origin.event, str(origin.identity), time.time()
         default = routine_zone(self.config)
         written = invocation.text("zone")
         if not written:
-            own = await self.board.routines.owner_zone(owner)
+            own = await self.board.owner_zone(owner)
             zone = own or default
             key = "timezone_own" if own else "timezone_default"
             await self.replies.say(
@@ -270,7 +270,7 @@ class RoutineHandlers:
             )
             return
         if written.lower() in RESET_WORDS:
-            await self.board.routines.set_owner_zone(owner, None, now)
+            await self.board.set_owner_zone(owner, None, now)
             await self.replies.say(event, "timezone_reset", zone=default)
             return
         chosen = canonical_zone(written)
@@ -280,7 +280,7 @@ class RoutineHandlers:
                 event, "timezone_bad", why=why, default=default, purpose="refusal"
             )
             return
-        kept = await self.board.routines.set_owner_zone(owner, chosen, now)
+        kept = await self.board.set_owner_zone(owner, chosen, now)
         kept_words = (
             say(
                 self.replies.locale,
@@ -294,25 +294,25 @@ class RoutineHandlers:
             event, "timezone_set", zone=chosen, now=clock_words(now, chosen), kept=kept_words
         )
 
-    async def routine(self, origin: Origin, invocation: Invocation) -> None:
+    async def routine(self, origin: Origin, invocation: CommandCall) -> None:
         what, routine_id = invocation.text("what"), invocation.number("id")
         event = origin.event
         try:
-            row = await self.board.routines.get(routine_id)
+            row = await self.board.routine(routine_id)
             if row.name and what == "delete":
                 await self.replies.say(
                     event, "routine_config_kept", id=row.id, name=row.name, purpose="refusal"
                 )
                 return
             if what == "delete":
-                await self.board.routines.delete(routine_id)
+                await self.board.delete_routine(routine_id)
                 await self.replies.say(event, "routine_deleted", id=row.id, command=row.command)
             elif what == "pause":
                 why = say(self.replies.locale, "routine_why_owner", who=str(origin.identity))
-                await self.board.routines.set_state(routine_id, PAUSED, why, cause=BY_OWNER)
+                await self.board.set_routine_state(routine_id, PAUSED, why, cause=BY_OWNER)
                 await self.replies.say(event, "routine_paused", id=row.id)
             else:
-                found = await self.board.routines.set_state(routine_id, ACTIVE)
+                found = await self.board.set_routine_state(routine_id, ACTIVE)
                 if found.next_at is None:
                     await self.replies.say(event, "routine_resumed_done", id=row.id)
                 else:
@@ -373,4 +373,4 @@ async def keep_config_routines(board: BoardService, config: Config) -> list[Rout
     """The board's config routines made those of `[[routines]]` (at start, and before
     `chatbot routines` lists them)."""
     now = time.time()
-    return await board.routines.keep_config(rows_of_config(config, now), now)
+    return await board.keep_config_routines(rows_of_config(config, now), now)

@@ -12,7 +12,7 @@ from collections.abc import Awaitable, Callable
 from chatbot.board import BoardService, UnknownCard
 from chatbot.board.budget import budget_stopped
 from chatbot.chat import render_spend
-from chatbot.chat.commands import Invocation
+from chatbot.chat.commands import CommandCall
 from chatbot.chat.render import runs as render_jobs
 from chatbot.chat.replies import Origin, Replies
 from chatbot.domain.transitions import Action
@@ -25,7 +25,7 @@ class SpendHandlers:
     # ChatHandlers.act: an owner action on a card, answered in its transaction.
     act: Callable[..., Awaitable[None]]
 
-    async def runs(self, origin: Origin, invocation: Invocation) -> None:
+    async def runs(self, origin: Origin, invocation: CommandCall) -> None:
         """The queued and running jobs, or the runs of one pipeline (an id or a card)."""
         wanted = invocation.text("pipeline")
         if not wanted:
@@ -36,11 +36,11 @@ class SpendHandlers:
             text = render_spend.pipeline_runs(pipeline, found, self.locale)
         await self.replies.send(origin.event, text)
 
-    async def budget(self, origin: Origin, invocation: Invocation) -> None:
+    async def budget(self, origin: Origin, invocation: CommandCall) -> None:
         report = await self.board.spend_report()
         await self.replies.send(origin.event, render_spend.budget(report, self.locale))
 
-    async def allow(self, origin: Origin, invocation: Invocation) -> None:
+    async def allow(self, origin: Origin, invocation: CommandCall) -> None:
         slug = invocation.text("slug")
         event = origin.event
         if not slug:

@@ -26,7 +26,7 @@ from chatbot.board import (
 )
 from chatbot.board.talk import first_line
 from chatbot.chat import render
-from chatbot.chat.commands import Invocation
+from chatbot.chat.commands import CommandCall
 from chatbot.chat.replies import Origin, Replies
 from chatbot.config import Config
 from chatbot.domain.phases import Phase
@@ -63,7 +63,7 @@ class TalkHandlers:
 
     # --- /steer ----------------------------------------------------------------------
 
-    async def steer(self, origin: Origin, invocation: Invocation) -> None:
+    async def steer(self, origin: Origin, invocation: CommandCall) -> None:
         await self.steer_card(origin, invocation.text("slug"), invocation.text("text"))
 
     async def steer_card(self, origin: Origin, slug: str, text: str) -> None:
@@ -115,7 +115,7 @@ class TalkHandlers:
 
     # --- /interrupt ------------------------------------------------------------------
 
-    async def interrupt(self, origin: Origin, invocation: Invocation) -> None:
+    async def interrupt(self, origin: Origin, invocation: CommandCall) -> None:
         slug, event = invocation.text("slug"), origin.event
 
         async def answer(tx: BoardTx) -> None:
@@ -134,10 +134,10 @@ class TalkHandlers:
 
     # --- approvals -------------------------------------------------------------------
 
-    async def approve(self, origin: Origin, invocation: Invocation) -> None:
+    async def approve(self, origin: Origin, invocation: CommandCall) -> None:
         await self._decide_for_card(origin, invocation.text("slug"), True, "")
 
-    async def deny(self, origin: Origin, invocation: Invocation) -> None:
+    async def deny(self, origin: Origin, invocation: CommandCall) -> None:
         await self._decide_for_card(
             origin, invocation.text("slug"), False, invocation.text("reason")
         )

@@ -23,8 +23,9 @@ from typing import Any
 from chatbot.board import Post, StoreUnwritable, UnknownCard
 from chatbot.board.comments import NewComment
 from chatbot.board.tx import ON_PAGE
+from chatbot.board.web_sessions import Said
 from chatbot.chat import commands, dispatch, render
-from chatbot.chat.authority import Role
+from chatbot.chat.authority import Standing
 from chatbot.chat.commands import UsageProblem
 from chatbot.chat.handlers import ChatHandlers
 from chatbot.chat.intake import ChatIntake
@@ -48,9 +49,6 @@ ACTIONS = ON_CARD | WITH_TEXT | ON_REQUEST | {"comment"} | NEW
 # `/retry <slug> --skip-checks` and `/deploy <slug> --skip-checks` in chat.
 SKIPPABLE = frozenset({"retry", "deploy"})
 _ids = itertools.count(1)
-
-# (what chat would have said, whether it was a refusal)
-Said = tuple[str, bool]
 
 
 @dataclass(frozen=True)
@@ -130,7 +128,7 @@ class WebActs:
         role = intake.authority.role(who)
         origin = PageOrigin(event, who or Identity(ON_PAGE, identity), role)
         try:
-            if role is not Role.OWNER:
+            if role is not Standing.OWNER:
                 await replies.say(event, "web_owners_only", purpose="refusal")
             elif action not in ACTIONS:
                 await replies.say(event, "web_unknown_action", action=action, purpose="refusal")

@@ -12,7 +12,7 @@ import time
 
 from chatbot.board import BoardService
 from chatbot.board.web_sessions import CREDENTIAL_PURPOSE, LINK_VALID_S
-from chatbot.chat.commands import Invocation
+from chatbot.chat.commands import CommandCall
 from chatbot.chat.replies import Origin, Replies
 from chatbot.config import Config
 
@@ -54,7 +54,7 @@ class WebSignIn:
     replies: Replies
     config: Config | None
 
-    async def web(self, origin: Origin, invocation: Invocation) -> None:
+    async def web(self, origin: Origin, invocation: CommandCall) -> None:
         event = origin.event
         if not getattr(event, "is_direct", False):
             await self.replies.say(event, "web_direct_only", purpose="refusal")

@@ -82,7 +82,7 @@ class ConsoleSettings:
     #: The language of the console's own hints (`[bot] locale`).
     locale: str = "en"
     #: Where files the bot sends are written (a .patch, a log); None: kept in memory
-    #: only (`Said.file`), as in tests.
+    #: only (`Sent.file`), as in tests.
     files_dir: Path | None = None
 
 
@@ -95,7 +95,7 @@ class Malformed:
 
 
 @dataclass(frozen=True, slots=True)
-class Said:
+class Sent:
     """Something the bot sent, as a test sees it."""
 
     number: int
@@ -186,7 +186,7 @@ class ConsoleTransport(Transport):
         self.owner = Identity(TRANSPORT, self.settings.owner)
         self._input = sys.stdin if use_stdio and input is None else input
         self._output = sys.stdout if use_stdio and output is None else output
-        self._said: asyncio.Queue[Said] = asyncio.Queue()
+        self._said: asyncio.Queue[Sent] = asyncio.Queue()
         self._counter = 0
         self._session = uuid.uuid4().hex[:12]
         self._reader: asyncio.Task[None] | None = None
@@ -277,7 +277,7 @@ class ConsoleTransport(Transport):
             await self._emit(event)
         return event
 
-    async def pop(self, within: float = 2.0) -> Said:
+    async def pop(self, within: float = 2.0) -> Sent:
         """The next thing the bot said (waits up to `within` seconds)."""
         return await asyncio.wait_for(self._said.get(), within)
 
@@ -289,12 +289,12 @@ class ConsoleTransport(Transport):
             # A terminal cannot change a printed line: it prints the new text, saying which.
             edited = self._number(message.replaces.message_id)
             self._write(f"[#{number}] (edit of #{edited}) {self.settings.bot_name}: {text}")
-            self._said.put_nowait(Said(number, text, html=html, replaces=edited))
+            self._said.put_nowait(Sent(number, text, html=html, replaces=edited))
             return self.message_id(number)
         shown = self._number(message.reply_to) if message.reply_to else None
         arrow = f" (re #{shown})" if shown else ""
         self._write(f"[#{number}]{arrow} {self.settings.bot_name}: {text}")
-        self._said.put_nowait(Said(number, text, reply_to=shown, html=html))
+        self._said.put_nowait(Sent(number, text, reply_to=shown, html=html))
         return self.message_id(number)
 
     sends_files: ClassVar[bool] = True
@@ -317,12 +317,12 @@ class ConsoleTransport(Transport):
         head = f"{caption} " if caption else ""
         line = f"{head}📎 {file.name} ({len(file.data)} bytes){where}"
         self._write(f"[#{number}]{arrow} {self.settings.bot_name}: {line}")
-        self._said.put_nowait(Said(number, caption, reply_to=shown, file=file))
+        self._said.put_nowait(Sent(number, caption, reply_to=shown, file=file))
         return self.message_id(number)
 
     async def react(self, target: Target, message_id: str, key: str) -> str | None:
         number = self._next_number()
         shown = self._number(message_id)
         self._write(f"[#{number}] {self.settings.bot_name} reacted {key} to #{shown}")
-        self._said.put_nowait(Said(number, "", reply_to=shown, reaction=key))
+        self._said.put_nowait(Sent(number, "", reply_to=shown, reaction=key))
         return self.message_id(number)

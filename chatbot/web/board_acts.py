@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from functools import lru_cache
 
 from chatbot.board.web_reads import BoardCard
-from chatbot.board.web_sessions import WebSession
+from chatbot.board.web_sessions import Said, WebSession
 from chatbot.domain.checks import SKIP_FLAG
 from chatbot.domain.phases import Kind, Phase
 from chatbot.domain.transitions import Action, Stage, allowed_actions
@@ -33,8 +33,6 @@ NOTHING = Safe("")
 # The most words /draft takes (chat's bound on a command's text, commands.MAX_TEXT_CHARS);
 # the server refuses more with chat's usage answer anyway.
 DRAFT_CHARS = 4000
-# (text, refused): what an action answered.
-Said = tuple[str, bool]
 
 
 @lru_cache(maxsize=256)

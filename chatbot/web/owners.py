@@ -25,7 +25,13 @@ from urllib.parse import urlsplit
 from aiohttp import web
 
 from chatbot.board import StoreUnwritable
-from chatbot.board.web_sessions import SESSION_VALID_S, LinkRefused, WebSession, WebSessions
+from chatbot.board.web_sessions import (
+    SESSION_VALID_S,
+    LinkRefused,
+    Said,
+    WebSession,
+    WebSessions,
+)
 from chatbot.web.auth import OWNER_COOKIE, SESSION, SESSION_ENDED, Guard
 from chatbot.web.board_acts import BACK
 from chatbot.web.markup import Safe, tag
@@ -33,8 +39,6 @@ from chatbot.web.texts import Texts
 
 log = logging.getLogger(__name__)
 
-# (text, refused) per thing said; what chat would have answered the command.
-Said = tuple[str, bool]
 # identity, card slug, action, the form's fields -> what was said (chat/web_acts.py).
 Acting = Callable[[str, str, str, Mapping[str, str]], Awaitable[list[Said]]]
 

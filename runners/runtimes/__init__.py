@@ -21,8 +21,8 @@ from runners.runtimes.base import (
 )
 from runners.runtimes.registry import RUNTIMES, get_runtime
 from runners.runtimes.run import (
+    KeyFileError,
     RunResult,
-    SecretFileError,
     build_invocation,
     run_model,
 )
@@ -59,7 +59,7 @@ __all__ = [
     "RunResult",
     "RunnerError",
     "Runtime",
-    "SecretFileError",
+    "KeyFileError",
     "Usage",
     "build_invocation",
     "clean_detail",

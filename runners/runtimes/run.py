@@ -47,7 +47,7 @@ log = logging.getLogger(__name__)
 REDACTED = "[redacted]"
 
 
-class SecretFileError(RunnerError):
+class KeyFileError(RunnerError):
     """A key file named in the configuration is missing, unreadable or empty."""
 
 
@@ -80,11 +80,11 @@ def _read_secret(variable: str, path: Path) -> str:
     try:
         value = path.read_text(encoding="utf-8").strip()
     except OSError as error:
-        raise SecretFileError(
+        raise KeyFileError(
             f"cannot read the key file for {variable} at {path}: {error.strerror or error}"
         ) from None
     if not value:
-        raise SecretFileError(f"the key file for {variable} at {path} is empty")
+        raise KeyFileError(f"the key file for {variable} at {path} is empty")
     return value
 
 
@@ -233,7 +233,7 @@ async def run_model(
     a file changed, a tool used), for a progress line; the result does not depend on it.
 
     Raises `InvalidRequest` (bad model, effort, session id, runtime) before
-    anything runs, `SecretFileError` for an unusable key file and `RunnerError`
+    anything runs, `KeyFileError` for an unusable key file and `RunnerError`
     for a missing working directory or a file the CLI needs that cannot be written
     (all are `RunnerError`); every failure
     of the CLI itself (missing binary, exit status, timeout, damaged output) is

@@ -8,7 +8,7 @@ from chatbot.chat.authority import (
     Authority,
     NoticeMemory,
     RateLimiter,
-    Role,
+    Standing,
     Verdict,
     from_config_string,
     permits,
@@ -26,38 +26,38 @@ def test_config_strings_map_to_identities_by_form() -> None:
 
 def test_roles_compare_identities_only() -> None:
     authority = Authority.of(["owner@example.org", "@boss:example.org"], ["req@example.org"])
-    assert authority.role(Identity("xmpp", "owner@example.org")) is Role.OWNER
-    assert authority.role(Identity("xmpp", "OWNER@example.org/laptop")) is Role.OWNER
-    assert authority.role(Identity("matrix", "@boss:example.org")) is Role.OWNER
-    assert authority.role(Identity("xmpp", "req@example.org")) is Role.REQUESTER
+    assert authority.role(Identity("xmpp", "owner@example.org")) is Standing.OWNER
+    assert authority.role(Identity("xmpp", "OWNER@example.org/laptop")) is Standing.OWNER
+    assert authority.role(Identity("matrix", "@boss:example.org")) is Standing.OWNER
+    assert authority.role(Identity("xmpp", "req@example.org")) is Standing.REQUESTER
     # The same string on another transport is another person.
-    assert authority.role(Identity("matrix", "owner@example.org")) is Role.STRANGER
-    assert authority.role(Identity("console", "owner@example.org")) is Role.STRANGER
+    assert authority.role(Identity("matrix", "owner@example.org")) is Standing.STRANGER
+    assert authority.role(Identity("console", "owner@example.org")) is Standing.STRANGER
     # Matrix ids are not case-folded: @Boss is not @boss.
-    assert authority.role(Identity("matrix", "@Boss:example.org")) is Role.STRANGER
-    assert authority.role(None) is Role.STRANGER
+    assert authority.role(Identity("matrix", "@Boss:example.org")) is Standing.STRANGER
+    assert authority.role(None) is Standing.STRANGER
 
 
 def test_an_owner_listed_as_requester_too_is_an_owner() -> None:
     authority = Authority.of(["a@example.org"], ["a@example.org"])
-    assert authority.role(Identity("xmpp", "a@example.org")) is Role.OWNER
+    assert authority.role(Identity("xmpp", "a@example.org")) is Standing.OWNER
 
 
 @pytest.mark.parametrize(
     "role, access, verdict",
     [
-        (Role.OWNER, Access.OWNER, Verdict.ALLOW),
-        (Role.OWNER, Access.REQUEST, Verdict.ALLOW),
-        (Role.OWNER, Access.READ, Verdict.ALLOW),
-        (Role.REQUESTER, Access.OWNER, Verdict.DENY),
-        (Role.REQUESTER, Access.REQUEST, Verdict.AS_REQUEST),
-        (Role.REQUESTER, Access.READ, Verdict.ALLOW),
-        (Role.STRANGER, Access.OWNER, Verdict.DENY),
-        (Role.STRANGER, Access.REQUEST, Verdict.DENY),
-        (Role.STRANGER, Access.READ, Verdict.DENY),
+        (Standing.OWNER, Access.OWNER, Verdict.ALLOW),
+        (Standing.OWNER, Access.REQUEST, Verdict.ALLOW),
+        (Standing.OWNER, Access.READ, Verdict.ALLOW),
+        (Standing.REQUESTER, Access.OWNER, Verdict.DENY),
+        (Standing.REQUESTER, Access.REQUEST, Verdict.AS_REQUEST),
+        (Standing.REQUESTER, Access.READ, Verdict.ALLOW),
+        (Standing.STRANGER, Access.OWNER, Verdict.DENY),
+        (Standing.STRANGER, Access.REQUEST, Verdict.DENY),
+        (Standing.STRANGER, Access.READ, Verdict.DENY),
     ],
 )
-def test_the_access_policy(role: Role, access: Access, verdict: Verdict) -> None:
+def test_the_access_policy(role: Standing, access: Access, verdict: Verdict) -> None:
     assert permits(role, access) is verdict
 
 

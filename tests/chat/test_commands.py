@@ -11,7 +11,7 @@ from chatbot.chat.commands import (
     BY_NAME,
     COMMANDS,
     Access,
-    Invocation,
+    CommandCall,
     Problem,
     UsageProblem,
     is_command,
@@ -97,7 +97,7 @@ GOOD = [
 @pytest.mark.parametrize("text, name, args", GOOD)
 def test_good_commands_parse(text: str, name: str, args: dict) -> None:
     parsed = parse(text)
-    assert isinstance(parsed, Invocation), parsed
+    assert isinstance(parsed, CommandCall), parsed
     assert parsed.name == name
     assert parsed.args == args
 
@@ -287,7 +287,7 @@ def test_what_counts_as_a_command(text: str, expected: bool) -> None:
 @given(st.text(max_size=200))
 def test_parse_never_raises(text: str) -> None:
     result = parse("/" + text)
-    assert isinstance(result, Invocation | UsageProblem)
+    assert isinstance(result, CommandCall | UsageProblem)
 
 
 def test_free_text_is_bounded() -> None:

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from chatbot.chat import render, render_help
-from chatbot.chat.authority import Role
+from chatbot.chat.authority import Standing
 from chatbot.chat.commands import COMMANDS, Access
 from chatbot.domain.phases import Phase
 from chatbot.notify.format import markdown_html
@@ -75,11 +75,11 @@ async def test_the_first_help_is_five_commands_to_start_with(env: Env) -> None:
 
 
 def test_help_per_role_in_german() -> None:
-    requester = render_help.help_text("de", role=Role.REQUESTER)
+    requester = render_help.help_text("de", role=Standing.REQUESTER)
     assert "wird zu einer Anfrage an einen Owner" in requester and "/archive" not in requester
-    stranger = render_help.help_text("de", role=Role.STRANGER, identity="x@example.org")
+    stranger = render_help.help_text("de", role=Standing.STRANGER, identity="x@example.org")
     assert "x@example.org" in stranger and "/status" not in stranger
-    hidden = render_help.help_text("de", role=Role.STRANGER)
+    hidden = render_help.help_text("de", role=Standing.STRANGER)
     assert "verbirgt echte Adressen" in hidden
 
 

@@ -435,14 +435,14 @@ iteration_limit = 5
         tmp_path / "bot.toml",
     )
     chat = ChatIntake.from_config(env.board, config)
-    from chatbot.chat.authority import Role
+    from chatbot.chat.authority import Standing
     from chatbot.transports.base import Identity
 
     assert chat.locale == "de"
-    assert chat.authority.role(Identity("xmpp", "boss@example.org")) is Role.OWNER
-    assert chat.authority.role(Identity("matrix", "@helper:example.org")) is Role.REQUESTER
+    assert chat.authority.role(Identity("xmpp", "boss@example.org")) is Standing.OWNER
+    assert chat.authority.role(Identity("matrix", "@helper:example.org")) is Standing.REQUESTER
     # The console's person is the first owner, on the console transport only.
-    assert chat.authority.role(Identity("console", "Boss@Example.org")) is Role.OWNER
+    assert chat.authority.role(Identity("console", "Boss@Example.org")) is Standing.OWNER
 
 
 async def test_german_locale(store: Store, tmp_path: Path) -> None:

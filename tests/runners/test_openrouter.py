@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from runners.runtimes import RunRequest, SecretFileError, build_invocation, openrouter, run_model
+from runners.runtimes import KeyFileError, RunRequest, build_invocation, openrouter, run_model
 from runners.runtimes.openrouter import API_KEY_ENV
 from tests.runners.conftest import FAKE_CODEX, FAST, FakeCli
 
@@ -100,6 +100,6 @@ async def test_unusable_key_file(
     if content is not None:
         path.write_text(content)
     fake_cli.write({"answer": "x"})
-    with pytest.raises(SecretFileError, match=str(path)):
+    with pytest.raises(KeyFileError, match=str(path)):
         await run_model("openrouter", openrouter_request(workdir, path), base_env=fake_cli.env)
     assert fake_cli.calls() == []
