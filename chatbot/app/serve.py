@@ -283,7 +283,7 @@ async def serve(
     loops = [reminders.run(stop)]
     if bot.config.bot.digest_at:
         loops.append(Digest(notifier, bot.board, daily.parse(bot.config.bot.digest_at)).run(stop))
-    sender = OutboxSender(bot.store, transports, files=bot.board)
+    sender = OutboxSender(bot.store, transports, files=bot.board.files)
     bot.store.on_commit.append(sender.wake)
     bot.store.on_write.append(sender.wake)  # chat's replies are single statements
     metrics = attach_metrics(bot, transports)

@@ -117,15 +117,18 @@ class FileGone(BoardError):
 
 
 class BoardFiles:
-    store: Store
-    files: FileLimits
-    # Made at first use: the folder is created only when a file comes.
-    _blob_store: BlobStore | None = None
-    _keeping: asyncio.Lock | None = None
+    """The files people and runs send (`board.files`): kept, attached to cards, read back."""
+
+    def __init__(self, store: Store, limits: FileLimits):
+        self.store = store
+        self.limits = limits
+        # Made at first use: the folder is created only when a file comes.
+        self._blob_store: BlobStore | None = None
+        self._keeping: asyncio.Lock | None = None
 
     # --- keeping -----------------------------------------------------------------------
 
-    async def keep_file(
+    async def keep(
         self,
         data: bytes,
         *,
@@ -139,14 +142,14 @@ class BoardFiles:
 
         `declared_type` is the sender's claim: logged when the bytes say otherwise,
         never stored. `origin`: transport, chat, message_id."""
-        limit = self.files.max_bytes
+        limit = self.limits.max_bytes
         if len(data) > limit:
             raise FileRefused(
                 f"it is {size_words(len(data))}, more than the {size_words(limit)} one file may "
                 "have ([files] max_size_mb)"
             )
         try:
-            found = await asyncio.to_thread(identify, data, max_pixels=self.files.max_pixels)
+            found = await asyncio.to_thread(identify, data, max_pixels=self.limits.max_pixels)
         except NotTaken as refused:
             raise FileRefused(str(refused)) from None
         if (
@@ -174,7 +177,7 @@ class BoardFiles:
         in the quota like any other. Its type is its bytes' where they say, else the one
         given; it has no card until `attach_files` ties it to one."""
         try:
-            found = await asyncio.to_thread(identify, data, max_pixels=self.files.max_pixels)
+            found = await asyncio.to_thread(identify, data, max_pixels=self.limits.max_pixels)
         except NotTaken:
             found = Sniffed(_kind_of(content_type), content_type, "", "")
         new = NewAttachment(
@@ -219,14 +222,14 @@ class BoardFiles:
         enough."""
         if await attachment_store.is_kept(db, sha256):
             return []  # the same bytes are kept already: they take no more room
-        quota = self.files.quota_bytes
+        quota = self.limits.quota_bytes
         used = await attachment_store.kept_bytes(db)
         if used + size <= quota:
             return []
         now = time.time()
         left, freed = used, []
         finished = [phase.value for phase in FINISHED]
-        for row in await attachment_store.droppable(db, finished, now - self.files.keep_loose_s):
+        for row in await attachment_store.droppable(db, finished, now - self.limits.keep_loose_s):
             await attachment_store.mark_gone(db, row.id, now)
             if not await attachment_store.is_kept(db, row.sha256):
                 left -= row.size
@@ -240,7 +243,7 @@ class BoardFiles:
 
     # --- attaching -----------------------------------------------------------------------
 
-    async def attach_files(
+    async def attach(
         self,
         ids: Sequence[int],
         slug: str,
@@ -259,22 +262,22 @@ class BoardFiles:
             )
         return [Attachment.from_row(row) for row in attached]
 
-    async def talk_files(self, talk_id: int) -> list[Attachment]:
+    async def of_talk(self, talk_id: int) -> list[Attachment]:
         """The files a steer came with, for the worker that hands it to its agent."""
         rows = await attachment_store.of_talk(self.store.reader, talk_id)
         return [Attachment.from_row(row) for row in rows]
 
     # --- reading -------------------------------------------------------------------------
 
-    async def card_files(self, slug: str) -> list[Attachment]:
+    async def of_card(self, slug: str) -> list[Attachment]:
         """The card's files, oldest first, dropped ones too (they say so)."""
         card = await card_store.require(self.store.reader, slug)
         rows = await attachment_store.of_card(self.store.reader, card.id)
         return [Attachment.from_row(row) for row in rows]
 
-    async def loose_files(self, actor: str) -> list[Attachment]:
+    async def loose(self, actor: str) -> list[Attachment]:
         """`actor`'s files sent without their card, younger than keep_loose_minutes."""
-        since = time.time() - self.files.keep_loose_s
+        since = time.time() - self.limits.keep_loose_s
         rows = await attachment_store.loose(self.store.reader, actor, since)
         return [Attachment.from_row(row) for row in rows]
 
@@ -282,7 +285,7 @@ class BoardFiles:
         row = await attachment_store.get(self.store.reader, attachment_id)
         return Attachment.from_row(row) if row else None
 
-    async def file_data(self, attachment_id: int) -> bytes:
+    async def data(self, attachment_id: int) -> bytes:
         """The kept file's bytes, checked against its hash; FileGone when they are not
         there any more."""
         row = await attachment_store.get(self.store.reader, attachment_id)
@@ -313,8 +316,8 @@ class BoardFiles:
         return self._keeping
 
     def _files_folder(self) -> Path:
-        if self.files.folder is not None:
-            return self.files.folder
+        if self.limits.folder is not None:
+            return self.limits.folder
         database = getattr(self.store, "path", None)
         if isinstance(database, Path):
             return database.parent / "files"

@@ -85,7 +85,6 @@ class BoardService(
     BoardBudget,
     BoardTalk,
     BoardComments,
-    BoardFiles,
 ):
     def __init__(
         self,
@@ -103,8 +102,8 @@ class BoardService(
         self.default_lane = default_lane
         self.deploy_configured = deploy_configured
         self.budgets = budgets or Budgets()
-        # What files it keeps, where, and how many ([files]; board/attachments.py).
-        self.files = files or FileLimits()
+        # The files it keeps, where, and how many ([files]; board/attachments.py).
+        self.files = BoardFiles(store, files or FileLimits())
         self.listeners: list[Listener] = []
         # Tells the card's rooms what an owner did from the web board's page (tx.py).
         self.page_echo: PageEcho | None = None

@@ -30,7 +30,7 @@ class AttachHandlers:
         """The files sent with the message, or else the sender's loose ones."""
         if origin.files:
             return origin.files
-        return tuple(await self.board.loose_files(origin.actor))
+        return tuple(await self.board.files.loose(origin.actor))
 
     def files_said(self, files: tuple[Attachment, ...]) -> str:
         return described(files, self.locale)
@@ -57,7 +57,7 @@ class AttachHandlers:
 
     async def _attach(self, origin: Origin, slug: str, files: tuple[Attachment, ...]) -> None:
         try:
-            attached = await self.board.attach_files(
+            attached = await self.board.files.attach(
                 [file.id for file in files], slug, purpose=AttachPurpose.CARD, actor=origin.actor
             )
         except UnknownCard:

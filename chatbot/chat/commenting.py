@@ -109,7 +109,7 @@ class CommentHandlers:
             return
         text, cut = found
         name = f"{card.slug}-{(card.commit_hash or '')[:12]}.patch"
-        kept = await self.board.keep_outgoing(
+        kept = await self.board.files.keep_outgoing(
             text.encode(), name=name, content_type="text/x-diff; charset=utf-8"
         )
         key = "diff_patch_cut" if cut else "diff_patch"

@@ -118,7 +118,7 @@ class FilesIn:
         self, file: IncomingFile, origin: Origin, origin_of: dict[str, str]
     ) -> Attachment:
         data = await file.fetch(self.max_bytes)
-        return await self.board.keep_file(
+        return await self.board.files.keep(
             data,
             name=file.name,
             declared_type=file.declared_type,

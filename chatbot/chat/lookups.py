@@ -99,7 +99,7 @@ class Lookups:
             return
         runs = await self.board.runs_of(view.card.id, limit=200)
         data = render_log.log_file(view, runs, self.locale).encode()
-        kept = await self.board.keep_outgoing(
+        kept = await self.board.files.keep_outgoing(
             data, name=f"{slug}-log.txt", content_type="text/plain; charset=utf-8"
         )
         caption = self.replies.text(

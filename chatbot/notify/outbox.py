@@ -48,7 +48,7 @@ class FileReader(Protocol):
 
     async def attachment(self, attachment_id: int) -> Attachment | None: ...
 
-    async def file_data(self, attachment_id: int) -> bytes: ...
+    async def data(self, attachment_id: int) -> bytes: ...
 
 
 #: Tries of one message before it is given up (each may have cost a reconnect).
@@ -334,7 +334,7 @@ class OutboxSender:
             return "this bot sends no files"
         try:
             found = await self.files.attachment(row.attachment_id)
-            data = await self.files.file_data(row.attachment_id)
+            data = await self.files.data(row.attachment_id)
         except BoardError as error:
             return str(error)
         if found is None:

@@ -75,7 +75,7 @@ async def keep(
             if len(data) > limit:
                 raise OSError(f"more than the {limit} bytes allowed")
             found = identify(data, max_pixels=max_pixels)
-            attachment = await board.keep_outgoing(
+            attachment = await board.files.keep_outgoing(
                 data, name=Path(relative).name, content_type=found.content_type
             )
         except FileNotFoundError:

@@ -69,7 +69,7 @@ async def lay_out(
     contents: list[tuple[str, bytes]] = []
     for file in new:
         try:
-            contents.append((file.name, await board.file_data(file.id)))
+            contents.append((file.name, await board.files.data(file.id)))
         except FileGone:
             log.info("attachment %s of job %s is gone (the quota dropped it)", file.id, job_id)
             continue

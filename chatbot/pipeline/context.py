@@ -225,7 +225,7 @@ class JobContext:
         tool_rules = runtime.tool_rules(record.grants)
         home = agent_home(self.config.bot.workspaces.absolute(), profile.runtime)
         self.run_cwd = cwd
-        files = await self.board.card_files(self.card.slug)
+        files = await self.board.files.of_card(self.card.slug)
         await attached.lay_out(
             self.board,
             files,

@@ -141,7 +141,7 @@ class LiveTalks:
 
     async def _with_files(self, live: _Live, row: TalkRow) -> tuple[str, tuple[Path, ...]]:
         """A steer's words and pictures, its files laid out beside the running agent."""
-        files = await self.board.talk_files(row.id)
+        files = await self.board.files.of_talk(row.id)
         ctx = live.ctx
         if not files or ctx.run_cwd is None:
             return row.text, ()

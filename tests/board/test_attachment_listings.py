@@ -31,7 +31,7 @@ async def board(store: Store, repo: Path, tmp_path: Path) -> BoardService:
         await card_store.create(db, "login-bug", Kind.INTENT, Phase.BUILDING, actor="t")
     origin = {"transport": "xmpp", "chat": "owner@example.org", "message_id": "m1"}
     kept = [
-        await board.keep_file(
+        await board.files.keep(
             data,
             name=name,
             declared_type="",
@@ -41,10 +41,12 @@ async def board(store: Store, repo: Path, tmp_path: Path) -> BoardService:
         )
         for data, name in ((samples.picture(), HOSTILE), (b"Traceback\n", "build.log"))
     ]
-    await board.attach_files([kept[0].id], "login-bug", purpose=AttachPurpose.STEER, actor=OWNER)
-    await board.attach_files([kept[1].id], "login-bug", purpose=AttachPurpose.CARD, actor=OWNER)
-    patch = await board.keep_outgoing(b"+a\n", name="login-bug.patch", content_type="text/x-diff")
-    await board.attach_files([patch.id], "login-bug", purpose=AttachPurpose.OUTGOING, actor="board")
+    await board.files.attach([kept[0].id], "login-bug", purpose=AttachPurpose.STEER, actor=OWNER)
+    await board.files.attach([kept[1].id], "login-bug", purpose=AttachPurpose.CARD, actor=OWNER)
+    patch = await board.files.keep_outgoing(
+        b"+a\n", name="login-bug.patch", content_type="text/x-diff"
+    )
+    await board.files.attach([patch.id], "login-bug", purpose=AttachPurpose.OUTGOING, actor="board")
     async with store.transaction() as db:  # the quota dropped the log
         await db.execute("UPDATE attachments SET gone_at = 1 WHERE id = ?", (kept[1].id,))
     return board

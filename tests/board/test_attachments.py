@@ -50,7 +50,7 @@ async def _card(board: BoardService, slug: str, phase: Phase = Phase.PLANNED) ->
 
 async def _keep(board: BoardService, data: bytes, name: str, **more: object):
     given = {"declared_type": "", "actor": OWNER, "origin": ORIGIN, "encrypted": False}
-    return await board.keep_file(data, name=name, **{**given, **more})  # type: ignore[arg-type]
+    return await board.files.keep(data, name=name, **{**given, **more})  # type: ignore[arg-type]
 
 
 async def test_a_file_is_kept_as_its_bytes_say_and_loose_until_attached(
@@ -61,9 +61,9 @@ async def test_a_file_is_kept_as_its_bytes_say_and_loose_until_attached(
     assert (kept.kind, kept.content_type) == (FileKind.IMAGE, "image/png")
     assert (kept.name, kept.size, kept.actor) == ("shot.txt.png", len(shot), OWNER)
     assert (kept.card_id, kept.purpose, kept.encrypted, kept.gone) == (None, "", True, False)
-    assert [f.id for f in await board.loose_files(OWNER)] == [kept.id]
-    assert await board.loose_files("xmpp:someone@example.org") == []
-    assert await board.file_data(kept.id) == shot
+    assert [f.id for f in await board.files.loose(OWNER)] == [kept.id]
+    assert await board.files.loose("xmpp:someone@example.org") == []
+    assert await board.files.data(kept.id) == shot
     assert (folder / kept.sha256[:2] / kept.sha256[2:4] / kept.sha256).read_bytes() == shot
     row = await board.store.reader.fetchone(
         "SELECT transport, chat, message_id FROM attachments WHERE id = ?", (kept.id,)
@@ -116,16 +116,16 @@ async def test_attaching_ties_files_to_the_card_with_an_event(board: BoardServic
     shot = await _keep(board, samples.picture("PNG"), "screenshot.png")
     log = await _keep(board, b"Traceback: boom\n", "build.log")
     with pytest.raises(UnknownCard):
-        await board.attach_files([shot.id], "no-such-card", purpose=AttachPurpose.CARD, actor=OWNER)
-    attached = await board.attach_files(
+        await board.files.attach([shot.id], "no-such-card", purpose=AttachPurpose.CARD, actor=OWNER)
+    attached = await board.files.attach(
         [shot.id, log.id], "login-bug", purpose=AttachPurpose.STEER, actor=OWNER
     )
     assert [(f.name, f.purpose, f.card_id is not None) for f in attached] == [
         ("screenshot.png", "steer", True),
         ("build.log", "steer", True),
     ]
-    assert await board.loose_files(OWNER) == []
-    assert [f.id for f in await board.card_files("login-bug")] == [shot.id, log.id]
+    assert await board.files.loose(OWNER) == []
+    assert [f.id for f in await board.files.of_card("login-bug")] == [shot.id, log.id]
     view = await board.view("login-bug")
     last = view.events[-1]
     assert (last.action, last.actor) == ("attach", OWNER)
@@ -133,12 +133,12 @@ async def test_attaching_ties_files_to_the_card_with_an_event(board: BoardServic
         f"attached screenshot.png ({shot.size} B), build.log (16 B) with a steer"
     )
     # The same file for another card: a second row over the same bytes.
-    again = await board.attach_files(
+    again = await board.files.attach(
         [shot.id], "other", purpose=AttachPurpose.ANSWER, actor=OWNER, question_id=None
     )
     assert again[0].id != shot.id and again[0].sha256 == shot.sha256
-    assert [f.id for f in await board.card_files("login-bug")] == [shot.id, log.id]
-    assert await board.file_data(again[0].id) == await board.file_data(shot.id)
+    assert [f.id for f in await board.files.of_card("login-bug")] == [shot.id, log.id]
+    assert await board.files.data(again[0].id) == await board.files.data(shot.id)
 
 
 async def test_a_loose_file_waits_only_keep_loose_minutes(
@@ -150,14 +150,14 @@ async def test_a_loose_file_waits_only_keep_loose_minutes(
         await db.execute(
             "UPDATE attachments SET created_at = created_at - 61 WHERE id = ?", (kept.id,)
         )
-    assert await board.loose_files(OWNER) == []
+    assert await board.files.loose(OWNER) == []
 
 
 async def test_an_outgoing_file_is_never_refused_for_its_kind(board: BoardService) -> None:
-    patch = await board.keep_outgoing(
+    patch = await board.files.keep_outgoing(
         b"--- a/x\n+++ b/x\n", name="card.patch", content_type="text/x-diff"
     )
-    binary = await board.keep_outgoing(
+    binary = await board.files.keep_outgoing(
         samples.elf(), name="tool", content_type="application/octet-stream"
     )
     assert (patch.kind, patch.content_type, patch.purpose, patch.actor) == (
@@ -167,7 +167,7 @@ async def test_an_outgoing_file_is_never_refused_for_its_kind(board: BoardServic
         "",
     )
     assert binary.content_type == "application/octet-stream"
-    assert await board.file_data(binary.id) == samples.elf()
+    assert await board.files.data(binary.id) == samples.elf()
 
 
 def _text(size: int, fill: str) -> bytes:
@@ -183,21 +183,21 @@ async def test_the_quota_drops_finished_cards_files_first_oldest_first(
     old = await _keep(board, _text(MB, "a"), "a.log")
     newer = await _keep(board, _text(MB, "b"), "b.log")
     busy = await _keep(board, _text(MB, "c"), "c.log")
-    await board.attach_files([old.id, newer.id], "shipped", purpose=AttachPurpose.CARD, actor=OWNER)
-    await board.attach_files([busy.id], "working", purpose=AttachPurpose.CARD, actor=OWNER)
+    await board.files.attach([old.id, newer.id], "shipped", purpose=AttachPurpose.CARD, actor=OWNER)
+    await board.files.attach([busy.id], "working", purpose=AttachPurpose.CARD, actor=OWNER)
     # Same bytes again take no more room: nothing is dropped for them.
     same = await _keep(board, _text(MB, "c"), "again.log")
-    assert [f.gone for f in await board.card_files("shipped")] == [False, False]
+    assert [f.gone for f in await board.files.of_card("shipped")] == [False, False]
     fresh = await _keep(board, _text(MB, "d"), "d.log")
-    files = {f.name: f.gone for f in await board.card_files("shipped")}
+    files = {f.name: f.gone for f in await board.files.of_card("shipped")}
     assert files == {"a.log": True, "b.log": False}
     assert not (folder / old.sha256[:2] / old.sha256[2:4] / old.sha256).exists()
     with pytest.raises(FileGone, match=r"a.log was dropped on .* \(\[files\] quota_mb\)"):
-        await board.file_data(old.id)
+        await board.files.data(old.id)
     for kept in (newer, busy, same, fresh):
-        assert len(await board.file_data(kept.id)) == MB
+        assert len(await board.files.data(kept.id)) == MB
     # The next one drops b.log; then only a working card's files are left: refused.
-    await board.attach_files(
+    await board.files.attach(
         [same.id, fresh.id], "working", purpose=AttachPurpose.CARD, actor=OWNER
     )
     await _keep(board, _text(MB, "e"), "e.log")
@@ -206,7 +206,7 @@ async def test_the_quota_drops_finished_cards_files_first_oldest_first(
     assert str(refused.value) == (
         "the bot's file store is full (3 of 3 MB): archive finished cards or raise [files] quota_mb"
     )
-    assert {f.name: f.gone for f in await board.card_files("shipped")} == {
+    assert {f.name: f.gone for f in await board.files.of_card("shipped")} == {
         "a.log": True,
         "b.log": True,
     }
@@ -227,8 +227,8 @@ async def test_the_quota_drops_old_loose_files_but_not_young_ones(
         )
     await _keep(board, _text(MB, "c"), "c.log")
     with pytest.raises(FileGone):
-        await board.file_data(waiting.id)
-    assert len(await board.file_data(young.id)) == MB
+        await board.files.data(waiting.id)
+    assert len(await board.files.data(young.id)) == MB
 
 
 def test_the_folder_is_private_even_with_a_wide_umask(tmp_path: Path) -> None:

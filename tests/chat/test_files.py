@@ -88,7 +88,7 @@ async def test_a_file_alone_in_a_direct_chat_waits_for_attach(env: Env) -> None:
     assert [r["card_id"] for r in await _kept(env)] == [None]
     row = await env.one(dm("/attach login"))
     assert "📎 login: attached screenshot.png" in row.text
-    files = await env.board.card_files("login")
+    files = await env.board.files.of_card("login")
     assert [(f.name, str(f.kind), f.content_type) for f in files] == [
         ("screenshot.png", "image", "image/png")
     ]
@@ -99,14 +99,14 @@ async def test_a_file_sent_as_a_reply_to_a_cards_message_is_for_that_card(env: E
     await env.posted("bot-card-1", card_id=card.id, purpose="notice")
     row = await env.one(with_file(msg("", reply_to="bot-card-1"), png()))
     assert "login: attached screenshot.png" in row.text
-    assert len(await env.board.card_files("login")) == 1
+    assert len(await env.board.files.of_card("login")) == 1
 
 
 async def test_a_draft_with_a_picture_gets_it_in_its_own_transaction(env: Env) -> None:
     row = await env.one(with_file(msg("/draft the login button is red"), png()))
     assert "With screenshot.png" in row.text
     (slug,) = await env.board.slugs()
-    files = await env.board.card_files(slug)
+    files = await env.board.files.of_card(slug)
     assert [str(f.purpose) for f in files] == ["draft"]
 
 
@@ -116,7 +116,7 @@ async def test_a_file_as_the_answer_to_a_question(env: Env) -> None:
     await env.said(with_file(msg("", reply_to="bot-q"), png()))
     fresh = await env.board.question(question.id)
     assert fresh is not None and fresh.state == "answered"
-    files = await env.board.card_files("login")
+    files = await env.board.files.of_card("login")
     assert [(str(f.purpose), f.question_id) for f in files] == [("answer", question.id)]
 
 
@@ -131,7 +131,7 @@ async def test_a_steer_with_a_picture_is_a_talk_row_with_its_file(env: Env) -> N
     assert "sent to the builder" in row.text
     talk = await env.board.talk_inbox([job.id])
     assert [t.text for t in talk] == ["look at this"]
-    files = await env.board.talk_files(talk[0].id)
+    files = await env.board.files.of_talk(talk[0].id)
     assert [f.name for f in files] == ["screenshot.png"]
 
 
@@ -139,7 +139,7 @@ async def test_a_caption_command_that_names_a_card_attaches_first(env: Env) -> N
     await env.card("login")
     rows = await env.said(with_file(msg("/status login"), png()))
     assert any("login: attached" in r.text for r in rows)
-    assert len(await env.board.card_files("login")) == 1
+    assert len(await env.board.files.of_card("login")) == 1
 
 
 # --- who may send ------------------------------------------------------------------
@@ -158,10 +158,10 @@ async def test_a_requesters_file_waits_with_the_request_and_goes_with_its_accept
     await env.card("login")
     row = await env.one(with_file(msg("/attach login", REQUESTER), png()))
     assert "With screenshot.png" in row.text
-    assert await env.board.card_files("login") == []
+    assert await env.board.files.of_card("login") == []
     await env.sent(row, "bot-request")
     await env.said(msg("yes", reply_to="bot-request"))
-    assert [f.name for f in await env.board.card_files("login")] == ["screenshot.png"]
+    assert [f.name for f in await env.board.files.of_card("login")] == ["screenshot.png"]
 
 
 # --- refusals: nothing else happens -------------------------------------------------
@@ -180,7 +180,7 @@ async def test_an_executable_named_png_is_refused_by_what_its_bytes_are(env: Env
     await env.card("login")
     row = await env.one(with_file(msg("/attach login"), ELF))
     assert "was not taken" in row.text and "executable" in row.text.lower()
-    assert await env.board.card_files("login") == []
+    assert await env.board.files.of_card("login") == []
 
 
 # --- voice ------------------------------------------------------------------------
@@ -200,7 +200,7 @@ async def test_the_outbox_sends_a_rows_file_with_its_text_as_caption(env: Env, t
         ConsoleSettings(owner="alice", files_dir=tmp_path / "sent"), output=io.StringIO()
     )
     await console.start()
-    kept = await env.board.keep_outgoing(
+    kept = await env.board.files.keep_outgoing(
         b"diff --git a b\n", name="x.patch", content_type="text/x-diff"
     )
     post = Post(
@@ -211,7 +211,7 @@ async def test_the_outbox_sends_a_rows_file_with_its_text_as_caption(env: Env, t
         attachment_id=kept.id,
     )
     await env.board.post_alone(post)
-    sender = OutboxSender(env.store, {"console": console}, files=env.board)
+    sender = OutboxSender(env.store, {"console": console}, files=env.board.files)
     await sender.flush()
     said = await console.pop()
     assert said.text == "📎 the change" and said.file is not None
@@ -229,7 +229,7 @@ async def test_a_file_a_network_cannot_take_goes_as_its_text_and_why(env: Env) -
 
     console = NoUploads(ConsoleSettings(owner="alice"), output=io.StringIO())
     await console.start()
-    kept = await env.board.keep_outgoing(b"log\n", name="l.txt", content_type="text/plain")
+    kept = await env.board.files.keep_outgoing(b"log\n", name="l.txt", content_type="text/plain")
     await env.board.post_alone(
         Post(
             transport="console",
@@ -239,7 +239,7 @@ async def test_a_file_a_network_cannot_take_goes_as_its_text_and_why(env: Env) -
             attachment_id=kept.id,
         )
     )
-    sender = OutboxSender(env.store, {"console": console}, files=env.board)
+    sender = OutboxSender(env.store, {"console": console}, files=env.board.files)
     await sender.flush()
     said = await console.pop()
     assert said.text.startswith("📎 its log\n(The file could not be sent: the XMPP server")

@@ -17,9 +17,9 @@ async def test_log_as_a_file_is_a_kept_text_file_with_its_caption(env: Env) -> N
     row = await env.one(dm("/log login --file"))
     assert row.text.startswith("📎 login: its log as a file (")
     assert row.attachment_id is not None
-    kept = await env.board.attachment(row.attachment_id)
+    kept = await env.board.files.attachment(row.attachment_id)
     assert kept is not None and kept.name == "login-log.txt"
-    text = (await env.board.file_data(row.attachment_id)).decode()
+    text = (await env.board.files.data(row.attachment_id)).decode()
     assert text.startswith("# login: Title of login\nphase: ")
     assert "## Runs (0, newest first)\n(none)\n" in text
 

@@ -108,9 +108,9 @@ async def test_diff_shows_a_summary_then_each_file_numbered_in_code_blocks(env: 
     # Longer than its post shows: the whole change as a .patch file too (issue 36).
     assert patch.text.startswith("📎 report: the whole change as one file (")
     assert patch.attachment_id is not None
-    kept = await env.board.attachment(patch.attachment_id)
+    kept = await env.board.files.attachment(patch.attachment_id)
     assert kept is not None and kept.name == f"report-{head[:12]}.patch"
-    whole = (await env.board.file_data(patch.attachment_id)).decode()
+    whole = (await env.board.files.data(patch.attachment_id)).decode()
     assert "+line 499 with /status and ``` inside" in whole and "b.txt" in whole
     assert [f.purpose for f in files] == ["diff", "diff"]
     text = files[1].text

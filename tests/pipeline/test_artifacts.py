@@ -44,7 +44,7 @@ async def test_only_regular_files_inside_the_worktree_within_the_limit(
         max_pixels=1_000_000,
     )
     assert [item["name"] for item in offered.kept] == ["after.png"]
-    assert await board.file_data(int(offered.kept[0]["id"])) == png()  # type: ignore[call-overload]
+    assert await board.files.data(int(offered.kept[0]["id"])) == png()  # type: ignore[call-overload]
     why = dict(line.split(": ", 1) for line in offered.skipped)
     assert why["link.txt"] == "a symbolic link, not followed"
     assert why["out/secret.txt"] == "a link or a file where a folder should be, not followed"

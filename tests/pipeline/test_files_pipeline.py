@@ -43,7 +43,7 @@ async def test_the_cards_files_are_in_the_worktree_and_named_in_the_prompt(
     h = await start(tmp_path, turns, {"greeting": INTENT}, monkeypatch=monkeypatch)
     harnesses.append(h)
     room = open_room(h)
-    kept = await h.board.keep_file(
+    kept = await h.board.files.keep(
         NOTES.encode(),
         name="notes.txt",
         declared_type="text/plain",
@@ -51,7 +51,7 @@ async def test_the_cards_files_are_in_the_worktree_and_named_in_the_prompt(
         origin={"transport": "xmpp", "chat": "room", "message_id": "m1"},
         encrypted=False,
     )
-    await h.board.attach_files([kept.id], "greeting", purpose=AttachPurpose.CARD, actor=str(OWNER))
+    await h.board.files.attach([kept.id], "greeting", purpose=AttachPurpose.CARD, actor=str(OWNER))
     await h.board.act("greeting", Action.START, actor=str(OWNER))
     await run_idle(h)
     card = await h.board.card("greeting")
@@ -70,6 +70,6 @@ async def test_the_cards_files_are_in_the_worktree_and_named_in_the_prompt(
     rows = await room.rows()
     offered = [r for r in rows if r.attachment_id is not None]
     assert [r.text for r in offered] == ["📎 greeting: report.txt, from the run's report"]
-    assert await h.board.file_data(offered[0].attachment_id) == b"42\n"
+    assert await h.board.files.data(offered[0].attachment_id) == b"42\n"
     notice = next(r.text for r in rows if "builder committed" in r.text)
     assert "📎 not sent: missing.png: not in the worktree" in notice
