@@ -61,7 +61,7 @@ async def routine_lines(config: Config, connect: bool) -> list[tuple[str, bool]]
 async def _chat_routines(config: Config, board: BoardService) -> list[tuple[str, bool]]:
     authority = Authority.from_config(config)
     found = []
-    for row in await board.routines():
+    for row in await board.routines.listed():
         if row.source != "chat" or row.state not in ("active", "paused"):
             continue
         transport, _, who = row.owner.partition(":")

@@ -104,7 +104,7 @@ class RoutineClock:
         self.clock = clock
         self.sleep = sleep
         self.woken = asyncio.Event()
-        self.board.routine_wakers.append(self.wake)
+        self.board.routines.wakers.append(self.wake)
 
     def wake(self) -> None:
         self.woken.set()
@@ -128,13 +128,13 @@ class RoutineClock:
 
     async def tick(self, now: float) -> float:
         """Fire what is due at `now`; when the next routine is due."""
-        for occurrence in await self.board.claim_due(now):
+        for occurrence in await self.board.routines.claim_due(now):
             try:
                 await self.fire(occurrence, now)
             except Exception as error:  # noqa: BLE001 - one routine must not stop the others
                 log.exception("routine #%d failed", occurrence.routine.id)
                 await self._finish(occurrence, routine_store.FAILED, None, str(error), now)
-        following = await self.board.next_routine_at()
+        following = await self.board.routines.next_at()
         return following if following is not None else now + MAX_SLEEP_S
 
     async def fire(self, occurrence: Occurrence, now: float) -> str:
@@ -156,7 +156,7 @@ class RoutineClock:
         say = Replies(self.board, intake.locale, prefix=intake.prefixes[0])
         if occurrence.skipped or occurrence.late:
             missed = counted(occurrence.missed, "time", intake.locale)
-            following = await self.board.routine(row.id)
+            following = await self.board.routines.get(row.id)
             next_at = following.next_at
             shown = local_words(next_at, row.timezone) if next_at is not None else "-"
             key = "routine_skipped" if occurrence.skipped else "routine_runs_late"
@@ -167,15 +167,15 @@ class RoutineClock:
         if role is not Standing.OWNER:
             why = say.text("routine_why_owner_gone", owner=str(owner))
             stopped, gone = routine_store.STOPPED, routine_store.OWNER_GONE
-            await self.board.set_routine_state(row.id, stopped, why, now, cause=gone)
+            await self.board.routines.set_state(row.id, stopped, why, now, cause=gone)
             await self._tell(say, event, "routine_owner_gone", owner=str(owner), **base)
             return await self._finish(occurrence, routine_store.STOPPED, None, why, now)
         if row.budget_usd is not None:
-            spent = await self.board.routine_spent(row.id)
+            spent = await self.board.routines.spent(row.id)
             if round(spent, 6) >= round(row.budget_usd, 6):
                 why = say.text("routine_why_budget", spent=usd(spent), budget=usd(row.budget_usd))
                 paused, by_budget = routine_store.PAUSED, routine_store.BY_BUDGET
-                await self.board.set_routine_state(row.id, paused, why, now, cause=by_budget)
+                await self.board.routines.set_state(row.id, paused, why, now, cause=by_budget)
                 params = {"spent": usd(spent), "budget": usd(row.budget_usd)}
                 await self._tell(say, event, "routine_over_budget", **params, **base)
                 return await self._finish(occurrence, routine_store.HELD, None, why, now)
@@ -217,7 +217,7 @@ class RoutineClock:
             return say.text("routine_why_failures", runs=runs, detail=failed)
 
         # Recorded when it finished (the clock's now, not the look's): how late it ran.
-        paused = await self.board.finish_routine_run(
+        paused = await self.board.routines.finish_run(
             occurrence, outcome, slug, detail, self.clock(), pause_why
         )
         if paused and event is not None:

@@ -229,7 +229,7 @@ class RoutineHandlers:
             catch_up=written.catch_up,
             budget_usd=written.budget_usd,
         )
-        made = await self.board.add_routine(row)
+        made = await self.board.routines.add(row)
         assert made.next_at is not None
         await self.replies.say(
             origin.event,
@@ -243,13 +243,13 @@ class RoutineHandlers:
 
     async def zone_of(self, owner: str) -> str:
         """The zone a routine `owner` makes reads its times in: theirs, else the config's."""
-        return await self.board.owner_zone(owner) or routine_zone(self.config)
+        return await self.board.routines.owner_zone(owner) or routine_zone(self.config)
 
     async def routines(self, origin: Origin, invocation: CommandCall) -> None:
-        rows = await self.board.routines()
+        rows = await self.board.routines.listed()
         locale = self.replies.locale
         shown = listing(rows, locale, time.time()) if rows else say(locale, "routines_none")
-        own = await self.board.owner_zone(str(origin.identity))
+        own = await self.board.routines.owner_zone(str(origin.identity))
         if own is not None:
             shown += "\n" + say(locale, "routines_your_zone", zone=own)
         elif origin.role is Standing.OWNER:
@@ -262,7 +262,7 @@ class RoutineHandlers:
         default = routine_zone(self.config)
         written = invocation.text("zone")
         if not written:
-            own = await self.board.owner_zone(owner)
+            own = await self.board.routines.owner_zone(owner)
             zone = own or default
             key = "timezone_own" if own else "timezone_default"
             await self.replies.say(
@@ -270,7 +270,7 @@ class RoutineHandlers:
             )
             return
         if written.lower() in RESET_WORDS:
-            await self.board.set_owner_zone(owner, None, now)
+            await self.board.routines.set_owner_zone(owner, None, now)
             await self.replies.say(event, "timezone_reset", zone=default)
             return
         chosen = canonical_zone(written)
@@ -280,7 +280,7 @@ class RoutineHandlers:
                 event, "timezone_bad", why=why, default=default, purpose="refusal"
             )
             return
-        kept = await self.board.set_owner_zone(owner, chosen, now)
+        kept = await self.board.routines.set_owner_zone(owner, chosen, now)
         kept_words = (
             say(
                 self.replies.locale,
@@ -298,21 +298,21 @@ class RoutineHandlers:
         what, routine_id = invocation.text("what"), invocation.number("id")
         event = origin.event
         try:
-            row = await self.board.routine(routine_id)
+            row = await self.board.routines.get(routine_id)
             if row.name and what == "delete":
                 await self.replies.say(
                     event, "routine_config_kept", id=row.id, name=row.name, purpose="refusal"
                 )
                 return
             if what == "delete":
-                await self.board.delete_routine(routine_id)
+                await self.board.routines.delete(routine_id)
                 await self.replies.say(event, "routine_deleted", id=row.id, command=row.command)
             elif what == "pause":
                 why = say(self.replies.locale, "routine_why_owner", who=str(origin.identity))
-                await self.board.set_routine_state(routine_id, PAUSED, why, cause=BY_OWNER)
+                await self.board.routines.set_state(routine_id, PAUSED, why, cause=BY_OWNER)
                 await self.replies.say(event, "routine_paused", id=row.id)
             else:
-                found = await self.board.set_routine_state(routine_id, ACTIVE)
+                found = await self.board.routines.set_state(routine_id, ACTIVE)
                 if found.next_at is None:
                     await self.replies.say(event, "routine_resumed_done", id=row.id)
                 else:
@@ -373,4 +373,4 @@ async def keep_config_routines(board: BoardService, config: Config) -> list[Rout
     """The board's config routines made those of `[[routines]]` (at start, and before
     `chatbot routines` lists them)."""
     now = time.time()
-    return await board.keep_config_routines(rows_of_config(config, now), now)
+    return await board.routines.keep_config(rows_of_config(config, now), now)
