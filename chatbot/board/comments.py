@@ -13,8 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
-from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from chatbot.board.talk import first_line
 from chatbot.board.tx import BoardError, BoardTx, PageEcho
@@ -128,22 +127,48 @@ def _ranges(numbers: list[int]) -> list[str]:
     return found
 
 
+#: BoardService's own steps a comment's move takes (moves.py): queue the next run, tell
+#: the listeners, read the card's change.
+QueueRun = Callable[[Db, Card, dict[str, Any] | None], Awaitable[Any]]
+Announce = Callable[..., Awaitable[Any]]
+ChangeOf = Callable[[Card], Awaitable[Change | None]]
+
+
 class BoardComments:
-    store: Store
-    repo: Path
-    page_echo: PageEcho | None
+    """Owners' comments on lines of a card's change (`board.comments`)."""
 
-    if TYPE_CHECKING:  # provided by BoardService (moves.py) and BoardReads (reads.py)
+    def __init__(
+        self,
+        store: Store,
+        *,
+        queue_run: QueueRun,
+        announce: Announce,
+        change: ChangeOf,
+        page_echo: Callable[[], PageEcho | None],
+    ):
+        self.store = store
+        self._queue_run = queue_run
+        self.announce = announce
+        self.change = change
+        self._page_echo = page_echo
 
-        async def _queue_run(self, db: Db, card: Card, payload: dict[str, Any] | None) -> Any: ...
+    # --- reading -------------------------------------------------------------------------
 
-        async def announce(
-            self, db: Db, before: Card | None, card: Card, action: Action, *args: Any
-        ) -> Any: ...
+    async def of_card(self, card: Card) -> list[LineComment]:
+        return await comment_store.of_card(self.store.reader, card.id)
 
-        async def change(self, card: Card) -> Change | None: ...
+    async def unanswered(self, card: Card) -> list[LineComment]:
+        return await comment_store.unanswered(self.store.reader, card.id)
 
-    async def comment(
+    async def answered_by(self, card: Card, commit: str) -> list[LineComment]:
+        return await comment_store.answered_by(self.store.reader, card.id, commit)
+
+    async def diff_view(self, view_id: int) -> DiffView | None:
+        return await comment_store.view(self.store.reader, view_id)
+
+    # --- writing -------------------------------------------------------------------------
+
+    async def add(
         self,
         slug: str,
         new: NewComment,
@@ -187,7 +212,7 @@ class BoardComments:
             went = await self._deliver(db, card, made, actor)
             made = await comment_store.get(db, made.id) or made
             if along is not None:
-                await along(BoardTx(db, self.page_echo), made)
+                await along(BoardTx(db, self._page_echo()), made)
             card = await card_store.require(db, slug)
         return Commented(made, card, went)
 
@@ -255,7 +280,7 @@ class BoardComments:
             card,
         )
 
-    async def comments_sent(self, comments: Sequence[LineComment], job_id: int | None) -> None:
+    async def mark_sent(self, comments: Sequence[LineComment], job_id: int | None) -> None:
         """The fixer's prompt holds them: its next commit answers them."""
         if comments:
             async with self.store.transaction(exclusive=False) as db:

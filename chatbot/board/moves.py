@@ -84,7 +84,6 @@ class BoardService(
     RunFailures,
     BoardBudget,
     BoardTalk,
-    BoardComments,
 ):
     def __init__(
         self,
@@ -110,6 +109,14 @@ class BoardService(
         # Who is signed in to the web board (links from /web, sessions).
         self.web_sessions = WebSessions(store)
         # A working agent's questions and proposals (board/agent_asks.py).
+        # Owners' comments on lines of a card's change (board/comments.py).
+        self.comments = BoardComments(
+            store,
+            queue_run=self._queue_run,
+            announce=self.announce,
+            change=self.change,
+            page_echo=lambda: self.page_echo,
+        )
         # Commands on a schedule (board/routines.py).
         self.routines = BoardRoutines(store)
         self.asks = AgentAsks(

@@ -11,18 +11,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from chatbot.board.attachments import Attachment
+from chatbot.board.comments import BoardComments
 from chatbot.board.web_reads import WebReads
 from chatbot.domain.phases import Phase
 from chatbot.store import Store, telemetry
 from chatbot.store import attachments as attachment_store
 from chatbot.store import cards as card_store
 from chatbot.store import chat as chat_store
-from chatbot.store import comments as comment_store
 from chatbot.store import jobs as job_store
 from chatbot.store import questions as question_store
 from chatbot.store.cards import Card, Event
 from chatbot.store.chat import Posted, Request, RequestMessage
-from chatbot.store.comments import DiffView, LineComment
 from chatbot.store.health import StoreHealth
 from chatbot.store.jobs import Job
 from chatbot.store.questions import QuestionRow
@@ -92,6 +91,8 @@ def change_base(card: Card) -> str | None:
 class BoardReads(WebReads):
     store: Store
     repo: Path
+    # BoardService's facet: the web's card page reads a card's comments through it.
+    comments: BoardComments
 
     @property
     def store_health(self) -> StoreHealth:
@@ -123,23 +124,6 @@ class BoardReads(WebReads):
         if not card.commit_hash:
             return None
         return await diff_files.patch_of(self.repo, card.commit_hash, change_base(card))
-
-    # --- line comments (board/comments.py writes them) ----------------------------------
-
-    async def comments(self, card: Card) -> list[LineComment]:
-        return await comment_store.of_card(self.store.reader, card.id)
-
-    async def unanswered_comments(self, card: Card) -> list[LineComment]:
-        return await comment_store.unanswered(self.store.reader, card.id)
-
-    async def comments_answered_by(self, card: Card, commit: str) -> list[LineComment]:
-        return await comment_store.answered_by(self.store.reader, card.id, commit)
-
-    async def comments_unanswered_count(self) -> int:
-        return await comment_store.count_unanswered(self.store.reader)
-
-    async def diff_view(self, view_id: int) -> DiffView | None:
-        return await comment_store.view(self.store.reader, view_id)
 
     async def view(self, slug: str) -> CardView:
         """One card with its relations and history in one query: each query is a hop to

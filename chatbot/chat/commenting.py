@@ -89,7 +89,7 @@ class CommentHandlers:
         first = (page - 1) * render_diff.FILES_PER_PAGE
         for index in range(first, min(first + render_diff.FILES_PER_PAGE, len(change.files))):
             post = render_diff.file_post(card.slug, change, index, self.locale)
-            view = await self.board.add_diff_view(card, change.commit, post.path)
+            view = await self.board.comments.add_diff_view(card, change.commit, post.path)
             await self.replies.send(
                 event,
                 post.text,
@@ -131,7 +131,7 @@ class CommentHandlers:
 
     async def comment_on_post(self, origin: Origin, posted: Posted, text: str, quote: str) -> None:
         """A reply to one of /diff's file messages (or a quote of one): a line comment."""
-        view = await self.board.diff_view(posted.diff_view_id or 0)
+        view = await self.board.comments.diff_view(posted.diff_view_id or 0)
         card = await self.board.card_by_id(posted.card_id) if posted.card_id else None
         if view is None or card is None:
             slug = card.slug if card is not None else "<slug>"
@@ -152,7 +152,7 @@ class CommentHandlers:
             return
 
         try:
-            done: Commented = await self.board.comment(slug, new, actor=origin.actor)
+            done: Commented = await self.board.comments.add(slug, new, actor=origin.actor)
         except UnknownCard:
             await self.replies.unknown_card(event, slug)
             return

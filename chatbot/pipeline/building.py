@@ -361,7 +361,7 @@ async def run_fixer(ctx: JobContext) -> None:
         if a.get("kind") == "fixer"
     ]
     # Every comment not yet answered: those given to an earlier run that failed too.
-    comments = await ctx.board.unanswered_comments(card)
+    comments = await ctx.board.comments.unanswered(card)
     prompt = prompts.fixer_prompt(
         slug=card.slug,
         owner_comments=agent_view(comments),
@@ -385,7 +385,7 @@ async def run_fixer(ctx: JobContext) -> None:
         question_history=history,
         question_rounds_left=rounds_left,
     )
-    await ctx.board.comments_sent(comments, ctx.job.id)
+    await ctx.board.comments.mark_sent(comments, ctx.job.id)
     final = (*_FINAL, FIXER_QUESTION.start)
     done = await _checked(
         ctx,

@@ -41,7 +41,7 @@ async def run_reviewer(ctx: JobContext) -> None:
         intent_body=body,
         acceptance_criteria=card.acceptance_criteria,
         builder_report=card.data.get("builder_report", ""),
-        owner_comments=agent_view(await ctx.board.comments_answered_by(card, commit)),
+        owner_comments=agent_view(await ctx.board.comments.answered_by(card, commit)),
         checks=gate.for_reviewer(checks.record_of(card.data, commit)),
     )
     result = await ctx.run(prompt, cwd=worktree.path)

@@ -335,7 +335,7 @@ class WebBoard:
             change=change.change if change else None,
             change_html=change.html if change else None,
             change_problem=change_problem,
-            comments=await self.reads.comments(card),
+            comments=await self.reads.comments.of_card(card),
             picked=_picked(request.query.get("line", "")),
             research=research,
             reviews=card_page.reviews_of(card.data, report_file),

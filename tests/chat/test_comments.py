@@ -32,7 +32,7 @@ async def reviewed(env: Env) -> str:
 
 async def comments(env: Env) -> list[comment_store.LineComment]:
     card = await env.board.card("app")
-    return await env.board.comments(card)
+    return await env.board.comments.of_card(card)
 
 
 async def test_a_comment_on_a_card_in_review_starts_the_fixer_and_stops_the_review(

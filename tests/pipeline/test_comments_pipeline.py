@@ -56,7 +56,7 @@ async def test_a_comment_reaches_the_fixer_and_the_next_review_lists_it_answered
     assert card.phase is Phase.READY_FOR_DEPLOYMENT, card.failure_detail
     first = card.commit_hash
 
-    done = await h.board.comment(
+    done = await h.board.comments.add(
         "greeting", NewComment("greet.py", (2, 2), "say hello, not hi"), actor=OWNER
     )
     assert done.went == "fixer" and done.comment.quote == "    return 'hi'"
@@ -79,7 +79,7 @@ async def test_a_comment_reaches_the_fixer_and_the_next_review_lists_it_answered
             "by": OWNER,
         }
     ]
-    [comment] = await h.board.comments(card)
+    [comment] = await h.board.comments.of_card(card)
     assert (comment.state, comment.answered_commit) == ("answered", card.commit_hash)
     reviews = h.prompts_of("REVIEW-RESULT")
     assert len(reviews) == 2
