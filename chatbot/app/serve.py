@@ -10,10 +10,12 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+from collections.abc import AsyncIterator
 from functools import partial
 from typing import TYPE_CHECKING
 
 from chatbot.app import console_session, readiness
+from chatbot.app.lifecycle import background, run_for_life
 from chatbot.app.startup import Running
 from chatbot.app.wiring import build_transports, destinations, transcriber
 from chatbot.chat.authority import Authority
@@ -116,19 +118,29 @@ async def start_metrics_listener(bot: Running, door: MetricsDoor | None) -> Metr
     return listener if await listener.start() else None
 
 
+@contextlib.asynccontextmanager
+async def metrics_listening(
+    bot: Running, door: MetricsDoor | None
+) -> AsyncIterator[MetricsListener | None]:
+    """The metrics listener as a part: listening while entered (None: not configured,
+    or its port is taken), stopped when left."""
+    listener = await start_metrics_listener(bot, door)
+    try:
+        yield listener
+    finally:
+        if listener is not None:
+            await listener.stop()
+
+
 async def work(bot: Running, stop: asyncio.Event, *, until_idle: bool) -> None:
     """`chatbot worker`: only the worker (no chat, no outbox sender); its notices go
     into the outbox for the bot to send. It serves `[web] metrics_listen` when set."""
     assert bot.worker is not None
     attach_notifier(bot)
-    listener = await start_metrics_listener(bot, attach_metrics(bot, {}))
-    try:
+    async with metrics_listening(bot, attach_metrics(bot, {})):
         await bot.prepare(import_cards=False)
         readiness.notify(f"READY=1\nSTATUS=worker on {bot.store.name}")
         await bot.worker.run(until_idle=until_idle, stop=stop)
-    finally:
-        if listener is not None:
-            await listener.stop()
 
 
 def timed(handle: EventHandler, latency: CommandLatency) -> EventHandler:
@@ -233,6 +245,50 @@ async def start_web(
     return board_web
 
 
+@contextlib.asynccontextmanager
+async def web_board(
+    bot: Running,
+    transports: dict[str, Transport],
+    chat: ChatIntake | None = None,
+    metrics: MetricsDoor | None = None,
+) -> AsyncIterator[WebBoard | None]:
+    """The web board as a part (`start_web`): serving while entered, stopped when left."""
+    board_web = await start_web(bot, transports, chat, metrics)
+    try:
+        yield board_web
+    finally:
+        if board_web is not None:
+            await board_web.stop()
+
+
+@contextlib.asynccontextmanager
+async def chat_transports(transports: dict[str, Transport]) -> AsyncIterator[None]:
+    """Every chat transport started, in order, while entered; all stopped when left.
+
+    A transport that does not start is logged and keeps trying in the background; one
+    that fails to stop does not keep the others from stopping.
+    """
+    try:
+        for name, transport in transports.items():
+            await _start_transport(name, transport)
+        yield
+    finally:
+        for transport in transports.values():
+            with contextlib.suppress(Exception):
+                await transport.stop()
+
+
+async def _start_transport(name: str, transport: Transport) -> None:
+    try:
+        await transport.start()
+    except TransportError as error:
+        # Said in the transport's own words (a refused login, a store key that does
+        # not fit): what to do is in the line, a traceback would only bury it.
+        log.error("%s transport did not start: %s", name, error)
+    except Exception:  # noqa: BLE001 - one server down must not keep the others off
+        log.exception("%s transport did not start; it keeps trying in the background", name)
+
+
 # How long the end of the console's input waits for the answers still queued, and
 # (piped input) for the runs it started.
 CONSOLE_DRAIN_S = 10.0
@@ -273,6 +329,14 @@ async def serve(
     *,
     transports: dict[str, Transport] | None = None,
 ) -> None:
+    """Serve until `stop` is set: the parts start in order (web board, metrics listener,
+    chat transports, helpers) and stop in the reverse order, after the loops that live
+    as long as the service (worker, outbox, reminders, digest, routines) have ended.
+
+    The web board starts before the chat transports because a console's sign-in line,
+    printed before the console reads its first line, says whether the board serves; so
+    it stops after them.
+    """
     if transports is None:
         transports = build_transports(bot.config, TransportState(bot.store))
     # Every listener of the running bot besides the worker's own (startup.make_worker):
@@ -280,15 +344,14 @@ async def serve(
     # on each commit; each transport hands every event to the chat intake.
     notifier = attach_notifier(bot)
     reminders = Reminders(notifier, bot.config.bot.remind_after_s, notifier.quiet)
-    loops = [reminders.run(stop)]
-    if bot.config.bot.digest_at:
-        loops.append(Digest(notifier, bot.board, daily.parse(bot.config.bot.digest_at)).run(stop))
+    digest_at = bot.config.bot.digest_at
+    digest = Digest(notifier, bot.board, daily.parse(digest_at)) if digest_at else None
     sender = OutboxSender(bot.store, transports, files=bot.board.files)
     bot.store.on_commit.append(sender.wake)
     bot.store.on_write.append(sender.wake)  # chat's replies are single statements
     metrics = attach_metrics(bot, transports)
     chat = attach_chat(bot, transports, sender, metrics)
-    loops.append((await start_routines(bot, chat)).run(stop))
+    routines = await start_routines(bot, chat)
     StoreHealthNotices(sender.send_now, destinations(bot.config), bot.config.bot.locale).attach(
         bot.store.health
     )
@@ -298,39 +361,26 @@ async def serve(
     await deprecations.tell_unconfined(
         notifier, bot.config.bot.sandbox, sandboxing.without_protection(bot.config)
     )
-    board_web = await start_web(bot, transports, chat, metrics)
-    metrics_listener = await start_metrics_listener(bot, metrics)
-    await _console_sessions(bot, transports, sender, board_web is not None)
-
-    # Ctrl-D (or the end of piped input) ends the session, once what was typed is answered.
-    console_closed = [
-        asyncio.ensure_future(_end_with_console(name, t, sender, stop))
-        for name, t in transports.items()
-        if isinstance(t, ConsoleTransport)
-    ]
-    for name, transport in transports.items():
-        try:
-            await transport.start()
-        except TransportError as error:
-            # Said in the transport's own words (a refused login, a store key that does
-            # not fit): what to do is in the line, a traceback would only bury it.
-            log.error("%s transport did not start: %s", name, error)
-        except Exception:  # noqa: BLE001 - one server down must not keep the others off
-            log.exception("%s transport did not start; it keeps trying in the background", name)
-    log.info("serving on %s; stop with Ctrl-C", ", ".join(transports) or "no chat transport")
-    ready = asyncio.ensure_future(_tell_ready(transports, READY_WITHIN_S))
-    try:
-        # Without a worker (`run --no-worker`), `chatbot worker` processes run the jobs.
-        work = bot.worker.run(stop=stop) if bot.worker else stop.wait()
-        await asyncio.gather(work, sender.run(stop), *loops)
-    finally:
-        ready.cancel()
-        if board_web is not None:
-            await board_web.stop()
-        if metrics_listener is not None:
-            await metrics_listener.stop()
-        for task in console_closed:
-            task.cancel()
-        for transport in transports.values():
-            with contextlib.suppress(Exception):
-                await transport.stop()
+    async with contextlib.AsyncExitStack() as parts:
+        board_web = await parts.enter_async_context(web_board(bot, transports, chat, metrics))
+        await parts.enter_async_context(metrics_listening(bot, metrics))
+        await _console_sessions(bot, transports, sender, board_web is not None)
+        await parts.enter_async_context(chat_transports(transports))
+        log.info("serving on %s; stop with Ctrl-C", ", ".join(transports) or "no chat transport")
+        # Ctrl-D (or the end of piped input) ends the session, once what was typed is answered.
+        for name, console in transports.items():
+            if isinstance(console, ConsoleTransport):
+                ending = _end_with_console(name, console, sender, stop)
+                await parts.enter_async_context(background(f"{name} session end", ending))
+        ready = _tell_ready(transports, READY_WITHIN_S)
+        await parts.enter_async_context(background("readiness", ready))
+        await run_for_life(
+            {
+                # Without a worker (`run --no-worker`), `chatbot worker` processes run the jobs.
+                "worker": bot.worker.run(stop=stop) if bot.worker else stop.wait(),
+                "outbox": sender.run(stop),
+                "reminders": reminders.run(stop),
+                **({"digest": digest.run(stop)} if digest is not None else {}),
+                "routines": routines.run(stop),
+            }
+        )
