@@ -215,7 +215,7 @@ async def _answer(board: BoardService, slug: str, text: str, locale: str) -> str
 async def _allow(board: BoardService, slug: str | None, locale: str) -> int:
     """Past a spent budget: the card's stopped step (another card budget), or today's runs."""
     if slug is None:
-        state = await board.allow_day()
+        state = await board.budget.allow_day()
         if state is None:
             print(say(locale, "no_day_budget"), file=sys.stderr)
             return EXIT_FAILURE

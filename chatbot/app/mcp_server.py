@@ -132,7 +132,7 @@ class BoardTools:
         return inert_json({"schema_version": views.JSON_SCHEMA_VERSION, "runs": found})
 
     async def budget(self) -> str:
-        report = await self.board.spend_report()
+        report = await self.board.budget.spend_report()
         return inert_json(
             {
                 "schema_version": views.JSON_SCHEMA_VERSION,

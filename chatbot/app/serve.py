@@ -228,7 +228,7 @@ async def start_web(
         metrics=metrics,
         sessions=bot.board.web_sessions,
         acting=WebActs(chat) if chat is not None else None,
-        spend=bot.board.spend_report,
+        spend=bot.board.budget.spend_report,
     )
     try:
         await board_web.start()

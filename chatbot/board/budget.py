@@ -76,16 +76,26 @@ def budget_stopped(card: Card) -> dict[str, Any] | None:
 
 
 class BoardBudget:
-    """The board's side of budgets (a part of BoardService)."""
+    """The board's side of budgets (`board.budget`): what was spent against what, and the
+    moves a budget makes (a run stopped, a day allowed again)."""
 
-    store: Store
-    budgets: Budgets
-    default_lane: str
-    announce: Callable[..., Awaitable[Any]]
+    def __init__(
+        self,
+        store: Store,
+        budgets: Budgets,
+        *,
+        default_lane: str,
+        announce: Callable[..., Awaitable[Any]],
+    ):
+        self.store = store
+        self.budgets = budgets
+        self.default_lane = default_lane
+        # BoardService.announce: the listeners hear a budget's stop like any move.
+        self.announce = announce
 
     # --- reading -----------------------------------------------------------------
 
-    async def day_budget(self, now: float | None = None) -> BudgetState | None:
+    async def day(self, now: float | None = None) -> BudgetState | None:
         if self.budgets.per_day_usd is None:
             return None
         day = local_day(now)
@@ -96,7 +106,7 @@ class BoardBudget:
             "day", spent.usd, self.budgets.per_day_usd, allowances, "bot.budget_usd_per_day"
         )
 
-    async def card_budget(self, card: Card) -> BudgetState | None:
+    async def of_card(self, card: Card) -> BudgetState | None:
         lane = card.lane or self.default_lane
         budget = self.budgets.per_card_usd.get(lane)
         if budget is None:
@@ -114,7 +124,7 @@ class BoardBudget:
         start = day_bounds(since)[0]
         for card_id, spent in await spend.by_card(db, start, cards):
             card = await card_store.get_by_id(db, card_id)
-            costly.append((spent, await self.card_budget(card) if card else None))
+            costly.append((spent, await self.of_card(card) if card else None))
         lanes, roles = [], []
         for spent in await spend.by_lane(db, start):
             role = lane_role(spent.name)
@@ -123,7 +133,7 @@ class BoardBudget:
             else:
                 roles.append(replace(spent, name=role))
         return SpendReport(
-            day=await self.day_budget(),
+            day=await self.day(),
             today=await spent_on(db, today),
             days=await spend.by_day(db, start),
             lanes=lanes,
@@ -134,9 +144,7 @@ class BoardBudget:
 
     # --- moving ------------------------------------------------------------------
 
-    async def stop_for_budget(
-        self, job: Job, worker: str, state: BudgetState, detail: str
-    ) -> Card | None:
+    async def stop(self, job: Job, worker: str, state: BudgetState, detail: str) -> Card | None:
         """The claimed run does not start: its job fails and its card stops where a
         failure of its stage would, remembering the stop (so /allow knows it)."""
         async with self.store.transaction() as db:
@@ -172,7 +180,7 @@ class BoardBudget:
         async with self.store.transaction() as db:
             count = int(await kv.get_value(db, key) or 0)
             await kv.set_value(db, key, str(count + 1))
-        return await self.day_budget()
+        return await self.day()
 
     async def mark_once(self, key: str) -> bool:
         """True the first time `key` is marked (a notice posted once per day and limit)."""

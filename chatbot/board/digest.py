@@ -98,7 +98,7 @@ async def facts(board: BoardService, since: float, until: float) -> Facts:
         failures=tuple([await _failure(db, move) for move in failed.values()]),
         waiting=tuple(await inbox(board)),
         spend=await spend.between(db, "digest", since, until),
-        day=await board.day_budget(until),
+        day=await board.budget.day(until),
     )
 
 

@@ -399,7 +399,7 @@ async def why(board: BoardService, slug: str, now: float | None = None) -> Why:
         )
         if job.state.value == "queued":
             ahead = await _ahead(board, job)
-            day = await board.day_budget(now)
+            day = await board.budget.day(now)
             spent = day is not None and day.reached
     workers = tuple(
         WorkerSnap(w.id, w.host, tuple(w.lanes), w.heartbeat_at, w.expires_at)

@@ -82,7 +82,6 @@ class BoardService(
     BoardReads,
     BoardQueue,
     RunFailures,
-    BoardBudget,
     BoardTalk,
 ):
     def __init__(
@@ -100,7 +99,6 @@ class BoardService(
         self.repo = repo
         self.default_lane = default_lane
         self.deploy_configured = deploy_configured
-        self.budgets = budgets or Budgets()
         # The files it keeps, where, and how many ([files]; board/attachments.py).
         self.files = BoardFiles(store, files or FileLimits())
         self.listeners: list[Listener] = []
@@ -109,6 +107,10 @@ class BoardService(
         # Who is signed in to the web board (links from /web, sessions).
         self.web_sessions = WebSessions(store)
         # A working agent's questions and proposals (board/agent_asks.py).
+        # Spending against the budgets, and the moves a budget makes (board/budget.py).
+        self.budget = BoardBudget(
+            store, budgets or Budgets(), default_lane=default_lane, announce=self.announce
+        )
         # Owners' comments on lines of a card's change (board/comments.py).
         self.comments = BoardComments(
             store,

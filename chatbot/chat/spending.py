@@ -37,14 +37,14 @@ class SpendHandlers:
         await self.replies.send(origin.event, text)
 
     async def budget(self, origin: Origin, invocation: CommandCall) -> None:
-        report = await self.board.spend_report()
+        report = await self.board.budget.spend_report()
         await self.replies.send(origin.event, render_spend.budget(report, self.locale))
 
     async def allow(self, origin: Origin, invocation: CommandCall) -> None:
         slug = invocation.text("slug")
         event = origin.event
         if not slug:
-            state = await self.board.allow_day()
+            state = await self.board.budget.allow_day()
             if state is None:
                 await self.replies.say(event, "no_day_budget", purpose="refusal")
                 return

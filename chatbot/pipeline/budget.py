@@ -38,11 +38,11 @@ async def hold_for_day_budget(
     models = waiting - {DEPLOY_JOB}
     if not models:
         return set()
-    state = await board.day_budget()
+    state = await board.budget.day()
     if state is None or not state.reached:
         return set()
     # Once per day and allowance: a notice per wake-up would flood the room.
-    if await board.mark_once(f"budget:day-notice:{local_day()}:{state.allowances}"):
+    if await board.budget.mark_once(f"budget:day-notice:{local_day()}:{state.allowances}"):
         log.warning("today's budget is spent (%s); runs wait", usd(state.spent))
         for observer in observers:
             tell = getattr(observer, "budget_held", None)
@@ -56,13 +56,13 @@ async def hold_for_day_budget(
 
 async def stopped_by_budget(board: BoardService, job: Job, card: Card, worker: str) -> bool:
     """Stop the claimed run of a card whose budget is spent; True when it was stopped."""
-    state = await board.card_budget(card)
+    state = await board.budget.of_card(card)
     if state is None or not state.reached:
         return False
     detail = stop_detail(state, job.kind)
     log.warning("job %s of %s not started: %s", job.id, card.slug, detail)
     try:
-        await board.stop_for_budget(job, worker, state, detail)
+        await board.budget.stop(job, worker, state, detail)
     except LeaseLost:
         log.info("job %s was taken away before its budget stop was recorded", job.id)
     return True

@@ -81,7 +81,7 @@ STATIC_TYPES = {
 }
 
 TransportsUp = Callable[[], dict[str, bool]]
-# The board's spend report (BoardService.spend_report), as chat's /budget reads it.
+# The board's spend report (BoardBudget.spend_report), as chat's /budget reads it.
 Spending = Callable[[], Awaitable[SpendReport]]
 
 

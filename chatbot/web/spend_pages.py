@@ -1,6 +1,6 @@
 """`/budget` and `/pipeline/<id>`: what chat's /budget and /runs <pipeline> say, as pages.
 
-The same board reads feed them (BoardService.spend_report, BoardReads.pipeline_runs);
+The same board reads feed them (BoardBudget.spend_report, BoardReads.pipeline_runs);
 a pipeline's page adds its cards: the split parent, its children with their phases,
 and the synthesis of the children when there is one.
 """

@@ -131,9 +131,9 @@ async def test_why_budget_card_and_allow(budgeted) -> None:
     await spend(board, card.id, [0.5])
     job = await claimed(board, "costly")
     # The worker's check before the run starts: the card's budget is spent.
-    state = await board.card_budget(card)
+    state = await board.budget.of_card(card)
     assert state is not None and state.reached
-    await board.stop_for_budget(job, "w1", state, stop_detail(state, job.kind))
+    await board.budget.stop(job, "w1", state, stop_detail(state, job.kind))
     kind, text, _ = await why(board, "costly")
     assert kind is HoldKind.BUDGET_CARD
     assert text == (
@@ -143,7 +143,7 @@ async def test_why_budget_card_and_allow(budgeted) -> None:
     await board.act("costly", Action.ALLOW, actor=OWNER)
     kind, _, _ = await why(board, "costly")
     assert kind is HoldKind.QUEUED
-    assert not (await board.card_budget(await board.card("costly"))).reached
+    assert not (await board.budget.of_card(await board.card("costly"))).reached
 
 
 async def test_why_day_budget_then_allow_or_a_new_day(budgeted) -> None:
@@ -163,7 +163,7 @@ async def test_why_day_budget_then_allow_or_a_new_day(budgeted) -> None:
     tomorrow = time.mktime(time.strptime(time.strftime("%Y-%m-%d"), "%Y-%m-%d")) + 36 * 3600
     assert (await why(board, "later", tomorrow))[0] is HoldKind.QUEUED
     # Today: /allow (no slug) raises today's budget once more; the worker claims again.
-    assert await board.allow_day() is not None
+    assert await board.budget.allow_day() is not None
     assert (await why(board, "later"))[0] is HoldKind.QUEUED
     assert await hold_for_day_budget(board, [], {lane}) == set()
 

@@ -113,7 +113,7 @@ async def test_a_day_budget_spent_to_its_limit_holds_the_queued_runs(
     costs, budget, allowances, stops = LIMITS[case]
     board = board_with(store, tmp_path, Budgets(per_day_usd=budget))
     for _ in range(allowances):
-        await board.allow_day()
+        await board.budget.allow_day()
     await spend(board, None, costs)
     listener = Listener()
     waiting = {role_lane("operator"), "light", DEPLOY_JOB}

@@ -94,7 +94,7 @@ async def open_owner_site(
         WebSettings("127.0.0.1", 0, token, locale, **web),
         sessions=board.web_sessions,
         acting=WebActs(chat),
-        spend=board.spend_report,
+        spend=board.budget.spend_report,
     )
     await board_web.start()
     store.on_commit.append(board_web.wake)

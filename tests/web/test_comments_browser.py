@@ -54,7 +54,7 @@ async def test_an_owner_comments_on_a_line_in_chromium_and_the_fixer_answers_it(
         WebSettings("127.0.0.1", 0, secrets.token_urlsafe(24), "en"),
         sessions=h.board.web_sessions,
         acting=WebActs(chat),
-        spend=h.board.spend_report,
+        spend=h.board.budget.spend_report,
     )
     await web.start()
     try:

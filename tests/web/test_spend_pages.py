@@ -31,7 +31,7 @@ async def page(site: OwnerSite, path: str) -> tuple[int, str]:
 async def test_the_budget_page_shows_today_days_lanes_and_the_costliest_cards(
     site: OwnerSite,
 ) -> None:
-    report = await site.board.spend_report()
+    report = await site.board.budget.spend_report()
     status, body = await page(site, "budget")
     assert status == 200
     assert f"Today: ${report.today.usd:.2f} ({report.today.runs} runs)" in body
