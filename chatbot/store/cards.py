@@ -24,6 +24,7 @@ from chatbot.domain.transitions import (
     find,
     resolve,
 )
+from chatbot.store.card_data import CardData
 from chatbot.store.db import Db, IntegrityError, Row
 
 MAX_FAILURE_DETAIL = 240
@@ -112,6 +113,7 @@ class Card:
         values = dict(row)
         for column in _JSON_COLUMNS:
             values[column] = json.loads(values[column])
+        values["data"] = CardData.read(values["data"], values["slug"]).stored()
         values["kind"] = Kind(values["kind"])
         values["phase"] = Phase(values["phase"])
         if values["resume_phase"] is not None:
@@ -157,6 +159,8 @@ class SlugTaken(ValueError):
 
 
 def _encode(column: str, value: Any) -> Any:
+    if column == "data":
+        value = CardData.written(value).stored()
     if column in _JSON_COLUMNS:
         return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
     if column == "failure_detail":

@@ -24,6 +24,30 @@ from chatbot.store import talk as talk_store
 from chatbot.store import workers as worker_store
 
 REQUESTER = "xmpp:req@example.org"
+# A card's own budget stopped the run of the card's first version (board/budget.py).
+STOP = {
+    "scope": "card",
+    "spent": 1.5,
+    "limit": 1.0,
+    "budget": 1.0,
+    "allowances": 0,
+    "key": "lanes.light.budget_usd_per_card",
+    "role": "builder",
+    "version": 1,
+}
+
+
+def planned_child(slug: str) -> dict[str, Any]:
+    """One child of a split plan as the card keeps it (board/split_plan.py dump)."""
+    path = f"docs/intent/{slug}.md"
+    return {
+        "slug": slug,
+        "title": slug,
+        "intent_path": path,
+        "blocked_by": [],
+        "fields": {},
+        "intent_markdown": f"# {slug}\n",
+    }
 
 
 async def card(board: BoardService, slug: str, phase: Phase, **fields: Any):
@@ -40,9 +64,7 @@ async def one_of_each(board: BoardService) -> None:
     async with db_tx() as db:
         await question_store.ask(db, asked.id, "operator", "Which database?", [])
         await chat_store.add_request(db, REQUESTER, "xmpp", "start", "wish")
-    await card(
-        board, "costly", Phase.FAILED, failure_stage="builder", data={"budget_stop": {"version": 1}}
-    )
+    await card(board, "costly", Phase.FAILED, failure_stage="builder", data={"budget_stop": STOP})
     asking = await card(board, "asking", Phase.BUILDING)
     async with db_tx() as db:
         job, _ = await job_store.enqueue(db, kind="builder", lane="light", card_id=asking.id)
@@ -50,7 +72,7 @@ async def one_of_each(board: BoardService) -> None:
     await card(board, "paused", Phase.INTERRUPTED)
     await card(board, "approved", Phase.READY_FOR_DEPLOYMENT, deployment_status="pending")
     await card(board, "broken", Phase.FAILED, failure_stage="review")
-    plan = [{"slug": "part-a"}, {"slug": "part-b"}]
+    plan = [planned_child("part-a"), planned_child("part-b")]
     planned = await card(board, "report", Phase.SPLIT_PLAN_WAITING, data={"split_plan": plan})
     async with db_tx() as db:
         await question_store.ask(db, planned.id, "split_plan", "two parts", [])
@@ -152,9 +174,7 @@ async def test_why_a_question_and_answering_it(board: BoardService):
 
 @pytest.mark.asyncio
 async def test_why_budget_stop_and_allow(board: BoardService):
-    await card(
-        board, "costly", Phase.FAILED, failure_stage="builder", data={"budget_stop": {"version": 1}}
-    )
+    await card(board, "costly", Phase.FAILED, failure_stage="builder", data={"budget_stop": STOP})
     kind, text = await why(board, "costly")
     assert kind is HoldKind.BUDGET_CARD and "/allow costly" in text
     await board.act("costly", Action.ALLOW, actor="test")
@@ -319,7 +339,7 @@ async def test_a_page_of_the_inbox_is_its_first_items_and_counts_them_all(board:
         "stopped",
         Phase.NEEDS_HUMAN,
         failure_stage="review",
-        data={"budget_stop": {"version": 1}},
+        data={"budget_stop": STOP},
     )
     everything = await board_inbox.inbox(board)
     assert quiet.slug not in {i.slug for i in everything}

@@ -45,7 +45,19 @@ async def test_thumbs_up_on_a_limit_reached_card_splits_it(env: Env) -> None:
 
 
 def _recommending(target: str) -> dict:
-    return {"inspection": {"recommended_action": target, "pending": True, "summary": "s"}}
+    """A card's data after an inspector's routing that waits for the owner."""
+    routing = {
+        "schema_version": 1,
+        "mode": "route_next",
+        "outcome": "recommendation",
+        "recommended_action": target,
+        "basis": [{"source": "board", "finding": "f"}],
+        "summary": "s",
+        "question": None,
+        "required_action": None,
+        "pending": True,
+    }
+    return {"inspection": routing}
 
 
 @pytest.mark.parametrize(
