@@ -35,7 +35,7 @@ async def _quiet(board: BoardService) -> bool:
             continue  # waits for a provider's quota: nothing to wait for here
         slug = slugs.get(job.card_id) if job.card_id is not None else None
         if job.state is JobState.RUNNING and slug is not None:
-            _, asked = await board.open_approvals(slug)
+            _, asked = await board.talk.open_approvals(slug)
             if asked:
                 continue  # waits for the owner: the next line may be the answer
         return False

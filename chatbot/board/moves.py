@@ -82,7 +82,6 @@ class BoardService(
     BoardReads,
     BoardQueue,
     RunFailures,
-    BoardTalk,
 ):
     def __init__(
         self,
@@ -111,6 +110,8 @@ class BoardService(
         self.budget = BoardBudget(
             store, budgets or Budgets(), default_lane=default_lane, announce=self.announce
         )
+        # Talking with a running agent: steers, interrupts, approvals (board/talk.py).
+        self.talk = BoardTalk(store, page_echo=lambda: self.page_echo)
         # Owners' comments on lines of a card's change (board/comments.py).
         self.comments = BoardComments(
             store,

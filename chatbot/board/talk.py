@@ -92,8 +92,12 @@ def first_line(text: str, limit: int = HISTORY_CHARS) -> str:
 
 
 class BoardTalk:
-    store: Store
-    page_echo: PageEcho | None
+    """Talking with a running agent (`board.talk`): people steer, interrupt and decide its
+    approvals; the worker hands those over and records what the agent asks."""
+
+    def __init__(self, store: Store, *, page_echo: Callable[[], PageEcho | None]):
+        self.store = store
+        self._page_echo = page_echo
 
     # --- people's side ----------------------------------------------------------
 
@@ -137,7 +141,7 @@ class BoardTalk:
                 )
             await card_store.note(db, card.id, kind, actor, history)
             if along is not None:
-                await along(BoardTx(db, self.page_echo))
+                await along(BoardTx(db, self._page_echo()))
         return TalkAdded(card, job, row)
 
     async def open_approvals(self, slug: str) -> tuple[Card, list[TalkRow]]:
@@ -170,20 +174,20 @@ class BoardTalk:
                 db, row.card_id, f"approval_{verb}", actor, f"{verb}: {first_line(row.text)}{why}"
             )
             if along is not None:
-                await along(BoardTx(db, self.page_echo))
+                await along(BoardTx(db, self._page_echo()))
         return row
 
     # --- the worker's side -------------------------------------------------------
 
-    async def talk_begins(self, job: Job) -> None:
+    async def begins(self, job: Job) -> None:
         """The job's runs go through an interactive protocol from now on."""
         async with self.store.transaction(exclusive=False) as db:
             await talk_store.set_talks(db, job.id, True)
 
-    async def talk_inbox(self, job_ids: list[int]) -> list[TalkRow]:
+    async def inbox(self, job_ids: list[int]) -> list[TalkRow]:
         return await talk_store.inbox(self.store.reader, job_ids)
 
-    async def talk_mark(
+    async def mark(
         self, talk_id: int, state: str, *, was: tuple[str, ...], reason: str | None = None
     ) -> TalkRow | None:
         async with self.store.transaction(exclusive=False) as db:
@@ -225,7 +229,7 @@ class BoardTalk:
     async def approval_states(self, talk_ids: list[int]) -> list[TalkRow]:
         return await talk_store.many(self.store.reader, talk_ids)
 
-    async def talk_ends(self, job: Job, reason: str) -> list[TalkRow]:
+    async def ends(self, job: Job, reason: str) -> list[TalkRow]:
         """The job's runs are over: steers never taken are refused, approvals still open
         closed; returns what it closed, for the room to be told."""
         async with self.store.transaction(exclusive=False) as db:

@@ -102,14 +102,14 @@ class TalkHandlers:
             return
 
         async def answer(tx: BoardTx) -> None:
-            # board.steer calls this only with a run to talk to (else NoRunToTalkTo).
+            # board.talk.steer calls this only with a run to talk to (else NoRunToTalkTo).
             role = (await tx.active_job(card.id)).kind  # type: ignore[union-attr]
             said = self.replies.text("steer_sent", slug=slug, role=role) + note
             await tx.post(self.replies.post(event, said, card_id=card.id))
 
         try:
             ids = [file.id for file in files]
-            await self.board.steer(slug, text, actor=origin.actor, along=answer, files=ids)
+            await self.board.talk.steer(slug, text, actor=origin.actor, along=answer, files=ids)
         except (NoRunToTalkTo, RunCannotTalk) as error:
             await self._cannot(origin, error)
 
@@ -126,7 +126,7 @@ class TalkHandlers:
 
         try:
             card = await self.board.card(slug)
-            await self.board.interrupt(slug, actor=origin.actor, along=answer)
+            await self.board.talk.interrupt(slug, actor=origin.actor, along=answer)
         except UnknownCard:
             await self.replies.unknown_card(event, slug)
         except (NoRunToTalkTo, RunCannotTalk) as error:
@@ -144,7 +144,7 @@ class TalkHandlers:
 
     async def _decide_for_card(self, origin: Origin, slug: str, allow: bool, reason: str) -> None:
         try:
-            card, asked = await self.board.open_approvals(slug)
+            card, asked = await self.board.talk.open_approvals(slug)
         except UnknownCard:
             await self.replies.unknown_card(origin.event, slug)
             return
@@ -158,7 +158,7 @@ class TalkHandlers:
         self, origin: Origin, talk_id: int, allow: bool, reason: str = ""
     ) -> None:
         event = origin.event
-        row = await self.board.approval(talk_id)
+        row = await self.board.talk.approval(talk_id)
         if row is None:
             await self.replies.say(event, "nothing_to_choose", purpose="refusal")
             return
@@ -173,7 +173,7 @@ class TalkHandlers:
             await tx.post(self.replies.post(event, said, card_id=row.card_id))
 
         try:
-            await self.board.decide_approval(
+            await self.board.talk.decide_approval(
                 talk_id, allow, actor=origin.actor, reason=reason.strip(), along=answer
             )
         except ApprovalDecided as decided:

@@ -276,7 +276,7 @@ class JobContext:
         conversation = None
         if record.talks and runtime.talking is not None and self.talks is not None:
             if not self._talking:
-                await self.saved(lambda: self.board.talk_begins(self.job))
+                await self.saved(lambda: self.board.talk.begins(self.job))
                 self._talking = True
             conversation = self.talks.open(self)
         steers = 0

@@ -96,7 +96,7 @@ class LiveTalks:
         """The job's runs are over: what still waits is closed; a steer its agent never
         took is said to be refused (the owner was told it was sent)."""
         try:
-            closed = await self.board.talk_ends(job, "the run had ended")
+            closed = await self.board.talk.ends(job, "the run had ended")
         except StoreError as error:
             log.warning("job %s: its open steers and approvals stay open: %s", job.id, error)
             return
@@ -118,11 +118,11 @@ class LiveTalks:
     async def deliver(self) -> None:
         """Hand on what people said to the runs here, and what they answered."""
         if self._live:
-            for row in await self.board.talk_inbox(list(self._live)):
+            for row in await self.board.talk.inbox(list(self._live)):
                 live = self._live.get(row.job_id)
                 if live is None:
                     continue
-                marked = await self.board.talk_mark(row.id, talk_store.SENT, was=(talk_store.OPEN,))
+                marked = await self.board.talk.mark(row.id, talk_store.SENT, was=(talk_store.OPEN,))
                 if marked is None:
                     continue
                 if row.kind == "steer":
@@ -134,7 +134,7 @@ class LiveTalks:
                     live.conversation.interrupt()
                     await self._note(live, "talk_interrupting", who=row.actor)
         if self._waiting:
-            for row in await self.board.approval_states(list(self._waiting)):
+            for row in await self.board.talk.approval_states(list(self._waiting)):
                 future = self._waiting.get(row.id)
                 if row.state != talk_store.OPEN and future is not None and not future.done():
                     future.set_result(row)
@@ -164,10 +164,10 @@ class LiveTalks:
         try:
             if isinstance(news, Taken):
                 live.steers += 1
-                await self.board.talk_mark(row.id, talk_store.TAKEN, was=(talk_store.SENT,))
+                await self.board.talk.mark(row.id, talk_store.TAKEN, was=(talk_store.SENT,))
                 await self._note(live, "talk_steer_taken", who=row.actor)
             else:
-                await self.board.talk_mark(
+                await self.board.talk.mark(
                     row.id, talk_store.REFUSED, was=(talk_store.SENT,), reason=news.why
                 )
                 await live.ctx.tell("steer_refused", live.ctx.card, row, news.why)
@@ -186,14 +186,14 @@ class LiveTalks:
             await self._refuse(live, asked, command, reason)
             await self._note(live, "talk_denied_policy", command=first_line(command, 80))
             return Decision(False, reason)
-        if await self.board.approvals_asked(ctx.job) >= bot.max_open_approvals:
+        if await self.board.talk.approvals_asked(ctx.job) >= bot.max_open_approvals:
             reason = f"too many approval requests in this run (at most {bot.max_open_approvals})"
             row = await self._refuse(live, asked, command, reason)
             if not live.flood_told:
                 live.flood_told = True
                 await ctx.tell("approval_flood", ctx.card, row, reason)
             return Decision(False, reason)
-        row = await self.board.ask_approval(
+        row = await self.board.talk.ask_approval(
             ctx.job, ctx.card, tool=asked.tool, command=command, cwd=asked.cwd
         )
         future: asyncio.Future[TalkRow] = asyncio.get_running_loop().create_future()
@@ -206,12 +206,12 @@ class LiveTalks:
                 row = await asyncio.wait_for(asyncio.shield(future), bot.approval_timeout_s)
             except TimeoutError:
                 why = f"nobody answered within {_minutes(bot.approval_timeout_s)}"
-                marked = await self.board.talk_mark(
+                marked = await self.board.talk.mark(
                     row.id, talk_store.TIMED_OUT, was=(talk_store.OPEN,), reason=why
                 )
                 if marked is not None:
                     await ctx.tell("approval_timed_out", ctx.card, marked, why)
-                row = marked or await self.board.approval(row.id) or row
+                row = marked or await self.board.talk.approval(row.id) or row
         finally:
             self._waiting.pop(row.id, None)
         if row.state == talk_store.ALLOWED:
@@ -222,7 +222,7 @@ class LiveTalks:
         return Decision(False, row.reason or "nobody allowed it")
 
     async def _refuse(self, live: _Live, asked: ApprovalAsked, command: str, why: str) -> TalkRow:
-        return await self.board.ask_approval(
+        return await self.board.talk.ask_approval(
             live.ctx.job,
             live.ctx.card,
             tool=asked.tool,

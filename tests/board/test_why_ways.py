@@ -210,14 +210,16 @@ async def test_why_approval_and_approve_or_deny(board: BoardService, allow: bool
     await applied(board, "asking", Action.OPERATOR_DIRECT, lane="light")
     job = await claimed(board, "asking")
     card = await board.card("asking")
-    await board.ask_approval(job, card, tool="Bash", command="curl https://example.org", cwd="/w")
+    await board.talk.ask_approval(
+        job, card, tool="Bash", command="curl https://example.org", cwd="/w"
+    )
     kind, text, _ = await why(board, "asking")
     assert kind is HoldKind.APPROVAL
     assert text.startswith("asking waits for your approval: its agent asked to run something at")
     assert text.endswith("Way on: /approve asking, /deny asking <reason>.")
     # What /approve and /deny do (chat/talking.py): the oldest open request is answered.
-    _, asked = await board.open_approvals("asking")
-    await board.decide_approval(asked[0].id, allow, actor=OWNER, reason="" if allow else "no")
+    _, asked = await board.talk.open_approvals("asking")
+    await board.talk.decide_approval(asked[0].id, allow, actor=OWNER, reason="" if allow else "no")
     assert (await why(board, "asking"))[0] is HoldKind.RUNNING
 
 

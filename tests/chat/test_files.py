@@ -129,7 +129,7 @@ async def test_a_steer_with_a_picture_is_a_talk_row_with_its_file(env: Env) -> N
         await talk_store.set_talks(db, job.id, True)
     row = await env.one(with_file(msg("/steer login look at this"), png()))
     assert "sent to the builder" in row.text
-    talk = await env.board.talk_inbox([job.id])
+    talk = await env.board.talk.inbox([job.id])
     assert [t.text for t in talk] == ["look at this"]
     files = await env.board.files.of_talk(talk[0].id)
     assert [f.name for f in files] == ["screenshot.png"]

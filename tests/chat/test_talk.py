@@ -45,7 +45,7 @@ async def _rows(env: Env, kind: str | None = None) -> list[TalkRow]:
 async def _asked(env: Env, job: Job, command: str = "git push origin main") -> TalkRow:
     """The agent asks; its message is delivered as 'bot-ask' (what the notifier posts)."""
     card = await env.board.card_by_id(job.card_id)  # type: ignore[arg-type]
-    row = await env.board.ask_approval(job, card, tool="command", command=command, cwd="/w")  # type: ignore[arg-type]
+    row = await env.board.talk.ask_approval(job, card, tool="command", command=command, cwd="/w")  # type: ignore[arg-type]
     await env.posted("bot-ask", card_id=card.id, talk_id=row.id, purpose="approval")  # type: ignore[union-attr]
     return row
 
@@ -182,7 +182,7 @@ async def test_an_owner_allows_once(env: Env, answer) -> None:
     asked = await _asked(env, job)
     reply = await env.one(answer())
     assert "allowed once" in reply.text and "git push origin main" in reply.text
-    row = await env.board.approval(asked.id)
+    row = await env.board.talk.approval(asked.id)
     assert row is not None and (row.state, row.actor) == ("allowed", "xmpp:owner@example.org")
 
 
@@ -199,7 +199,7 @@ async def test_an_owner_denies_with_a_reason_for_the_agent(env: Env, answer, rea
     asked = await _asked(env, job)
     reply = await env.one(answer())
     assert "denied" in reply.text
-    row = await env.board.approval(asked.id)
+    row = await env.board.talk.approval(asked.id)
     assert row is not None and (row.state, row.reason) == ("denied", reason)
     history = (await env.board.view("login")).events
     assert history[-1].action == "approval_denied"
@@ -234,7 +234,7 @@ async def test_the_reminder_of_an_approval_answers_like_the_request(
     asked = await _reminded(env, job)
     reply = await env.one(answer())
     assert ("allowed once" if state == "allowed" else "denied") in reply.text
-    row = await env.board.approval(asked.id)
+    row = await env.board.talk.approval(asked.id)
     assert row is not None and (row.state, row.actor) == (state, "xmpp:owner@example.org")
 
 
@@ -242,7 +242,7 @@ async def test_a_requester_cannot_approve_from_the_reminder(env: Env) -> None:
     job = await _running(env, "login")
     asked = await _reminded(env, job)
     await env.said(react("bot-remind", "👍", REQUESTER))
-    row = await env.board.approval(asked.id)
+    row = await env.board.talk.approval(asked.id)
     assert row is not None and row.state == "open"
 
 
@@ -252,7 +252,7 @@ async def test_the_first_answer_wins(env: Env) -> None:
     await env.one(react("bot-ask", "👍"))
     late = await env.one(react("bot-ask", "👎"))
     assert "answered already (allowed, xmpp:owner@example.org)" in late.text
-    row = await env.board.approval(asked.id)
+    row = await env.board.talk.approval(asked.id)
     assert row is not None and row.state == "allowed"
     # A /deny by slug finds nothing open any more: the card's request is answered.
     assert "no approval request open" in (await env.one(msg("/deny login late"))).text
@@ -264,7 +264,7 @@ async def test_requesters_cannot_approve(env: Env) -> None:
     await env.said(react("bot-ask", "👍", REQUESTER))
     await env.said(msg("/approve login", REQUESTER))
     await env.said(msg("yes", REQUESTER, reply_to="bot-ask"))
-    row = await env.board.approval(asked.id)
+    row = await env.board.talk.approval(asked.id)
     assert row is not None and row.state == "open"
 
 
@@ -277,13 +277,13 @@ async def test_approve_with_nothing_asked_says_so(env: Env) -> None:
 async def test_a_restart_closes_what_a_gone_run_asked(env: Env) -> None:
     job = await _running(env, "login")
     asked = await _asked(env, job)
-    steer = await env.board.steer("login", "hi", actor="xmpp:owner@example.org")
+    steer = await env.board.talk.steer("login", "hi", actor="xmpp:owner@example.org")
     # The worker's registration is long gone: its job is recovered, its run was killed.
     recovered = await env.board.recover(dead_owners=("worker-1",))
     assert [item.job.id for item in recovered] == [job.id]
-    row = await env.board.approval(asked.id)
+    row = await env.board.talk.approval(asked.id)
     assert row is not None and row.state == "closed"
-    assert (await env.board.approval(steer.row.id)).state == "refused"  # type: ignore[union-attr]
+    assert (await env.board.talk.approval(steer.row.id)).state == "refused"  # type: ignore[union-attr]
     card = await env.board.card("login")
     assert card.phase is Phase.FAILED and "approval request (git push origin main)" in (
         card.failure_detail or ""

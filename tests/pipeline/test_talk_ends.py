@@ -58,7 +58,7 @@ class LateSteer:
 
     async def run_finished(self, card, record: RunRecord) -> None:
         if record.role == "builder" and self.said is None:
-            self.said = await self.board.steer(card.slug, "also greet in German", actor=OWNER)
+            self.said = await self.board.talk.steer(card.slug, "also greet in German", actor=OWNER)
 
 
 async def test_a_steer_the_agent_never_took_is_refused_and_the_room_told(
@@ -73,7 +73,7 @@ async def test_a_steer_the_agent_never_took_is_refused_and_the_room_told(
     await h.run_until_idle()
 
     assert late.said is not None
-    row = await h.board.approval(late.said.row.id)
+    row = await h.board.talk.approval(late.said.row.id)
     assert row is not None and (row.state, row.reason) == ("refused", "the run had ended")
     told = [text for text in await room.new() if "did not reach the agent" in text]
     assert told == [

@@ -91,7 +91,7 @@ async def _ctx(board: BoardService, config: Config) -> Ctx:
         await job_store.enqueue(db, kind="builder", lane="light", card_id=card.id)
         job = await job_store.claim(db, "light", "w", 60.0)
     assert job is not None
-    await board.talk_begins(job)
+    await board.talk.begins(job)
     return Ctx(job, card, config)
 
 
@@ -101,10 +101,10 @@ ASK = ApprovalAsked("r1", "command", "curl https://example.org", "/w/login", "to
 async def _answered(board: BoardService, talks: LiveTalks, decide, allow: bool, reason=""):
     """The agent asks; an owner answers in chat; the worker's next wake-up delivers it."""
     waiting = asyncio.ensure_future(decide)
-    while not (await board.open_approvals("login"))[1]:
+    while not (await board.talk.open_approvals("login"))[1]:
         await asyncio.sleep(0)  # the request is being written
-    _, [row] = await board.open_approvals("login")
-    await board.decide_approval(row.id, allow, actor=OWNER, reason=reason)
+    _, [row] = await board.talk.open_approvals("login")
+    await board.talk.decide_approval(row.id, allow, actor=OWNER, reason=reason)
     await talks.deliver()
     return await waiting
 
@@ -115,20 +115,20 @@ async def test_an_owners_steer_and_interrupt_reach_the_run_and_its_taking_is_tol
     ctx = await make_ctx()
     talks = LiveTalks(board, ctx.config)
     conversation = talks.open(ctx)
-    said = await board.steer("login", "use the v2 API", actor=OWNER)
+    said = await board.talk.steer("login", "use the v2 API", actor=OWNER)
     await talks.deliver()
     sent = await conversation.next()
     assert isinstance(sent, Steer) and sent.text == "use the v2 API"
-    assert (await board.approval(said.row.id)).state == "sent"  # type: ignore[union-attr]
+    assert (await board.talk.approval(said.row.id)).state == "sent"  # type: ignore[union-attr]
     conversation.tell(Taken(sent.key))
     await asyncio.gather(*talks._tasks)
-    assert (await board.approval(said.row.id)).state == "taken"  # type: ignore[union-attr]
+    assert (await board.talk.approval(said.row.id)).state == "taken"  # type: ignore[union-attr]
     notes = [args[2] for args in ctx.events("run_note")]
     assert notes == ["talk_steered", "talk_steer_taken"]
     # Delivered once: a second wake-up hands nothing on again.
     await talks.deliver()
     assert conversation.pending() == []
-    await board.interrupt("login", actor=OWNER)
+    await board.talk.interrupt("login", actor=OWNER)
     await talks.deliver()
     assert conversation.pending() != []
     assert talks.close(ctx.job.id) == 1  # the steers it took
@@ -153,7 +153,7 @@ async def test_deny_policy_answers_at_once_and_says_so(board: BoardService, make
     assert not decision.allow and 'roles.builder.approvals = "deny"' in decision.reason
     assert ctx.events("approval_asked") == []  # nobody was asked
     assert [args[2] for args in ctx.events("run_note")] == ["talk_denied_policy"]
-    _, still_open = await board.open_approvals("login")
+    _, still_open = await board.talk.open_approvals("login")
     assert still_open == []
     [row] = await board.talk_of(ctx.card.id)
     assert (row.state, row.actor) == ("denied", "bot")
@@ -183,7 +183,7 @@ async def test_an_unanswered_approval_is_denied_and_the_room_told(
     assert row.state == "timed_out" and card.slug == "login"
     # An answer after the timeout finds the request answered: the first answer stands.
     with pytest.raises(Exception, match="answered already"):
-        await board.decide_approval(row.id, True, actor=OWNER)
+        await board.talk.decide_approval(row.id, True, actor=OWNER)
 
 
 async def test_a_steer_reaches_the_run_of_its_cards_job_when_card_and_job_ids_differ(
@@ -203,10 +203,10 @@ async def test_a_steer_reaches_the_run_of_its_cards_job_when_card_and_job_ids_di
     talks = LiveTalks(board, config)
     conversations = {}
     for card in (alpha, login):
-        await board.talk_begins(jobs[card.id])
+        await board.talk.begins(jobs[card.id])
         conversations[card.slug] = talks.open(Ctx(jobs[card.id], card, config))
-    await board.steer("alpha", "alpha: use the v2 API", actor=OWNER)
-    await board.steer("login", "login: keep the form", actor=OWNER)
+    await board.talk.steer("alpha", "alpha: use the v2 API", actor=OWNER)
+    await board.talk.steer("login", "login: keep the form", actor=OWNER)
     await talks.deliver()
     for slug in ("alpha", "login"):
         sent = await asyncio.wait_for(conversations[slug].next(), 5)

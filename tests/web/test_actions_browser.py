@@ -42,8 +42,8 @@ async def open_card(browser: Browser, site: OwnerSite, slug: str) -> None:
 async def test_denying_an_agents_request_with_a_reason(browser: Browser, site) -> None:
     card = await site.board.card("building")  # its builder runs
     job = (await site.board.view("building")).active_job
-    await site.board.talk_begins(job)
-    asked = await site.board.ask_approval(job, card, tool="Bash", command="rm -rf /", cwd="/w")
+    await site.board.talk.begins(job)
+    asked = await site.board.talk.ask_approval(job, card, tool="Bash", command="rm -rf /", cwd="/w")
     await sign_in(browser, site)
     await open_card(browser, site, "building")
     reason = "not <that>; use a temp dir"
@@ -52,7 +52,7 @@ async def test_denying_an_agents_request_with_a_reason(browser: Browser, site) -
     assert browser.driver.current_url == f"{site.url}card/building#act"
     shown = await said(browser)
     assert "building: denied" in shown and f"Reason for the agent: {reason}" in shown
-    denied = await site.board.approval(asked.id)
+    denied = await site.board.talk.approval(asked.id)
     assert (denied.state, denied.reason, denied.actor) == ("denied", reason, VIA_WEB)
     # Decided: its form is gone from the page, the card still builds.
     assert await browser.js(f"return document.getElementById('decide-{asked.id}')") is None

@@ -22,8 +22,8 @@ async def asking(site: OwnerSite) -> int:
     """The running builder of `building` asks to run a command; the request's id."""
     card = await site.board.card("building")
     job = (await site.board.view("building")).active_job
-    await site.board.talk_begins(job)
-    asked = await site.board.ask_approval(job, card, tool="Bash", command="curl x", cwd="/w")
+    await site.board.talk.begins(job)
+    asked = await site.board.talk.ask_approval(job, card, tool="Bash", command="curl x", cwd="/w")
     return asked.id
 
 
@@ -37,7 +37,7 @@ async def test_approving_from_the_inbox_allows_it_and_the_line_is_gone(
     await click(browser, "#inbox li.inbox-approval button[value=approve]")
     assert browser.driver.current_url == site.url  # back on the board
     assert "building: allowed once" in await said(browser)
-    decided = await site.board.approval(talk_id)
+    decided = await site.board.talk.approval(talk_id)
     assert (decided.state, decided.actor) == ("allowed", VIA_WEB)
     assert await browser.js(APPROVALS) == 0
     assert await browser.console_errors() == []

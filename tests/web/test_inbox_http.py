@@ -198,8 +198,8 @@ async def test_more_items_than_the_section_shows(site: OwnerSite) -> None:
 async def test_approving_an_agents_request_from_the_board(site: OwnerSite) -> None:
     card = await site.board.card("building")  # its builder runs
     job = (await site.board.view("building")).active_job
-    await site.board.talk_begins(job)
-    asked = await site.board.ask_approval(job, card, tool="Bash", command="curl x", cwd="/w")
+    await site.board.talk.begins(job)
+    asked = await site.board.talk.ask_approval(job, card, tool="Bash", command="curl x", cwd="/w")
     cookie = await site.sign_in()
     page = await owner_page(site, cookie)
     line = line_of(page, "approval", "building")
@@ -207,7 +207,7 @@ async def test_approving_an_agents_request_from_the_board(site: OwnerSite) -> No
     [(to, action, _)] = buttons(line)
     status, headers, _ = await press(site, cookie, page, to, action)
     assert (status, headers["Location"]) == (303, "/")
-    decided = await site.board.approval(asked.id)
+    decided = await site.board.talk.approval(asked.id)
     assert (decided.state, decided.actor) == ("allowed", VIA_WEB)
     page = await owner_page(site, cookie)
     assert 'class="inbox-approval"' not in inbox_html(page)

@@ -64,7 +64,7 @@ async def test_a_card_page_on_a_phone_does_not_scroll_sideways(
                 db, "talky", Kind.INTENT, Phase.BUILDING, actor="t", title="Talky", lane="light"
             )
             job, _ = await job_store.enqueue(db, kind="builder", lane="light", card_id=card.id)
-        await site.board.ask_approval(job, card, tool="Bash", command=LONG, cwd="/w/talky")
+        await site.board.talk.ask_approval(job, card, tool="Bash", command=LONG, cwd="/w/talky")
         for model in ("claude-sonnet-4-5-20250929-with-a-long-name", "claude-opus-4-1"):
             await site.board.record_run(
                 run_record(

@@ -91,13 +91,13 @@ async def test_answering_by_an_option_button_and_in_words(browser: Browser, site
 async def test_approving_and_steering_a_running_agent(browser: Browser, site) -> None:
     card = await site.board.card("building")
     job = (await site.board.view("building")).active_job
-    await site.board.talk_begins(job)
-    asked = await site.board.ask_approval(job, card, tool="Bash", command="curl x", cwd="/w")
+    await site.board.talk.begins(job)
+    asked = await site.board.talk.ask_approval(job, card, tool="Bash", command="curl x", cwd="/w")
     await sign_in(browser, site)
     await browser.open(f"{site.url}card/building")
     await click(browser, f"#decide-{asked.id} form input[value=approve] ~ button")
     assert "building: allowed once" in await said(browser)
-    decided = await site.board.approval(asked.id)
+    decided = await site.board.talk.approval(asked.id)
     assert (decided.state, decided.actor) == ("allowed", VIA_WEB)
     await type_in(browser, "form.steer textarea", "use the v2 API")
     await click(browser, "form.steer button")

@@ -176,16 +176,18 @@ async def test_approve_deny_and_steer_a_running_agent(site: OwnerSite) -> None:
     cookie = await site.sign_in()
     card = await site.board.card("building")
     job = (await site.board.view("building")).active_job
-    await site.board.talk_begins(job)
-    first = await site.board.ask_approval(job, card, tool="Bash", command="curl x", cwd="/w")
+    await site.board.talk.begins(job)
+    first = await site.board.talk.ask_approval(job, card, tool="Bash", command="curl x", cwd="/w")
     body = (await site.request("GET", "card/building", headers=owner(cookie)))[2]
     assert f'id="decide-{first.id}"' in body and 'value="steer"' in body
     await site.act(cookie, "building", "approve")
-    assert (await site.board.approval(first.id)).state == "allowed"
-    assert (await site.board.approval(first.id)).actor == VIA_WEB
-    second = await site.board.ask_approval(job, card, tool="Bash", command="rm -rf /", cwd="/w")
+    assert (await site.board.talk.approval(first.id)).state == "allowed"
+    assert (await site.board.talk.approval(first.id)).actor == VIA_WEB
+    second = await site.board.talk.ask_approval(
+        job, card, tool="Bash", command="rm -rf /", cwd="/w"
+    )
     await site.act(cookie, "building", "deny", text="not <that>")
-    denied = await site.board.approval(second.id)
+    denied = await site.board.talk.approval(second.id)
     assert (denied.state, denied.reason, denied.actor) == ("denied", "not <that>", VIA_WEB)
     page = unescape(await site.act(cookie, "building", "steer", text="use the v2 API"))
     assert "building: sent to the builder" in page
@@ -200,13 +202,15 @@ async def test_a_decided_approval_has_no_decide_form_left(site: OwnerSite) -> No
     cookie = await site.sign_in()
     card = await site.board.card("building")
     job = (await site.board.view("building")).active_job
-    await site.board.talk_begins(job)
-    allowed = await site.board.ask_approval(job, card, tool="Bash", command="curl x", cwd="/w")
+    await site.board.talk.begins(job)
+    allowed = await site.board.talk.ask_approval(job, card, tool="Bash", command="curl x", cwd="/w")
     await site.act(cookie, "building", "approve")
-    denied = await site.board.ask_approval(job, card, tool="Bash", command="rm x", cwd="/w")
+    denied = await site.board.talk.ask_approval(job, card, tool="Bash", command="rm x", cwd="/w")
     await site.act(cookie, "building", "deny", text="no")
-    still_open = await site.board.ask_approval(job, card, tool="Bash", command="ls", cwd="/w")
-    states = [(await site.board.approval(row.id)).state for row in (allowed, denied, still_open)]
+    still_open = await site.board.talk.ask_approval(job, card, tool="Bash", command="ls", cwd="/w")
+    states = [
+        (await site.board.talk.approval(row.id)).state for row in (allowed, denied, still_open)
+    ]
     assert states == ["allowed", "denied", "open"]
     body = (await site.request("GET", "card/building", headers=owner(cookie)))[2]
     assert f'id="decide-{allowed.id}"' not in body

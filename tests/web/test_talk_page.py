@@ -35,8 +35,12 @@ async def test_the_card_page_shows_what_the_agent_asked_whole_and_its_session(
                 db, "talky", card_store.Kind.INTENT, Phase.BUILDING, actor="t", title="Talky"
             )
             job, _ = await job_store.enqueue(db, kind="builder", lane="light", card_id=card.id)
-        asked = await site.board.ask_approval(job, card, tool="Bash", command=LONG, cwd="/w/talky")
-        await site.board.decide_approval(asked.id, False, actor="xmpp:o@x", reason="no network")
+        asked = await site.board.talk.ask_approval(
+            job, card, tool="Bash", command=LONG, cwd="/w/talky"
+        )
+        await site.board.talk.decide_approval(
+            asked.id, False, actor="xmpp:o@x", reason="no network"
+        )
         await site.board.record_run(
             run_record(
                 runtime="claude",
