@@ -104,8 +104,7 @@ def attach_metrics(bot: Running, transports: dict[str, Transport]) -> MetricsDoo
         bot.board, transports_up=lambda: {name: t.online for name, t in transports.items()}
     )
     if bot.worker is not None:
-        # Observers are heard by the events they have (JobContext.tell): only run_finished.
-        bot.worker.observers.append(metrics)  # type: ignore[arg-type]  # a partial observer
+        bot.worker.observers.append(metrics)  # it hears finished runs and checks
     return MetricsDoor(metrics, settings.tokens, settings.locale)
 
 

@@ -14,23 +14,23 @@ The worker's side (the runs helper codes against exactly this):
   `AgentInputRefused` (text 1..4000 characters once control characters but the
   newline are dropped; at most 4 options of 1..80 characters, one line each, no two
   alike): all BoardErrors whose message is meant for the agent.
-  Then tell the rooms: `ctx.tell("agent_asked", card, question)`.
+  Then tell the rooms: `ctx.tell(AgentAsked(card, question))` (run_events.py).
 - `states(question_ids) -> list[QuestionRow]`: for the worker's wake-ups; answered
   rows have `answer`, `answered_by`, `answered_via`. Answering commits with a
   database-wide write, so on PostgreSQL it wakes the worker like an approval does.
 - `expire(question_id, why) -> QuestionRow | None`: the wait is over; the question is
   cancelled with `why` if still open (None: it was answered or closed first). Then
-  `ctx.tell("agent_ask_timed_out", card, question, why)`.
+  `ctx.tell(AgentAskTimedOut(card, question, why))`.
 - `close_for_job(job, why) -> list[QuestionRow]`: the run ended; every question it
-  left open is closed. For each returned row, `ctx.tell("agent_ask_closed", card,
-  question, why)`: the rooms are told it no longer waits.
+  left open is closed. For each returned row, `ctx.tell(AgentAskClosed(card, question,
+  why))`: the rooms are told it no longer waits.
 - `context(card) -> CardContext`: the intent, its acceptance criteria, earlier review
   findings and open line comments.
 - `propose(job, card, title, goal, scope) -> Proposal`: a follow-up card kept
   pending; nothing is created until an owner confirms it (👍 on its post,
   `/confirm proposal-<id>`); 👎 or `/cancel proposal-<id>` drops it. Refused with
   `RunOver`, `TooManyProposals` or `AgentInputRefused`. Then
-  `ctx.tell("agent_proposed", card, proposal)`.
+  `ctx.tell(AgentProposed(card, proposal))`.
 
 People's side: `answer`, `confirm`, `refuse` (chat, the web), each one transaction
 with its history line and the answer `along=` it.

@@ -10,9 +10,28 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, assert_never
 
 from chatbot.board import Change, QuestionRow, TalkRow
+from chatbot.board.run_events import (
+    AgentAskClosed,
+    AgentAsked,
+    AgentAskTimedOut,
+    AgentProposed,
+    ApprovalFlood,
+    ApprovalRequested,
+    ApprovalTimedOut,
+    BudgetHeld,
+    ChecksFinished,
+    ChecksSentBack,
+    ProviderLimited,
+    RunEvent,
+    RunFinished,
+    RunNote,
+    RunProgress,
+    RunStarted,
+    SteerRefused,
+)
 from chatbot.domain.budgets import BudgetState
 from chatbot.domain.counted import counted
 from chatbot.domain.quiet import QuietHours
@@ -376,6 +395,46 @@ class Notifier:
             return
         card = await card_store.get_by_id(db, post.card_id) if post.card_id else None
         await self.post(db, post.text, card=card, purpose="web")
+
+    # --- what the worker tells (chatbot/board/run_events.py) ------------------------------
+
+    async def hear(self, event: RunEvent) -> None:
+        """Each event to its notice; a new event not placed here is a type error."""
+        match event:
+            case RunStarted(card, role, runtime, model, job_id):
+                await self.run_started(card, role, runtime, model, job_id)
+            case RunProgress(card, job_id, role, elapsed, step):
+                await self.run_progress(card, job_id, role, elapsed, step)
+            case RunFinished(card, record):
+                await self.run_finished(card, record)
+            case ProviderLimited(card, runtime, limited, fell_back, at):
+                await self.run_limited(card, runtime, limited, fell_back, at)
+            case RunNote(card, job_id, key, values):
+                await self.run_note(card, job_id, key, values)
+            case ChecksFinished():
+                pass  # the card's phase and /status say it; /metrics counts it
+            case ChecksSentBack(card, record, role, iteration, limit):
+                await self.checks_sent_back(card, record, role, iteration, limit)
+            case ApprovalRequested(card, row, why):
+                await self.approval_asked(card, row, why)
+            case ApprovalTimedOut(card, row, why):
+                await self.approval_timed_out(card, row, why)
+            case ApprovalFlood(card, row, why):
+                await self.approval_flood(card, row, why)
+            case SteerRefused(card, row, why):
+                await self.steer_refused(card, row, why)
+            case AgentAsked(card, question):
+                await self.agent_asked(card, question)
+            case AgentAskTimedOut(card, question, why):
+                await self.agent_ask_timed_out(card, question, why)
+            case AgentAskClosed(card, question, why):
+                await self.agent_ask_closed(card, question, why)
+            case AgentProposed(card, proposal):
+                await self.agent_proposed(card, proposal)
+            case BudgetHeld(state):
+                await self.budget_held(state)
+            case _:
+                assert_never(event)
 
     # --- model runs (from the worker): one status message per job, edited ---------------
 

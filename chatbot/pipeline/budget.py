@@ -10,8 +10,9 @@ from __future__ import annotations
 import logging
 from collections.abc import Iterable
 
-from chatbot.board import BoardService, Card, Job, LeaseLost
+from chatbot.board import BoardService, Card, Job, LeaseLost, run_events
 from chatbot.board.budget import local_day
+from chatbot.board.run_events import BudgetHeld, RunObserver
 from chatbot.domain.budgets import BudgetState
 from chatbot.domain.roles import DEPLOY_JOB
 
@@ -32,7 +33,7 @@ def stop_detail(state: BudgetState, role: str) -> str:
 
 
 async def hold_for_day_budget(
-    board: BoardService, observers: Iterable[object], waiting: set[str]
+    board: BoardService, observers: Iterable[RunObserver], waiting: set[str]
 ) -> set[str]:
     """The waiting lanes that may not claim: every model lane while today's budget is spent."""
     models = waiting - {DEPLOY_JOB}
@@ -44,13 +45,7 @@ async def hold_for_day_budget(
     # Once per day and allowance: a notice per wake-up would flood the room.
     if await board.budget.mark_once(f"budget:day-notice:{local_day()}:{state.allowances}"):
         log.warning("today's budget is spent (%s); runs wait", usd(state.spent))
-        for observer in observers:
-            tell = getattr(observer, "budget_held", None)
-            if tell is not None:
-                try:
-                    await tell(state)
-                except Exception:  # a notice that cannot be written must not stop the worker
-                    log.exception("observer failed on budget_held")
+        await run_events.tell(observers, BudgetHeld(state))
     return models
 
 

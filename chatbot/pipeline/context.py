@@ -15,10 +15,18 @@ import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
-from chatbot.board import BoardService, Card, Job, RunRecord, StoreError, StoreUnwritable
+from chatbot.board import BoardService, Card, Job, RunRecord, StoreUnwritable, run_events
 from chatbot.board.files import StagedFiles
+from chatbot.board.run_events import (
+    ProviderLimited,
+    RunEvent,
+    RunFinished,
+    RunObserver,
+    RunProgress,
+    RunStarted,
+)
 from chatbot.config import Config
 from chatbot.domain import roles
 from chatbot.domain.transitions import Action
@@ -73,18 +81,6 @@ class RunInterrupted(Exception):
         self.session_id = session_id
 
 
-class RunObserver(Protocol):
-    async def run_started(
-        self, card: Card, role: str, runtime: str, model: str, job_id: int
-    ) -> None: ...
-
-    async def run_progress(
-        self, card: Card, job_id: int, role: str, elapsed: float, step: str | None
-    ) -> None: ...
-
-    async def run_finished(self, card: Card, record: RunRecord) -> None: ...
-
-
 @dataclass
 class JobContext:
     job: Job
@@ -94,7 +90,7 @@ class JobContext:
     worker_id: str
     target_branch: str | None
     allowed: AllowedProfiles
-    # Told when each model run starts and ends (the notifier posts it).
+    # Told what becomes of its runs (chatbot/board/run_events.py; the notifier posts it).
     observers: list[RunObserver] = field(default_factory=list)
     runs: list[RunRecord] = field(default_factory=list)
     #: The worker's conversations with its running agents; None: runs are one-shot.
@@ -270,7 +266,7 @@ class JobContext:
             idle_timeout=profile.idle_timeout_s,
             output_cap=self.config.bot.run_output_cap_mb * 1024 * 1024,
         )
-        await self.tell("run_started", self.card, role, profile.runtime, profile.model, self.job.id)
+        await self.tell(RunStarted(self.card, role, profile.runtime, profile.model, self.job.id))
         started = time.time()
         latest: list[str] = []
         conversation = None
@@ -321,7 +317,7 @@ class JobContext:
             run = replace(run, steers=steers)
         self._last_run_id = await self.saved(lambda: self.board.record_run(run))
         self.runs.append(run)
-        await self.tell("run_finished", self.card, run)
+        await self.tell(RunFinished(self.card, run))
         if output.interrupted and result.ok:
             raise RunInterrupted(output.session_id or resume_session_id or None)
         if not result.ok and output.limited is not None:
@@ -329,7 +325,7 @@ class JobContext:
             if fallback is None:
                 raise RunLimited(profile.runtime, output.limited)
             self._fallback = fallback
-            await self.tell("run_limited", self.card, profile.runtime, output.limited, True)
+            await self.tell(ProviderLimited(self.card, profile.runtime, output.limited, True))
             return await self.run(
                 prompt, cwd=cwd, profile=fallback, accept_turn_limit=accept_turn_limit
             )
@@ -364,7 +360,7 @@ class JobContext:
             elapsed = time.time() - started
             step = steps[-1] if steps else None
             del steps[:-1]  # only the latest is ever shown
-            await self.tell("run_progress", self.card, self.job.id, role, elapsed, step)
+            await self.tell(RunProgress(self.card, self.job.id, role, elapsed, step))
 
     def answered_run(self) -> int | None:
         """The last run, if it ended well: a job that fails after it refused its answer,
@@ -383,18 +379,9 @@ class JobContext:
                 "job %s: its agent's process group was not recorded: %s", self.job.id, error
             )
 
-    async def tell(self, event: str, *args: Any) -> None:
-        """Tell every observer that has an ear for `event` (the notifier has all)."""
-        for observer in self.observers:
-            hear = getattr(observer, event, None)
-            if hear is None:
-                continue
-            try:
-                await hear(*args)
-            except StoreError as error:  # the database's state, said by the store already
-                log.warning("run notice %s not written: %s", event, error)
-            except Exception:  # a notice that cannot be written must not fail the run
-                log.exception("run observer failed on %s", event)
+    async def tell(self, event: RunEvent) -> None:
+        """Tell every observer (a failing one is logged; the run goes on)."""
+        await run_events.tell(self.observers, event)
 
 
 def _with_failure(result: RunResult, failure: str) -> RunResult:

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
 from chatbot.board.importer import scan
+from chatbot.board.run_events import ChecksFinished, ChecksSentBack
 from chatbot.config import Config
 from chatbot.domain.checks import GOOD_VERDICTS, KEY, shown
 from chatbot.domain.transitions import Action, Stage
@@ -90,7 +91,7 @@ async def check(ctx: JobContext, worktree: Worktree, commit: str) -> dict[str, A
         # The owner's /retry <slug> --skip-checks: this run's commits go on unchecked.
         skipped = ChecksResult(Verdict.SKIPPED, 0.0, "skipped once by the owner")
         record = skipped.record(commit, command)
-        await ctx.tell("checks_finished", ctx.card, record)
+        await ctx.tell(ChecksFinished(ctx.card, record))
         return record
     settings = ctx.config.checks
     program = resolve_program(command[0], worktree.path)
@@ -114,7 +115,7 @@ async def check(ctx: JobContext, worktree: Worktree, commit: str) -> dict[str, A
     )
     record = result.record(commit, command)
     # /metrics counts them by verdict (web/metrics.py).
-    await ctx.tell("checks_finished", ctx.card, record)
+    await ctx.tell(ChecksFinished(ctx.card, record))
     return record
 
 
@@ -126,7 +127,7 @@ def passed(record: dict[str, Any] | None) -> bool:
 async def sent_back(ctx: JobContext, record: dict[str, Any], iteration: int, limit: int) -> None:
     """The checks failed and the agent gets iteration `iteration` of `limit`: the card's
     rooms hear it (notify/runs.py), so nobody waits on a run that quietly goes round."""
-    await ctx.tell("checks_sent_back", ctx.card, record, ctx.job.kind, iteration, limit)
+    await ctx.tell(ChecksSentBack(ctx.card, record, ctx.job.kind, iteration, limit))
 
 
 def next_prompt(record: dict[str, Any]) -> str:

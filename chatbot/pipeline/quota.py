@@ -13,6 +13,7 @@ import logging
 import time
 
 from chatbot.board import BoardService, Job, LeaseLost
+from chatbot.board.run_events import ProviderLimited
 from chatbot.pipeline.context import JobContext, RunLimited
 from runners.runtimes import Limited
 
@@ -43,7 +44,7 @@ async def wait_for_reset(ctx: JobContext, job: Job, owner: str, stopped: RunLimi
             await ctx.board.wait_for_limit(job, owner, at, reason)
 
     await ctx.board.saved(record, f"job {job.id} ({job.kind}): its wait for the reset")
-    await ctx.tell("run_limited", ctx.card, stopped.runtime, stopped.limited, False, at)
+    await ctx.tell(ProviderLimited(ctx.card, stopped.runtime, stopped.limited, False, at))
 
 
 async def next_wake(board: BoardService, lanes: list[str], poll_s: float) -> float:

@@ -42,6 +42,13 @@ from mcp.shared.message import SessionMessage
 from pydantic import BaseModel, ValidationError
 
 from chatbot.board import BoardError, BoardService, Card, Job, StoreError
+from chatbot.board.run_events import (
+    AgentAskClosed,
+    AgentAsked,
+    AgentAskTimedOut,
+    AgentProposed,
+    RunEvent,
+)
 from chatbot.config import Config
 from chatbot.domain.roles import Role
 from chatbot.pipeline import tool_inputs
@@ -96,7 +103,7 @@ class RunContext(Protocol):
     card: Card
     config: Config
 
-    async def tell(self, event: str, *args: Any) -> None: ...
+    async def tell(self, event: RunEvent) -> None: ...
 
 
 @dataclass(frozen=True)
@@ -176,7 +183,7 @@ class RunTools:
             log.warning("job %s: its open questions stay open: %s", self.ctx.job.id, error)
             return
         for row in closed:
-            await self.ctx.tell("agent_ask_closed", self.ctx.card, row, "the run had ended")
+            await self.ctx.tell(AgentAskClosed(self.ctx.card, row, "the run had ended"))
 
     # --- the session -----------------------------------------------------------------
 
@@ -235,7 +242,7 @@ class RunTools:
     async def _ask(self, given: tool_inputs.AskOwner) -> str:
         ctx = self.ctx
         row = await self.board.asks.ask(ctx.job, ctx.card, given.question, list(given.options))
-        await ctx.tell("agent_asked", ctx.card, row)
+        await ctx.tell(AgentAsked(ctx.card, row))
         timeout = ctx.config.bot.ask_timeout_s
         with self.hold.waiting():
             answered = await self.answers.wait(row.id, timeout)
@@ -243,7 +250,7 @@ class RunTools:
                 why = f"nobody answered within {_duration(timeout)}"
                 closed = await self.board.asks.expire(row.id, why)
                 if closed is not None:
-                    await ctx.tell("agent_ask_timed_out", ctx.card, closed, why)
+                    await ctx.tell(AgentAskTimedOut(ctx.card, closed, why))
                     return NO_ANSWER
                 # Answered at the last moment: the answer counts.
                 answered = next(iter(await self.board.asks.states([row.id])), row)
@@ -261,7 +268,7 @@ class RunTools:
         proposal = await self.board.asks.propose(
             ctx.job, ctx.card, given.title, given.goal, given.scope
         )
-        await ctx.tell("agent_proposed", ctx.card, proposal)
+        await ctx.tell(AgentProposed(ctx.card, proposal))
         return (
             f"Proposed as proposal-{proposal.id} ({proposal.slug}). Nothing is created "
             "unless the owner confirms it; go on with this card's own work."

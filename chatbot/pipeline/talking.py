@@ -17,13 +17,22 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-from chatbot.board import BoardService, Card, Job, StoreError, TalkRow
+from chatbot.board import BoardService, Card, Job, StoreError, TalkRow, run_events
 from chatbot.board import talk as talk_store
+from chatbot.board.run_events import (
+    ApprovalFlood,
+    ApprovalRequested,
+    ApprovalTimedOut,
+    RunEvent,
+    RunNote,
+    RunObserver,
+    SteerRefused,
+)
 from chatbot.board.talk import first_line
 from chatbot.config import Config
 from chatbot.domain.roles import Role
 from chatbot.pipeline import attached, redaction
-from runners.runtimes import ApprovalAsked, Conversation, Decision, Refused, Taken, Told
+from runners.runtimes import ApprovalAsked, Conversation, Decision, Refused, Steer, Taken, Told
 
 log = logging.getLogger(__name__)
 
@@ -43,7 +52,7 @@ class JobContext(Protocol):
     @property
     def role(self) -> Role: ...
 
-    async def tell(self, event: str, *args: Any) -> None: ...
+    async def tell(self, event: RunEvent) -> None: ...
 
 
 @dataclass
@@ -87,12 +96,11 @@ class LiveTalks:
         if live is None:
             return 0
         for item in live.conversation.pending():
-            key = getattr(item, "key", None)
-            if key is not None:
-                self._spawn(self._told(live, Refused(key, "the run ended before it was sent")))
+            if isinstance(item, Steer):  # an interrupt left waiting is no one's message
+                self._spawn(self._told(live, Refused(item.key, "the run ended before it was sent")))
         return live.steers
 
-    async def job_ended(self, job: Job, observers: Iterable[object]) -> None:
+    async def job_ended(self, job: Job, observers: Iterable[RunObserver]) -> None:
         """The job's runs are over: what still waits is closed; a steer its agent never
         took is said to be refused (the owner was told it was sent)."""
         try:
@@ -105,13 +113,9 @@ class LiveTalks:
             card = await self.board.card_by_id(row.card_id) if row.kind == "steer" else None
             if card is None:
                 continue
-            for observer in observers:
-                hear = getattr(observer, "steer_refused", None)
-                try:
-                    if hear is not None:
-                        await hear(card, row, row.reason or "the run had ended")
-                except Exception:  # noqa: BLE001 - a notice must not fail the worker
-                    log.exception("could not tell that steer %s was refused", row.id)
+            await run_events.tell(
+                observers, SteerRefused(card, row, row.reason or "the run had ended")
+            )
 
     # --- from people to the agents ---------------------------------------------------
 
@@ -170,7 +174,7 @@ class LiveTalks:
                 await self.board.talk.mark(
                     row.id, talk_store.REFUSED, was=(talk_store.SENT,), reason=news.why
                 )
-                await live.ctx.tell("steer_refused", live.ctx.card, row, news.why)
+                await live.ctx.tell(SteerRefused(live.ctx.card, row, news.why))
         except StoreError as error:
             log.warning("steer %s: its state was not saved: %s", row.id, error)
 
@@ -191,7 +195,7 @@ class LiveTalks:
             row = await self._refuse(live, asked, command, reason)
             if not live.flood_told:
                 live.flood_told = True
-                await ctx.tell("approval_flood", ctx.card, row, reason)
+                await ctx.tell(ApprovalFlood(ctx.card, row, reason))
             return Decision(False, reason)
         row = await self.board.talk.ask_approval(
             ctx.job, ctx.card, tool=asked.tool, command=command, cwd=asked.cwd
@@ -199,7 +203,7 @@ class LiveTalks:
         future: asyncio.Future[TalkRow] = asyncio.get_running_loop().create_future()
         self._waiting[row.id] = future
         try:
-            await ctx.tell("approval_asked", ctx.card, row, asked.reason)
+            await ctx.tell(ApprovalRequested(ctx.card, row, asked.reason))
             # An answer that came before the future was there is found on the next
             # wake-up; the worker wakes at least every poll interval.
             try:
@@ -210,7 +214,7 @@ class LiveTalks:
                     row.id, talk_store.TIMED_OUT, was=(talk_store.OPEN,), reason=why
                 )
                 if marked is not None:
-                    await ctx.tell("approval_timed_out", ctx.card, marked, why)
+                    await ctx.tell(ApprovalTimedOut(ctx.card, marked, why))
                 row = marked or await self.board.talk.approval(row.id) or row
         finally:
             self._waiting.pop(row.id, None)
@@ -235,7 +239,7 @@ class LiveTalks:
     # --- telling people ------------------------------------------------------------
 
     async def _note(self, live: _Live, key: str, **values: object) -> None:
-        await live.ctx.tell("run_note", live.ctx.card, live.ctx.job.id, key, values)
+        await live.ctx.tell(RunNote(live.ctx.card, live.ctx.job.id, key, values))
 
     def _spawn(self, coroutine: Any) -> None:
         task = asyncio.get_running_loop().create_task(coroutine)

@@ -28,6 +28,7 @@ from chatbot.board import (
     UnknownCard,
 )
 from chatbot.board.files import FileExistsRefusal
+from chatbot.board.run_events import RunObserver
 from chatbot.board.talk import can_talk
 from chatbot.config import Config
 from chatbot.domain.phases import WORKTREE_DONE_PHASES
@@ -42,7 +43,6 @@ from chatbot.pipeline.context import (
     RunFailed,
     RunInterrupted,
     RunLimited,
-    RunObserver,
 )
 from chatbot.pipeline.jobs import handler_of, resolve_all
 from chatbot.pipeline.quota import next_wake, wait_for_reset

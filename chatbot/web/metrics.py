@@ -4,7 +4,7 @@ A registry of its own (never prometheus_client's global one): tests and several 
 one process would otherwise count into each other. Two kinds of value:
 
 - counted here, as things happen in this process: each model run's duration, tokens and
-  cost (the worker's observer `run_finished`), and a command's latency (`CommandLatency`);
+  cost (it hears the worker's `RunFinished`), and a command's latency (`CommandLatency`);
 - read from the database at each scrape (`BoardCollector`, through the board's
   `metrics_reads`): the queue per lane and role, the outbox, open questions, workers per
   host. With PostgreSQL and several processes each serves its own /metrics, and these
@@ -26,6 +26,7 @@ from chatbot.board import Card, RunRecord
 from chatbot.board.metrics_reads import MetricsSnapshot, OutboxState, metrics_snapshot
 from chatbot.board.reads import BoardReads
 from chatbot.board.routines import OUTCOMES as ROUTINE_OUTCOMES
+from chatbot.board.run_events import ChecksFinished, RunEvent, RunFinished
 from chatbot.domain.phases import Phase
 
 PREFIX = "intentboard_"
@@ -177,7 +178,7 @@ def _value(name: str, text: str, value: float) -> GaugeMetricFamily:
 
 
 class Metrics:
-    """This process's registry; an observer of the worker's runs (`run_finished`)."""
+    """This process's registry; an observer of the worker's runs (`hear`)."""
 
     def __init__(self, board: BoardReads, transports_up: TransportsUp = dict):
         # No `_created` series beside each counter and histogram: a timestamp per label set
@@ -229,6 +230,14 @@ class Metrics:
         )
         self.collector = BoardCollector(board, transports_up)
         self.registry.register(self.collector)
+
+    async def hear(self, event: RunEvent) -> None:
+        """Counts finished runs and checks; the other events are the rooms' alone."""
+        match event:
+            case RunFinished(card, record):
+                await self.run_finished(card, record)
+            case ChecksFinished(card, record):
+                await self.checks_finished(card, record)
 
     async def run_finished(self, card: Card, record: RunRecord) -> None:
         labels = (record.role, record.runtime)

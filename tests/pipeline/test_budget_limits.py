@@ -14,6 +14,7 @@ import pytest
 
 from chatbot.board import BoardService, Card
 from chatbot.board.budget import ALLOWANCES
+from chatbot.board.run_events import BudgetHeld, RunEvent
 from chatbot.domain.budgets import Budgets, BudgetState
 from chatbot.domain.phases import Phase
 from chatbot.domain.roles import DEPLOY_JOB, role_lane
@@ -102,8 +103,9 @@ class Listener:
     def __init__(self) -> None:
         self.told: list[BudgetState] = []
 
-    async def budget_held(self, state: BudgetState) -> None:
-        self.told.append(state)
+    async def hear(self, event: RunEvent) -> None:
+        if isinstance(event, BudgetHeld):
+            self.told.append(event.state)
 
 
 @pytest.mark.parametrize("case", LIMITS)

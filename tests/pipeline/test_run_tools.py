@@ -21,6 +21,13 @@ from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 
 from chatbot.board import BoardService, Card, Job, agent_input
+from chatbot.board.run_events import (
+    AgentAskClosed,
+    AgentAsked,
+    AgentAskTimedOut,
+    AgentProposed,
+    RunEvent,
+)
 from chatbot.domain.phases import Kind, Phase
 from chatbot.domain.roles import BY_NAME
 from chatbot.pipeline import tool_inputs
@@ -61,13 +68,13 @@ class Ctx:
     job: Job
     card: Card
     config: _Config
-    told: list[tuple[str, tuple[Any, ...]]] = field(default_factory=list)
+    told: list[RunEvent] = field(default_factory=list)
 
-    async def tell(self, event: str, *args: Any) -> None:
-        self.told.append((event, args))
+    async def tell(self, event: RunEvent) -> None:
+        self.told.append(event)
 
-    def events(self) -> list[str]:
-        return [event for event, _ in self.told]
+    def events(self) -> list[type[RunEvent]]:
+        return [type(event) for event in self.told]
 
 
 async def running(board: BoardService, slug: str, kind: str = "builder") -> tuple[Job, Card]:
@@ -142,7 +149,8 @@ async def test_a_builder_asks_with_three_options_and_gets_the_owners_answer(boar
             ["80", "8080", "9090"],
             ctx.job.id,
         )
-        assert ctx.events() == ["agent_asked"] and ctx.told[0][1][1].id == asked.id
+        [told] = ctx.told
+        assert isinstance(told, AgentAsked) and told.question.id == asked.id
         # The run waits for a person: the idle watchdog is held.
         assert hold.waits == 1
         await board.asks.answer(asked.id, "8080", actor=OWNER, via="option")
@@ -161,8 +169,10 @@ async def test_nobody_answers_in_time_and_the_tool_says_decide_yourself(board):
     async with tools.serving() as server, client(server) as session:
         result = await session.call_tool("ask_owner", {"question": "Blue or green?"})
         assert not result.is_error and text_of(result) == NO_ANSWER
-    assert ctx.events() == ["agent_asked", "agent_ask_timed_out"]
-    closed = ctx.told[1][1][1]
+    assert ctx.events() == [AgentAsked, AgentAskTimedOut]
+    timed_out = ctx.told[1]
+    assert isinstance(timed_out, AgentAskTimedOut)
+    closed = timed_out.question
     [state] = await board.asks.states([closed.id])
     assert state.state == "cancelled" and "nobody answered within 0.5 seconds" in (
         state.closed_reason or ""
@@ -212,7 +222,7 @@ async def test_a_call_after_the_run_ended_is_refused_and_its_questions_close(boa
         assert result.is_error and text_of(result) == RUN_ENDED
         call.cancel()
     assert await board.asks.open_for_card(ctx.card) == []
-    assert "agent_ask_closed" in ctx.events()
+    assert AgentAskClosed in ctx.events()
     # The socket went with the run: nothing reaches it any more.
     assert not server.socket.exists()
 
@@ -253,8 +263,10 @@ async def test_propose_card_makes_nothing_until_confirmed(board):
         )
         assert not result.is_error, text_of(result)
         assert "Nothing is created unless the owner confirms" in text_of(result)
-    [(event, (card, proposal))] = ctx.told
-    assert event == "agent_proposed" and card.slug == "alpha" and proposal.state == "pending"
+    [told] = ctx.told
+    assert isinstance(told, AgentProposed)
+    proposal = told.proposal
+    assert told.card.slug == "alpha" and proposal.state == "pending"
     assert await slugs(board) == before == ["alpha"]
     assert not (board.repo / "docs" / "intent" / f"{proposal.slug}.md").exists()
 
@@ -289,7 +301,9 @@ async def test_a_refused_proposal_leaves_no_card(board):
             {"title": "Cache the index", "goal": "Faster pages.", "scope": "the index page"},
         )
         assert not result.is_error, text_of(result)
-    [(_, (_, proposal))] = ctx.told
+    [told] = ctx.told
+    assert isinstance(told, AgentProposed)
+    proposal = told.proposal
     refused = await board.asks.refuse(proposal.id, actor=OWNER)
     assert refused.state == "refused"
     assert await slugs(board) == ["alpha"]

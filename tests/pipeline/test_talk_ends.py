@@ -13,9 +13,9 @@ from __future__ import annotations
 import logging
 from pathlib import Path
 
+from chatbot.board.run_events import RunEvent, RunFinished
 from chatbot.domain.phases import Phase
 from chatbot.domain.transitions import Action
-from chatbot.store.telemetry import RunRecord
 from tests.pipeline.harness import builder_answer, direct, review_answer, start
 from tests.pipeline.room import open_room
 
@@ -56,9 +56,11 @@ class LateSteer:
         self.board = board
         self.said = None
 
-    async def run_finished(self, card, record: RunRecord) -> None:
-        if record.role == "builder" and self.said is None:
-            self.said = await self.board.talk.steer(card.slug, "also greet in German", actor=OWNER)
+    async def hear(self, event: RunEvent) -> None:
+        if isinstance(event, RunFinished) and event.record.role == "builder" and not self.said:
+            self.said = await self.board.talk.steer(
+                event.card.slug, "also greet in German", actor=OWNER
+            )
 
 
 async def test_a_steer_the_agent_never_took_is_refused_and_the_room_told(

@@ -11,11 +11,18 @@ from __future__ import annotations
 import asyncio
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TypeVar
 
 import pytest
 
 from chatbot.board import BoardService, Card, Job
+from chatbot.board.run_events import (
+    ApprovalFlood,
+    ApprovalRequested,
+    ApprovalTimedOut,
+    RunEvent,
+    RunNote,
+)
 from chatbot.config import Config, parse_config
 from chatbot.domain import roles
 from chatbot.domain.phases import Kind, Phase
@@ -41,6 +48,7 @@ model = ""
 iteration_limit = 10
 """
 OWNER = "xmpp:owner@example.org"
+E = TypeVar("E", bound=RunEvent)
 
 
 @dataclass
@@ -50,17 +58,17 @@ class Ctx:
     job: Job
     card: Card
     config: Config
-    told: list[tuple[str, tuple[Any, ...]]] = field(default_factory=list)
+    told: list[RunEvent] = field(default_factory=list)
 
     @property
     def role(self) -> roles.Role:
         return roles.BY_NAME[self.job.kind]
 
-    async def tell(self, event: str, *args: Any) -> None:
-        self.told.append((event, args))
+    async def tell(self, event: RunEvent) -> None:
+        self.told.append(event)
 
-    def events(self, name: str) -> list[tuple[Any, ...]]:
-        return [args for event, args in self.told if event == name]
+    def events(self, kind: type[E]) -> list[E]:
+        return [event for event in self.told if isinstance(event, kind)]
 
 
 def _config(database, tmp_path: Path, extra: str = "") -> Config:
@@ -123,7 +131,7 @@ async def test_an_owners_steer_and_interrupt_reach_the_run_and_its_taking_is_tol
     conversation.tell(Taken(sent.key))
     await asyncio.gather(*talks._tasks)
     assert (await board.talk.approval(said.row.id)).state == "taken"  # type: ignore[union-attr]
-    notes = [args[2] for args in ctx.events("run_note")]
+    notes = [note.key for note in ctx.events(RunNote)]
     assert notes == ["talk_steered", "talk_steer_taken"]
     # Delivered once: a second wake-up hands nothing on again.
     await talks.deliver()
@@ -140,8 +148,12 @@ async def test_an_approval_waits_for_the_owners_answer(board: BoardService, make
     conversation = talks.open(ctx)
     allowed = await _answered(board, talks, conversation.decide(ASK), True)
     assert allowed.allow
-    [(card, row, why)] = ctx.events("approval_asked")
-    assert (row.text, row.cwd, why) == (ASK.command, "/w/login", "to fetch a file")
+    [asked] = ctx.events(ApprovalRequested)
+    assert (asked.row.text, asked.row.cwd, asked.why) == (
+        ASK.command,
+        "/w/login",
+        "to fetch a file",
+    )
     denied = await _answered(board, talks, conversation.decide(ASK), False, "no network")
     assert not denied.allow and denied.reason == f"the owner ({OWNER}) denied this: no network"
 
@@ -151,8 +163,8 @@ async def test_deny_policy_answers_at_once_and_says_so(board: BoardService, make
     talks = LiveTalks(board, ctx.config)
     decision = await talks.open(ctx).decide(ASK)
     assert not decision.allow and 'roles.builder.approvals = "deny"' in decision.reason
-    assert ctx.events("approval_asked") == []  # nobody was asked
-    assert [args[2] for args in ctx.events("run_note")] == ["talk_denied_policy"]
+    assert ctx.events(ApprovalRequested) == []  # nobody was asked
+    assert [note.key for note in ctx.events(RunNote)] == ["talk_denied_policy"]
     _, still_open = await board.talk.open_approvals("login")
     assert still_open == []
     [row] = await board.talk_of(ctx.card.id)
@@ -168,8 +180,8 @@ async def test_a_flood_of_requests_is_capped_and_said_once(board: BoardService, 
     flooded = [await conversation.decide(ASK) for _ in range(3)]
     assert [d.allow for d in flooded] == [False] * 3
     assert "too many approval requests in this run (at most 2)" in flooded[0].reason
-    assert len(ctx.events("approval_asked")) == 2
-    assert len(ctx.events("approval_flood")) == 1
+    assert len(ctx.events(ApprovalRequested)) == 2
+    assert len(ctx.events(ApprovalFlood)) == 1
 
 
 async def test_an_unanswered_approval_is_denied_and_the_room_told(
@@ -179,8 +191,9 @@ async def test_an_unanswered_approval_is_denied_and_the_room_told(
     talks = LiveTalks(board, ctx.config)
     decision = await talks.open(ctx).decide(ASK)  # approval_timeout_s = 5: nobody answers
     assert not decision.allow and decision.reason == "nobody answered within 5 seconds"
-    [(card, row, why)] = ctx.events("approval_timed_out")
-    assert row.state == "timed_out" and card.slug == "login"
+    [timed_out] = ctx.events(ApprovalTimedOut)
+    row = timed_out.row
+    assert row.state == "timed_out" and timed_out.card.slug == "login"
     # An answer after the timeout finds the request answered: the first answer stands.
     with pytest.raises(Exception, match="answered already"):
         await board.talk.decide_approval(row.id, True, actor=OWNER)

@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from chatbot.board.run_events import ProviderLimited, RunEvent
 from chatbot.domain.phases import Phase
 from chatbot.domain.transitions import Action
 from runners.runtimes import Limited
@@ -59,7 +60,11 @@ class Watch:
         self.rh = rh
         self.seen: list[dict[str, Any]] = []
 
-    async def run_limited(
+    async def hear(self, event: RunEvent) -> None:
+        if isinstance(event, ProviderLimited):
+            await self.limited(event.card, event.runtime, event.limited, event.fell_back, event.at)
+
+    async def limited(
         self, card, runtime: str, limited: Limited, fell_back: bool, at: float | None = None
     ) -> None:
         row = await self.rh.h.store.reader.fetchone(

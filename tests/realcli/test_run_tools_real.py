@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 
 from chatbot.board import BoardService, Card, Job
+from chatbot.board.run_events import AgentAsked, AgentAskTimedOut, RunEvent
 from chatbot.domain.phases import Kind, Phase
 from chatbot.domain.roles import BY_NAME
 from chatbot.pipeline.asking import OwnerAnswers
@@ -55,10 +56,10 @@ class Ctx:
     job: Job
     card: Card
     config: _Config
-    told: list[str] = field(default_factory=list)
+    told: list[type[RunEvent]] = field(default_factory=list)
 
-    async def tell(self, event: str, *args: Any) -> None:
-        self.told.append(event)
+    async def tell(self, event: RunEvent) -> None:
+        self.told.append(type(event))
 
 
 @pytest.fixture
@@ -138,7 +139,7 @@ async def test_the_builder_asks_and_the_answer_is_the_tools_result(
         asked = await owner
     assert result.ok, (result.failure, result.stderr_tail[-2000:])
     assert (asked.text, asked.options) == (QUESTION["question"], QUESTION["options"])
-    assert ctx.told == ["agent_asked"]
+    assert ctx.told == [AgentAsked]
     assert result.output.answer == "Port 8080 it is."
     offered = sorted({name for seen in model.seen for name in seen.tools if "ask_owner" in name})
     assert len(offered) == 1, model.seen[0].tools
@@ -173,7 +174,7 @@ async def test_nobody_answers_and_the_tool_says_decide_yourself(
             base_env=child_env(tmp_path / "home"),
         )
     assert result.ok, (result.failure, result.stderr_tail[-2000:])
-    assert ctx.told == ["agent_asked", "agent_ask_timed_out"]
+    assert ctx.told == [AgentAsked, AgentAskTimedOut]
     timed_out, refused = model.seen[-1].tool_results
     assert NO_ANSWER in timed_out
     # Gemini CLI checks the input schema itself and never sends it; the others send it
