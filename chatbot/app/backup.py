@@ -54,6 +54,7 @@ def crypto_store(config: Config) -> Path | None:
     """The folder of the Matrix crypto store the configuration points at (None: none)."""
     for network, _ in servers(config):
         settings = settings_for(config, network, secret=_no_secret)
+        # getattr: only Matrix's settings have a crypto store; the other networks keep none
         folder = getattr(settings, "crypto_store", None)
         if folder:
             return Path(folder)

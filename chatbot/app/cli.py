@@ -312,6 +312,7 @@ def command_is_console_session(args: argparse.Namespace, config: Config) -> bool
 
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
+    # getattr: argparse sets only the options of the subcommand given
     args.config = getattr(args, "config", None) or os.environ.get("CHATBOT_CONFIG")
     args.verbose = getattr(args, "verbose", False)
     logformat.setup(verbose=args.verbose)
@@ -376,6 +377,7 @@ def main(argv: list[str] | None = None) -> int:
         payload: dict[str, object] | None = (
             {"mode": INSPECT_MODES[args.mode]} if command == "inspect" else None
         )
+        # getattr: only the subcommands that start a run have --skip-checks
         if getattr(args, "skip_checks", False):
             payload = {"skip_checks": True}
         return _guarded(board, args.slug, _move(board, args.slug, action, locale, payload))

@@ -31,6 +31,7 @@ def servers(config: Config) -> list[tuple[Network, Any]]:
     """The chat networks the bot logs in to, each with its configuration section."""
     found = []
     for network in NETWORKS.values():
+        # getattr: the section the network's record names (transports/networks.py), not a handler
         section = getattr(config, network.section, None)
         if network.build is not None and section is not None:
             found.append((network, section))
@@ -61,6 +62,7 @@ def settings_for(
     """`network`'s transport settings from its section, secrets read; None without one.
 
     Backup and restore need only its folders: they pass a `secret` that reads nothing."""
+    # getattr: the section the network's record names (transports/networks.py), not a handler
     section = getattr(config, network.section, None)
     if section is None or network.settings is None:
         return None

@@ -318,6 +318,7 @@ class BoardFiles:
     def _files_folder(self) -> Path:
         if self.limits.folder is not None:
             return self.limits.folder
+        # getattr: only SQLite's store has a file beside which files are kept
         database = getattr(self.store, "path", None)
         if isinstance(database, Path):
             return database.parent / "files"
@@ -347,6 +348,7 @@ async def attach_in(
     ids_here = []
     for row in rows:
         if row.card_id is not None and row.card_id != card_id:
+            # getattr: the row's fields a NewAttachment has, copied by their names
             copy = NewAttachment(**{f: getattr(row, f) for f in NewAttachment.__dataclass_fields__})
             row = await attachment_store.add(db, copy, now=row.created_at)
         ids_here.append(row.id)
@@ -359,6 +361,7 @@ async def attach_in(
 
 
 def _with_hash(new: NewAttachment, sha256: str) -> NewAttachment:
+    # getattr: a NewAttachment's own fields, copied by their names
     values = {f: getattr(new, f) for f in NewAttachment.__dataclass_fields__}
     return NewAttachment(**{**values, "sha256": sha256})
 

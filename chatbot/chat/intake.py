@@ -143,9 +143,11 @@ class ChatIntake:
             except StoreUnwritable as error:
                 # Not a bug: the database takes no writes (a full disk). Say why, in one
                 # line here; the store's health logged the episode and retries it.
+                # getattr: a reaction or a file event may have no message id of its own
                 log.warning("chat event %s not done: %s", getattr(event, "message_id", ""), error)
                 await self._say_or_log(event, "store_unwritable", reason=str(error))
             except Exception:
+                # getattr: a reaction or a file event may have no message id of its own
                 log.exception("chat event %s failed", getattr(event, "message_id", ""))
                 await self._say_or_log(event, "internal_error")
 

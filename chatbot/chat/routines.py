@@ -121,6 +121,7 @@ def schedule_of_words(when: str, zone: str, now: float, once: bool, locale: str 
 
 
 def routine_zone(config: Config | None) -> str:
+    # getattr: a test's stand-in configuration may have no [bot] timezone
     zone = getattr(config.bot, "timezone", None) if config is not None else None
     return zone or local_zone()
 
@@ -327,6 +328,7 @@ def configured_room(config: Config, owner: str, room: str) -> dict[str, str]:
     network, else the console's person."""
     owner_network = authority.from_config_string(owner).transport
     for network in NETWORKS.values():
+        # getattr: the section the network's record names, and its rooms if it has any
         section = getattr(config, network.section, None)
         rooms = list(getattr(section, "rooms", None) or [])
         if (room and room in rooms) or (not room and network.name == owner_network and rooms):

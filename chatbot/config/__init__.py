@@ -121,6 +121,7 @@ class Config(Section):
     def _routines_fit(self) -> Config:
         """Each routine runs as one of the owners, in one of the configured rooms."""
         unique_names(self.routines)
+        # getattr: the sections the networks' records name, and their rooms if they have any
         sections = [getattr(self, network.section, None) for network in NETWORKS.values()]
         rooms = [room for section in sections for room in getattr(section, "rooms", None) or []]
         for entry in self.routines:
@@ -182,6 +183,7 @@ class Config(Section):
 
     @property
     def transports(self) -> list[str]:
+        # getattr: the section each network's record names (transports/networks.py)
         return [n.name for n in NETWORKS.values() if getattr(self, n.section) is not None]
 
     def secret_files(self) -> dict[str, Path]:
@@ -193,6 +195,7 @@ class Config(Section):
             found["xmpp.password_file"] = self.xmpp.password_file
         if self.matrix:
             for key in ("password_file", "access_token_file", "store_key_file"):
+                # getattr: [matrix]'s secret-file keys, read by the names they are reported by
                 value = getattr(self.matrix, key)
                 if value is not None:
                     found[f"matrix.{key}"] = value

@@ -99,6 +99,7 @@ def type_name(annotation: Any) -> str:
         return f"table of {type_name(value)}"
     if annotation is Path:
         return "path"
+    # getattr: a class has a __name__; a typing construct (a union, a Literal) has none
     return getattr(annotation, "__name__", str(annotation)).replace("typing.", "")
 
 

@@ -33,7 +33,7 @@ class Offered:
 def _read_inside(root: Path, relative: str, limit: int) -> bytes:
     """The file's bytes, opened part by part with O_NOFOLLOW so that no link (in the
     path or at its end) leads out of the worktree."""
-    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0)
+    flags = os.O_RDONLY | os.O_NOFOLLOW
     folder = os.open(root, os.O_RDONLY | os.O_DIRECTORY)
     try:
         parts = relative.split("/")

@@ -29,7 +29,8 @@ def handler_of(kind: str) -> Handler | None:
     module, _, name = job.runs.partition(":")
     if not module.startswith("chatbot.pipeline."):
         raise JobTableError(f"job kind {kind!r} runs {job.runs!r}: not a module of the pipeline")
-    # The one name in a string here: the domain's table cannot import the pipeline.
+    # getattr: the job table's own resolution, once per kind when a worker is made
+    # (resolve_all): the domain's table cannot import the pipeline, so it names it.
     handler = getattr(importlib.import_module(module), name, None)
     if handler is None or not inspect.iscoroutinefunction(handler):
         raise JobTableError(f"job kind {kind!r} runs {job.runs!r}: no coroutine function there")

@@ -139,6 +139,7 @@ def _reachable(name: str, health: StoreHealth | None = None) -> Iterator[None]:
         yield
     except (psycopg.OperationalError, psycopg_pool.PoolTimeout) as error:
         reason = _first_line(error)
+        # getattr: a pool timeout is no database error and carries no SQLSTATE
         sqlstate = getattr(error, "sqlstate", None) or ""
         if health is not None and not sqlstate.startswith("40"):
             health.failed(reason)

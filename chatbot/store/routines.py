@@ -83,6 +83,7 @@ class RunRow:
 
 
 async def add(db: Db, row: RoutineRow) -> int:
+    # getattr: the row's values in the order of the insert's column list, by their names
     values = [getattr(row, name.strip()) for name in _COLUMNS.split(",")][1:]
     return await db.insert(
         f"INSERT INTO routines ({_COLUMNS.removeprefix('id, ')}) "

@@ -118,6 +118,7 @@ PROBE_FREE_BYTES = 1 << 20
 
 def unwritable_reason(error: sqlite3.Error, path: Path) -> str | None:
     """Why a write failed, when the cause is the disk or the file (not the bot)."""
+    # getattr: sqlite3 sets the error code only on errors that came from SQLite itself
     code = getattr(error, "sqlite_errorcode", None)
     if code is None:
         return None

@@ -95,6 +95,7 @@ _INSERT = f"INSERT INTO telemetry ({', '.join(_COLUMNS)}) VALUES ({', '.join('?'
 
 
 async def record(db: Db, run: RunRecord) -> int:
+    # getattr: the record's values for the insert's columns, which are its field names
     values = {column: getattr(run, column) for column in _COLUMNS}
     values["created_at"] = run.created_at or time.time()
     return await db.insert(_INSERT, tuple(values.values()))

@@ -171,6 +171,7 @@ def redacting_repr(obj: object, secret: tuple[str, ...]) -> str:
     parts = []
     # Any settings dataclass instance; `fields` is typed for DataclassInstance only.
     for f in fields(obj):  # type: ignore[arg-type]
+        # getattr: each field of the settings dataclass, by its name, for the log
         value = getattr(obj, f.name)
         shown = "'***'" if f.name in secret and value else repr(value)
         parts.append(f"{f.name}={shown}")
@@ -280,6 +281,7 @@ class Transport(ABC):
             log.exception(
                 "event handler failed on %s %s",
                 type(event).__name__,
+                # getattr: not every event has a message id of its own
                 getattr(event, "message_id", ""),
             )
 

@@ -266,6 +266,7 @@ class AcceptFailures(logging.Filter):
         if held is None:
             return False
         error = record.exc_info[1] if record.exc_info else None
+        # getattr: an OSError says why in strerror; another exception does not
         reason = getattr(error, "strerror", None) or "out of resources"
         record.msg = "web board: cannot accept a connection: %s; trying again in a second%s"
         record.args = (reason, f" ({held} more since the last such line)" if held else "")

@@ -134,6 +134,7 @@ def parse_inspection(answer: str, trusted: TrustedDeployment) -> InspectionResul
     if not found.deployment_evidence and found.deployment_status != "unknown":
         raise ContractError("deployment_evidence", "needs evidence unless status is unknown")
     disagrees = found.deployment_status != trusted.status
+    # getattr: the answer's fields that the inspection keeps, copied by their names
     kept = {name: getattr(found, name) for name in InspectionAnswer.model_fields}
     kept.update(deployment_status=trusted.status, deployment_evidence=trusted.as_evidence())
     return build(
@@ -160,6 +161,7 @@ def parse_routing(answer: str, allowed_actions: Collection[str]) -> RoutingResul
     elif found.outcome == "needs_input":
         _require_null(found, ("recommended_action",), found.outcome)
         for name in ("question", "required_action"):
+            # getattr: the two fields the loop names, which must be set
             if getattr(found, name) is None:
                 raise ContractError(name, "needs_input must ask a question and name the action")
     else:
@@ -169,5 +171,6 @@ def parse_routing(answer: str, allowed_actions: Collection[str]) -> RoutingResul
 
 def _require_null(found: RoutingResult, names: tuple[str, ...], outcome: str) -> None:
     for name in names:
+        # getattr: the fields the caller names, which must be null for this outcome
         if getattr(found, name) is not None:
             raise ContractError(name, f"must be null for {outcome}")

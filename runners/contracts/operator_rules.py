@@ -33,6 +33,7 @@ def check_decision(decision: OperatorDecision, allowed: AllowedProfiles, parent_
         return
 
     for name in ("recommended_lane", "runtime", "model", "reasoning_effort"):
+        # getattr: the four fields the loop names, which must be null here
         _require_null(name, getattr(decision, name), decision.decision)
     if decision.decision == "needs_human":
         if decision.human_action is None or not decision.human_action.strip():

@@ -78,6 +78,7 @@ class MatrixCrypto:
         """The device facts for a timeline event; None when nothing needs saying."""
         if not self.active:
             return None
+        # getattr: nio marks only events it decrypted; one in clear has no such attribute
         if not getattr(event, "decrypted", False):
             # Nothing ties a message in clear to a device; in "verified" mode that is a no.
             return SenderDevice("", False, "unencrypted") if self.trust == "verified" else None
@@ -234,6 +235,7 @@ async def room_encryption(
     """
     state = await client.room_get_state_event(room_id, "m.room.encryption")
     if not isinstance(state, RoomGetStateEventResponse):
+        # getattr: nio's error responses carry a status code; others have none
         if getattr(state, "status_code", "") == "M_NOT_FOUND":
             return False, None, "not encrypted"
         return None, None, f"encryption unknown: {state}"

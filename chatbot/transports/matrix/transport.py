@@ -279,6 +279,7 @@ class MatrixTransport(MatrixFiles, Transport):
             room_id=room_id,
             own_user_id=self.client.user_id,
             is_direct=await self._is_direct(room_id),
+            # getattr: nio marks only events it decrypted; one in clear has no such attribute
             encrypted=bool(getattr(event, "decrypted", False)),
             fetcher=self._fetcher,
         )

@@ -108,6 +108,7 @@ class MatrixFiles(MatrixOutgoing):
 
 def _why(resp: Any) -> str:
     """The server's reason for a refused upload, with the HTTP status (413: too large)."""
+    # getattr: nio's error responses differ in what they carry (these three lines)
     status = getattr(getattr(resp, "transport_response", None), "status", None)
     code = getattr(resp, "status_code", None) or ""
     message = getattr(resp, "message", None) or ""

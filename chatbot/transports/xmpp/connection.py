@@ -254,6 +254,7 @@ async def shutdown(client: slixmpp.ClientXMPP) -> None:
     if client.transport is not None:
         with contextlib.suppress(Exception):
             await asyncio.wait_for(client.disconnect(wait=1), 3)
+    # getattr: slixmpp's private sender task, absent before the first connection
     sender = getattr(client, "_run_out_filters", None)
     if sender is not None and not sender.done():
         sender.cancel()

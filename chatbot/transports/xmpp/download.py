@@ -70,6 +70,7 @@ def address_problem(address: str) -> str | None:
         if inner is not None:
             return address_problem(str(inner))
     for attribute, words in _KINDS:
+        # getattr: the address's is_private, is_loopback, ... flags listed in _KINDS
         if getattr(ip, attribute):
             return words
     return None if ip.is_global else "not a public address"
