@@ -62,7 +62,12 @@ from chatbot.chat.intake import ChatIntake  # noqa: E402
 from chatbot.config import parse_config  # noqa: E402
 from chatbot.store import Store  # noqa: E402
 from chatbot.store.kv import TransportState  # noqa: E402
-from chatbot.transports.base import IncomingEvent, IncomingMessage, MemoryStateStore  # noqa: E402
+from chatbot.transports.base import (  # noqa: E402
+    IncomingEvent,
+    IncomingMessage,
+    MemoryStateStore,
+    Outgoing,
+)
 from chatbot.transports.matrix.transport import MatrixSettings, MatrixTransport  # noqa: E402
 from chatbot.transports.xmpp import stanzas as wire  # noqa: E402
 from chatbot.transports.xmpp.connection import shutdown  # noqa: E402
@@ -216,7 +221,7 @@ async def bench_xmpp(x: dict[str, Any], count: int, store_factory: Callable) -> 
 
     async def echo(ev: IncomingEvent) -> None:
         if isinstance(ev, IncomingMessage):
-            await transport.send(ev.chat, ev.text)
+            await transport.send(Outgoing(ev.envelope.chat, ev.text))
 
     transport = XmppTransport(settings, await store_factory(), handler=echo)
     await transport.start()
@@ -302,8 +307,8 @@ async def bench_matrix(m: dict[str, Any], count: int, store_factory: Callable) -
     transport: MatrixTransport
 
     async def echo(ev: IncomingEvent) -> None:
-        if isinstance(ev, IncomingMessage) and ev.chat.id == layer_room:
-            await transport.send(ev.chat, ev.text)
+        if isinstance(ev, IncomingMessage) and ev.envelope.chat.id == layer_room:
+            await transport.send(Outgoing(ev.envelope.chat, ev.text))
 
     transport = MatrixTransport(settings, await store_factory(), handler=echo)
     await transport.start()

@@ -148,7 +148,7 @@ def timed(handle: EventHandler, latency: CommandLatency) -> EventHandler:
 
     async def handle_timed(event: IncomingEvent) -> None:
         if isinstance(event, IncomingMessage):
-            latency.arrived(event.transport, event.message_id)
+            latency.arrived(event.envelope.transport, event.envelope.message_id)
         await handle(event)
 
     return handle_timed

@@ -38,7 +38,7 @@ class AgentAnswers:
         self, origin: Origin, question: QuestionRow, text: str, via: str
     ) -> None:
         event = origin.event
-        if event.transport == ON_PAGE:
+        if event.envelope.transport == ON_PAGE:
             via = "web"  # the web board's buttons and form go through chat's handlers
         card = await self.board.card_by_id(question.card_id)
         if card is None:

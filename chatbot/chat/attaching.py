@@ -44,7 +44,7 @@ class AttachHandlers:
             except UnknownCard:
                 await self.replies.unknown_card(event, slug)
                 return
-            if not takes_files(event.transport):
+            if not takes_files(event.envelope.transport):
                 await self.replies.say(event, "files_not_here", purpose="refusal")
                 return
             await self.replies.say(event, "files_nothing", slug=slug, minutes=self.loose_minutes)

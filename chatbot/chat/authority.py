@@ -113,8 +113,7 @@ def untrusted_device(event: IncomingEvent) -> SenderDevice | None:
     mode. An event with no device facts (XMPP, console, Matrix "tofu" in clear)
     passes.
     """
-    # getattr: only the events of a network that knows devices carry one (Matrix)
-    device = getattr(event, "device", None)
+    device = event.envelope.device
     return device if device is not None and not device.trusted else None
 
 

@@ -84,7 +84,7 @@ class CommentHandlers:
             # Said only where the table takes a comment, so what it suggests works.
             head += "\n" + self.replies.text("diff_how_to_comment", slug=card.slug)
         await self.replies.send(event, head, card_id=card.id)
-        if page == 1 and render_diff.is_long(change) and sends_files(event.transport):
+        if page == 1 and render_diff.is_long(change) and sends_files(event.envelope.transport):
             await self._patch_file(origin, card)
         first = (page - 1) * render_diff.FILES_PER_PAGE
         for index in range(first, min(first + render_diff.FILES_PER_PAGE, len(change.files))):

@@ -81,7 +81,7 @@ class FilesIn:
                 data, content_type=found.content_type, name=f"voice{found.extension}"
             )
         except TranscriptionFailed as error:
-            log.info("voice note %s not heard: %s", event.message_id, error)
+            log.info("voice note %s not heard: %s", event.envelope.message_id, error)
             await self.replies.say(event, "voice_failed", reason=str(error), purpose="refusal")
             return None
         await self.replies.say(event, "voice_heard", heard=heard)
@@ -103,10 +103,12 @@ class FilesIn:
         for file in event.files:
             try:
                 kept.append(
-                    await self._keep_one(file, origin, origin_of | {"message_id": event.message_id})
+                    await self._keep_one(
+                        file, origin, origin_of | {"message_id": event.envelope.message_id}
+                    )
                 )
             except (FileFetchError, FileRefused) as error:
-                log.info("file %r of %s not taken: %s", file.name, event.message_id, error)
+                log.info("file %r of %s not taken: %s", file.name, event.envelope.message_id, error)
                 name = file.name or "the file"
                 await self.replies.say(
                     event, "file_not_taken", name=name, reason=str(error), purpose="refusal"

@@ -137,18 +137,16 @@ class ChatIntake:
 
     async def handle(self, event: IncomingEvent) -> None:
         """Everything a transport receives comes through here; it never raises."""
-        with about(transport=event.transport):
+        with about(transport=event.envelope.transport):
             try:
                 await self._handle(event)
             except StoreUnwritable as error:
                 # Not a bug: the database takes no writes (a full disk). Say why, in one
                 # line here; the store's health logged the episode and retries it.
-                # getattr: a reaction or a file event may have no message id of its own
-                log.warning("chat event %s not done: %s", getattr(event, "message_id", ""), error)
+                log.warning("chat event %s not done: %s", event.envelope.message_id, error)
                 await self._say_or_log(event, "store_unwritable", reason=str(error))
             except Exception:
-                # getattr: a reaction or a file event may have no message id of its own
-                log.exception("chat event %s failed", getattr(event, "message_id", ""))
+                log.exception("chat event %s failed", event.envelope.message_id)
                 await self._say_or_log(event, "internal_error")
 
     async def _say_or_log(self, event: IncomingEvent, key: str, **params: Any) -> None:
@@ -168,16 +166,16 @@ class ChatIntake:
         if act is None:
             return
         # --- step 2: authority, decided here and only here ---
-        role = self.authority.role(event.sender)
+        role = self.authority.role(event.envelope.sender)
         verdict = permits(role, act.access)
-        if role is Standing.STRANGER or event.sender is None:
+        if role is Standing.STRANGER or event.envelope.sender is None:
             if _is_help(act):
                 await self._help_stranger(event)
             else:
                 await self._tell_stranger(event)
             return
-        if event.at is not None:
-            age = time.time() - event.at
+        if event.envelope.at is not None:
+            age = time.time() - event.envelope.at
             if age > self.catch_up_max_age_s:
                 limit = duration(self.catch_up_max_age_s)
                 await self.replies.say(
@@ -187,26 +185,26 @@ class ChatIntake:
         # --- step 3: rate limit requesters (strangers cost one notice an hour) ---
         # Owners are never limited: a flood guard must not silence the people who run
         # the bot (issue 34). A caught-up burst is not a flood either.
-        limited = role is not Standing.OWNER and event.at is None
-        taken = self.limiter.take(normal(event.sender)) if limited else "ok"
+        limited = role is not Standing.OWNER and event.envelope.at is None
+        taken = self.limiter.take(normal(event.envelope.sender)) if limited else "ok"
         if taken != "ok":
             if taken == "tell":
-                wait = duration(max(1.0, self.limiter.wait_s(normal(event.sender))))
+                wait = duration(max(1.0, self.limiter.wait_s(normal(event.envelope.sender))))
                 await self.replies.say(event, "rate_limited", purpose="refusal", wait=wait)
             return
         # --- step 3b: the sending device must count (Matrix E2EE trust mode) ---
         if (device := untrusted_device(event)) is not None:
             log.info(
                 "refused %s: device %r of %s: %s",
-                event.message_id,
+                event.envelope.message_id,
                 device.id,
-                event.sender,
+                event.envelope.sender,
                 device.reason,
             )
             key = f"device_{device.reason}"
             await self.replies.say(event, key, purpose="refusal", device=device.id or "?")
             return
-        origin = Origin(event, normal(event.sender), role)
+        origin = Origin(event, normal(event.envelope.sender), role)
         if verdict is Verdict.DENY:
             await self.replies.say(event, "owners_only", purpose="refusal")
             return
@@ -239,18 +237,18 @@ class ChatIntake:
         if any(file.voice for file in event.files) and not event.text.strip():
             # In a room, only the voice notes of people the bot knows are heard: others
             # talk to each other, and are not told off for it.
-            known = self.authority.role(event.sender) is not Standing.STRANGER
-            if event.is_direct or event.reply_to or known:
+            known = self.authority.role(event.envelope.sender) is not Standing.STRANGER
+            if event.envelope.is_direct or event.reply_to or known:
                 return VoiceAct()
             return None
         if commands.is_command(event.text, self.prefixes):
             return CommandAct(commands.parse(event.text, self.prefixes))
         bare = event.text.strip().lower()
-        if event.is_direct and bare in BARE_WORDS:
+        if event.envelope.is_direct and bare in BARE_WORDS:
             # In a direct chat nobody else is addressed: "help", "status", "inbox" need no prefix.
             return CommandAct(commands.parse(commands.PREFIX + bare, (commands.PREFIX,)))
         if event.reply_to:
-            posted = await self._posted(event.transport, event.reply_to)
+            posted = await self._posted(event.envelope.transport, event.reply_to)
             if posted is not None and posted.question_id is not None:
                 question = await self.board.question(posted.question_id)
                 if question is not None:
@@ -271,9 +269,9 @@ class ChatIntake:
                 card = await self.board.card_by_id(posted.card_id)
                 if card is not None:
                     return AttachAct(card.slug)
-        if event.files and event.is_direct and not event.text.strip():
+        if event.files and event.envelope.is_direct and not event.text.strip():
             return LooseAct()
-        if event.is_direct:
+        if event.envelope.is_direct:
             open_questions = await self.board.open_questions()
             if len(open_questions) == 1:
                 return AnswerAct(open_questions[0], text=event.text.strip())
@@ -296,7 +294,7 @@ class ChatIntake:
         reaction = next((r for r in reactions.REACTIONS if r.key in added), None)
         if reaction is None:
             return None
-        posted = await self._posted(event.transport, event.target_id)
+        posted = await self._posted(event.envelope.transport, event.target_id)
         if posted is None:
             return None  # not a message of ours: people react to each other too
         return ReactAct(posted, reaction)
@@ -358,7 +356,7 @@ class ChatIntake:
         """/help is the one command anyone may use: it says how to be let in. Once an
         hour per person (or hidden room), like every answer to a stranger."""
         if self.notices.should_tell(("stranger_help", _stranger_key(event))):
-            who = normal(event.sender).id if event.sender is not None else None
+            who = normal(event.envelope.sender).id if event.envelope.sender is not None else None
             text = render_help.help_text(self.locale, role=Standing.STRANGER, identity=who)
             await self.replies.send(event, text, purpose="refusal")
 
@@ -369,8 +367,8 @@ class ChatIntake:
         log.info(
             "refused %s from %s in %s: not an owner or requester",
             type(event).__name__,
-            event.sender or f"an unknown sender ({event.sender_name!r})",
-            event.chat,
+            event.envelope.sender or f"an unknown sender ({event.envelope.sender_name!r})",
+            event.envelope.chat,
         )
         if self.notices.should_tell(("stranger", key)):
             await self.replies.say(event, "not_allowed", purpose="refusal")
@@ -378,7 +376,7 @@ class ChatIntake:
     async def _transport_notice(self, event: IncomingUnreadable | IncomingVerification) -> None:
         """What a transport needs said to a person: a message it cannot read yet, a
         device verification's emoji. Owners and requesters only; never an act."""
-        if self.authority.role(event.sender) is Standing.STRANGER:
+        if self.authority.role(event.envelope.sender) is Standing.STRANGER:
             return
         if isinstance(event, IncomingUnreadable):
             await self.replies.say(event, "unreadable", purpose="refusal")
@@ -396,18 +394,19 @@ class ChatIntake:
         A known sender whose edit looks like a command is told so, once an hour;
         other edits (typo fixes in conversation) and strangers' edits are ignored.
         """
-        if not commands.is_command(event.text, self.prefixes) or event.sender is None:
+        if not commands.is_command(event.text, self.prefixes) or event.envelope.sender is None:
             return
-        if self.authority.role(event.sender) is Standing.STRANGER:
+        if self.authority.role(event.envelope.sender) is Standing.STRANGER:
             return
-        if self.notices.should_tell(("edit", normal(event.sender))):
+        if self.notices.should_tell(("edit", normal(event.envelope.sender))):
             await self.replies.say(event, "edit_ignored", purpose="refusal")
 
 
 def _stranger_key(event: IncomingEvent) -> object:
     # The real identity, or the chat when the identity is hidden, so a room that
     # hides JIDs is told once an hour, not once per nick.
-    return normal(event.sender) if event.sender is not None else (event.transport, event.chat)
+    sent = event.envelope
+    return normal(sent.sender) if sent.sender is not None else (sent.transport, sent.chat)
 
 
 def _is_help(act: Act) -> bool:

@@ -33,7 +33,7 @@ class Lookups:
         name = invocation.text("command") or None
         # The asker's network may have a syntax of its own to point at messages (the
         # console's ">N", "+N"): its record says it; chat knows no network by name.
-        network = NETWORKS.get(origin.event.transport)
+        network = NETWORKS.get(origin.event.envelope.transport)
         extra = network.syntax_help(self.locale) if network is not None else ""
         role, who = origin.role, origin.identity.id
         text = render_help.help_text(self.locale, name, role, who, network_lines=extra)
@@ -94,7 +94,7 @@ class Lookups:
             await self.replies.send(origin.event, text, card_id=view.card.id)
             return
         event, slug = origin.event, view.card.slug
-        if not sends_files(event.transport):
+        if not sends_files(event.envelope.transport):
             await self.replies.say(event, "file_cannot_send", command=f"/log {slug}")
             return
         runs = await self.board.runs_of(view.card.id, limit=200)

@@ -26,7 +26,7 @@ from chatbot.chat.handlers import ChatHandlers
 from chatbot.chat.intake import ChatIntake
 from chatbot.chat.replies import Origin
 from chatbot.chat.web_acts import ACTIONS, PageReplies, act_as_chat
-from chatbot.transports.base import Identity, IncomingEvent, IncomingMessage
+from chatbot.transports.base import Envelope, Identity, IncomingEvent, IncomingMessage
 
 log = logging.getLogger(__name__)
 
@@ -88,12 +88,13 @@ class McpActs:
         replies = McpReplies(intake.board, intake.locale, prefix=intake.prefixes[0])
         handlers = ChatHandlers(intake.board, replies, intake.handlers.config)
         event = IncomingMessage(
-            transport=ON_MCP,
-            chat=Identity(ON_MCP, str(self.identity)),
-            sender=self.identity,
+            envelope=Envelope(
+                chat=Identity(ON_MCP, str(self.identity)),
+                sender=self.identity,
+                message_id=f"mcp-{next(_ids)}",
+                is_direct=True,
+            ),
             text=f"/{action}",
-            message_id=f"mcp-{next(_ids)}",
-            is_direct=True,
         )
         role = intake.authority.role(self.identity)
         origin = McpOrigin(event, self.identity, role)

@@ -61,14 +61,14 @@ class Decided(Exception):
 
 def reply_target(event: IncomingEvent) -> str:
     # A reaction or an edit is answered as a reply to the message it points at.
-    return event.message_id if isinstance(event, IncomingMessage) else event.target_id
+    return event.envelope.message_id if isinstance(event, IncomingMessage) else event.target_id
 
 
 def chat_of(event: IncomingEvent) -> dict[str, str]:
     """Where an event came from, in the board's `origin` form (what start_draft keeps)."""
-    chat = event.chat
+    chat = event.envelope.chat
     return {
-        "transport": event.transport,
+        "transport": event.envelope.transport,
         "target_kind": "person" if isinstance(chat, Identity) else "room",
         "target": chat.id,
     }

@@ -106,7 +106,9 @@ class Requests:
             )
             return
         async with self.board.transaction() as tx:
-            request = await tx.add_request(origin.actor, event.transport, invocation.name, argument)
+            request = await tx.add_request(
+                origin.actor, event.envelope.transport, invocation.name, argument
+            )
             text = self.replies.text(
                 "request_posted",
                 id=request.id,
@@ -213,7 +215,7 @@ class Requests:
         if asked is None:
             return
         event = origin.event
-        if (asked.transport, asked.room) == (event.transport, event.chat.id):
+        if (asked.transport, asked.room) == (event.envelope.transport, event.envelope.chat.id):
             return  # the owner decided right there; the reply says it
         key = "request_accepted" if request.state == "accepted" else "request_declined"
         await tx.post(

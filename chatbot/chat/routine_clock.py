@@ -36,7 +36,7 @@ from chatbot.chat.replies import Origin, Replies
 from chatbot.domain.counted import counted
 from chatbot.domain.schedules import local_words
 from chatbot.notify.format import usd
-from chatbot.transports.base import Identity, IncomingEvent, IncomingMessage, Room
+from chatbot.transports.base import Envelope, Identity, IncomingEvent, IncomingMessage, Room
 from chatbot.transports.networks import normal
 
 log = logging.getLogger(__name__)
@@ -143,12 +143,13 @@ class RoutineClock:
         owner = _identity(row.owner)
         chat = Identity(row.transport, row.target) if row.target_kind == "person" else None
         event = IncomingMessage(
-            transport=row.transport,
-            chat=chat or Room(row.transport, row.target),
-            sender=owner,
+            envelope=Envelope(
+                chat=chat or Room(row.transport, row.target),
+                sender=owner,
+                message_id=f"routine-{row.id}-{int(occurrence.due_at)}",
+                is_direct=chat is not None,
+            ),
             text=row.command,
-            message_id=f"routine-{row.id}-{int(occurrence.due_at)}",
-            is_direct=chat is not None,
         )
         intake = self.intake
         due = local_words(occurrence.due_at, row.timezone)

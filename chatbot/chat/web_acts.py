@@ -32,7 +32,7 @@ from chatbot.chat.intake import ChatIntake
 from chatbot.chat.replies import Origin, Replies
 from chatbot.domain.checks import SKIP_FLAG, deploy_held
 from chatbot.domain.phases import Phase
-from chatbot.transports.base import Identity, IncomingEvent, IncomingMessage
+from chatbot.transports.base import Envelope, Identity, IncomingEvent, IncomingMessage
 from chatbot.transports.networks import normal
 
 log = logging.getLogger(__name__)
@@ -75,7 +75,11 @@ class PageReplies(Replies):
         board/tx.py) is that answer said as done from the web by its owner."""
         made = super().post(event, text, **links)
         self.moved.append((made.text, links.get("purpose") == "refusal"))
-        who = event.sender.id if event.sender is not None else event.chat.id
+        who = (
+            event.envelope.sender.id
+            if event.envelope.sender is not None
+            else event.envelope.chat.id
+        )
         room = self.text(self.said_key, who=who, text=made.text)
         return replace(made, text=room, html=None, reply_to=None)
 
@@ -118,12 +122,13 @@ class WebActs:
         handlers = ChatHandlers(intake.board, replies, intake.handlers.config)
         who = _identity(identity)
         event = IncomingMessage(
-            transport=ON_PAGE,
-            chat=Identity(ON_PAGE, identity),
-            sender=who,
+            envelope=Envelope(
+                chat=Identity(ON_PAGE, identity),
+                sender=who,
+                message_id=f"web-{next(_ids)}",
+                is_direct=True,
+            ),
             text=f"/{action}",
-            message_id=f"web-{next(_ids)}",
-            is_direct=True,
         )
         role = intake.authority.role(who)
         origin = PageOrigin(event, who or Identity(ON_PAGE, identity), role)

@@ -56,8 +56,7 @@ class WebSignIn:
 
     async def web(self, origin: Origin, invocation: CommandCall) -> None:
         event = origin.event
-        # getattr: only a message event says whether it came in a direct chat
-        if not getattr(event, "is_direct", False):
+        if not event.envelope.is_direct:
             await self.replies.say(event, "web_direct_only", purpose="refusal")
             return
         what = invocation.text("what")

@@ -7,6 +7,7 @@ bot with a section for it.
 """
 
 from .base import (
+    Envelope,
     Identity,
     IncomingEdit,
     IncomingEvent,
@@ -31,6 +32,7 @@ __all__ = [
     "NETWORKS",
     "ConsoleSettings",
     "ConsoleTransport",
+    "Envelope",
     "Identity",
     "IncomingEdit",
     "IncomingEvent",

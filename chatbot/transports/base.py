@@ -4,7 +4,8 @@ A transport carries text, replies and reactions in and out of one chat
 network. It knows nothing of cards or the board: it turns wire events into the
 small frozen types below, and it sends what it is told to send. Authority is
 decided elsewhere by comparing `Identity` values; a transport's only job there
-is to put a *real* identity into `sender`, or None when it cannot know it.
+is to put a *real* identity into its events' `Envelope.sender`, or None when it
+cannot know it.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from typing import Any, ClassVar, Protocol, runtime_checkable
 
 # Part of the interface; kept in their own modules for size.
 from .events import (  # noqa: F401
+    Envelope,
     Identity,
     IncomingEdit,
     IncomingEvent,
@@ -36,6 +38,7 @@ from .reports import ProbeReport, RoomReport  # noqa: F401
 
 #: Imported names other modules take from here: part of this module's interface.
 __all__ = [
+    "Envelope",
     "Identity",
     "IncomingEdit",
     "IncomingEvent",
@@ -281,8 +284,7 @@ class Transport(ABC):
             log.exception(
                 "event handler failed on %s %s",
                 type(event).__name__,
-                # getattr: not every event has a message id of its own
-                getattr(event, "message_id", ""),
+                event.envelope.message_id,
             )
 
     @abstractmethod

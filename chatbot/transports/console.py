@@ -30,9 +30,10 @@ import uuid
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, ClassVar, TextIO
+from typing import ClassVar, TextIO
 
 from .base import (
+    Envelope,
     EventHandler,
     Identity,
     IncomingEdit,
@@ -128,13 +129,9 @@ def parse_line(
     text = line.strip()
     if not text:
         return None
-    common: dict[str, Any] = {
-        "transport": TRANSPORT,
-        "chat": owner,
-        "sender": owner,
-        "is_direct": True,
-        "sender_name": owner.id,
-    }
+    envelope = Envelope(
+        chat=owner, sender=owner, message_id=message_id, is_direct=True, sender_name=owner.id
+    )
     if m := _REACT.match(text):
         target = m.group("n1") or m.group("n2")
         key = _key(m.group("key"))
@@ -143,30 +140,23 @@ def parse_line(
         keys = frozenset({key})
         removed = m.group("sign") == "-"
         return IncomingReaction(
+            envelope=envelope,
             target_id=id_of(target),
             added=frozenset() if removed else keys,
             removed=keys if removed else frozenset(),
-            message_id=message_id,
-            **common,
         )
     if m := _REPLY.match(text):
         return IncomingMessage(
-            text=m.group("text").strip(),
-            message_id=message_id,
-            reply_to=id_of(m.group("n")),
-            **common,
+            envelope=envelope, text=m.group("text").strip(), reply_to=id_of(m.group("n"))
         )
     if m := _EDIT.match(text):
         return IncomingEdit(
-            target_id=id_of(m.group("n")),
-            text=m.group("text").strip(),
-            message_id=message_id,
-            **common,
+            envelope=envelope, target_id=id_of(m.group("n")), text=m.group("text").strip()
         )
     for kind, pattern in _LOOKS_LIKE:
         if pattern.match(text):
             return Malformed(kind, text)
-    return IncomingMessage(text=text, message_id=message_id, **common)
+    return IncomingMessage(envelope=envelope, text=text)
 
 
 class ConsoleTransport(Transport):

@@ -1,8 +1,9 @@
 """The normalised events every transport emits, and who and where they come from.
 
-A transport turns wire events into these small frozen types. Authority is
-decided elsewhere by comparing `Identity` values; a transport's only job there
-is to put a *real* identity into `sender`, or None when it cannot know it.
+A transport turns wire events into these small frozen types; who sent one, where
+and when is its `Envelope`, the same record for every kind. Authority is decided
+elsewhere by comparing `Identity` values; a transport's only job there is to put a
+*real* identity into the envelope's `sender`, or None when it cannot know it.
 """
 
 from __future__ import annotations
@@ -58,18 +59,17 @@ class SenderDevice:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class IncomingMessage:
-    """A new text message (possibly a reply) that may carry a command."""
+class Envelope:
+    """Who sent an event, where, when, and under which id: what every kind of incoming
+    event shares, built once per stanza or sync event by the transport."""
 
-    transport: str
     #: Where an answer goes: the room, or the sender for a direct chat.
     chat: Target
     #: None when the sender's real identity is unknown (e.g. a room that hides JIDs).
     sender: Identity | None
-    text: str
-    #: The id the server knows the message by (a reply or reaction names this).
+    #: The event's own id on the wire, the one the server knows it by (a reply or a
+    #: reaction names a message by it).
     message_id: str
-    reply_to: str | None = None
     is_direct: bool = False
     #: Nick or display name, for display only; never compare it.
     sender_name: str = ""
@@ -78,6 +78,20 @@ class IncomingMessage:
     at: float | None = None
     #: The sending device and whether it counts (Matrix E2EE); None where nothing says.
     device: SenderDevice | None = None
+
+    @property
+    def transport(self) -> str:
+        """The network it came over: the chat's, for a room and a person alike."""
+        return self.chat.transport
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class IncomingMessage:
+    """A new text message (possibly a reply) that may carry a command."""
+
+    envelope: Envelope
+    text: str
+    reply_to: str | None = None
     #: What a reply quotes of its target for clients without replies (the part cut
     #: from `text`): the sender's claim, used only to find lines in a message of ours.
     quoted: str = ""
@@ -88,37 +102,23 @@ class IncomingMessage:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class IncomingReaction:
-    """Reaction keys someone added to or removed from a message."""
+    """Reaction keys someone added to or removed from a message; the envelope's
+    `message_id` is the reaction's own id on the wire (its stanza or event id)."""
 
-    transport: str
-    chat: Target
-    sender: Identity | None
+    envelope: Envelope
     #: The message the reaction is on.
     target_id: str
     added: frozenset[str] = frozenset()
     removed: frozenset[str] = frozenset()
-    #: The reaction's own id on the wire (its stanza or event id).
-    message_id: str = ""
-    is_direct: bool = False
-    sender_name: str = ""
-    at: float | None = None
-    device: SenderDevice | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class IncomingEdit:
     """A correction of an earlier message; its own type so that it can be refused."""
 
-    transport: str
-    chat: Target
-    sender: Identity | None
+    envelope: Envelope
     target_id: str
     text: str
-    message_id: str
-    is_direct: bool = False
-    sender_name: str = ""
-    at: float | None = None
-    device: SenderDevice | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -129,15 +129,9 @@ class IncomingUnreadable:
     ordinary (late) event when the key arrives.
     """
 
-    transport: str
-    chat: Target
-    sender: Identity | None
+    envelope: Envelope
     #: The unreadable message (answers point at it).
     target_id: str
-    message_id: str
-    is_direct: bool = False
-    sender_name: str = ""
-    at: float | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -148,19 +142,13 @@ class IncomingVerification:
     (the device is verified) or "cancelled".
     """
 
-    transport: str
-    chat: Target
-    sender: Identity
+    envelope: Envelope
     device_id: str
     state: str
     emoji: tuple[str, ...] = ()
     #: Why a verification was cancelled (the protocol's reason), for "cancelled".
     detail: str = ""
-    message_id: str = ""
     target_id: str = ""
-    is_direct: bool = True
-    sender_name: str = ""
-    at: float | None = None
 
 
 IncomingEvent = (

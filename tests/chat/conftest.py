@@ -24,6 +24,7 @@ from chatbot.store.chat import OutboxRow
 from chatbot.store.jobs import Job, listing
 from chatbot.store.questions import QuestionRow
 from chatbot.transports.base import (
+    Envelope,
     Identity,
     IncomingEdit,
     IncomingMessage,
@@ -53,14 +54,15 @@ def msg(
 ) -> IncomingMessage:
     is_direct = isinstance(chat, Identity) if direct is None else direct
     return IncomingMessage(
-        transport=chat.transport,
-        chat=chat,
-        sender=sender,
+        envelope=Envelope(
+            chat=chat,
+            sender=sender,
+            message_id=mid or f"in-{next(_ids)}",
+            is_direct=is_direct,
+            sender_name="nick",
+        ),
         text=text,
-        message_id=mid or f"in-{next(_ids)}",
         reply_to=reply_to,
-        is_direct=is_direct,
-        sender_name="nick",
     )
 
 
@@ -72,24 +74,22 @@ def react(
     target_id: str, key: str, sender: Identity | None = OWNER, *, chat: Target = ROOM
 ) -> IncomingReaction:
     return IncomingReaction(
-        transport=chat.transport,
-        chat=chat,
-        sender=sender,
+        envelope=Envelope(
+            chat=chat,
+            sender=sender,
+            message_id=f"r-{next(_ids)}",
+            is_direct=isinstance(chat, Identity),
+        ),
         target_id=target_id,
         added=frozenset({key}),
-        message_id=f"r-{next(_ids)}",
-        is_direct=isinstance(chat, Identity),
     )
 
 
 def edit(target_id: str, text: str, sender: Identity = OWNER) -> IncomingEdit:
     return IncomingEdit(
-        transport=ROOM.transport,
-        chat=ROOM,
-        sender=sender,
+        envelope=Envelope(chat=ROOM, sender=sender, message_id=f"e-{next(_ids)}"),
         target_id=target_id,
         text=text,
-        message_id=f"e-{next(_ids)}",
     )
 
 

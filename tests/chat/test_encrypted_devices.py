@@ -13,6 +13,7 @@ import pytest
 
 from chatbot.domain.phases import Phase
 from chatbot.transports.base import (
+    Envelope,
     Identity,
     IncomingUnreadable,
     IncomingVerification,
@@ -27,7 +28,8 @@ MSTRANGER = Identity("matrix", "@eve:example.org")
 
 
 def encrypted(text: str, device: SenderDevice | None, sender: Identity = MATRIX_OWNER):
-    return dataclasses.replace(msg(text, sender, chat=MROOM), device=device)
+    event = msg(text, sender, chat=MROOM)
+    return dataclasses.replace(event, envelope=dataclasses.replace(event.envelope, device=device))
 
 
 async def test_encrypted_command_from_a_trusted_device_runs(env: Env) -> None:
@@ -54,16 +56,17 @@ async def test_an_untrusted_device_is_refused_with_its_reason(
     event = encrypted("/start login", SenderDevice("PHONE", False, reason))
     row = await env.one(event)
     assert row.purpose == "refusal" and words in row.text, row.text
-    assert row.reply_to == event.message_id
+    assert row.reply_to == event.envelope.message_id
     assert await env.phase("login") is Phase.PLANNED
 
 
 async def test_a_reaction_from_an_untrusted_device_decides_nothing(env: Env) -> None:
     await env.card("login", Phase.NEEDS_HUMAN)
     await env.ask("login", "Which storage?", ["S3", "disk"], message_id="q-1", room=MROOM)
+    reaction = react("q-1", "1️⃣", MATRIX_OWNER, chat=MROOM)
+    unverified = SenderDevice("PHONE", False, "unverified")
     event = dataclasses.replace(
-        react("q-1", "1️⃣", MATRIX_OWNER, chat=MROOM),
-        device=SenderDevice("PHONE", False, "unverified"),
+        reaction, envelope=dataclasses.replace(reaction.envelope, device=unverified)
     )
     row = await env.one(event)
     assert "not verified" in row.text
@@ -79,11 +82,8 @@ async def test_a_stranger_is_refused_as_a_stranger_whatever_the_device(env: Env)
 async def test_an_unreadable_message_is_said_once_to_owners_only(env: Env) -> None:
     def unreadable(sender: Identity) -> IncomingUnreadable:
         return IncomingUnreadable(
-            transport="matrix",
-            chat=MROOM,
-            sender=sender,
+            envelope=Envelope(chat=MROOM, sender=sender, message_id="unreadable:$enc"),
             target_id="$enc",
-            message_id="unreadable:$enc",
         )
 
     row = await env.one(unreadable(MATRIX_OWNER))
@@ -95,12 +95,11 @@ async def test_an_unreadable_message_is_said_once_to_owners_only(env: Env) -> No
 async def test_verification_emoji_and_result_go_to_the_owner(env: Env) -> None:
     def step(state: str, **kw) -> IncomingVerification:
         return IncomingVerification(
-            transport="matrix",
-            chat=MATRIX_OWNER,
-            sender=MATRIX_OWNER,
+            envelope=Envelope(
+                chat=MATRIX_OWNER, sender=MATRIX_OWNER, message_id=f"verification:{state}"
+            ),
             device_id="PHONE",
             state=state,
-            message_id=f"verification:{state}",
             **kw,
         )
 
@@ -113,5 +112,8 @@ async def test_verification_emoji_and_result_go_to_the_owner(env: Env) -> None:
         "cancelled (m.mismatched_sas)"
         in (await env.one(step("cancelled", detail="m.mismatched_sas"))).text
     )
-    stranger = dataclasses.replace(step("compare"), sender=MSTRANGER, chat=MSTRANGER)
+    compare = step("compare")
+    stranger = dataclasses.replace(
+        compare, envelope=dataclasses.replace(compare.envelope, sender=MSTRANGER, chat=MSTRANGER)
+    )
     assert await env.said(stranger) == []

@@ -16,7 +16,7 @@ from chatbot.notify.outbox import OutboxSender
 from chatbot.store import jobs as job_store
 from chatbot.store import talk as talk_store
 from chatbot.store.chat import Post
-from chatbot.transports.base import FilesNotSupported, Identity, IncomingMessage
+from chatbot.transports.base import Envelope, FilesNotSupported, Identity, IncomingMessage
 from chatbot.transports.console import ConsoleSettings, ConsoleTransport
 from chatbot.transports.files import FileTooLarge, IncomingFile
 from tests.media.made import png
@@ -61,15 +61,7 @@ def with_file(
         fetch=fetch or served(data),
     )
     return IncomingMessage(
-        transport=event.transport,
-        chat=event.chat,
-        sender=event.sender,
-        text=event.text,
-        message_id=event.message_id,
-        reply_to=event.reply_to,
-        is_direct=event.is_direct,
-        sender_name=event.sender_name,
-        files=(file,),
+        envelope=event.envelope, text=event.text, reply_to=event.reply_to, files=(file,)
     )
 
 
@@ -255,12 +247,8 @@ async def test_attach_without_files_names_the_way_on_for_the_network(env: Env) -
     assert "send the file first" in nothing.text
     console = Identity("console", "owner@example.org")
     typed = IncomingMessage(
-        transport="console",
-        chat=console,
-        sender=OWNER,
+        envelope=Envelope(chat=console, sender=OWNER, message_id="c-1", is_direct=True),
         text="/attach login",
-        message_id="c-1",
-        is_direct=True,
     )
     row = await env.one(typed)
     assert row.text.startswith("Files cannot be sent from here")

@@ -14,7 +14,9 @@ from .conftest import OWNER, STRANGER, Env, make_env, msg
 
 
 def late(event, seconds_ago: float):
-    return dataclasses.replace(event, at=time.time() - seconds_ago)
+    return dataclasses.replace(
+        event, envelope=dataclasses.replace(event.envelope, at=time.time() - seconds_ago)
+    )
 
 
 async def test_a_command_caught_up_within_the_limit_runs(env: Env) -> None:

@@ -35,7 +35,7 @@ async def test_reply_to_the_question_message_answers_it(env: Env) -> None:
     assert await env.phase("login") is Phase.OPERATOR_RUNNING
     (job,) = await env.jobs()
     assert job.kind == "operator" and job.payload["answer"] == "Use OAuth with GitHub"
-    assert row.reply_to == reply.message_id and "Answer recorded for login" in row.text
+    assert row.reply_to == reply.envelope.message_id and "Answer recorded for login" in row.text
 
 
 @pytest.mark.parametrize("key", ["2️⃣", "2\u20e3"])

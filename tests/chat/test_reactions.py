@@ -6,7 +6,7 @@ import pytest
 
 from chatbot.chat import reactions
 from chatbot.domain.phases import Kind, Phase
-from chatbot.transports.base import IncomingReaction
+from chatbot.transports.base import Envelope, IncomingReaction
 
 from .conftest import ROOM, STRANGER, Env, react
 
@@ -132,7 +132,9 @@ async def test_reactions_that_are_not_ours_are_ignored(env: Env) -> None:
     assert await env.said(react("someone-elses-message", "🗄️")) == []
     assert await env.said(react("bot-card", "🎉")) == []
     removed = IncomingReaction(
-        transport="xmpp", chat=ROOM, sender=None, target_id="bot-card", removed=frozenset({"🗄️"})
+        envelope=Envelope(chat=ROOM, sender=None, message_id=""),
+        target_id="bot-card",
+        removed=frozenset({"🗄️"}),
     )
     assert await env.said(removed) == []
     assert await env.phase("login") is Phase.FAILED

@@ -29,7 +29,7 @@ async def test_a_requesters_start_becomes_a_posted_request(env: Env) -> None:
     command = msg("/start login", REQUESTER)
     row = await env.one(command)
     assert row.purpose == "request" and row.request_id == 1 and row.card_id == card.id
-    assert row.reply_to == command.message_id and row.room == ROOM.id
+    assert row.reply_to == command.envelope.message_id and row.room == ROOM.id
     assert "New request #1:" in row.text and "/accept 1" in row.text and "/start login" in row.text
     request = await chat_store.get_request(env.store.reader, 1)
     assert request is not None

@@ -38,7 +38,7 @@ async def test_start_moves_the_card_queues_the_operator_and_replies_in_place(env
     assert [(j.kind, j.card_id) for j in await env.jobs()] == [("operator", card.id)]
     # The answer goes where the command came from, as a reply to it, via the outbox.
     assert (row.transport, row.room, row.target_kind) == ("xmpp", ROOM.id, "room")
-    assert row.reply_to == command.message_id
+    assert row.reply_to == command.envelope.message_id
     assert row.card_id == card.id and row.purpose == "reply" and row.state == "pending"
     assert "login" in row.text and "operator running" in row.text and "operator run" in row.text
     view = await env.board.view("login")
@@ -49,7 +49,11 @@ async def test_direct_chat_answers_go_to_the_person(env: Env) -> None:
     await env.card("login")
     command = dm("/start login")
     row = await env.one(command)
-    assert (row.target_kind, row.room, row.reply_to) == ("person", OWNER.id, command.message_id)
+    assert (row.target_kind, row.room, row.reply_to) == (
+        "person",
+        OWNER.id,
+        command.envelope.message_id,
+    )
 
 
 async def test_matrix_owner_is_an_owner_too(env: Env) -> None:

@@ -36,13 +36,17 @@ async def test_room_message_round_trip_with_html_notice(
 
     ev = await inbox.text(text)
     assert isinstance(ev, IncomingMessage)
-    assert ev.sender == OWNER and ev.chat == Room("matrix", room_id)
-    assert ev.message_id == event_id and not ev.is_direct
+    assert ev.envelope.sender == OWNER and ev.envelope.chat == Room("matrix", room_id)
+    assert ev.envelope.message_id == event_id and not ev.envelope.is_direct
 
     answer = unique("answer")
     answer_id = await bot.send(
         Outgoing(
-            ev.chat, answer, html=f"<b>{answer}</b>", reply_to=ev.message_id, txn_id=unique("txn")
+            ev.envelope.chat,
+            answer,
+            html=f"<b>{answer}</b>",
+            reply_to=ev.envelope.message_id,
+            txn_id=unique("txn"),
         )
     )
     seen = await owner.expect_body(answer)
@@ -62,7 +66,7 @@ async def test_reactions_replies_and_edits(matrix_bot, matrix_peer, matrix_info)
 
     reaction_id = await owner.react(room_id, q_id, "👍")
     added = await inbox.get(lambda e: isinstance(e, IncomingReaction))
-    assert added.target_id == q_id and added.added == {"👍"} and added.sender == OWNER
+    assert added.target_id == q_id and added.added == {"👍"} and added.envelope.sender == OWNER
     await owner.redact(room_id, reaction_id)
     removed = await inbox.get(lambda e: isinstance(e, IncomingReaction))
     assert removed.target_id == q_id and removed.removed == {"👍"}
@@ -70,10 +74,10 @@ async def test_reactions_replies_and_edits(matrix_bot, matrix_peer, matrix_info)
     yes = unique("yes")
     reply_id = await owner.reply(room_id, yes, q_id)
     reply = await inbox.text(yes)
-    assert reply.reply_to == q_id and reply.message_id == reply_id
+    assert reply.reply_to == q_id and reply.envelope.message_id == reply_id
 
     # The bot's reaction and reply, as the owner's client sees them.
-    await bot.react(reply.chat, reply_id, "✅")
+    await bot.react(reply.envelope.chat, reply_id, "✅")
     _, seen = await owner.expect(
         lambda _r, e: e["type"] == "m.reaction" and e["sender"] == "@bot:localhost"
     )
@@ -83,7 +87,7 @@ async def test_reactions_replies_and_edits(matrix_bot, matrix_peer, matrix_info)
         "key": "✅",
     }
     done = unique("done")
-    await bot.send(Outgoing(reply.chat, done, reply_to=reply_id))
+    await bot.send(Outgoing(reply.envelope.chat, done, reply_to=reply_id))
     seen = await owner.expect_body(done)
     assert content(seen)["m.relates_to"]["m.in_reply_to"]["event_id"] == reply_id
 
@@ -135,7 +139,10 @@ async def test_stranger_with_the_owners_display_name_is_not_the_owner(
         text = unique("approve-all")
         await stranger.say(room_id, text)
         ev = await inbox.text(text)
-        assert ev.sender == Identity("matrix", "@stranger:localhost") and ev.sender != OWNER
+        assert (
+            ev.envelope.sender == Identity("matrix", "@stranger:localhost")
+            and ev.envelope.sender != OWNER
+        )
     finally:
         await stranger.client.set_displayname("Stranger")
 
@@ -163,7 +170,11 @@ async def test_joins_only_on_an_owners_invite(matrix_bot, matrix_peer) -> None:
     text = unique("dm")
     await owner.say(owners_dm, text)
     ev = await inbox.text(text)
-    assert ev.is_direct and ev.sender == OWNER and ev.chat == Room("matrix", owners_dm)
+    assert (
+        ev.envelope.is_direct
+        and ev.envelope.sender == OWNER
+        and ev.envelope.chat == Room("matrix", owners_dm)
+    )
     # Sending to the owner as a person uses that direct chat.
     answer = unique("dm-answer")
     await bot.send(Outgoing(OWNER, answer))

@@ -63,7 +63,7 @@ class EncryptedRoom:
         return Room("matrix", self.room)
 
     async def file_message(self, event_id: str) -> IncomingMessage:
-        event = await self.inbox.get(lambda e: getattr(e, "message_id", None) == event_id, WITHIN)
+        event = await self.inbox.get(lambda e: e.envelope.message_id == event_id, WITHIN)
         assert isinstance(event, IncomingMessage) and len(event.files) == 1, event
         return event
 
@@ -110,7 +110,7 @@ async def test_an_encrypted_png_in_reply_reaches_the_bot_and_decrypts_exactly(
     message = await encrypted.file_message(sent)
     assert message.reply_to == question
     assert message.text == "this one, after the login", "the MSC2530 caption is the text"
-    assert message.device is not None and message.device.trusted
+    assert message.envelope.device is not None and message.envelope.device.trusted
     (file,) = message.files
     assert file.encrypted and file.name == "screen.png" and not file.voice
     assert (file.declared_type, file.declared_size) == ("image/png", len(image))
@@ -196,7 +196,7 @@ async def test_in_a_clear_room_files_go_both_ways_in_clear(
     sent = await owner.send_file(
         room, image, name="tiny.png", mimetype="image/png", msgtype="m.image"
     )
-    message = await inbox.get(lambda e: getattr(e, "message_id", None) == sent, WITHIN)
+    message = await inbox.get(lambda e: e.envelope.message_id == sent, WITHIN)
     assert isinstance(message, IncomingMessage) and message.text == ""
     (file,) = message.files
     assert not file.encrypted and file.name == "tiny.png"

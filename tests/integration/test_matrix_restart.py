@@ -87,5 +87,5 @@ async def test_bot_comes_back_after_a_homeserver_restart(
     await owner.say(room_id, text)
     ev = await inbox.text(text)
     answer = unique("answer")
-    await bot.send(Outgoing(ev.chat, answer))
+    await bot.send(Outgoing(ev.envelope.chat, answer))
     await owner.expect_body(answer)

@@ -38,12 +38,12 @@ async def test_direct_message_round_trip(xmpp_bot, xmpp_peer, xmpp_info) -> None
 
     ev = await inbox.text(text)
     assert isinstance(ev, IncomingMessage)
-    assert ev.sender == Identity("xmpp", "owner@localhost")
-    assert ev.is_direct and ev.chat == Identity("xmpp", "owner@localhost")
-    assert ev.message_id == sent_id
+    assert ev.envelope.sender == Identity("xmpp", "owner@localhost")
+    assert ev.envelope.is_direct and ev.envelope.chat == Identity("xmpp", "owner@localhost")
+    assert ev.envelope.message_id == sent_id
 
     answer = unique("answer")
-    answer_id = await bot.send(Outgoing(ev.chat, answer, reply_to=ev.message_id))
+    answer_id = await bot.send(Outgoing(ev.envelope.chat, answer, reply_to=ev.envelope.message_id))
     got = await owner.expect_body(answer)
     assert got["id"] == answer_id
     assert reply_target(got) == sent_id
@@ -52,7 +52,7 @@ async def test_direct_message_round_trip(xmpp_bot, xmpp_peer, xmpp_info) -> None
     await owner.react("bot@localhost", answer_id, {"👍"})
     reaction = await inbox.get(lambda e: isinstance(e, IncomingReaction))
     assert reaction.target_id == answer_id and reaction.added == {"👍"}
-    assert reaction.sender == Identity("xmpp", "owner@localhost")
+    assert reaction.envelope.sender == Identity("xmpp", "owner@localhost")
 
 
 async def test_room_message_reply_and_reactions_both_ways(xmpp_bot, xmpp_peer, xmpp_info) -> None:
@@ -65,13 +65,13 @@ async def test_room_message_reply_and_reactions_both_ways(xmpp_bot, xmpp_peer, x
     owner_sid = await owner.say(room, text, room=True)
     ev = await inbox.text(text)
     assert isinstance(ev, IncomingMessage)
-    assert ev.sender == Identity("xmpp", "owner@localhost")
-    assert ev.chat == Room("xmpp", room) and not ev.is_direct
-    assert ev.message_id == owner_sid  # the room's stanza-id, not the client's id
+    assert ev.envelope.sender == Identity("xmpp", "owner@localhost")
+    assert ev.envelope.chat == Room("xmpp", room) and not ev.envelope.is_direct
+    assert ev.envelope.message_id == owner_sid  # the room's stanza-id, not the client's id
 
     # The bot's answer: its id is the stanza-id the room gave it.
     question = unique("question")
-    q_sid = await bot.send(Outgoing(ev.chat, question, reply_to=ev.message_id))
+    q_sid = await bot.send(Outgoing(ev.envelope.chat, question, reply_to=ev.envelope.message_id))
     seen = await owner.expect_body(question)
     assert trusted_stanza_id(seen, room) == q_sid
     assert reply_target(seen) == owner_sid
@@ -81,7 +81,7 @@ async def test_room_message_reply_and_reactions_both_ways(xmpp_bot, xmpp_peer, x
     await owner.react(room, q_sid, {"👍"}, room=True)
     added = await inbox.get(lambda e: isinstance(e, IncomingReaction))
     assert added.target_id == q_sid and added.added == {"👍"} and not added.removed
-    assert added.sender == Identity("xmpp", "owner@localhost")
+    assert added.envelope.sender == Identity("xmpp", "owner@localhost")
     await owner.react(room, q_sid, set(), room=True)
     removed = await inbox.get(lambda e: isinstance(e, IncomingReaction))
     assert removed.removed == {"👍"} and not removed.added
@@ -90,10 +90,10 @@ async def test_room_message_reply_and_reactions_both_ways(xmpp_bot, xmpp_peer, x
     yes = unique("yes")
     reply_sid = await owner.reply(room, yes, q_sid, room=True)
     reply = await inbox.text(yes)
-    assert reply.reply_to == q_sid and reply.message_id == reply_sid
+    assert reply.reply_to == q_sid and reply.envelope.message_id == reply_sid
 
     # The bot reacts to the owner's reply: a groupchat reaction on its stanza-id.
-    await bot.react(ev.chat, reply.message_id, "✅")
+    await bot.react(ev.envelope.chat, reply.envelope.message_id, "✅")
     seen = await owner.expect(lambda m: reactions_of(m)[0] == reply_sid)
     assert seen["type"] == "groupchat" and reactions_of(seen)[1] == {"✅"}
 
@@ -108,9 +108,9 @@ async def test_stranger_with_the_owners_nick_is_not_the_owner(
     text = unique("approve-all")
     await stranger.say(room, text, room=True)
     ev = await inbox.text(text)
-    assert ev.sender_name == "owner"
-    assert ev.sender == Identity("xmpp", "stranger@localhost")
-    assert ev.sender != Identity("xmpp", "owner@localhost")
+    assert ev.envelope.sender_name == "owner"
+    assert ev.envelope.sender == Identity("xmpp", "stranger@localhost")
+    assert ev.envelope.sender != Identity("xmpp", "owner@localhost")
 
 
 async def test_room_hiding_real_jids_gives_no_identity(xmpp_bot, xmpp_peer, xmpp_info) -> None:
@@ -122,7 +122,7 @@ async def test_room_hiding_real_jids_gives_no_identity(xmpp_bot, xmpp_peer, xmpp
     text = unique("hidden")
     await owner.say(room, text, room=True)
     ev = await inbox.text(text)
-    assert ev.sender is None and ev.sender_name == "owner"
+    assert ev.envelope.sender is None and ev.envelope.sender_name == "owner"
 
 
 async def test_correction_and_room_history_are_not_commands(xmpp_bot, xmpp_peer, xmpp_info) -> None:
@@ -140,7 +140,7 @@ async def test_correction_and_room_history_are_not_commands(xmpp_bot, xmpp_peer,
     assert ev.text == first, "room history was delivered as a command"
     assert bot.dropped["delayed"] >= 1
 
-    await owner.correct(room, ev.message_id, "/approve everything", room=True)
+    await owner.correct(room, ev.envelope.message_id, "/approve everything", room=True)
     marker = unique("marker")
     await owner.say(room, marker, room=True)
     await inbox.text(marker)

@@ -70,9 +70,9 @@ async def test_a_picture_sent_as_a_reply_in_the_room_is_a_file_the_bot_fetches(
     sid, url = await owner.upload_and_send(
         room, picture, "screen shot.png", "image/png", room=True, reply_to=asked
     )
-    ev = await inbox.get(lambda e: isinstance(e, IncomingMessage) and e.message_id == sid)
+    ev = await inbox.get(lambda e: isinstance(e, IncomingMessage) and e.envelope.message_id == sid)
     assert ev.reply_to == asked and ev.text == ""
-    assert ev.sender == Identity("xmpp", "owner@localhost")
+    assert ev.envelope.sender == Identity("xmpp", "owner@localhost")
     (file,) = ev.files
     assert file.source == url and url.startswith(xmpp_info["upload_url"])
     assert file.name == "screen shot.png" and file.declared_type == "image/png"
@@ -90,8 +90,8 @@ async def test_a_file_in_a_direct_chat_with_a_caption_and_its_limit(
     sent, _ = await owner.upload_and_send(
         "bot@localhost", log, "build.log", "text/plain", caption=caption
     )
-    ev = await inbox.get(lambda e: isinstance(e, IncomingMessage) and e.message_id == sent)
-    assert ev.is_direct and ev.text == caption
+    ev = await inbox.get(lambda e: isinstance(e, IncomingMessage) and e.envelope.message_id == sent)
+    assert ev.envelope.is_direct and ev.text == caption
     (file,) = ev.files
     # The service announces the length: refused before a byte of the body is read.
     with pytest.raises(FileTooLarge) as caught:
@@ -107,7 +107,7 @@ async def test_without_upload_hosts_the_loopback_upload_service_is_refused(
     bot, inbox = await xmpp_bot()
     owner = await xmpp_peer("owner")
     sent, _ = await owner.upload_and_send("bot@localhost", png(), "a.png", "image/png")
-    ev = await inbox.get(lambda e: isinstance(e, IncomingMessage) and e.message_id == sent)
+    ev = await inbox.get(lambda e: isinstance(e, IncomingMessage) and e.envelope.message_id == sent)
     with pytest.raises(FileRefusedSource, match="localhost resolves to 127.0.0.1 \\(a loopback"):
         await ev.files[0].fetch(1_000_000)
 

@@ -34,15 +34,17 @@ async def test_bot_reconnects_and_rejoins_after_a_server_restart(
     text = unique("after-restart")
     await owner.say(room, text, room=True)
     ev = await inbox.text(text)
-    assert isinstance(ev, IncomingMessage) and ev.sender == Identity("xmpp", "owner@localhost")
+    assert isinstance(ev, IncomingMessage) and ev.envelope.sender == Identity(
+        "xmpp", "owner@localhost"
+    )
     answer = unique("answer")
-    await bot.send(Outgoing(ev.chat, answer))
+    await bot.send(Outgoing(ev.envelope.chat, answer))
     await owner.expect_body(answer)
 
     direct = unique("direct-after-restart")
     await owner.say("bot@localhost", direct)
     ev = await inbox.text(direct)
-    await bot.send(Outgoing(ev.chat, answer + "-direct"))
+    await bot.send(Outgoing(ev.envelope.chat, answer + "-direct"))
     await owner.expect_body(answer + "-direct")
 
 
@@ -58,7 +60,7 @@ async def test_dropped_connection_is_resumed_with_stream_management(
     await owner.say("bot@localhost", text)  # held by the server for the resumed stream
     await asyncio.wait_for(bot.wait_online(), WITHIN)
     ev = await inbox.text(text)
-    assert ev.sender == Identity("xmpp", "owner@localhost")
+    assert ev.envelope.sender == Identity("xmpp", "owner@localhost")
     assert bot.sessions == 1, "the session should have been resumed, not restarted"
 
 

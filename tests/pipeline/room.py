@@ -14,7 +14,7 @@ from chatbot.chat import ChatIntake
 from chatbot.notify.notifier import Destination, Notifier
 from chatbot.store import chat as chat_store
 from chatbot.store.chat import OutboxRow
-from chatbot.transports.base import Identity, IncomingMessage, IncomingReaction, Room
+from chatbot.transports.base import Envelope, Identity, IncomingMessage, IncomingReaction, Room
 from tests.pipeline.harness import Harness
 
 OWNER = Identity("xmpp", "owner@example.org")
@@ -43,14 +43,15 @@ class ChatRoom:
         await self.new()
         await self.chat.handle(
             IncomingMessage(
-                transport=ROOM.transport,
-                chat=ROOM,
-                sender=OWNER,
+                envelope=Envelope(
+                    chat=ROOM,
+                    sender=OWNER,
+                    message_id=f"in-{next(_ids)}",
+                    is_direct=False,
+                    sender_name="owner",
+                ),
                 text=text,
-                message_id=f"in-{next(_ids)}",
                 reply_to=None,
-                is_direct=False,
-                sender_name="owner",
             )
         )
         return "\n".join(await self.new())
@@ -63,13 +64,11 @@ class ChatRoom:
         await self.new()
         await self.chat.handle(
             IncomingReaction(
-                transport=ROOM.transport,
-                chat=ROOM,
-                sender=OWNER,
+                envelope=Envelope(
+                    chat=ROOM, sender=OWNER, message_id=f"r-{next(_ids)}", is_direct=False
+                ),
                 target_id=message_id,
                 added=frozenset({key}),
-                message_id=f"r-{next(_ids)}",
-                is_direct=False,
             )
         )
         return "\n".join(await self.new())

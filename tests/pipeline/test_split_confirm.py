@@ -15,7 +15,7 @@ from chatbot.domain.phases import Phase
 from chatbot.notify.notifier import Notifier
 from chatbot.notify.reminders import Reminders
 from chatbot.store import chat as chat_store
-from chatbot.transports.base import Identity, IncomingMessage
+from chatbot.transports.base import Envelope, Identity, IncomingMessage
 from tests.pipeline.harness import (
     BIN,
     CONFIG,
@@ -81,14 +81,15 @@ async def reply(room: ChatRoom, row, text: str, sender: Identity = OWNER) -> str
     await room.new()
     await room.chat.handle(
         IncomingMessage(
-            transport=ROOM.transport,
-            chat=ROOM,
-            sender=sender,
+            envelope=Envelope(
+                chat=ROOM,
+                sender=sender,
+                message_id=f"in-reply-{row.id}-{len(text)}",
+                is_direct=False,
+                sender_name="someone",
+            ),
             text=text,
-            message_id=f"in-reply-{row.id}-{len(text)}",
             reply_to=f"out-{row.id}",
-            is_direct=False,
-            sender_name="someone",
         )
     )
     return "\n".join(await room.new())

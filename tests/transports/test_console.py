@@ -39,7 +39,7 @@ def test_reaction_syntax(line: str, added: set, removed: set, target: str) -> No
     ev = parse_line(line, owner=OWNER, message_id="9")
     assert isinstance(ev, IncomingReaction)
     assert ev.added == added and ev.removed == removed and ev.target_id == target
-    assert ev.sender == OWNER
+    assert ev.envelope.sender == OWNER
 
 
 def test_reply_edit_and_plain_lines() -> None:
@@ -98,10 +98,12 @@ async def test_push_and_pop_like_a_test_bot() -> None:
 
     async def echo(ev: IncomingEvent) -> None:
         assert isinstance(ev, IncomingMessage)
-        ev_ids.append(ev.message_id)
-        assert ev.sender == Identity("console", "alice") and ev.is_direct
-        await console.send(Outgoing(ev.chat, f"you said {ev.text}", reply_to=ev.message_id))
-        await console.react(ev.chat, ev.message_id, "👀")
+        ev_ids.append(ev.envelope.message_id)
+        assert ev.envelope.sender == Identity("console", "alice") and ev.envelope.is_direct
+        await console.send(
+            Outgoing(ev.envelope.chat, f"you said {ev.text}", reply_to=ev.envelope.message_id)
+        )
+        await console.react(ev.envelope.chat, ev.envelope.message_id, "👀")
 
     console.on_event(echo)
     await console.start()

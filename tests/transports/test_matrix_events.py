@@ -41,9 +41,9 @@ def parse(source: dict[str, Any]):
 def test_text_message_identity_is_the_sender_id() -> None:
     m = parse(ev({"msgtype": "m.text", "body": " /status "}))
     assert isinstance(m, IncomingMessage)
-    assert m.sender == Identity("matrix", "@owner:localhost")
-    assert m.chat == Room("matrix", ROOM)
-    assert m.text == "/status" and m.message_id == "$e1" and m.reply_to is None
+    assert m.envelope.sender == Identity("matrix", "@owner:localhost")
+    assert m.envelope.chat == Room("matrix", ROOM)
+    assert m.text == "/status" and m.envelope.message_id == "$e1" and m.reply_to is None
 
 
 def test_display_name_plays_no_part() -> None:
@@ -54,7 +54,7 @@ def test_display_name_plays_no_part() -> None:
             sender="@stranger:localhost",
         )
     )
-    assert m.sender == Identity("matrix", "@stranger:localhost")
+    assert m.envelope.sender == Identity("matrix", "@stranger:localhost")
 
 
 def test_reply_goes_by_event_id_and_drops_the_fallback_quote() -> None:

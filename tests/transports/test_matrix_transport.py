@@ -208,7 +208,7 @@ async def test_what_the_first_sync_brings_is_marked_late_and_the_rest_live() -> 
     t, got, _ = make()
     await t._on_sync(sync("s1", [text("$1", "while away")]))
     await t._on_sync(sync("s2", [text("$2", "live")]))
-    assert [(e.text, e.at) for e, _ in got] == [("while away", 0.001), ("live", None)]
+    assert [(e.text, e.envelope.at) for e, _ in got] == [("while away", 0.001), ("live", None)]
 
 
 async def test_strangers_leave_no_rows_in_the_store() -> None:
@@ -224,7 +224,7 @@ async def test_strangers_leave_no_rows_in_the_store() -> None:
     stranger_text = text("$2", "/start x", sender="@stranger:localhost")
     await t._on_sync(sync("s1", [reaction, stranger_text, text("$3", "/status")]))
     await t._on_sync(sync("s2", [stranger_text]))  # a replay is still caught, in memory
-    assert [e.message_id for e, _ in got] == ["$r1", "$2", "$3"]
+    assert [e.envelope.message_id for e, _ in got] == ["$r1", "$2", "$3"]
     assert store.processed == {("matrix", "$3"): None}
     assert not any(":reaction:" in key for key in store.values)
 

@@ -68,22 +68,22 @@ def test_an_archived_room_message_is_from_the_last_item_the_room_added() -> None
     assert isinstance(parsed, Parsed)
     ev = parsed.event
     assert isinstance(ev, IncomingMessage)
-    assert ev.sender == Identity("xmpp", "stranger@localhost")
-    assert ev.message_id == "a1" and parsed.dedupe_key == f"{ROOM}/a1"
+    assert ev.envelope.sender == Identity("xmpp", "stranger@localhost")
+    assert ev.envelope.message_id == "a1" and parsed.dedupe_key == f"{ROOM}/a1"
     assert parsed.archived == (ROOM, "a1")
     # The archive's time, so that the chat layer can judge the command's age.
-    assert ev.at == datetime(2026, 12, 1, 10, tzinfo=UTC).timestamp()
+    assert ev.envelope.at == datetime(2026, 12, 1, 10, tzinfo=UTC).timestamp()
 
 
 def test_an_archived_owner_command_keeps_the_owner() -> None:
     parsed = parse_archived(result(room_inner("owner", "/status", item(OWNER))), ROOM, Ctx())
-    assert parsed.event.sender == Identity("xmpp", OWNER)
+    assert parsed.event.envelope.sender == Identity("xmpp", OWNER)
 
 
 def test_archived_messages_of_a_room_that_hides_jids_have_no_sender() -> None:
     inner = room_inner("owner", "/status", item(OWNER)).replace(ROOM, HIDDEN)
     parsed = parse_archived(result(inner), HIDDEN, Ctx())
-    assert parsed.event.sender is None
+    assert parsed.event.envelope.sender is None
 
 
 def test_our_own_archived_posts_are_not_events() -> None:
@@ -101,7 +101,9 @@ def test_a_direct_message_from_our_archive_counts_and_a_forged_stanza_id_is_drop
     )
     parsed = parse_archived(result(inner, archive_id="own-7"), OWN, Ctx())
     assert isinstance(parsed, Parsed)
-    assert parsed.event.sender == Identity("xmpp", OWNER) and parsed.event.is_direct
+    assert (
+        parsed.event.envelope.sender == Identity("xmpp", OWNER) and parsed.event.envelope.is_direct
+    )
     assert parsed.dedupe_key == f"{OWN}/own-7" and parsed.archived == (OWN, "own-7")
 
 

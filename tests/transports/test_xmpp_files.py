@@ -80,7 +80,7 @@ def test_the_rest_of_the_body_is_the_caption_in_a_room_too() -> None:
     )
     ev = parsed(xml)
     assert ev.text == "the login page is broken"
-    assert ev.sender is not None and ev.sender.id == OWNER
+    assert ev.envelope.sender is not None and ev.envelope.sender.id == OWNER
     assert [f.source for f in ev.files] == [URL]
 
 

@@ -64,9 +64,9 @@ def test_direct_message_identity_is_the_bare_jid() -> None:
         "type='chat' id='m1'><body> /status </body></message>"
     )
     assert isinstance(ev, IncomingMessage)
-    assert ev.sender == Identity("xmpp", OWNER)
-    assert ev.chat == Identity("xmpp", OWNER)
-    assert ev.is_direct and ev.text == "/status" and ev.message_id == "m1"
+    assert ev.envelope.sender == Identity("xmpp", OWNER)
+    assert ev.envelope.chat == Identity("xmpp", OWNER)
+    assert ev.envelope.is_direct and ev.text == "/status" and ev.envelope.message_id == "m1"
 
 
 def test_room_message_uses_the_rooms_stanza_id_and_real_jid() -> None:
@@ -79,9 +79,9 @@ def test_room_message_uses_the_rooms_stanza_id_and_real_jid() -> None:
     assert isinstance(result, Parsed)
     ev = result.event
     assert isinstance(ev, IncomingMessage)
-    assert ev.message_id == "room-sid"
-    assert ev.sender == Identity("xmpp", OWNER)
-    assert ev.chat == Room("xmpp", ROOM) and not ev.is_direct
+    assert ev.envelope.message_id == "room-sid"
+    assert ev.envelope.sender == Identity("xmpp", OWNER)
+    assert ev.envelope.chat == Room("xmpp", ROOM) and not ev.envelope.is_direct
     assert result.dedupe_key == f"{ROOM}/room-sid"
 
 
@@ -91,7 +91,7 @@ def test_stanza_id_by_anyone_but_the_room_is_ignored() -> None:
         "<body>hi</body>"
         f"<stanza-id xmlns='urn:xmpp:sid:0' by='{OWNER}' id='forged'/></message>"
     )
-    assert ev.message_id == "c1"
+    assert ev.envelope.message_id == "c1"
 
 
 def test_nick_of_the_owner_taken_by_a_stranger_is_the_stranger() -> None:
@@ -103,8 +103,8 @@ def test_nick_of_the_owner_taken_by_a_stranger_is_the_stranger() -> None:
         "<body>/approve all</body></message>",
         ctx,
     )
-    assert ev.sender == Identity("xmpp", STRANGER)
-    assert ev.sender_name == "owner"
+    assert ev.envelope.sender == Identity("xmpp", STRANGER)
+    assert ev.envelope.sender_name == "owner"
 
 
 def test_unknown_occupant_has_no_identity() -> None:
@@ -112,7 +112,7 @@ def test_unknown_occupant_has_no_identity() -> None:
         f"<message xmlns='jabber:client' from='{ROOM}/ghost' type='groupchat' id='x'>"
         "<body>hi</body></message>"
     )
-    assert ev.sender is None
+    assert ev.envelope.sender is None
 
 
 def test_room_that_hides_real_jids_gives_no_identity_even_when_known() -> None:
@@ -120,7 +120,7 @@ def test_room_that_hides_real_jids_gives_no_identity_even_when_known() -> None:
         f"<message xmlns='jabber:client' from='{HIDDEN}/owner' type='groupchat' id='x'>"
         "<body>hi</body></message>"
     )
-    assert ev.sender is None
+    assert ev.envelope.sender is None
 
 
 @pytest.mark.parametrize(
@@ -222,7 +222,7 @@ def test_carbon_from_our_own_account_is_unwrapped() -> None:
         "type='chat' id='inner'><body>/status</body></message></forwarded></received>"
         "</message>"
     )
-    assert ev.sender == Identity("xmpp", OWNER) and ev.message_id == "inner"
+    assert ev.envelope.sender == Identity("xmpp", OWNER) and ev.envelope.message_id == "inner"
 
 
 def test_correction_is_an_edit_not_a_message() -> None:
@@ -264,7 +264,7 @@ def test_reaction_set_is_reported_whole_including_non_emoji() -> None:
     ev = parse_message(m, Ctx()).event
     assert isinstance(ev, ReactionUpdate)
     assert ev.keys == frozenset({"👍", "ok"}) and ev.target_id == "sid9"
-    assert ev.sender == Identity("xmpp", OWNER) and ev.sender_key == OWNER
+    assert ev.envelope.sender == Identity("xmpp", OWNER) and ev.sender_key == OWNER
 
 
 def test_reaction_in_hidden_room_keeps_a_diff_key_but_no_identity() -> None:
@@ -273,4 +273,4 @@ def test_reaction_in_hidden_room_keeps_a_diff_key_but_no_identity() -> None:
     set_ids(m, "re1")
     set_reactions(m, "sid9", ["👍"])
     ev = parse_message(m, Ctx()).event
-    assert ev.sender is None and ev.sender_key == "nick:owner"
+    assert ev.envelope.sender is None and ev.sender_key == "nick:owner"

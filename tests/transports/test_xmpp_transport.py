@@ -79,7 +79,7 @@ async def test_identity_follows_room_presence_not_nick() -> None:
     t._on_presence(presence(occupant("owner", "owner@localhost", "unavailable")))
     t._on_presence(presence(occupant("owner", "stranger@localhost")))
     await feed(t, room_msg("owner", "s2", "two"))
-    assert [e.sender.id for e in got] == ["owner@localhost", "stranger@localhost"]
+    assert [e.envelope.sender.id for e in got] == ["owner@localhost", "stranger@localhost"]
 
 
 async def test_room_turning_semi_anonymous_stops_identities() -> None:
@@ -92,7 +92,7 @@ async def test_room_turning_semi_anonymous_stops_identities() -> None:
         "</message>",
     )
     await feed(t, room_msg("owner", "s1", "hi"))
-    assert got[0].sender is None
+    assert got[0].envelope.sender is None
 
 
 async def test_same_stanza_twice_is_delivered_once() -> None:
@@ -179,7 +179,7 @@ async def test_a_message_right_behind_our_join_presence_already_has_its_identity
         )
     )
     await feed(t, room_msg("owner", "s1", "/start x"))
-    assert got[0].sender is not None and got[0].sender.id == "owner@localhost"
+    assert got[0].envelope.sender is not None and got[0].envelope.sender.id == "owner@localhost"
 
 
 async def test_archive_search_results_are_never_commands() -> None:

@@ -250,7 +250,7 @@ async def test_the_board_listener_wants_a_token_and_never_logs_it(
 
 async def answered(console: ConsoleTransport, event, within: float = 30.0) -> None:
     """Until the console shows the bot's answer to `event`."""
-    number = event.message_id.rsplit(".", 1)[1]
+    number = event.envelope.message_id.rsplit(".", 1)[1]
     async with asyncio.timeout(within):
         while (await console.pop(within)).reply_to != number:
             pass

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from html import escape
 from typing import Any
 
-from ..base import Identity, IncomingEdit, IncomingMessage, Room
+from ..base import Envelope, Identity, IncomingEdit, IncomingMessage, Room
 from ..files import Fetch, FileFetchError, IncomingFile
 from . import TRANSPORT, media
 
@@ -165,23 +165,22 @@ def parse_event(
         return Dropped(f"type:{etype}")
     if not content:
         return Dropped("redacted")
-    common: dict[str, Any] = {
-        "transport": TRANSPORT,
-        "chat": Room(TRANSPORT, room_id),
-        "sender": Identity(TRANSPORT, sender),
-        "is_direct": is_direct,
-        "sender_name": sender,
-        "message_id": event_id,
-    }
+    envelope = Envelope(
+        chat=Room(TRANSPORT, room_id),
+        sender=Identity(TRANSPORT, sender),
+        message_id=event_id,
+        is_direct=is_direct,
+        sender_name=sender,
+    )
     rel = relates_to(content)
     if rel.get("rel_type") == "m.replace":
         new = content.get("m.new_content")
         text = new.get("body") if isinstance(new, dict) else None
         if not isinstance(text, str):
             text = str(content.get("body", ""))
-        return IncomingEdit(target_id=str(rel.get("event_id", "")), text=text, **common)
+        return IncomingEdit(envelope=envelope, target_id=str(rel.get("event_id", "")), text=text)
     if content.get("msgtype") in media.MSGTYPES:
-        return _with_file(content, common, encrypted=encrypted, fetcher=fetcher)
+        return _with_file(content, envelope, encrypted=encrypted, fetcher=fetcher)
     if content.get("msgtype") != "m.text":
         return Dropped(f"msgtype:{content.get('msgtype')}")
     body = content.get("body")
@@ -192,11 +191,11 @@ def parse_event(
     if target is not None and not rel.get("is_falling_back"):
         whole, body = body, strip_reply_fallback(body)
         quoted = whole[: len(whole) - len(body)]
-    return IncomingMessage(text=body.strip(), reply_to=target, quoted=quoted, **common)
+    return IncomingMessage(envelope=envelope, text=body.strip(), reply_to=target, quoted=quoted)
 
 
 def _with_file(
-    content: dict[str, Any], common: dict[str, Any], *, encrypted: bool, fetcher: Fetcher
+    content: dict[str, Any], envelope: Envelope, *, encrypted: bool, fetcher: Fetcher
 ) -> IncomingMessage | Dropped:
     """An m.image/m.file/m.audio/m.video: a message whose text is its caption (or "")."""
     attachment = media.read_attachment(content)
@@ -215,7 +214,7 @@ def _with_file(
         encrypted=encrypted,
         fetch=fetcher(attachment.ref),
     )
-    return IncomingMessage(text=caption.strip(), reply_to=target, files=(file,), **common)
+    return IncomingMessage(envelope=envelope, text=caption.strip(), reply_to=target, files=(file,))
 
 
 def notice_content(

@@ -41,6 +41,7 @@ from nio import (
 
 from ..base import (
     Backoff,
+    Envelope,
     EventHandler,
     Identity,
     IncomingReaction,
@@ -295,10 +296,16 @@ class MatrixTransport(MatrixFiles, Transport):
         if not await state.mark_processed(self.name, event_id):
             self.dropped["duplicate"] += 1
             return
-        chat = Room(self.name, room_id)
-        direct = await self._is_direct(room_id)
         stamp = source.get("origin_server_ts")
-        at = stamp / 1000 if late and isinstance(stamp, int | float) else None
+        envelope = Envelope(
+            chat=Room(self.name, room_id),
+            sender=sender,
+            message_id=event_id,
+            is_direct=await self._is_direct(room_id),
+            sender_name=source["sender"],
+            at=stamp / 1000 if late and isinstance(stamp, int | float) else None,
+            device=device,
+        )
         if isinstance(result, wire.ReactionAdded):
             # Kept so that a later redaction can say which key went away.
             await state.set_value(
@@ -309,16 +316,7 @@ class MatrixTransport(MatrixFiles, Transport):
             )
             await self._emit(
                 IncomingReaction(
-                    transport=self.name,
-                    chat=chat,
-                    sender=Identity(self.name, result.sender),
-                    target_id=result.target_id,
-                    added=frozenset({result.key}),
-                    message_id=event_id,
-                    is_direct=direct,
-                    sender_name=result.sender,
-                    at=at,
-                    device=device,
+                    envelope=envelope, target_id=result.target_id, added=frozenset({result.key})
                 )
             )
         elif isinstance(result, wire.Redaction):
@@ -329,19 +327,14 @@ class MatrixTransport(MatrixFiles, Transport):
             reaction = json.loads(known)
             await self._emit(
                 IncomingReaction(
-                    transport=self.name,
-                    chat=chat,
-                    sender=Identity(self.name, result.sender),
+                    envelope=envelope,
                     target_id=reaction["target"],
                     removed=frozenset({reaction["key"]}),
-                    message_id=event_id,
-                    is_direct=direct,
-                    sender_name=result.sender,
-                    at=at,
                 )
             )
         else:
-            await self._emit(dataclasses.replace(result, at=at, device=device))
+            # The wire's envelope knows neither the time of a late event nor the device.
+            await self._emit(dataclasses.replace(result, envelope=envelope))
 
     async def _unreadable(self, room_id: str, event: MegolmEvent, *, late: bool) -> None:
         """An encrypted message whose key we lack: hold it, ask for the key, say so once."""
@@ -356,13 +349,14 @@ class MatrixTransport(MatrixFiles, Transport):
         stamp = event.server_timestamp
         await self._emit(
             IncomingUnreadable(
-                transport=self.name,
-                chat=Room(self.name, room_id),
-                sender=Identity(self.name, event.sender),
+                envelope=Envelope(
+                    chat=Room(self.name, room_id),
+                    sender=Identity(self.name, event.sender),
+                    message_id=f"unreadable:{event.event_id}",
+                    is_direct=await self._is_direct(room_id),
+                    sender_name=event.sender,
+                    at=stamp / 1000 if late and stamp else None,
+                ),
                 target_id=event.event_id,
-                message_id=f"unreadable:{event.event_id}",
-                is_direct=await self._is_direct(room_id),
-                sender_name=event.sender,
-                at=stamp / 1000 if late and stamp else None,
             )
         )

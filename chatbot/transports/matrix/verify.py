@@ -30,7 +30,7 @@ from nio import (
 )
 from nio.event_builders import ToDeviceMessage
 
-from ..base import Identity, IncomingVerification
+from ..base import Envelope, Identity, IncomingVerification
 from . import TRANSPORT
 
 log = logging.getLogger(__name__)
@@ -185,14 +185,16 @@ class Verifier:
         who = Identity(self.transport, user_id)
         await self.announce(
             IncomingVerification(
-                transport=self.transport,
-                chat=who,
-                sender=who,
+                envelope=Envelope(
+                    chat=who,
+                    sender=who,
+                    message_id=f"verification:{user_id}:{device_id}:{state}",
+                    is_direct=True,
+                    sender_name=user_id,
+                ),
                 device_id=device_id,
                 state=state,
                 emoji=tuple(emoji),
                 detail=detail,
-                message_id=f"verification:{user_id}:{device_id}:{state}",
-                sender_name=user_id,
             )
         )

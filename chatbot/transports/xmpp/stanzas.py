@@ -21,13 +21,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, Protocol
+from typing import Protocol
 from xml.etree import ElementTree as ET
 
 from slixmpp import JID
 from slixmpp.stanza import Message, Presence
 
-from ..base import Identity, IncomingEdit, IncomingMessage, Room
+from ..base import Envelope, Identity, IncomingEdit, IncomingMessage, Room
 from . import TRANSPORT, oob
 
 #: Imported names other modules take from here: part of this module's interface.
@@ -91,16 +91,11 @@ class ReactionUpdate:
     The transport turns it into added/removed keys against the set it saw last.
     """
 
-    chat: Room | Identity
-    sender: Identity | None
+    envelope: Envelope
     #: Who the set belongs to even when the real JID is hidden (for the diff only).
     sender_key: str
     target_id: str
     keys: frozenset[str]
-    message_id: str
-    is_direct: bool
-    sender_name: str
-    at: float | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -245,17 +240,17 @@ def parse_groupchat(msg: Message, ctx: StanzaContext, *, at: float | None = None
     if not message_id:
         return Dropped("no-id")
     dedupe = f"{room_jid}/{stanza_id}" if stanza_id else f"{room_jid}/{nick}/{message_id}"
-    common = {
-        "chat": Room(TRANSPORT, room_jid),
-        "sender": sender,
-        "is_direct": False,
-        "sender_name": nick,
-        "at": at,
-    }
+    envelope = Envelope(
+        chat=Room(TRANSPORT, room_jid),
+        sender=sender,
+        message_id=message_id,
+        is_direct=False,
+        sender_name=nick,
+        at=at,
+    )
     return _content(
         msg,
-        common,
-        message_id,
+        envelope,
         dedupe,
         sender_key=real or f"nick:{nick}",
         archived=(room_jid, stanza_id) if stanza_id else None,
@@ -301,17 +296,17 @@ def parse_direct(
         return Dropped("no-id")
     archived = trusted_stanza_id(msg, own.bare)
     dedupe = f"{own.bare}/{archived}" if archived else f"{frm.bare}/{message_id}"
-    common = {
-        "chat": sender,
-        "sender": sender,
-        "is_direct": True,
-        "sender_name": frm.bare,
-        "at": at,
-    }
+    envelope = Envelope(
+        chat=sender,
+        sender=sender,
+        message_id=message_id,
+        is_direct=True,
+        sender_name=frm.bare,
+        at=at,
+    )
     return _content(
         msg,
-        common,
-        message_id,
+        envelope,
         dedupe,
         sender_key=frm.bare,
         archived=(own.bare, archived) if archived else None,
@@ -334,8 +329,7 @@ def parse_stamp(stamp: str | None) -> float | None:
 
 def _content(
     msg: Message,
-    common: dict[str, Any],
-    message_id: str,
+    envelope: Envelope,
     dedupe: str,
     *,
     sender_key: str,
@@ -348,11 +342,10 @@ def _content(
             return Dropped("reaction-without-target")
         return Parsed(
             ReactionUpdate(
+                envelope=envelope,
                 target_id=target,
                 keys=reaction_keys(reactions),
-                message_id=message_id,
                 sender_key=sender_key,
-                **common,
             ),
             dedupe,
             archived,
@@ -360,13 +353,7 @@ def _content(
     replace = _find(msg, NS_CORRECT, "replace")
     if replace is not None:
         return Parsed(
-            IncomingEdit(
-                transport=TRANSPORT,
-                target_id=replace.get("id") or "",
-                text=msg["body"],
-                message_id=message_id,
-                **common,
-            ),
+            IncomingEdit(envelope=envelope, target_id=replace.get("id") or "", text=msg["body"]),
             dedupe,
             archived,
         )
@@ -380,14 +367,12 @@ def _content(
     quoted = msg["body"][: len(msg["body"]) - len(text)] if msg["body"].endswith(text) else ""
     return Parsed(
         IncomingMessage(
-            transport=TRANSPORT,
+            envelope=envelope,
             # A file's link is not text: what is left of the body is its caption.
             text=oob.caption(text, urls),
-            message_id=message_id,
             reply_to=reply_to or None,
             quoted=quoted,
             files=tuple(oob.incoming_file(url) for url in urls),
-            **common,
         ),
         dedupe,
         archived,

@@ -219,8 +219,8 @@ class XmppTransport(Transport):
         else:
             ev = result.event
             if not isinstance(ev, wire.ReactionUpdate):
-                author = str(msg["from"]) if not ev.is_direct else ev.chat.id
-                self._remember(ev.message_id, author, ev.sender_name, ev.text)
+                author = str(msg["from"]) if not ev.envelope.is_direct else ev.envelope.chat.id
+                self._remember(ev.envelope.message_id, author, ev.envelope.sender_name, ev.text)
             self.catch_up.accept(result)
 
     def _bounced(self, msg: Message) -> None:
@@ -245,28 +245,22 @@ class XmppTransport(Transport):
 
     async def _deliver(self, parsed: wire.Parsed) -> None:
         ev = parsed.event
-        counts = self._counts(ev.sender)
-        state = self._state_for(self.store, ev.sender)
+        counts = self._counts(ev.envelope.sender)
+        state = self._state_for(self.store, ev.envelope.sender)
         if parsed.dedupe_key and not await state.mark_processed(self.name, parsed.dedupe_key):
             self.dropped["duplicate"] += 1
             return
         if isinstance(ev, wire.ReactionUpdate):
-            key = f"xmpp:reactions:{ev.chat.id}:{ev.sender_key}:{ev.target_id}"
+            key = f"xmpp:reactions:{ev.envelope.chat.id}:{ev.sender_key}:{ev.target_id}"
             before = frozenset(json.loads(await state.get_value(key) or "[]"))
             await state.set_value(key, json.dumps(sorted(ev.keys)))
             if ev.keys != before:
                 await self._emit(
                     IncomingReaction(
-                        transport=self.name,
-                        chat=ev.chat,
-                        sender=ev.sender,
+                        envelope=ev.envelope,
                         target_id=ev.target_id,
                         added=ev.keys - before,
                         removed=before - ev.keys,
-                        message_id=ev.message_id,
-                        is_direct=ev.is_direct,
-                        sender_name=ev.sender_name,
-                        at=ev.at,
                     )
                 )
         else:
