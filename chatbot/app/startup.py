@@ -154,7 +154,7 @@ class Running:
         """
         recovered = await self.worker.recover(await self.worker.register()) if self.worker else 0
         # After recovery, which may have queued a job again in the lane it ran in.
-        if moved := await self.board.move_to_card_lanes():
+        if moved := await self.board.queue.move_to_card_lanes():
             log.info("moved %d queued jobs to the lane their role runs in now", moved)
         async with self.store.transaction() as db:
             pruned = await upkeep.prune(db)

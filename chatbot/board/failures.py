@@ -33,11 +33,13 @@ OPERATOR_FAILED_QUESTION = "operator_failed"
 
 
 class RunFailures:
-    """The board's side of failed runs (a part of BoardService, whose `announce` tells
-    the listeners and moves the fan-out on)."""
+    """The board's side of failed runs (`board.failures`): a run's job fails, its card says
+    where and why; orphaned runs are recovered."""
 
-    store: Store
-    announce: Callable[..., Awaitable[Any]]
+    def __init__(self, store: Store, *, announce: Callable[..., Awaitable[Any]]):
+        self.store = store
+        # BoardService.announce: tells the listeners and moves the fan-out on.
+        self.announce = announce
 
     async def fail(
         self,

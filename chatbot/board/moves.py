@@ -78,11 +78,7 @@ _ANSWERING = frozenset({Action.BUILD_COMMITTED, Action.FIXER_COMMITTED})
 Along = Callable[[BoardTx, Change], Awaitable[None]]
 
 
-class BoardService(
-    BoardReads,
-    BoardQueue,
-    RunFailures,
-):
+class BoardService(BoardReads):
     def __init__(
         self,
         store: Store,
@@ -110,6 +106,10 @@ class BoardService(
         self.budget = BoardBudget(
             store, budgets or Budgets(), default_lane=default_lane, announce=self.announce
         )
+        # The worker's queue: claims, leases, workers, a run's own rows (board/queue.py).
+        self.queue = BoardQueue(store, default_lane=default_lane)
+        # Failed and orphaned runs (board/failures.py).
+        self.failures = RunFailures(store, announce=self.announce)
         # Talking with a running agent: steers, interrupts, approvals (board/talk.py).
         self.talk = BoardTalk(store, page_echo=lambda: self.page_echo)
         # Owners' comments on lines of a card's change (board/comments.py).

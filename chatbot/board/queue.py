@@ -13,10 +13,8 @@ from typing import TypeVar
 
 from chatbot.domain.roles import ROLES, ProfileFrom, role_lane
 from chatbot.store import Store, StoreUnwritable, telemetry
-from chatbot.store import cards as card_store
 from chatbot.store import jobs as job_store
 from chatbot.store import workers as worker_store
-from chatbot.store.cards import Card
 from chatbot.store.jobs import Job
 from chatbot.store.telemetry import RunRecord
 from runners.process import process_identity
@@ -39,8 +37,12 @@ _FORMER_LANES = {
 
 
 class BoardQueue:
-    store: Store
-    default_lane: str
+    """The worker's side of the queue (`board.queue`): lanes, claims, leases, workers, and
+    the rows a run writes of itself."""
+
+    def __init__(self, store: Store, *, default_lane: str):
+        self.store = store
+        self.default_lane = default_lane
 
     async def move_to_card_lanes(self) -> int:
         """Jobs queued in a lane no worker serves any more go to the lane their role
@@ -106,12 +108,6 @@ class BoardQueue:
         """Of these jobs, those cancelled (from here or elsewhere). A job that ended by
         its own result is not one: its task still closes what it opened."""
         return await job_store.cancelled(self.store.reader, tuple(job_ids))
-
-    async def card_by_id(self, card_id: int) -> Card | None:
-        return await card_store.get_by_id(self.store.reader, card_id)
-
-    async def slug_taken(self, slug: str) -> bool:
-        return await card_store.get(self.store.reader, slug) is not None
 
     # A run's own rows (its telemetry, its process) depend on nothing else on the board:
     # they need not wait for other hosts' moves, and the move that follows wakes whoever

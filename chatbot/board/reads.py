@@ -105,6 +105,12 @@ class BoardReads(WebReads):
     async def card(self, slug: str) -> Card:
         return await card_store.require(self.store.reader, slug)
 
+    async def card_by_id(self, card_id: int) -> Card | None:
+        return await card_store.get_by_id(self.store.reader, card_id)
+
+    async def slug_taken(self, slug: str) -> bool:
+        return await card_store.get(self.store.reader, slug) is not None
+
     async def change(self, card: Card) -> Change | None:
         """The card's change file by file (None: it has no commit yet): from before its
         first reviewed commit (the builder's) to its last, so a fixer's commits count too."""

@@ -191,7 +191,7 @@ class JobContext:
         waits instead of being lost. Meanwhile the job's lease may run out; then the
         write says LeaseLost, as for any job taken away."""
         what = f"job {self.job.id} ({self.job.kind}): its result"
-        return await self.board.saved(write, what)
+        return await self.board.queue.saved(write, what)
 
     async def run(
         self,
@@ -315,7 +315,7 @@ class JobContext:
         )
         if steers:
             run = replace(run, steers=steers)
-        self._last_run_id = await self.saved(lambda: self.board.record_run(run))
+        self._last_run_id = await self.saved(lambda: self.board.queue.record_run(run))
         self.runs.append(run)
         await self.tell(RunFinished(self.card, run))
         if output.interrupted and result.ok:
@@ -372,7 +372,7 @@ class JobContext:
     async def _remember_process(self, pgid: int) -> None:
         """Record the agent's process group, so a restart after a crash can stop it."""
         try:
-            await self.board.record_process(self.job, process_identity(pgid))
+            await self.board.queue.record_process(self.job, process_identity(pgid))
         except StoreUnwritable as error:
             # Only for stopping an orphan after a crash: the run need not wait for it.
             log.warning(

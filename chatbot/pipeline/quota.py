@@ -41,15 +41,15 @@ async def wait_for_reset(ctx: JobContext, job: Job, owner: str, stopped: RunLimi
 
     async def record() -> None:
         with contextlib.suppress(LeaseLost):
-            await ctx.board.wait_for_limit(job, owner, at, reason)
+            await ctx.board.queue.wait_for_limit(job, owner, at, reason)
 
-    await ctx.board.saved(record, f"job {job.id} ({job.kind}): its wait for the reset")
+    await ctx.board.queue.saved(record, f"job {job.id} ({job.kind}): its wait for the reset")
     await ctx.tell(ProviderLimited(ctx.card, stopped.runtime, stopped.limited, False, at))
 
 
 async def next_wake(board: BoardService, lanes: list[str], poll_s: float) -> float:
     """How long the worker may sleep: `poll_s`, or less when a waiting job is due sooner."""
-    due = await board.next_not_before(lanes)
+    due = await board.queue.next_not_before(lanes)
     if due is None:
         return poll_s
     return max(0.0, min(poll_s, due - time.time()))

@@ -124,7 +124,7 @@ class Worker:
     async def register(self) -> tuple[str, ...]:
         """Announce this worker (alive, its lanes); returns the workers of this host whose
         process is gone, whose jobs are orphans now."""
-        return await self.board.worker_alive(
+        return await self.board.queue.worker_alive(
             self.instance_id,
             host=self.host,
             process=process_identity(os.getpid()),
@@ -135,7 +135,7 @@ class Worker:
     async def recover(self, dead: tuple[str, ...] = ()) -> int:
         """Queue again or fail the jobs nobody looks after; stop what a dead worker of
         this host left running (its agent would otherwise keep editing the worktree)."""
-        recovered = await self.board.recover(dead)
+        recovered = await self.board.failures.recover(dead)
         for item in recovered:
             job = item.job
             if job.process and job.host in (None, self.host) and kill_orphan(job.process):
@@ -212,7 +212,7 @@ class Worker:
                 stopper.cancel()
             await self._stop_running()
             with contextlib.suppress(Exception):
-                await self.board.worker_stopped(self.instance_id)
+                await self.board.queue.worker_stopped(self.instance_id)
 
     async def _until_writable(self, stop: asyncio.Event | None) -> None:
         waits: set[asyncio.Future[Any]] = {
@@ -245,19 +245,19 @@ class Worker:
                 log.warning("could not remove the worktree of %s: %s", slug, error)
 
     async def _queued(self) -> bool:
-        return bool(await self.board.queued_lanes(self.lanes) - self.held)
+        return bool(await self.board.queue.queued_lanes(self.lanes) - self.held)
 
     async def _claim_all(self) -> None:
         # One read first: most wake-ups (a chat reply, an outbox mark) queued nothing,
         # a lane may be full on other hosts, and a claim is a write transaction.
-        waiting = await self.board.claimable_lanes(self.lanes)
+        waiting = await self.board.queue.claimable_lanes(self.lanes)
         self.held = await hold_for_day_budget(self.board, self.observers, waiting)
         waiting -= self.held
         for lane, limit in self.lanes.items():
             if lane not in waiting:
                 continue
             while sum(1 for job_lane in self._lane_of.values() if job_lane == lane) < limit:
-                job = await self.board.claim(
+                job = await self.board.queue.claim(
                     lane, self.instance_id, self.lease_s, limit=limit, host=self.host
                 )
                 if job is None:
@@ -284,7 +284,7 @@ class Worker:
         """A job cancelled by /cancel (here or from another process) stops its run at once."""
         if not self._running:
             return
-        for job_id in await self.board.stopped(self._running):
+        for job_id in await self.board.queue.stopped(self._running):
             task = self._running.get(job_id)
             if task is not None and job_id not in self._ending:
                 log.info("job %s was cancelled; stopping its run", job_id)
@@ -300,7 +300,7 @@ class Worker:
         while True:
             await asyncio.sleep(self.heartbeat_s)
             try:
-                await self.board.heartbeat(job, self.instance_id, self.lease_s)
+                await self.board.queue.heartbeat(job, self.instance_id, self.lease_s)
             except LeaseLost:
                 log.info("job %s is no longer ours; stopping its run", job.id)
                 runner.cancel()
@@ -318,7 +318,7 @@ class Worker:
             if job is None:
                 continue
             with contextlib.suppress(LeaseLost):
-                await self.board.heartbeat(job, self.instance_id, self.lease_s)
+                await self.board.queue.heartbeat(job, self.instance_id, self.lease_s)
 
     async def _execute(self, job: Job) -> None:
         runner = asyncio.current_task()
@@ -417,6 +417,8 @@ class Worker:
 
         async def record() -> None:
             with contextlib.suppress(LeaseLost):
-                await self.board.fail(job, self.instance_id, detail=detail, rejected_run=rejected)
+                await self.board.failures.fail(
+                    job, self.instance_id, detail=detail, rejected_run=rejected
+                )
 
-        await self.board.saved(record, f"job {job.id} ({job.kind}): its failure")
+        await self.board.queue.saved(record, f"job {job.id} ({job.kind}): its failure")

@@ -92,7 +92,7 @@ async def board_with_a_bit_of_everything(root: Path, database: Any) -> tuple[Sto
     await worker.register()
     alpha = await board.card("alpha")
     lane = next(job.lane for job in await board.active_jobs() if job.card_id == alpha.id)
-    job = await board.claim(lane, worker.instance_id, lease_s=600)
+    job = await board.queue.claim(lane, worker.instance_id, lease_s=600)
     assert job is not None and job.state == "running"
     card = await board.card("gamma")
     async with store.transaction() as db:

@@ -237,7 +237,7 @@ async def test_why_no_worker_then_lane_then_running_then_lease_lost(board: Board
     async with board.store.transaction() as db:
         await worker_store.beat(db, "w2", host="hostB", process=None, lanes=["light"], lease_s=60)
     assert "a live worker's next round marks it failed" in (await why(board, "a"))[1]
-    await board.recover(())
+    await board.failures.recover(())
     assert (await why(board, "a"))[0] is HoldKind.FAILED
 
 

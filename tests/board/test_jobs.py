@@ -111,7 +111,7 @@ async def test_expired_leases_are_recovered_on_start(board: BoardService) -> Non
         await job_store.enqueue(db, kind="reviewer", lane="role:reviewer", card_id=running_ok)
         kept = await job_store.claim(db, "role:reviewer", "this-process", 60)
 
-    recovered = await board.recover()
+    recovered = await board.failures.recover()
 
     by_kind = {r.job.kind: r for r in recovered}
     assert set(by_kind) == {"reviewer", "builder"}
@@ -132,7 +132,7 @@ async def test_running_jobs_of_a_dead_worker_are_orphans_at_once(board: BoardSer
         await job_store.claim(db, "role:operator", "crashed-process", 3600)
     # The crashed worker of this host is found dead (its process is gone): no waiting
     # for its hour-long lease.
-    recovered = await board.recover(("crashed-process",))
+    recovered = await board.failures.recover(("crashed-process",))
     assert [r.requeued for r in recovered] == [True]
 
 
@@ -146,9 +146,9 @@ async def test_a_worker_found_dead_on_this_host_loses_its_jobs(board: BoardServi
         await worker_store.beat(
             db, "gone", host="h1", process="999999999:1", lanes=["x"], lease_s=3600
         )
-    dead = await board.worker_alive("me", host="h1", process=None, lanes=["x"], lease_s=60)
+    dead = await board.queue.worker_alive("me", host="h1", process=None, lanes=["x"], lease_s=60)
     assert "gone" in dead
-    recovered = await board.recover(dead)
+    recovered = await board.failures.recover(dead)
     assert [r.job.host for r in recovered] == ["h1"]
     seen = {w.id: w for w in await board.workers_seen(0)}
     assert not seen["gone"].alive and seen["me"].alive
@@ -156,13 +156,13 @@ async def test_a_worker_found_dead_on_this_host_loses_its_jobs(board: BoardServi
 
 async def test_a_stopped_worker_s_jobs_are_orphans_for_the_others(board: BoardService) -> None:
     card_id = await _card(board.store, "op", Phase.OPERATOR_RUNNING)
-    await board.worker_alive("w1", host="elsewhere", process=None, lanes=["l"], lease_s=600)
+    await board.queue.worker_alive("w1", host="elsewhere", process=None, lanes=["l"], lease_s=600)
     async with board.store.transaction() as db:
         await job_store.enqueue(db, kind="operator", lane="role:operator", card_id=card_id)
         await job_store.claim(db, "role:operator", "w1", 600)
-    assert await board.recover() == []
-    await board.worker_stopped("w1")
-    assert [r.requeued for r in await board.recover()] == [True]
+    assert await board.failures.recover() == []
+    await board.queue.worker_stopped("w1")
+    assert [r.requeued for r in await board.failures.recover()] == [True]
 
 
 async def test_a_lane_s_limit_counts_every_worker_s_jobs(store: Store) -> None:
@@ -225,7 +225,7 @@ async def test_jobs_left_in_a_former_role_lane_move_to_their_card_s_lane(
     # `running` was taken before the upgrade (recovery queues it again first if need be).
     async with store.transaction() as db:
         assert await job_store.claim(db, "role:fixer", "old-worker", 60) is not None
-    assert await board.move_to_card_lanes() == 2
+    assert await board.queue.move_to_card_lanes() == 2
     lanes = {
         row["card_id"]: (row["lane"], row["state"])
         for row in await store.reader.fetchall("SELECT card_id, lane, state FROM jobs")
@@ -235,7 +235,7 @@ async def test_jobs_left_in_a_former_role_lane_move_to_their_card_s_lane(
         heavy: ("heavy", "queued"),
         running: ("role:fixer", "running"),  # a running job finishes where it is
     }
-    assert await board.move_to_card_lanes() == 0
+    assert await board.queue.move_to_card_lanes() == 0
     # The worker of the default lane takes it now.
     async with store.transaction() as db:
         claimed = await job_store.claim(db, board.default_lane, "w", 60)

@@ -42,13 +42,15 @@ async def planned(board: BoardService, slug: str, kind: Kind = Kind.INTENT, **fi
 
 async def worker(board: BoardService, name: str = "w1", lease_s: float = 600) -> None:
     """A worker's heartbeat, as `chatbot worker` sends it (every lane)."""
-    await board.worker_alive(name, host=f"host-{name}", process=None, lanes=LANES, lease_s=lease_s)
+    await board.queue.worker_alive(
+        name, host=f"host-{name}", process=None, lanes=LANES, lease_s=lease_s
+    )
 
 
 async def claimed(board: BoardService, slug: str, name: str = "w1"):
     job = (await board.view(slug)).active_job
     assert job is not None, f"{slug} has no job"
-    got = await board.claim(job.lane, name, 600, host=f"host-{name}")
+    got = await board.queue.claim(job.lane, name, 600, host=f"host-{name}")
     assert got is not None and got.id == job.id
     return got
 
@@ -250,7 +252,7 @@ async def test_why_failed_and_each_way_on(board: BoardService, way: str, then: P
     await applied(board, "broken", Action.OPERATOR_DIRECT, lane="light")
     await applied(board, "broken", Action.BUILD_COMMITTED, commit_hash=COMMIT)
     job = await claimed(board, "broken")
-    await board.fail(job, "w1", detail="the reviewer crashed")
+    await board.failures.fail(job, "w1", detail="the reviewer crashed")
     kind, text, _ = await why(board, "broken")
     assert kind is HoldKind.FAILED
     assert text == "broken is held by its failed review stage. Way on: /retry broken, /fix broken."
@@ -342,7 +344,7 @@ async def test_why_lease_lost_and_cancel(board: BoardService) -> None:
     await planned(board, "orphan")
     await board.act("orphan", Action.START, actor=OWNER)
     await claimed(board, "orphan")
-    await board.worker_stopped("w1")
+    await board.queue.worker_stopped("w1")
     kind, text, ways = await why(board, "orphan")
     assert kind is HoldKind.LEASE_LOST
     assert "orphan's operator job #1 belongs to worker w1 on host-w1, which stopped" in text
@@ -357,11 +359,11 @@ async def test_why_lease_lost_is_taken_over_by_a_live_worker(board: BoardService
     await planned(board, "orphan")
     await board.act("orphan", Action.START, actor=OWNER)
     await claimed(board, "orphan")
-    await board.worker_stopped("w1")
+    await board.queue.worker_stopped("w1")
     await worker(board, "w2")
     kind, text, _ = await why(board, "orphan")
     assert kind is HoldKind.LEASE_LOST and "a live worker takes it over at its next round" in text
-    await board.recover(())  # the live worker's round
+    await board.failures.recover(())  # the live worker's round
     assert (await why(board, "orphan"))[0] is HoldKind.QUEUED
     await claimed(board, "orphan", "w2")
     assert (await why(board, "orphan"))[0] is HoldKind.RUNNING
@@ -372,14 +374,14 @@ async def test_why_lease_lost_of_a_deploy_names_no_cancel(board: BoardService) -
     await approved(board, "ship")
     await board.act("ship", Action.DEPLOY, actor=OWNER)
     await claimed(board, "ship")
-    await board.worker_stopped("w1")
+    await board.queue.worker_stopped("w1")
     kind, text, ways = await why(board, "ship")
     # /cancel is refused for an approved card: the sentence must not name it.
     assert (kind, ways) == (HoldKind.LEASE_LOST, ())
     assert "its result is unknown; no live worker is left to mark it failed" in text
     await worker(board, "w2")
     assert "a live worker's next round marks it failed" in (await why(board, "ship"))[1]
-    await board.recover(())
+    await board.failures.recover(())
     kind, text, _ = await why(board, "ship")
     assert kind is HoldKind.FAILED and text.endswith("Way on: /retry ship, /fix ship.")
     await board.act("ship", Action.RETRY, actor=OWNER)
@@ -420,7 +422,7 @@ async def test_why_quota_ends_by_itself(board: BoardService) -> None:
     await board.act("limited", Action.START, actor=OWNER)
     job = await claimed(board, "limited")
     until = time.time() + 600
-    await board.wait_for_limit(job, "w1", until, "codex: quota or rate limit: 429")
+    await board.queue.wait_for_limit(job, "w1", until, "codex: quota or rate limit: 429")
     kind, text, ways = await why(board, "limited")
     assert (kind, ways) == (HoldKind.QUOTA, ())
     assert "runs again by itself at" in text and text.endswith("(codex: 429).")

@@ -279,7 +279,7 @@ async def test_a_restart_closes_what_a_gone_run_asked(env: Env) -> None:
     asked = await _asked(env, job)
     steer = await env.board.talk.steer("login", "hi", actor="xmpp:owner@example.org")
     # The worker's registration is long gone: its job is recovered, its run was killed.
-    recovered = await env.board.recover(dead_owners=("worker-1",))
+    recovered = await env.board.failures.recover(dead_owners=("worker-1",))
     assert [item.job.id for item in recovered] == [job.id]
     row = await env.board.talk.approval(asked.id)
     assert row is not None and row.state == "closed"
@@ -314,6 +314,6 @@ async def test_status_counts_the_steers_a_run_took(env: Env) -> None:
         card_id=job.card_id,
         steers=2,
     )
-    await env.board.record_run(run)
+    await env.board.queue.record_run(run)
     status = await env.one(msg("/status login"))
     assert "ok, steered 2×" in status.text

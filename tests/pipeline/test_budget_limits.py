@@ -53,7 +53,7 @@ def board_with(store: Store, tmp_path: Path, budgets: Budgets) -> BoardService:
 
 async def spend(board: BoardService, card_id: int | None, costs: list[float]) -> None:
     for cost in costs:
-        await board.record_run(
+        await board.queue.record_run(
             run_record(
                 role="operator",
                 actual_model="m",
@@ -77,7 +77,7 @@ async def test_a_card_budget_spent_to_its_limit_stops_the_next_run(
     card = await board.act("greeting", Action.START, actor="owner")
     if allowances:
         card = await store_allowances(board, card.slug, allowances)
-    job = await board.claim(role_lane("operator"), "worker-1", 60)
+    job = await board.queue.claim(role_lane("operator"), "worker-1", 60)
     assert job is not None and job.card_id == card.id
     await spend(board, card.id, costs)
 
@@ -89,7 +89,7 @@ async def test_a_card_budget_spent_to_its_limit_stops_the_next_run(
         assert "lanes.light.budget_usd_per_card" in after.failure_detail
     else:
         assert after.phase is Phase.OPERATOR_RUNNING and after.failure_stage is None
-        assert await board.stopped([job.id]) == []  # still running: the run may start
+        assert await board.queue.stopped([job.id]) == []  # still running: the run may start
 
 
 async def store_allowances(board: BoardService, slug: str, allowances: int) -> Card:

@@ -121,7 +121,7 @@ async def test_a_bot_crash_during_the_operator_run_ends_in_a_question(
         )
         job = await claim(db, "role:operator", "dead-bot", 60)
     assert job is not None and job.attempts == MAX_AUTOMATIC_ATTEMPTS
-    await h.board.recover(("dead-bot",))
+    await h.board.failures.recover(("dead-bot",))
 
     card = await h.board.card("greeting")
     assert (card.phase, card.failure_stage) == (Phase.NEEDS_HUMAN, "operator")

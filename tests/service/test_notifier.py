@@ -139,7 +139,7 @@ async def test_a_failed_operator_run_is_posted_as_a_question_to_answer_or_retry(
             "INSERT INTO jobs (card_id, kind, lane, created_at) VALUES (1, 'operator', 'r', 0)"
         )
         job = await claim(db, "r", "w", 60)
-    await board.fail(job, "w", detail="the operator's answer was rejected: bad JSON")
+    await board.failures.fail(job, "w", detail="the operator's answer was rejected: bad JSON")
     [row] = [r for r in await posts(board) if r.transport == "xmpp"]
     assert row.purpose == "question" and row.question_id is not None
     assert row.text.startswith("⚠️ c: the operator run failed: the operator's answer was rejected")

@@ -50,7 +50,7 @@ def intent(repo: Path, slug: str, title: str, body: str = "", folder: str = "doc
 async def claimed(board: BoardService, slug: str):
     job = (await board.view(slug)).active_job
     assert job is not None, f"{slug} has no job"
-    got = await board.claim(job.lane, WORKER, 600)
+    got = await board.queue.claim(job.lane, WORKER, 600)
     assert got is not None and got.id == job.id, f"{slug}: another job was claimed first"
     return got
 
@@ -62,7 +62,7 @@ async def system(board: BoardService, slug: str, action: Action, **changes):
 
 async def ran(board: BoardService, slug: str, role: str, cost: float, tokens: int) -> None:
     card = await board.card(slug)
-    await board.record_run(
+    await board.queue.record_run(
         RunRecord(
             role=role,
             runtime="codex",

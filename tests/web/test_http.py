@@ -301,13 +301,13 @@ async def test_the_runs_page_lists_the_workers_of_every_host(site) -> None:
     assert "No worker seen: queued jobs wait until one runs" in body
     board = site.board
     # The seeded builder runs under WORKER; a second worker, on another host, stopped.
-    await board.worker_alive(
+    await board.queue.worker_alive(
         WORKER, host="build-1", process=None, lanes=["heavy", "light"], lease_s=600
     )
-    await board.worker_alive(
+    await board.queue.worker_alive(
         "old", host=HOSTILE_SCRIPT, process=None, lanes=["role:researcher"], lease_s=600
     )
-    await board.worker_stopped("old")
+    await board.queue.worker_stopped("old")
     _, _, body = await fetch(site, "runs", headers=site.headers())
     rows = re.findall(
         r'<tr><td>([^<]*)</td><td>([^<]*)</td><td>(\d+)</td><td class="worker-(\w+)"', body

@@ -101,7 +101,7 @@ async def test_gauges_come_from_the_database(store: Store, board: BoardService) 
             await job_store.enqueue(db, kind=kind, lane=lane, card_id=card.id)
     await _backdate(store, "jobs", 600)
     # A worker takes the oldest of the light lane: one builder runs, one waits.
-    assert await board.claim("light", "w-1", 60.0) is not None
+    assert await board.queue.claim("light", "w-1", 60.0) is not None
     await board.post_alone(Post(transport="xmpp", target="room@muc.example.org", text="hi"))
     await board.post_alone(Post(transport="xmpp", target="room@muc.example.org", text="lost"))
     await _backdate(store, "outbox", 120)
@@ -205,7 +205,7 @@ async def test_every_process_reports_the_same_queue(
         for metrics in (mine, theirs):
             got = parse((await metrics.exposition())[0].decode())
             assert value(got, "intentboard_jobs_queued", lane="light", role="operator") == 1
-        assert await BoardService(other, board.repo).claim("light", "w-9", 60.0) is not None
+        assert await BoardService(other, board.repo).queue.claim("light", "w-9", 60.0) is not None
         for metrics in (mine, theirs):
             got = parse((await metrics.exposition())[0].decode())
             assert value(got, "intentboard_jobs_queued", lane="light", role="operator") == 0

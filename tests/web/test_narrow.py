@@ -66,7 +66,7 @@ async def test_a_card_page_on_a_phone_does_not_scroll_sideways(
             job, _ = await job_store.enqueue(db, kind="builder", lane="light", card_id=card.id)
         await site.board.talk.ask_approval(job, card, tool="Bash", command=LONG, cwd="/w/talky")
         for model in ("claude-sonnet-4-5-20250929-with-a-long-name", "claude-opus-4-1"):
-            await site.board.record_run(
+            await site.board.queue.record_run(
                 run_record(
                     runtime="claude",
                     role="builder",

@@ -49,7 +49,7 @@ async def test_the_budget_page_shows_today_days_lanes_and_the_costliest_cards(
 async def test_a_pipeline_page_shows_its_runs_by_id_or_by_a_cards_slug(site: OwnerSite) -> None:
     card = await site.board.card("reviewed")
     for role, cost in (("operator", 0.01), ("builder", 0.5)):
-        await site.board.record_run(
+        await site.board.queue.record_run(
             RunRecord(
                 role=role,
                 runtime="codex",
@@ -117,7 +117,7 @@ async def test_the_budget_page_lists_roles_apart_from_the_lanes(site: OwnerSite)
     card = await site.board.card("reviewed")
     async with site.store.transaction() as db:
         job, _ = await job_store.enqueue(db, kind="operator", lane="role:operator")
-    await site.board.record_run(
+    await site.board.queue.record_run(
         run_record(role="operator", cost_usd=0.25, job_id=job.id, card_id=card.id)
     )
     _, body = await page(site, "budget")
@@ -152,7 +152,7 @@ async def test_a_pipeline_keeps_the_split_children_an_owner_starts(tmp_path: Pat
         started = await board.card("big-b")
         assert started.phase is Phase.OPERATOR_RUNNING and started.pipeline_run_id == pipeline
         run = run_record(role="operator", cost_usd=0.25, card_id=started.id)
-        await board.record_run(replace(run, pipeline_run_id=started.pipeline_run_id))
+        await board.queue.record_run(replace(run, pipeline_run_id=started.pipeline_run_id))
         status, body = await read(site, f"pipeline/{pipeline}")
         assert status == 200 and f"Pipeline {pipeline}: 1 run, $0.25" in body
         assert 'Part of <a href="/card/big">big</a>' in body

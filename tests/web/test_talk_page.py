@@ -41,7 +41,7 @@ async def test_the_card_page_shows_what_the_agent_asked_whole_and_its_session(
         await site.board.talk.decide_approval(
             asked.id, False, actor="xmpp:o@x", reason="no network"
         )
-        await site.board.record_run(
+        await site.board.queue.record_run(
             run_record(
                 runtime="claude",
                 configured_model="",

@@ -43,7 +43,9 @@ async def chat_says(site, slug: str, locale: str = "en") -> str:
 
 async def test_the_card_page_says_what_chat_says(site) -> None:
     # The worker that claimed the seeded jobs is alive.
-    await site.board.worker_alive(WORKER, host="hostA", process=None, lanes=["light"], lease_s=600)
+    await site.board.queue.worker_alive(
+        WORKER, host="hostA", process=None, lanes=["light"], lease_s=600
+    )
     for slug, sentence in (
         (
             "reviewed",
@@ -72,7 +74,7 @@ async def test_the_why_line_is_escaped(site) -> None:
     # A provider's error text lands in the sentence of a quota wait.
     job = await claimed(site.board, "operator")  # its operator job was queued first
     detail = f"codex: quota or rate limit: {HOSTILE_SCRIPT}"
-    await site.board.wait_for_limit(job, WORKER, time.time() + 600, detail)
+    await site.board.queue.wait_for_limit(job, WORKER, time.time() + 600, detail)
     async with aiohttp.ClientSession() as session:
         async with session.get(f"{site.url}card/operator", headers=site.headers()) as response:
             body = await response.text()
