@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import os
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field, replace
@@ -30,22 +29,14 @@ from chatbot.board.run_events import (
 from chatbot.config import Config
 from chatbot.domain import roles
 from chatbot.domain.transitions import Action
-from chatbot.pipeline import attached, redaction, sandboxing
+from chatbot.pipeline import attached, redaction
 from chatbot.pipeline.asking import OwnerAnswers
+from chatbot.pipeline.launch import Launch, prepare
 from chatbot.pipeline.run_records import Profile, run_record
 from chatbot.pipeline.run_tools import serving_for
-from runners.process import ProcessLimits, default_base_env, process_identity
+from runners.process import process_identity
 from runners.profiles import AllowedProfiles
-from runners.runtimes import (
-    Limited,
-    Mode,
-    RunRequest,
-    RunResult,
-    Usage,
-    get_runtime,
-    run_model,
-)
-from runners.workspace import agent_home
+from runners.runtimes import Limited, RunResult, Usage, run_model
 
 if TYPE_CHECKING:
     from chatbot.pipeline.talking import LiveTalks
@@ -205,119 +196,36 @@ class JobContext:
         accept_turn_limit: bool = False,
     ) -> RunResult:
         """One model run of this job's role; its profile (unless given), its sandbox and
-        its grants follow the role's record."""
-        record = self.role
-        role = record.name
-        profile = profile or self.profile()
-        if self._fallback is not None and profile.runtime != self._fallback.runtime:
-            # The session the caller resumes is the fallback's own (from its last run).
-            profile = self._fallback
-        mode = Mode.WORKSPACE_WRITE if record.writes else Mode.READ_ONLY
+        its grants follow the role's record.
+
+        The steps: the card's files are laid out and the launch prepared (launch.py);
+        the run goes on while its progress is told (`_execute`); its record is kept
+        (`_recorded`); its outcome decides: an interrupt, a limited provider (whose
+        fallback lane runs the prompt again), a failure, or the result."""
+        profile = self._profile_for(profile)
         runtime_config = self.config.runtimes.get(profile.runtime)
         if runtime_config is None:
             raise RunFailed(f"runtime {profile.runtime!r} has no [runtimes.{profile.runtime}]")
-        # The role names what it may do; the runtime writes that in its CLI's syntax.
-        runtime = get_runtime(profile.runtime)
-        tool_rules = runtime.tool_rules(record.grants)
-        home = agent_home(self.config.bot.workspaces.absolute(), profile.runtime)
         self.run_cwd = cwd
-        files = await self.board.files.of_card(self.card.slug)
-        await attached.lay_out(
-            self.board,
-            files,
-            self.laid,
-            cwd=cwd,
-            writes=record.writes,
-            workspaces=self.config.bot.workspaces,
-            job_id=self.job.id,
-        )
-        prompt += attached.prompt_section(files, self.laid)
-        request = RunRequest(
-            binary=runtime_config.binary,
+        prompt += await self._lay_out_files(cwd)
+        launch = prepare(
+            self.config,
+            self.role,
+            profile,
+            runtime_config,
             cwd=cwd,
             prompt=prompt,
             images=self.laid.images(),
-            mode=mode,
-            model=profile.model,
-            reasoning_effort=profile.reasoning_effort,
+            shown=() if self.role.writes or self.laid.folder is None else (self.laid.folder,),
             resume_session_id=resume_session_id,
             max_turns=max_turns,
-            allowed_tools=tool_rules,
-            base_url=runtime_config.base_url or "",
-            api_key_file=runtime_config.api_key_file,
-            home=home,
         )
-        sandbox = sandboxing.plan(
-            self.config,
-            runtime=profile.runtime,
-            cwd=cwd,
-            writes=record.writes,
-            network=profile.network,
-            home=home,
-            shown=() if record.writes or self.laid.folder is None else (self.laid.folder,),
-        )
-        base_env = default_base_env()
-        for name in runtime_config.pass_env:
-            if name in os.environ:
-                base_env[name] = os.environ[name]
-        base_env.update(runtime_config.env)
-        limits = ProcessLimits(
-            timeout=profile.timeout_s,
-            idle_timeout=profile.idle_timeout_s,
-            output_cap=self.config.bot.run_output_cap_mb * 1024 * 1024,
-        )
+        role = self.role.name
         await self.tell(RunStarted(self.card, role, profile.runtime, profile.model, self.job.id))
         started = time.time()
-        latest: list[str] = []
-        conversation = None
-        if record.talks and runtime.talking is not None and self.talks is not None:
-            if not self._talking:
-                await self.saved(lambda: self.board.talk.begins(self.job))
-                self._talking = True
-            conversation = self.talks.open(self)
-        steers = 0
-        redactor = redaction.of(self.config)
-        ticker = asyncio.create_task(self._progress(role, started, latest))
-        try:
-            async with serving_for(self, self.board, self.answers, record) as (tools, hold):
-                result = await run_model(
-                    profile.runtime,
-                    replace(request, tools=tools),
-                    limits=limits,
-                    base_env=base_env,
-                    previous_usage=previous_usage,
-                    on_spawn=self._remember_process,
-                    on_step=lambda step: latest.append(redactor.redact(step)),
-                    conversation=conversation,
-                    sandbox=sandbox,
-                    hold=hold,
-                )
-        finally:
-            ticker.cancel()
-            if conversation is not None and self.talks is not None:
-                steers = self.talks.close(self.job.id)
-        # Nothing the agent wrote carries a secret value on into posts, the store or git.
-        result = redactor.result(result)
-        if result.failure and "binary not found" in result.failure:
-            detail = f"{result.failure} (set runtimes.{profile.runtime}.binary)"
-            result = _with_failure(result, detail)
+        result, steers = await self._execute(launch, started, previous_usage)
+        await self._recorded(launch, result, started, steers)
         output = result.output
-        run = run_record(
-            role=role,
-            profile=profile,
-            takes_effort=runtime.takes_effort,
-            runtime_config=runtime_config,
-            result=result,
-            job=self.job,
-            card=self.card,
-            prompt=prompt if self.config.bot.keep_transcripts else None,
-            started=started,
-        )
-        if steers:
-            run = replace(run, steers=steers)
-        self._last_run_id = await self.saved(lambda: self.board.queue.record_run(run))
-        self.runs.append(run)
-        await self.tell(RunFinished(self.card, run))
         if output.interrupted and result.ok:
             raise RunInterrupted(output.session_id or resume_session_id or None)
         if not result.ok and output.limited is not None:
@@ -332,6 +240,93 @@ class JobContext:
         if not result.ok and not (accept_turn_limit and output.turn_limit_reached):
             raise RunFailed(result.failure or "the run failed")
         return result
+
+    def _profile_for(self, given: Profile | None) -> Profile:
+        """The profile given, else the role's; the fallback's once the job fell back."""
+        profile = given or self.profile()
+        if self._fallback is not None and profile.runtime != self._fallback.runtime:
+            # The session the caller resumes is the fallback's own (from its last run).
+            profile = self._fallback
+        return profile
+
+    async def _lay_out_files(self, cwd: Path) -> str:
+        """The card's attached files laid out for the run in `cwd`; the prompt's part
+        that names them."""
+        files = await self.board.files.of_card(self.card.slug)
+        await attached.lay_out(
+            self.board,
+            files,
+            self.laid,
+            cwd=cwd,
+            writes=self.role.writes,
+            workspaces=self.config.bot.workspaces,
+            job_id=self.job.id,
+        )
+        return attached.prompt_section(files, self.laid)
+
+    async def _execute(
+        self, launch: Launch, started: float, previous_usage: Usage | None
+    ) -> tuple[RunResult, int]:
+        """The run, talked to when its role and runtime can talk, its progress told
+        meanwhile; its result with every secret value replaced, and how many steers
+        it took."""
+        record = self.role
+        latest: list[str] = []
+        conversation = None
+        if record.talks and launch.runtime.talking is not None and self.talks is not None:
+            if not self._talking:
+                await self.saved(lambda: self.board.talk.begins(self.job))
+                self._talking = True
+            conversation = self.talks.open(self)
+        steers = 0
+        redactor = redaction.of(self.config)
+        ticker = asyncio.create_task(self._progress(record.name, started, latest))
+        try:
+            async with serving_for(self, self.board, self.answers, record) as (tools, hold):
+                result = await run_model(
+                    launch.profile.runtime,
+                    replace(launch.request, tools=tools),
+                    limits=launch.limits,
+                    base_env=launch.base_env,
+                    previous_usage=previous_usage,
+                    on_spawn=self._remember_process,
+                    on_step=lambda step: latest.append(redactor.redact(step)),
+                    conversation=conversation,
+                    sandbox=launch.sandbox,
+                    hold=hold,
+                )
+        finally:
+            ticker.cancel()
+            if conversation is not None and self.talks is not None:
+                steers = self.talks.close(self.job.id)
+        # Nothing the agent wrote carries a secret value on into posts, the store or git.
+        result = redactor.result(result)
+        if result.failure and "binary not found" in result.failure:
+            detail = f"{result.failure} (set runtimes.{launch.profile.runtime}.binary)"
+            result = _with_failure(result, detail)
+        return result, steers
+
+    async def _recorded(
+        self, launch: Launch, result: RunResult, started: float, steers: int
+    ) -> RunRecord:
+        """The run's telemetry row, written (it waits for a full disk) and told."""
+        run = run_record(
+            role=self.role.name,
+            profile=launch.profile,
+            takes_effort=launch.runtime.takes_effort,
+            runtime_config=launch.runtime_config,
+            result=result,
+            job=self.job,
+            card=self.card,
+            prompt=launch.request.prompt if self.config.bot.keep_transcripts else None,
+            started=started,
+        )
+        if steers:
+            run = replace(run, steers=steers)
+        self._last_run_id = await self.saved(lambda: self.board.queue.record_run(run))
+        self.runs.append(run)
+        await self.tell(RunFinished(self.card, run))
+        return run
 
     def _fallback_for(self, profile: Profile) -> Profile | None:
         """The profile of the card lane's `fallback` lane, for a role that runs with the

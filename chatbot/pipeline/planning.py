@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import tempfile
 from pathlib import Path
+from typing import Any
 
 from chatbot.board import OPERATOR_FAILED_QUESTION, NewChild, split_plan
 from chatbot.board.files import FileExistsRefusal, StagedFiles
@@ -14,6 +15,7 @@ from chatbot.pipeline.context import JobContext, RunFailed
 from runners import prompts
 from runners.contracts import (
     DraftQuestion,
+    OperatorDecision,
     Question,
     parse_draft,
     parse_operator_decision,
@@ -34,35 +36,19 @@ def _clarifications(ctx: JobContext) -> str:
 
 
 async def run_operator(ctx: JobContext) -> None:
+    """The operator decides how the card goes on: straight to a builder, a question for
+    the owner, or a split into children (planned for approval when splits are confirmed)."""
     card = ctx.card
-    intent_path, body = ctx.intent()
-    prompt = prompts.operator_prompt(
-        slug=card.slug,
-        intent_path=intent_path,
-        intent_body=body,
-        allowed=ctx.allowed,
-        clarifications=_clarifications(ctx),
-    )
-    result = await ctx.run(prompt, cwd=ctx.repo)
-    decision = parse_operator_decision(result.output.answer, ctx.allowed, card.slug)
+    decision = await _decide(ctx)
     details = {"decision": decision.model_dump(mode="json")}
     data = {**card.data, "operator_reason": decision.reason}
     if decision.decision == "direct_builder":
-        lane = ctx.allowed.lanes[decision.recommended_lane or ""]
         await ctx.apply(
             Action.OPERATOR_DIRECT,
             reason=decision.reason,
             details=details,
-            lane=lane.lane,
-            runtime=decision.runtime,
-            model=decision.model,
-            reasoning_effort=decision.reasoning_effort or "",
-            iteration_limit=lane.iteration_limit,
-            escalation=[step.model_dump(mode="json") for step in decision.escalation],
-            escalation_step=0,
-            failure_stage=None,
-            failure_detail=None,
             data=data,
+            **_builder_fields(ctx, decision),
         )
         return
     if decision.decision == "needs_human":
@@ -77,6 +63,63 @@ async def run_operator(ctx: JobContext) -> None:
             data=data,
         )
         return
+    children = _children(ctx, decision)
+    if ctx.config.bot.confirm_splits:
+        # Checked now (slugs free, files absent) so the owner approves a plan that can be
+        # made; written only on approval, when it is checked once more.
+        (await _stage_children(ctx, children)).discard()
+        await ctx.apply(
+            Action.OPERATOR_SPLIT_PLANNED,
+            reason=decision.reason,
+            details=details,
+            question=("split_plan", decision.reason, []),
+            data={**data, "split_plan": split_plan.dump(children)},
+        )
+        return
+    files = await _stage_children(ctx, children)
+    await ctx.apply(
+        Action.OPERATOR_SPLIT,
+        reason=decision.reason,
+        details=details,
+        children=[new for new, _ in children],
+        files=files,
+        data=data,
+    )
+
+
+async def _decide(ctx: JobContext) -> OperatorDecision:
+    """The operator's run on the card's intent, and its decision as the contract reads it."""
+    card = ctx.card
+    intent_path, body = ctx.intent()
+    prompt = prompts.operator_prompt(
+        slug=card.slug,
+        intent_path=intent_path,
+        intent_body=body,
+        allowed=ctx.allowed,
+        clarifications=_clarifications(ctx),
+    )
+    result = await ctx.run(prompt, cwd=ctx.repo)
+    return parse_operator_decision(result.output.answer, ctx.allowed, card.slug)
+
+
+def _builder_fields(ctx: JobContext, decision: OperatorDecision) -> dict[str, Any]:
+    """The card's fields for a direct builder: the chosen lane's profile and ladder."""
+    lane = ctx.allowed.lanes[decision.recommended_lane or ""]
+    return {
+        "lane": lane.lane,
+        "runtime": decision.runtime,
+        "model": decision.model,
+        "reasoning_effort": decision.reasoning_effort or "",
+        "iteration_limit": lane.iteration_limit,
+        "escalation": [step.model_dump(mode="json") for step in decision.escalation],
+        "escalation_step": 0,
+        "failure_stage": None,
+        "failure_detail": None,
+    }
+
+
+def _children(ctx: JobContext, decision: OperatorDecision) -> list[tuple[NewChild, str]]:
+    """Each child of the split as the board creates it, with its intent's text."""
     children = []
     for child in decision.children:
         lane = ctx.allowed.lanes[child.recommended_lane]
@@ -99,27 +142,7 @@ async def run_operator(ctx: JobContext) -> None:
             },
         )
         children.append((new, child.intent_markdown))
-    if ctx.config.bot.confirm_splits:
-        # Checked now (slugs free, files absent) so the owner approves a plan that can be
-        # made; written only on approval, when it is checked once more.
-        (await _stage_children(ctx, children)).discard()
-        await ctx.apply(
-            Action.OPERATOR_SPLIT_PLANNED,
-            reason=decision.reason,
-            details=details,
-            question=("split_plan", decision.reason, []),
-            data={**data, "split_plan": split_plan.dump(children)},
-        )
-        return
-    files = await _stage_children(ctx, children)
-    await ctx.apply(
-        Action.OPERATOR_SPLIT,
-        reason=decision.reason,
-        details=details,
-        children=[new for new, _ in children],
-        files=files,
-        data=data,
-    )
+    return children
 
 
 async def _stage_children(ctx: JobContext, children: list[tuple[NewChild, str]]) -> StagedFiles:
