@@ -12,7 +12,6 @@ from __future__ import annotations
 from chatbot.board import (
     AlreadyAnswered,
     BoardError,
-    BoardService,
     BoardTx,
     QuestionRow,
     UnknownCard,
@@ -25,15 +24,12 @@ from chatbot.board.agent_asks import (
 )
 from chatbot.board.agent_proposals import target_id
 from chatbot.board.tx import ON_PAGE
-from chatbot.chat.replies import Origin, Replies
+from chatbot.chat.host import HandlerHost
+from chatbot.chat.replies import Origin
 from chatbot.chat.texts_agent import STATES
 
 
-class AgentAnswers:
-    board: BoardService
-    replies: Replies
-    locale: str
-
+class AgentAnswers(HandlerHost):
     async def answer_agent(
         self, origin: Origin, question: QuestionRow, text: str, via: str
     ) -> None:

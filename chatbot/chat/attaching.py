@@ -8,20 +8,15 @@ the command that says which card usually comes right after it: `/attach`, `/stee
 
 from __future__ import annotations
 
-from chatbot.board import Attachment, AttachPurpose, BoardService, UnknownCard
+from chatbot.board import Attachment, AttachPurpose, UnknownCard
 from chatbot.chat.commands import CommandCall
 from chatbot.chat.files_in import described
-from chatbot.chat.replies import Origin, Replies
-from chatbot.config import Config
+from chatbot.chat.host import HandlerHost
+from chatbot.chat.replies import Origin
 from chatbot.transports.networks import takes_files
 
 
-class AttachHandlers:
-    board: BoardService
-    replies: Replies
-    locale: str
-    config: Config | None
-
+class AttachHandlers(HandlerHost):
     @property
     def loose_minutes(self) -> int:
         return self.config.files.keep_loose_minutes if self.config is not None else 30

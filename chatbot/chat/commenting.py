@@ -11,14 +11,14 @@ the quoted lines, and the board checks them against the change itself.
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING
 
-from chatbot.board import BoardService, Card, Posted, UnknownCard
+from chatbot.board import Card, Posted, UnknownCard
 from chatbot.board.comments import Commented, CommentRefused, NewComment
 from chatbot.chat import render_diff
 from chatbot.chat.authority import Standing
 from chatbot.chat.commands import BY_NAME, CommandCall
-from chatbot.chat.replies import Origin, Replies
+from chatbot.chat.host import HandlerHost
+from chatbot.chat.replies import Origin
 from chatbot.domain.transitions import Action, allowed_actions
 from chatbot.transports.networks import sends_files
 from runners.commit_view import CommitViewError
@@ -39,11 +39,7 @@ def parse_where(where: str) -> tuple[str, tuple[int, int] | None] | None:
     return found.group("path"), (int(start), int(end))
 
 
-class CommentHandlers:
-    board: BoardService
-    replies: Replies
-    locale: str
-
+class CommentHandlers(HandlerHost):
     # --- /diff ---------------------------------------------------------------------------
 
     async def diff(self, origin: Origin, invocation: CommandCall) -> None:
@@ -185,7 +181,3 @@ class CommentHandlers:
             where += f":{start}" if start == end else f":{start}-{end}"
         args: dict[str, str | int | None] = {"slug": slug, "file:line": where, "text": new.body}
         await self.request(origin, CommandCall(BY_NAME["comment"], args))
-
-    if TYPE_CHECKING:  # ChatHandlers' (handlers.py)
-
-        async def request(self, origin: Origin, invocation: CommandCall) -> None: ...

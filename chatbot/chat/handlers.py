@@ -14,6 +14,7 @@ from chatbot.board import (
     Along,
     AttachPurpose,
     BoardError,
+    BoardService,
     BoardTx,
     Card,
     Change,
@@ -29,13 +30,14 @@ from chatbot.chat.commands import FOR_ACTION, CommandCall
 from chatbot.chat.commenting import CommentHandlers
 from chatbot.chat.lookups import Lookups
 from chatbot.chat.reactions import Effect, Reaction
-from chatbot.chat.replies import Decided, Origin, chat_of
+from chatbot.chat.replies import Decided, Origin, Replies, chat_of
 from chatbot.chat.requesting import Requests
 from chatbot.chat.routines import RoutineHandlers
 from chatbot.chat.spending import SpendHandlers
 from chatbot.chat.talking import TalkHandlers
 from chatbot.chat.texts import CATALOGUES
 from chatbot.chat.web_signin import WebSignIn
+from chatbot.config import Config
 from chatbot.domain.checks import SKIP_FLAG
 from chatbot.domain.phases import Phase
 from chatbot.domain.transitions import Action
@@ -53,7 +55,14 @@ class ChatHandlers(
     AgentAnswers,
 ):
     """Every act that may change the board; the looking commands come from Lookups,
-    what runs cost and /allow from SpendHandlers."""
+    what runs cost and /allow from SpendHandlers. Each mixin asks of this class only what
+    `HandlerHost` (host.py) declares."""
+
+    def __init__(self, board: BoardService, replies: Replies, config: Config | None = None):
+        self.board = board
+        self.replies = replies
+        self.locale = replies.locale
+        self.config = config
 
     # --- commands: moving cards -----------------------------------------------------
 

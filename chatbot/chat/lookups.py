@@ -6,14 +6,14 @@ Nothing here changes the board; each answer is one post that reports no change.
 
 from __future__ import annotations
 
-from chatbot.board import BoardService, CardView, UnknownCard
+from chatbot.board import CardView, UnknownCard
 from chatbot.board import inbox as board_inbox
 from chatbot.board.hand_over import hand_over
 from chatbot.chat import render, render_help, render_inbox, render_log
 from chatbot.chat.authority import Standing
 from chatbot.chat.commands import CommandCall
-from chatbot.chat.replies import Origin, Replies
-from chatbot.config import Config
+from chatbot.chat.host import HandlerHost
+from chatbot.chat.replies import Origin
 from chatbot.domain.counted import counted
 from chatbot.transports.networks import NETWORKS, sends_files
 
@@ -21,14 +21,7 @@ from chatbot.transports.networks import NETWORKS, sends_files
 RUNS_SHOWN = 5
 
 
-class Lookups:
-    def __init__(self, board: BoardService, replies: Replies, config: Config | None = None):
-        self.board = board
-        self.replies = replies
-        self.locale = replies.locale
-        # For what only the configuration knows (where a session can be continued).
-        self.config = config
-
+class Lookups(HandlerHost):
     async def help(self, origin: Origin, invocation: CommandCall) -> None:
         name = invocation.text("command") or None
         # The asker's network may have a syntax of its own to point at messages (the

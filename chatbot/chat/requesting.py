@@ -7,12 +7,7 @@ with a request wait with it and go to its card when it is accepted.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
-
 from chatbot.board import (
-    Along,
-    Attachment,
-    BoardService,
     BoardTx,
     Change,
     Post,
@@ -22,48 +17,12 @@ from chatbot.board import (
 from chatbot.board.budget import budget_stopped
 from chatbot.chat import render
 from chatbot.chat.commands import BY_NAME, PREFIX, CommandCall, parse
-from chatbot.chat.replies import Decided, Origin, Replies
+from chatbot.chat.host import HandlerHost
+from chatbot.chat.replies import Decided, Origin
 from chatbot.domain.transitions import Action, TransitionRefused, allowed_actions
 
 
-class Requests:
-    board: BoardService
-    replies: Replies
-    locale: str
-
-    if TYPE_CHECKING:  # the other handlers, on ChatHandlers
-
-        async def act(
-            self,
-            origin: Origin,
-            slug: str,
-            action: Action,
-            *,
-            payload: dict[str, Any] | None = None,
-            reason: str = "",
-            also: Along | None = None,
-            prefix: str = "",
-        ) -> None: ...
-
-        async def draft(
-            self,
-            origin: Origin,
-            invocation: CommandCall,
-            *,
-            also: Along | None = None,
-            prefix: str = "",
-            chat: dict[str, str] | None = None,
-        ) -> None: ...
-
-        async def comment(self, origin: Origin, invocation: CommandCall) -> None: ...
-
-        async def files_of(self, origin: Origin) -> tuple[Attachment, ...]: ...
-
-        def files_said(self, files: tuple[Attachment, ...]) -> str: ...
-
-        @property
-        def loose_minutes(self) -> int: ...
-
+class Requests(HandlerHost):
     # --- requests from requesters, decided by owners --------------------------------
 
     async def request(self, origin: Origin, invocation: CommandCall) -> None:

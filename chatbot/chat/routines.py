@@ -31,7 +31,8 @@ from chatbot.board.routines import (
 from chatbot.chat import authority, commands, render
 from chatbot.chat.authority import Standing
 from chatbot.chat.commands import CommandCall, UsageProblem
-from chatbot.chat.replies import Origin, Replies, chat_of
+from chatbot.chat.host import HandlerHost
+from chatbot.chat.replies import Origin, chat_of
 from chatbot.chat.texts import say
 from chatbot.config import Config
 from chatbot.domain.counted import counted
@@ -189,11 +190,7 @@ def routine_json(row: RoutineRow) -> dict[str, object]:
     }
 
 
-class RoutineHandlers:
-    board: BoardService
-    replies: Replies
-    config: Config | None
-
+class RoutineHandlers(HandlerHost):
     @property
     def routine_prefixes(self) -> tuple[str, ...]:
         if self.config is not None:

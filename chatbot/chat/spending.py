@@ -7,24 +7,17 @@ more card budget); `/allow` alone lets today's held runs start (one more day bud
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
-
-from chatbot.board import BoardService, UnknownCard
+from chatbot.board import UnknownCard
 from chatbot.board.budget import budget_stopped
 from chatbot.chat import render_spend
 from chatbot.chat.commands import CommandCall
+from chatbot.chat.host import HandlerHost
 from chatbot.chat.render import runs as render_jobs
-from chatbot.chat.replies import Origin, Replies
+from chatbot.chat.replies import Origin
 from chatbot.domain.transitions import Action
 
 
-class SpendHandlers:
-    board: BoardService
-    replies: Replies
-    locale: str
-    # ChatHandlers.act: an owner action on a card, answered in its transaction.
-    act: Callable[..., Awaitable[None]]
-
+class SpendHandlers(HandlerHost):
     async def runs(self, origin: Origin, invocation: CommandCall) -> None:
         """The queued and running jobs, or the runs of one pipeline (an id or a card)."""
         wanted = invocation.text("pipeline")

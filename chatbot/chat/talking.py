@@ -8,15 +8,12 @@ and the run's own message says when the agent took it.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from chatbot.board import (
-    Along,
     ApprovalDecided,
-    Attachment,
     AttachPurpose,
     BoardError,
-    BoardService,
     BoardTx,
     Card,
     NoRunToTalkTo,
@@ -27,8 +24,8 @@ from chatbot.board import (
 from chatbot.board.talk import first_line
 from chatbot.chat import render
 from chatbot.chat.commands import CommandCall
-from chatbot.chat.replies import Origin, Replies
-from chatbot.config import Config
+from chatbot.chat.host import HandlerHost
+from chatbot.chat.replies import Origin
 from chatbot.domain.phases import Phase
 from chatbot.domain.roles import BY_NAME as ROLES
 from chatbot.domain.transitions import Action, allowed_actions
@@ -37,30 +34,7 @@ from runners.runtimes import RUNTIMES
 from runners.runtimes.talk import MAX_STEER_CHARS
 
 
-class TalkHandlers:
-    board: BoardService
-    replies: Replies
-    locale: str
-    config: Config | None
-
-    if TYPE_CHECKING:  # ChatHandlers.act: a move with its answer
-
-        async def act(
-            self,
-            origin: Origin,
-            slug: str,
-            action: Action,
-            *,
-            payload: dict[str, Any] | None = None,
-            reason: str = "",
-            also: Along | None = None,
-            prefix: str = "",
-        ) -> None: ...
-
-        async def files_of(self, origin: Origin) -> tuple[Attachment, ...]: ...
-
-        def files_said(self, files: tuple[Attachment, ...]) -> str: ...
-
+class TalkHandlers(HandlerHost):
     # --- /steer ----------------------------------------------------------------------
 
     async def steer(self, origin: Origin, invocation: CommandCall) -> None:

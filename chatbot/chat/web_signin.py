@@ -10,11 +10,10 @@ from __future__ import annotations
 
 import time
 
-from chatbot.board import BoardService
 from chatbot.board.web_sessions import CREDENTIAL_PURPOSE, LINK_VALID_S
 from chatbot.chat.commands import CommandCall
-from chatbot.chat.replies import Origin, Replies
-from chatbot.config import Config
+from chatbot.chat.host import HandlerHost
+from chatbot.chat.replies import Origin
 
 SIGN_IN_PATH = "signin/"
 SYSTEMS = ("Android", "iPhone", "iPad", "Windows", "Mac OS", "Linux")
@@ -49,11 +48,7 @@ def _which(value: object) -> int | str | object | None:
     return _BAD
 
 
-class WebSignIn:
-    board: BoardService
-    replies: Replies
-    config: Config | None
-
+class WebSignIn(HandlerHost):
     async def web(self, origin: Origin, invocation: CommandCall) -> None:
         event = origin.event
         if not event.envelope.is_direct:

@@ -1,0 +1,76 @@
+"""What a handler mixin may ask of the `ChatHandlers` it is part of, written once.
+
+ChatHandlers (handlers.py) is composed of mixins, one per family of commands (lookups,
+talking, requests, ...). A mixin reaches the board and the replies through its host, and
+some acts reach across: a request an owner accepts becomes the move (`act`), the draft or
+the comment it asked for; a steer and a request take the sender's loose files. Each mixin
+subclasses this protocol instead of restating those members (and their signatures) under
+TYPE_CHECKING: the checker then holds every mixin to one declaration, and ChatHandlers,
+whose constructor sets the attributes, to implementing each method.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Protocol
+
+from chatbot.board import Along, Attachment, BoardService
+from chatbot.chat.commands import CommandCall
+from chatbot.chat.replies import Origin, Replies
+from chatbot.config import Config
+from chatbot.domain.transitions import Action
+
+
+class HandlerHost(Protocol):
+    board: BoardService
+    replies: Replies
+    locale: str
+    #: For what only the configuration knows (where a session can be continued, the
+    #: web board's address, routines' prefixes); None in tests that need none of it.
+    config: Config | None
+
+    async def act(
+        self,
+        origin: Origin,
+        slug: str,
+        action: Action,
+        *,
+        payload: dict[str, Any] | None = None,
+        reason: str = "",
+        also: Along | None = None,
+        prefix: str = "",
+    ) -> None:
+        """An owner action on a card, answered in the move's own transaction (handlers.py)."""
+        ...
+
+    async def draft(
+        self,
+        origin: Origin,
+        invocation: CommandCall,
+        *,
+        also: Along | None = None,
+        prefix: str = "",
+        chat: dict[str, str] | None = None,
+    ) -> None:
+        """A new card the planner drafts with its owner (handlers.py)."""
+        ...
+
+    async def comment(self, origin: Origin, invocation: CommandCall) -> None:
+        """A line comment on a card's diff (commenting.py)."""
+        ...
+
+    async def request(self, origin: Origin, invocation: CommandCall) -> None:
+        """A requester's ask, posted for an owner (requesting.py)."""
+        ...
+
+    async def files_of(self, origin: Origin) -> tuple[Attachment, ...]:
+        """The sender's loose files, which a steer or request takes along (attaching.py)."""
+        ...
+
+    def files_said(self, files: tuple[Attachment, ...]) -> str:
+        """Files in words, for an answer (attaching.py)."""
+        ...
+
+    @property
+    def loose_minutes(self) -> int:
+        """How long a loose file waits for its card (attaching.py)."""
+        ...
