@@ -52,6 +52,26 @@ def _alive(pid: int) -> bool:
     return True
 
 
+# The tiers that share one heavy thing run one test at a time, each tier on one xdist
+# worker, beside the fast tiers spread over the others (`scripts/test` runs
+# `-n 4 --dist loadgroup`): the real chat servers' tests (and the multi-host bots) would
+# otherwise start a Prosody and a Synapse per worker and race each other's timeouts on
+# two cores; the real CLIs' timeouts and watchdogs are measured in wall time; one
+# Chromium serves every browser test. Without xdist the marks change nothing.
+SERIAL_TIERS = {"integration": "chat-servers", "multihost": "chat-servers", "realcli": "agent-clis"}
+TESTS = Path(__file__).parent
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    for item in items:
+        tier = item.path.relative_to(TESTS).parts[0]
+        group = SERIAL_TIERS.get(tier)
+        if group is None and "chromium" in getattr(item, "fixturenames", ()):
+            group = "chromium"
+        if group is not None:
+            item.add_marker(pytest.mark.xdist_group(group))
+
+
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     if "engine" in metafunc.fixturenames:
         only_sqlite = metafunc.definition.get_closest_marker("sqlite_only") is not None

@@ -84,11 +84,20 @@ class Inbox:
     async def get(
         self, pred: Callable[[IncomingEvent], bool] = lambda e: True, within: float = WITHIN
     ) -> IncomingEvent:
-        async with asyncio.timeout(within):
-            while True:
-                event = await self._queue.get()
-                if pred(event):
-                    return event
+        passed: list[IncomingEvent] = []
+        try:
+            async with asyncio.timeout(within):
+                while True:
+                    event = await self._queue.get()
+                    if pred(event):
+                        return event
+                    passed.append(event)
+        except TimeoutError:
+            # What the bot heard instead, so that a failure under load reads without a rerun.
+            heard = [f"{type(e).__name__} {getattr(e, 'text', '')!r:.80}" for e in passed]
+            raise TimeoutError(
+                f"the bot heard nothing matching in {within:g} s; it heard meanwhile: {heard}"
+            ) from None
 
     async def text(self, text: str, within: float = WITHIN) -> IncomingEvent:
         return await self.get(lambda e: getattr(e, "text", None) == text, within)
