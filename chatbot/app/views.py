@@ -83,7 +83,7 @@ def card_json(
         # Added within schema_version 1: a new key breaks no script that reads the others.
         "ways_forward": ways or [],
         # The repository's checks of this commit: verdict, duration_s, tail, command.
-        "checks": checks.record_of(card.data, card.commit_hash),
+        "checks": checks.record_of(card.data.checks, card.commit_hash),
         "attachments": [attachment_json(a) for a in attachments or []],
         "events": [event_json(e) for e in events],
     }

@@ -29,6 +29,13 @@ from chatbot.board.tx import BoardTx
 
 # The records the board hands out, so its users need nothing from the store.
 from chatbot.store import StoreError, StoreUnwritable
+from chatbot.store.card_data import (
+    CardData,
+    DataChanges,
+    checks_record,
+    inspection_record,
+    review_record,
+)
 from chatbot.store.cards import Card, Event, UnknownCard
 from chatbot.store.chat import Post, Posted, Request, RequestMessage
 from chatbot.store.comments import LineComment
@@ -51,8 +58,10 @@ __all__ = [
     "BoardSummary",
     "BoardTx",
     "Card",
+    "CardData",
     "CardView",
     "Change",
+    "DataChanges",
     "Event",
     "FileGone",
     "FileKind",
@@ -78,5 +87,8 @@ __all__ = [
     "TalkRow",
     "UnknownCard",
     "budget_stopped",
+    "checks_record",
     "closest_slugs",
+    "inspection_record",
+    "review_record",
 ]

@@ -14,7 +14,6 @@ from __future__ import annotations
 import secrets
 from typing import Any
 
-from chatbot.board.budget import ALLOWANCES
 from chatbot.domain.phases import Phase
 from chatbot.domain.transitions import Action
 from chatbot.store.cards import Card
@@ -34,9 +33,9 @@ def owner_changes(before: Card, action: Action, payload: dict[str, Any] | None) 
     changes: dict[str, Any] = {}
     data = before.data
     if action is Action.INSPECT and payload and payload.get("mode"):
-        data = {**data, "inspect_mode": payload["mode"]}
+        data = data.updated(inspect_mode=str(payload["mode"]))
     if action is Action.ALLOW:
-        data = {**data, ALLOWANCES: int(data.get(ALLOWANCES) or 0) + 1}
+        data = data.updated(budget_allowances=data.budget_allowances + 1)
     if data is not before.data:
         changes["data"] = data
     # A split's child started again stays in its parent's pipeline, so that the

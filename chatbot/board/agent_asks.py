@@ -166,18 +166,12 @@ class AgentAsks:
         fresh = await card_store.get_by_id(db, card.id) or card
         path, intent, problem = self._intent(fresh)
         reviews = tuple(
-            {
-                "commit": str(entry.get("commit", "")),
-                "decision": str(entry.get("decision", "")),
-                "report": str(entry.get("report", "")),
-            }
-            for entry in (fresh.data.get("reviews") or [])[-REVIEWS_KEPT:]
-            if isinstance(entry, dict)
+            {"commit": entry["commit"], "decision": entry["decision"], "report": entry["report"]}
+            for entry in fresh.data.reviews[-REVIEWS_KEPT:]
         )
         answers = tuple(
-            {"question": str(entry.get("question", "")), "answer": str(entry.get("answer", ""))}
-            for entry in fresh.data.get("answers") or []
-            if isinstance(entry, dict)
+            {"question": entry["question"], "answer": entry["answer"]}
+            for entry in fresh.data.answers
         )
         comments = tuple(agent_view(await comment_store.unanswered(db, fresh.id)))
         return CardContext(

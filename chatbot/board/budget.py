@@ -20,14 +20,11 @@ from chatbot.domain.transitions import RUN_FAILURE, Action, By
 from chatbot.store import Db, Store, kv, spend
 from chatbot.store import cards as card_store
 from chatbot.store import jobs as job_store
+from chatbot.store.card_data import BudgetStop, budget_stop_record
 from chatbot.store.cards import Card
 from chatbot.store.jobs import Job
 from chatbot.store.spend import Spend
 
-#: On a card: how many times an owner allowed another card budget.
-ALLOWANCES = "budget_allowances"
-#: On a card stopped by its budget: the stop, valid while the card is at `version`.
-STOP = "budget_stop"
 SYSTEM_ACTOR = "system"
 
 
@@ -67,10 +64,10 @@ def _day_key(day: str) -> str:
     return f"budget:allow-day:{day}"
 
 
-def budget_stopped(card: Card) -> dict[str, Any] | None:
+def budget_stopped(card: Card) -> BudgetStop | None:
     """The budget stop a card waits on, if its last move was one (any move after ends it)."""
-    stop = card.data.get(STOP)
-    if isinstance(stop, dict) and stop.get("version") == card.version:
+    stop = card.data.budget_stop
+    if stop is not None and stop["version"] == card.version:
         return stop
     return None
 
@@ -112,7 +109,7 @@ class BoardBudget:
         if budget is None:
             return None
         spent = await spend.of_card(self.store.reader, card.id)
-        allowances = int(card.data.get(ALLOWANCES) or 0)
+        allowances = card.data.budget_allowances
         key = f"lanes.{lane}.budget_usd_per_card"
         return BudgetState("card", spent.usd, budget, allowances, key)
 
@@ -154,7 +151,9 @@ class BoardBudget:
             before = await card_store.get_by_id(db, job.card_id)
             if before is None or before.phase not in RUN_FAILURE:
                 return before
-            stop = {**state.as_dict(), "role": job.kind, "version": before.version + 1}
+            stop = budget_stop_record(
+                state.as_dict() | {"role": job.kind, "version": before.version + 1}
+            )
             card = await card_store.transition(
                 db,
                 before.slug,
@@ -164,7 +163,7 @@ class BoardBudget:
                 reason=detail,
                 failure_stage=RUN_FAILURE[before.phase].stage.value,
                 failure_detail=detail,
-                data={**before.data, STOP: stop},
+                data=before.data.updated(budget_stop=stop),
             )
             details = {"budget": stop, "role": job.kind}
             await self.announce(

@@ -248,7 +248,7 @@ class BoardComments:
             await self.announce(db, card, after, Action.COMMENT, actor, reason, None, details)
             return "fixer"
         if card.phase is Phase.INTERRUPTED:
-            session = (card.data.get("interrupted") or {}).get("session")
+            session = card.data.interrupted["session"] if card.data.interrupted else None
             after = await card_store.transition(
                 db, card.slug, Action.STEER, actor=actor, by=By.OWNER, reason=reason
             )

@@ -43,7 +43,7 @@ async def progress(db: Db, card: Card, *, deploy_configured: bool, moved: Moved)
         await progress(db, after, deploy_configured=deploy_configured, moved=moved)
         return
     for kid in kids:
-        if kid.phase is not Phase.PLANNED or not kid.data.get("auto_start"):
+        if kid.phase is not Phase.PLANNED or not kid.data.auto_start:
             continue
         blockers = await card_store.blocked_by(db, kid.id)
         if all(slug in done_slugs for slug in blockers):

@@ -326,8 +326,8 @@ async def _question_item(
 async def _planned_slugs(board: BoardService, slug: str) -> tuple[str, ...]:
     """The children an operator's split plan would create (kept in the card's data)."""
     card = await card_store.get(board.store.reader, slug)
-    plan = card.data.get("split_plan") if card is not None else None
-    return tuple(str(entry.get("slug")) for entry in plan or () if isinstance(entry, dict))
+    plan = card.data.split_plan if card is not None else []
+    return tuple(entry["slug"] for entry in plan)
 
 
 def _card_item(card: Card) -> InboxItem | None:

@@ -42,6 +42,7 @@ from chatbot.store import chat as chat_store
 from chatbot.store import comments as comment_store
 from chatbot.store import jobs as job_store
 from chatbot.store import questions as question_store
+from chatbot.store.card_data import Answer, CardData, origin_record
 from chatbot.store.cards import Card
 from chatbot.store.chat import Post
 from chatbot.store.jobs import ActiveJobExists, Job, JobState
@@ -222,16 +223,15 @@ class BoardService(BoardReads):
             answered = None
             if question is not None:
                 answered = await question_store.resolve(db, question.id, text, actor)
-            log_entry = {
+            log_entry: Answer = {
                 "kind": question.kind if question else QUESTION_KIND[before.phase],
                 "question": question.text if question else "",
                 "answer": text,
                 "by": actor,
             }
-            data = dict(before.data)
-            data["answers"] = [*data.get("answers", []), log_entry]
+            data = before.data.updated(answers=[*before.data.answers, log_entry])
             if before.kind is Kind.DRAFT:
-                data["conversation"] = [*data.get("conversation", []), ["owner", text]]
+                data = data.updated(conversation=[*data.conversation, ("owner", text)])
             card = await card_store.transition(
                 db, slug, Action.ANSWER, actor=actor, by=By.OWNER, reason="answered", data=data
             )
@@ -275,7 +275,9 @@ class BoardService(BoardReads):
                 reason="intake dialogue started",
                 title=text.splitlines()[0][:80] if text.strip() else slug,
                 pipeline_run_id=new_pipeline_id(),
-                data={"conversation": [["owner", text]], **({"origin": origin} if origin else {})},
+                data=CardData(
+                    conversation=[("owner", text)], origin=origin_record(origin) if origin else None
+                ),
             )
             await self._queue_run(db, card, None)
             change = await self.announce(db, None, card, Action.START, actor, "draft started")
@@ -361,7 +363,7 @@ class BoardService(BoardReads):
         """`skip_checks`: the owner said to deploy a commit whose checks did not pass."""
         if not card.commit_hash:
             raise BoardError(f"card '{card.slug}' has no reviewed commit to deploy")
-        refusal = checks.deploy_refusal(card.data, card.slug, card.commit_hash)
+        refusal = checks.deploy_refusal(card.data.checks, card.slug, card.commit_hash)
         if refusal and not skip_checks:
             raise BoardError(refusal)
         key = f"{card.slug}:{card.commit_hash}"

@@ -77,11 +77,7 @@ FROM cards c WHERE c.slug = ?
 def change_base(card: Card) -> str | None:
     """Where the card's change starts: the parent of its first reviewed commit when that is
     not its last (a fixer built on), else None (the last commit's parent)."""
-    reviewed = [
-        entry.get("commit")
-        for entry in card.data.get("reviews") or []
-        if isinstance(entry, dict) and isinstance(entry.get("commit"), str)
-    ]
+    reviewed = [entry["commit"] for entry in card.data.reviews]
     first = reviewed[0] if reviewed else None
     if first and first != card.commit_hash and diff_files.is_hash(first):
         return f"{first}^"

@@ -16,6 +16,7 @@ from chatbot.board.files import FileExistsRefusal, StagedFiles
 from chatbot.board.tx import BoardError
 from chatbot.store import Db
 from chatbot.store import cards as card_store
+from chatbot.store.card_data import PlannedChild
 from chatbot.store.cards import Card
 
 
@@ -32,7 +33,7 @@ class PlanNotMade(BoardError):
     """The approved plan cannot be made (a slug or intent file was taken meanwhile)."""
 
 
-def dump(children: list[tuple[NewChild, str]]) -> list[dict[str, Any]]:
+def dump(children: list[tuple[NewChild, str]]) -> list[PlannedChild]:
     return [
         {
             "slug": child.slug,
@@ -46,7 +47,7 @@ def dump(children: list[tuple[NewChild, str]]) -> list[dict[str, Any]]:
     ]
 
 
-def load(plan: list[dict[str, Any]]) -> list[tuple[NewChild, str]]:
+def load(plan: list[PlannedChild]) -> list[tuple[NewChild, str]]:
     return [
         (
             NewChild(
@@ -87,7 +88,7 @@ async def make(
 ) -> StagedFiles:
     """The approved plan's children (`create`, as an operator's split makes them) and
     their intent files, staged for the caller to place just before COMMIT."""
-    children = load(card.data.get("split_plan") or [])
+    children = load(card.data.split_plan)
     taken = {c.slug for c, _ in children if await card_store.get(db, c.slug) is not None}
     files = stage(repo, children, taken)
     try:

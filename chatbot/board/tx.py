@@ -9,6 +9,7 @@ sees the store itself.
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Sequence
+from typing import Literal
 
 from chatbot.board.attachments import Attachment, AttachPurpose, attach_in
 from chatbot.board.errors import BoardError  # noqa: F401 - its home before errors.py
@@ -105,8 +106,17 @@ class BoardTx:
     async def request_message(self, request_id: int) -> RequestMessage | None:
         return await chat_store.request_message(self._db, request_id)
 
-    async def settle_recommendation(self, slug: str, actor: str, outcome: str) -> None:
+    async def settle_recommendation(
+        self, slug: str, actor: str, outcome: Literal["applied", "dismissed"]
+    ) -> None:
         """The inspector's routing recommendation was applied or dismissed: not pending."""
         card = await card_store.require(self._db, slug)
-        inspection = {**card.data.get("inspection", {}), "pending": False, outcome + "_by": actor}
-        await card_store.update(self._db, slug, data={**card.data, "inspection": inspection})
+        if card.data.inspection is None:
+            return
+        settled = card.data.inspection.copy()
+        settled["pending"] = False
+        if outcome == "applied":
+            settled["applied_by"] = actor
+        else:
+            settled["dismissed_by"] = actor
+        await card_store.update(self._db, slug, data=card.data.updated(inspection=settled))

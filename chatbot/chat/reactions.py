@@ -118,13 +118,12 @@ def recommended_action(recommendation: str, card: Card) -> Action | None:
 
 def pending_recommendation(card: Card) -> str | None:
     """The inspector's routing recommendation still waiting for the owner, if any."""
-    inspection = card.data.get("inspection")
-    if not isinstance(inspection, dict) or inspection.get("pending") is not True:
+    inspection = card.data.inspection
+    if inspection is None or inspection.get("pending") is not True:
         return None
-    action = inspection.get("recommended_action")
-    return action if isinstance(action, str) and action else None
+    return inspection.get("recommended_action") or None
 
 
 def split_offered(card: Card) -> bool:
     """The builder hit its limit with no ladder left: the owner is offered /split."""
-    return card.phase is Phase.PLANNING_WITH_FEEDBACK and card.data.get("limit_reached") is True
+    return card.phase is Phase.PLANNING_WITH_FEEDBACK and card.data.limit_reached

@@ -212,8 +212,8 @@ def card(view: CardView, runs: list[RunRecord], locale: str) -> str:
         lines.append(
             say(locale, "card_review", decision=c.review_decision, path=c.review_report_path or "-")
         )
-    research = c.data.get("research_report")
-    if isinstance(research, str) and research:
+    research = c.data.research_report
+    if research:
         lines.append(say(locale, "card_research", path=research))
     if c.deployment_status:
         lines.append(say(locale, "card_deploy", status=c.deployment_status))
@@ -317,7 +317,7 @@ CHECKS_TAIL_LINES = 12
 def checks_line(c: Card, locale: str) -> list[str]:
     """The repository's checks of the card's commit: verdict, duration, the output's end
     (its last lines: the whole tail is on the card page and in `card --json`)."""
-    record = checks.record_of(c.data, c.commit_hash)
+    record = checks.record_of(c.data.checks, c.commit_hash)
     if record is None:
         return []
     tail = "\n".join(str(record.get("tail") or "").splitlines()[-CHECKS_TAIL_LINES:])
@@ -338,14 +338,13 @@ def card_extras(c: Card, locale: str) -> list[str]:
     lines = []
     if c.fixer_attempts:
         lines.append(say(locale, "card_fixer_attempts", count=c.fixer_attempts))
-    synthesis = c.data.get("synthesis")
-    if isinstance(synthesis, dict):
-        gaps = len(synthesis.get("gaps") or [])
-        found = counted(gaps, "gap", locale)
-        lines.append(say(locale, "card_synthesis", path=synthesis.get("path", "-"), count=found))
+    synthesis = c.data.synthesis
+    if synthesis is not None:
+        found = counted(len(synthesis["gaps"]), "gap", locale)
+        lines.append(say(locale, "card_synthesis", path=synthesis["path"], count=found))
     stop = budget_stopped(c)
     if stop is not None:
-        spent, limit = f"${stop.get('spent', 0):.2f}", f"${stop.get('limit', 0):.2f}"
+        spent, limit = f"${stop['spent']:.2f}", f"${stop['limit']:.2f}"
         lines.append(say(locale, "card_budget_stop", slug=c.slug, spent=spent, limit=limit))
     return lines
 

@@ -60,7 +60,7 @@ class TalkHandlers(HandlerHost):
             return
         if card.phase is Phase.INTERRUPTED:
             # The session waits: the steer starts its next turn (a move, as /start is).
-            session = (card.data.get("interrupted") or {}).get("session")
+            session = card.data.interrupted["session"] if card.data.interrupted else None
             payload = {"steer": text, "session": session or ""}
             reason = f"steered by {origin.actor}: {first_line(text)}"
 

@@ -156,7 +156,7 @@ async def _held_by_checks(handlers: ChatHandlers, origin: Origin, slug: str) -> 
         return False  # the command's own answer says so
     if card.phase is not Phase.READY_FOR_DEPLOYMENT:
         return False  # refused for its phase, with its ways
-    why = deploy_held(card.data, card.commit_hash)
+    why = deploy_held(card.data.checks, card.commit_hash)
     if why is None:
         return False
     commit = (card.commit_hash or "")[:12]

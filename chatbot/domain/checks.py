@@ -10,17 +10,18 @@ it is deployed only when they passed on exactly that commit, unless the owner sa
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, TypeVar
 
 KEY = "checks"
 GOOD_VERDICTS = frozenset({"passed", "skipped"})
 SKIP_FLAG = "--skip-checks"
+Record = TypeVar("Record", bound=Mapping[str, Any])
 
 
-def record_of(data: Mapping[str, Any], commit: str | None) -> dict[str, Any] | None:
-    """The checks' record of `commit`, or None: none ran on it."""
-    record = data.get(KEY)
-    if isinstance(record, dict) and commit and record.get("commit") == commit:
+def record_of(record: Record | None, commit: str | None) -> Record | None:
+    """The card's checks record (its data's `checks`) if it is of `commit`, or None:
+    none ran on it."""
+    if record is not None and commit and record.get("commit") == commit:
         return record
     return None
 
@@ -31,22 +32,21 @@ def shown(record: Mapping[str, Any]) -> str:
     return f"{record.get('verdict')} in {float(record.get('duration_s') or 0):.1f} s ({command})"
 
 
-def deploy_held(data: Mapping[str, Any], commit: str | None) -> str | None:
+def deploy_held(record: Mapping[str, Any] | None, commit: str | None) -> str | None:
     """What holds this commit from a deploy without the owner's --skip-checks ("failed in
     3.1 s (make test)", "did not run on it"), or None: nothing.
 
     A card whose commit was made with no checks set carries no record: nothing holds it."""
-    record = data.get(KEY)
-    if not isinstance(record, dict):
+    if record is None:
         return None
     if record.get("commit") == commit and record.get("verdict") == "passed":
         return None
     return shown(record) if record.get("commit") == commit else "did not run on it"
 
 
-def deploy_refusal(data: Mapping[str, Any], slug: str, commit: str | None) -> str | None:
+def deploy_refusal(record: Mapping[str, Any] | None, slug: str, commit: str | None) -> str | None:
     """Why /deploy must refuse this commit without the owner's --skip-checks, or None."""
-    said = deploy_held(data, commit)
+    said = deploy_held(record, commit)
     if said is None:
         return None
     return (

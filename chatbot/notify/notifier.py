@@ -166,8 +166,8 @@ class Notifier:
                 await reminder_store.hold(db, reminder_store.APPROVAL, talk_id, now)
         body = cut(commands_with(body, self.prefix, self.command_names), MAX_POST_CHARS, " …")
         targets = [(d.transport, d.kind, d.room, d.owners) for d in self.destinations]
-        origin = card.data.get("origin") if card else None
-        if isinstance(origin, dict) and origin.get("target_kind") == "person":
+        origin = card.data.origin if card else None
+        if origin is not None and origin["target_kind"] == "person":
             mine = (origin["transport"], "person", origin["target"])
             if mine not in [target[:3] for target in targets]:
                 targets.append((*mine, ()))

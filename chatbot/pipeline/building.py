@@ -8,10 +8,10 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TypeVar
+from typing import TypeVar, Unpack
 
+from chatbot.board import DataChanges, checks_record
 from chatbot.board.comments import agent_view
-from chatbot.domain.checks import KEY as CHECKS_KEY
 from chatbot.domain.checks import record_of, shown
 from chatbot.domain.transitions import Action
 from chatbot.pipeline import artifacts, gate, redaction, sandboxing
@@ -61,8 +61,8 @@ async def _commit_and_review(
     answer: BuilderAnswer,
     action: Action,
     commit: str,
-    checks: dict[str, object] | None,
-    **data: object,
+    checked: dict[str, object] | None,
+    **data: Unpack[DataChanges],
 ) -> None:
     """The wrapper committed what the agent changed (and its checks passed): the review
     of that commit is queued."""
@@ -77,11 +77,8 @@ async def _commit_and_review(
     details: dict[str, object] = {"commit": commit, "report": answer.report}
     if answer.artifacts:
         details |= {"artifacts": offered.kept, "artifacts_skipped": offered.skipped}
-    if checks is not None:
-        details["checks"] = checks["verdict"]
-    card_data = {k: v for k, v in ctx.card.data.items() if k != CHECKS_KEY}
-    if checks is not None:
-        card_data[CHECKS_KEY] = checks
+    if checked is not None:
+        details["checks"] = checked["verdict"]
     await ctx.apply(
         action,
         reason=answer.commit_message.subject,
@@ -93,7 +90,10 @@ async def _commit_and_review(
         deployment_status=None,
         failure_stage=None,
         failure_detail=None,
-        data={**card_data, "builder_report": answer.report, **data},
+        data=ctx.card.data.updated(
+            checks=checks_record(checked) if checked is not None else None,
+            builder_report=answer.report,
+        ).updated(**data),
     )
 
 
@@ -171,10 +171,10 @@ async def _commit(ctx: JobContext, worktree: Worktree, answer: BuilderAnswer) ->
 
 def _feedback(ctx: JobContext) -> str:
     parts = []
-    reviews = ctx.card.data.get("reviews") or []
+    reviews = ctx.card.data.reviews
     if reviews:
         parts.append("The last review rejected the previous attempt:\n" + reviews[-1]["report"])
-    for answer in ctx.card.data.get("answers", []):
+    for answer in ctx.card.data.answers:
         parts.append(f"Owner's clarification: {answer['question']} -> {answer['answer']}")
     checks = _failed_checks(ctx)
     if checks:
@@ -185,7 +185,7 @@ def _feedback(ctx: JobContext) -> str:
 def _failed_checks(ctx: JobContext) -> str:
     """The checks that held the card's commit, for a fresh session after /retry or /fix:
     it starts on top of that commit and must know what still fails."""
-    record = record_of(ctx.card.data, ctx.card.commit_hash)
+    record = record_of(ctx.card.data.checks, ctx.card.commit_hash)
     if record is None or gate.passed(record):
         return ""
     return (
@@ -342,23 +342,23 @@ async def _limit_reached(ctx: JobContext, limit: int, last_text: str, turns: str
         answer_used=False,
         reason=f"iteration limit {limit} reached{why} and no escalation step left",
         details={"limit": limit},
-        data={**card.data, "limit_reached": True, "builder_report": last_text[-4000:]},
+        data=card.data.updated(limit_reached=True, builder_report=last_text[-4000:]),
     )
 
 
 async def run_fixer(ctx: JobContext) -> None:
     """A repair in a fresh session, with the card's own profile and iteration limit."""
     card = ctx.card
-    rounds = int(card.data.get("fixer_rounds", 0))
+    rounds = card.data.fixer_rounds
     rounds_left = max(0, MAX_FIXER_QUESTION_ROUNDS - rounds)
     limit = iteration_limit(ctx)
     worktree = await card_worktree(ctx)
     intent_path, body = ctx.intent()
-    reviews = card.data.get("reviews") or []
+    reviews = card.data.reviews
     history = [
         {"question": a["question"], "answer": a["answer"]}
-        for a in card.data.get("answers", [])
-        if a.get("kind") == "fixer"
+        for a in card.data.answers
+        if a["kind"] == "fixer"
     ]
     # Every comment not yet answered: those given to an earlier run that failed too.
     comments = await ctx.board.comments.unanswered(card)
@@ -371,7 +371,7 @@ async def run_fixer(ctx: JobContext) -> None:
         intent_body=body,
         acceptance_criteria=card.acceptance_criteria,
         write_scope=card.write_scope,
-        builder_report=card.data.get("builder_report", ""),
+        builder_report=card.data.builder_report,
         failure="\n\n".join(
             part
             for part in (
@@ -406,7 +406,7 @@ async def run_fixer(ctx: JobContext) -> None:
             Action.FIXER_ASKED,
             reason="the fixer asks",
             question=("fixer", answer.text, list(answer.options)),
-            data={**card.data, "fixer_rounds": rounds + 1},
+            data=card.data.updated(fixer_rounds=rounds + 1),
         )
         return
     assert done.commit is not None

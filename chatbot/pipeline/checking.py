@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Literal
 
+from chatbot.board import inspection_record, review_record
 from chatbot.board.comments import agent_view
 from chatbot.domain import checks
 from chatbot.domain.phases import Phase
@@ -40,9 +41,9 @@ async def run_reviewer(ctx: JobContext) -> None:
         intent_path=intent_path,
         intent_body=body,
         acceptance_criteria=card.acceptance_criteria,
-        builder_report=card.data.get("builder_report", ""),
+        builder_report=card.data.builder_report,
         owner_comments=agent_view(await ctx.board.comments.answered_by(card, commit)),
-        checks=gate.for_reviewer(checks.record_of(card.data, commit)),
+        checks=gate.for_reviewer(checks.record_of(card.data.checks, commit)),
     )
     result = await ctx.run(prompt, cwd=worktree.path)
     review = parse_review(result.output.answer, commit)
@@ -50,12 +51,12 @@ async def run_reviewer(ctx: JobContext) -> None:
     files = ctx.staged()
     files.add(report_path, review.report)
     entry = {"commit": commit, "decision": review.verdict.decision, "report": review.report}
-    data = {**card.data, "reviews": [*card.data.get("reviews", []), entry]}
+    data = card.data.updated(reviews=[*card.data.reviews, review_record(entry)])
     details = {"decision": review.verdict.decision, "report": review.report, "path": report_path}
     if review.verdict.decision == "approve":
         deploy = ctx.config.deploy is not None and bool(ctx.config.deploy.command)
         # A commit whose checks were skipped waits for the owner's /deploy --skip-checks.
-        deploy = deploy and checks.deploy_refusal(card.data, card.slug, commit) is None
+        deploy = deploy and checks.deploy_refusal(card.data.checks, card.slug, commit) is None
         await ctx.apply(
             Action.REVIEW_APPROVED,
             reason=f"review approved {commit[:12]}",
@@ -98,7 +99,7 @@ async def run_researcher(ctx: JobContext) -> None:
         reason=f"report written to {path}",
         files=files,
         details={"report": report.report, "path": path},
-        data={**card.data, "research_report": path},
+        data=card.data.updated(research_report=path),
     )
 
 
@@ -126,9 +127,9 @@ def trusted_deployment(ctx: JobContext) -> TrustedDeployment:
 
 async def run_inspector(ctx: JobContext) -> None:
     card = ctx.card
-    mode = ctx.payload.get("mode") or card.data.get("inspect_mode") or "implementation_status"
+    mode = ctx.payload.get("mode") or card.data.inspect_mode or "implementation_status"
     intent_path, body = ctx.intent()
-    reviews = card.data.get("reviews") or []
+    reviews = card.data.reviews
     trusted = trusted_deployment(ctx)
     actions = routing_actions(ctx.allowed)
     prompt = prompts.inspector_prompt(
@@ -138,13 +139,13 @@ async def run_inspector(ctx: JobContext) -> None:
         deployment=trusted,
         intent_path=intent_path,
         intent_body=body,
-        builder_report=card.data.get("builder_report", ""),
+        builder_report=card.data.builder_report,
         failure=f"{card.failure_stage or ''}: {card.failure_detail or ''}".strip(": "),
         review_report=reviews[-1]["report"] if reviews else "",
         question_history=[
             {"question": a["question"], "answer": a["answer"]}
-            for a in card.data.get("answers", [])
-            if a.get("kind") == "inspector"
+            for a in card.data.answers
+            if a["kind"] == "inspector"
         ],
         allowed_actions=actions,
     )
@@ -158,7 +159,7 @@ async def run_inspector(ctx: JobContext) -> None:
         inspection = parse_inspection(result.output.answer, trusted)
         found = inspection.model_dump(mode="json")
         question = inspection.question
-    data = {**card.data, "inspect_mode": mode, "inspection": found}
+    data = card.data.updated(inspect_mode=mode, inspection=inspection_record(found))
     if question:
         await ctx.apply(
             Action.INSPECTOR_ASKED,

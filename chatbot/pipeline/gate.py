@@ -10,13 +10,15 @@ from __future__ import annotations
 
 import logging
 import shlex
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
+from chatbot.board import checks_record
 from chatbot.board.importer import scan
 from chatbot.board.run_events import ChecksFinished, ChecksSentBack
 from chatbot.config import Config
-from chatbot.domain.checks import GOOD_VERDICTS, KEY, shown
+from chatbot.domain.checks import GOOD_VERDICTS, shown
 from chatbot.domain.transitions import Action, Stage
 from chatbot.pipeline import sandboxing
 from chatbot.pipeline.context import JobContext, RunFailed
@@ -65,7 +67,7 @@ async def failed(
             f"checks {shown(record)} on {commit[:12]} after the iteration limit {limit}; "
             f"/retry {slug} --skip-checks to go on without them once"
         ),
-        data={**ctx.card.data, KEY: record},
+        data=ctx.card.data.updated(checks=checks_record(record)),
     )
 
 
@@ -119,7 +121,7 @@ async def check(ctx: JobContext, worktree: Worktree, commit: str) -> dict[str, A
     return record
 
 
-def passed(record: dict[str, Any] | None) -> bool:
+def passed(record: Mapping[str, Any] | None) -> bool:
     """The commit may go on to its review: no checks, passed, or skipped by the owner."""
     return record is None or record.get("verdict") in GOOD_VERDICTS
 
@@ -135,7 +137,7 @@ def next_prompt(record: dict[str, Any]) -> str:
     return prompts.checks_failed_prompt(record["command"], record["verdict"], record["tail"])
 
 
-def for_reviewer(record: dict[str, Any] | None) -> str:
+def for_reviewer(record: Mapping[str, Any] | None) -> str:
     """What the reviewer's prompt says of the checks ("" : none were set)."""
     if not record:
         return ""

@@ -27,8 +27,8 @@ from runners.contracts.question import parse_question
 def _clarifications(ctx: JobContext) -> str:
     answers = [
         a
-        for a in ctx.card.data.get("answers", [])
-        if a.get("kind") in ("needs_human", OPERATOR_FAILED_QUESTION, "split_plan")
+        for a in ctx.card.data.answers
+        if a["kind"] in ("needs_human", OPERATOR_FAILED_QUESTION, "split_plan")
     ]
     if not answers:
         return ""
@@ -41,7 +41,7 @@ async def run_operator(ctx: JobContext) -> None:
     card = ctx.card
     decision = await _decide(ctx)
     details = {"decision": decision.model_dump(mode="json")}
-    data = {**card.data, "operator_reason": decision.reason}
+    data = card.data.updated(operator_reason=decision.reason)
     if decision.decision == "direct_builder":
         await ctx.apply(
             Action.OPERATOR_DIRECT,
@@ -73,7 +73,7 @@ async def run_operator(ctx: JobContext) -> None:
             reason=decision.reason,
             details=details,
             question=("split_plan", decision.reason, []),
-            data={**data, "split_plan": split_plan.dump(children)},
+            data=data.updated(split_plan=split_plan.dump(children)),
         )
         return
     files = await _stage_children(ctx, children)
@@ -165,10 +165,10 @@ async def _stage_children(ctx: JobContext, children: list[tuple[NewChild, str]])
 async def run_split(ctx: JobContext) -> None:
     card = ctx.card
     intent_path, body = ctx.intent()
-    report = card.data.get("builder_report") or ""
-    reviews = card.data.get("reviews") or []
+    report = card.data.builder_report
+    reviews = card.data.reviews
     if reviews:
-        report += "\n\nLast review:\n" + reviews[-1].get("report", "")
+        report += "\n\nLast review:\n" + reviews[-1]["report"]
     prompt = prompts.planner_split_prompt(
         slug=card.slug, intent_path=intent_path, intent_body=body, builder_report=report
     )
@@ -197,14 +197,14 @@ async def run_split(ctx: JobContext) -> None:
 
 async def run_draft(ctx: JobContext) -> None:
     card = ctx.card
-    conversation = [tuple(turn) for turn in card.data.get("conversation", [])]
+    conversation = card.data.conversation
     prompt = prompts.planner_draft_prompt(conversation=conversation)
     # The intake planner sees no repository at all: an empty folder is its world.
     with tempfile.TemporaryDirectory(prefix="draft-") as empty:
         result = await ctx.run(prompt, cwd=Path(empty))
     answer = parse_draft(result.output.answer)
     if isinstance(answer, DraftQuestion):
-        data = {**card.data, "conversation": [*conversation, ("planner", answer.text)]}
+        data = card.data.updated(conversation=[*conversation, ("planner", answer.text)])
         await ctx.apply(
             Action.DRAFT_ASKED,
             reason="the planner asks",
@@ -221,11 +221,10 @@ async def run_draft(ctx: JobContext) -> None:
     except FileExistsRefusal as refusal:
         files.discard()
         raise RunFailed(str(refusal)) from None
-    data = {
-        **card.data,
-        "conversation": [*conversation, ("planner", f"intent written: {path}")],
-        "draft_slug": card.slug,
-    }
+    data = card.data.updated(
+        conversation=[*conversation, ("planner", f"intent written: {path}")],
+        draft_slug=card.slug,
+    )
     await ctx.apply(
         Action.DRAFT_COMPLETED,
         reason=f"intent written to {path}",

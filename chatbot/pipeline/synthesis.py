@@ -22,7 +22,7 @@ def _cut(text: str) -> str:
 
 
 def _child(child: Card) -> dict[str, object]:
-    reviews = child.data.get("reviews") or []
+    reviews = child.data.reviews
     return {
         "slug": child.slug,
         "title": child.title,
@@ -31,8 +31,8 @@ def _child(child: Card) -> dict[str, object]:
         "commit": child.commit_hash,
         "acceptance_criteria": list(child.acceptance_criteria),
         "review_decision": child.review_decision,
-        "builder_report": _cut(child.data.get("builder_report") or ""),
-        "review_report": _cut(reviews[-1].get("report", "") if reviews else ""),
+        "builder_report": _cut(child.data.builder_report),
+        "review_report": _cut(reviews[-1]["report"] if reviews else ""),
     }
 
 
@@ -60,5 +60,5 @@ async def run_synthesis(ctx: JobContext) -> None:
         files=files,
         details={"report": answer.report, "path": path, "gaps": gaps},
         review_report_path=path,
-        data={**card.data, "synthesis": {"path": path, "gaps": gaps}},
+        data=card.data.updated(synthesis={"path": path, "gaps": gaps}),
     )

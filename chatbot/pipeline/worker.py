@@ -396,17 +396,18 @@ class Worker:
     async def _interrupted(self, ctx: JobContext, stopped: RunInterrupted) -> None:
         """The owner's /interrupt: the card waits with the session, for /steer or /fix."""
         profile = ctx.profile()
-        interrupted = {
-            "session": stopped.session_id,
-            "runtime": profile.runtime,
-            "role": ctx.role.name,
-        }
         with contextlib.suppress(LeaseLost):
             await ctx.apply(
                 Action.RUN_INTERRUPTED,
                 answer_used=False,
                 reason=f"{ctx.role.name} interrupted by the owner",
-                data={**ctx.card.data, "interrupted": interrupted},
+                data=ctx.card.data.updated(
+                    interrupted={
+                        "session": stopped.session_id,
+                        "runtime": profile.runtime,
+                        "role": ctx.role.name,
+                    }
+                ),
             )
 
     async def _fail(self, job: Job, detail: str, ctx: JobContext | None = None) -> None:

@@ -111,14 +111,17 @@ class BudgetStop(TypedDict):
 
 
 class ChecksRecord(TypedDict):
-    """The repository's checks of one commit (runners/checks.py ChecksResult.record)."""
+    """The repository's checks of one commit (runners/checks.py ChecksResult.record).
+
+    Only the commit and the verdict are required: they alone decide whether a deploy is
+    held, so a record missing the rest must still hold it, not read as "no checks"."""
 
     commit: str
-    command: list[str]
     verdict: str
-    duration_s: float
-    exit_code: int | None
-    tail: str
+    command: NotRequired[list[str]]
+    duration_s: NotRequired[float]
+    exit_code: NotRequired[int | None]
+    tail: NotRequired[str]
 
 
 class PlannedChild(TypedDict):

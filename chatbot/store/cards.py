@@ -100,7 +100,7 @@ class Card:
     failure_detail: str | None = None
     pipeline_run_id: str | None = None
     source_path: str | None = None
-    data: dict[str, Any] = field(default_factory=dict)
+    data: CardData = field(default_factory=CardData)
     created_at: float = 0.0
     updated_at: float = 0.0
     # The failure the card carried when a run took it away from `resume_phase`.
@@ -113,7 +113,7 @@ class Card:
         values = dict(row)
         for column in _JSON_COLUMNS:
             values[column] = json.loads(values[column])
-        values["data"] = CardData.read(values["data"], values["slug"]).stored()
+        values["data"] = CardData.read(values["data"], values["slug"])
         values["kind"] = Kind(values["kind"])
         values["phase"] = Phase(values["phase"])
         if values["resume_phase"] is not None:

@@ -171,7 +171,7 @@ def _past_the_checks(
     card = view.card
     found = []
     skip = tag('<input type="hidden" name="checks" value="{flag}">', flag=SKIP_FLAG)
-    if Action.DEPLOY in allowed and deploy_held(card.data, card.commit_hash) is not None:
+    if Action.DEPLOY in allowed and deploy_held(card.data.checks, card.commit_hash) is not None:
         button = join((skip, _button(t("act_deploy_skip_checks"))))
         found.append(_form(card.slug, owner.csrf, "deploy", button, css="skip-checks"))
     if Action.RETRY in allowed and card.failure_stage == Stage.CHECKS.value:

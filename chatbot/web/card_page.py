@@ -8,7 +8,7 @@ say so, so a runaway report cannot make the page unusable on a phone.
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -177,9 +177,8 @@ def _question(view: CardView, t: Texts) -> Safe:
     )
 
 
-def _answers(data: dict[str, Any], t: Texts) -> Safe:
+def _answers(given: Sequence[Mapping[str, Any]], t: Texts) -> Safe:
     """What owners answered the card's questions (in chat or here), as text."""
-    given = [a for a in data.get("answers") or [] if isinstance(a, dict)]
     if not given:
         return Safe("")
     items = [
@@ -198,9 +197,9 @@ def _answers(data: dict[str, Any], t: Texts) -> Safe:
     )
 
 
-def _checks(data: dict[str, Any], commit: str | None, t: Texts) -> Safe:
+def _checks(kept: Mapping[str, Any] | None, commit: str | None, t: Texts) -> Safe:
     """The repository's checks of the card's commit: verdict, duration, the output's end."""
-    record = checks.record_of(data, commit)
+    record = checks.record_of(kept, commit)
     if record is None:
         return Safe("")
     return tag(
@@ -250,7 +249,7 @@ def card_main(page: CardPage, t: Texts, now: float | None = None) -> Safe:
                 m=t("failure", stage=card.failure_stage, detail=card.failure_detail or "-"),
             )
         )
-    parts.append(_checks(card.data, card.commit_hash, t))
+    parts.append(_checks(card.data.checks, card.commit_hash, t))
     if card.pipeline_run_id:
         parts.append(
             tag(
@@ -263,7 +262,7 @@ def card_main(page: CardPage, t: Texts, now: float | None = None) -> Safe:
         parts.append(tag('<p class="message" id="session-ended">{m}</p>', m=t("session_ended")))
     parts.append(_question(view, t))
     parts.append(action_forms.section(view, page.talk, page.owner, t))
-    parts.append(_answers(card.data, t))
+    parts.append(_answers(card.data.answers, t))
     parts.append(talk_section.approvals(page.talk, t))
     relations = [
         (key, slugs)
@@ -284,9 +283,8 @@ def card_main(page: CardPage, t: Texts, now: float | None = None) -> Safe:
                 ),
             )
         )
-    conversation = card.data.get("conversation")
-    if card.kind is Kind.DRAFT and isinstance(conversation, list):
-        parts.append(_conversation(conversation, t))
+    if card.kind is Kind.DRAFT and card.data.conversation:
+        parts.append(_conversation(card.data.conversation, t))
     else:
         parts.append(
             tag(
@@ -362,19 +360,15 @@ def card_main(page: CardPage, t: Texts, now: float | None = None) -> Safe:
     return join(parts)
 
 
-def reviews_of(data: dict[str, Any], report_file: RepoText | None) -> list[tuple[str, str, str]]:
+def reviews_of(
+    reviews: Sequence[Mapping[str, Any]], report_file: RepoText | None
+) -> list[tuple[str, str, str]]:
     """Reviews kept in the card's data (each with its report), newest first; or the report
     file alone for a card reviewed before the board kept them."""
-    found = []
-    for entry in reversed(data.get("reviews") or []):
-        if isinstance(entry, dict) and isinstance(entry.get("report"), str):
-            found.append(
-                (
-                    str(entry.get("commit") or "-"),
-                    str(entry.get("decision") or "-"),
-                    entry["report"],
-                )
-            )
+    found = [
+        (entry["commit"] or "-", entry["decision"] or "-", entry["report"])
+        for entry in reversed(reviews)
+    ]
     if not found and report_file is not None and report_file.text is not None:
         found.append(("-", "-", report_file.text))
     return found

@@ -317,11 +317,11 @@ class WebBoard:
         runs = await self.reads.card_runs(card.id)
         intent = await self._repo_text(card.source_path or f"docs/intent/{slug}.md")
         report_file = None
-        if card.review_report_path and not card.data.get("reviews"):
+        if card.review_report_path and not card.data.reviews:
             report_file = await self._repo_text(card.review_report_path)
         research = None
-        research_path = card.data.get("research_report")
-        if isinstance(research_path, str) and research_path:
+        research_path = card.data.research_report
+        if research_path:
             research = await self._repo_text(research_path)
         try:
             # Read and highlighted once per commit (change_cache.py), not on every view.
@@ -338,7 +338,7 @@ class WebBoard:
             comments=await self.reads.comments.of_card(card),
             picked=_picked(request.query.get("line", "")),
             research=research,
-            reviews=card_page.reviews_of(card.data, report_file),
+            reviews=card_page.reviews_of(card.data.reviews, report_file),
             talk=await self.reads.talk_of(card.id),
             hand_over=self._hand_over(card, runs),
             # A read like the others (it also reads the day's budget): the board service.

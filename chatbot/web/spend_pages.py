@@ -103,15 +103,15 @@ def pipeline_main(
         if v is not parent
     ]
     synthesis = Safe("")
-    found = parent.card.data.get("synthesis") if parent else None
-    if isinstance(found, dict):
+    found = parent.card.data.synthesis if parent else None
+    if found is not None:
         synthesis = tag(
             '<section id="synthesis"><h2>{h}</h2><p>{m}</p></section>',
             h=t("synthesis"),
             m=t(
                 "synthesis_line",
-                path=found.get("path") or "-",
-                gaps=counted(len(found.get("gaps") or []), "gap", t.locale),
+                path=found["path"] or "-",
+                gaps=counted(len(found["gaps"]), "gap", t.locale),
             ),
         )
     head = t("col_when"), t("col_card"), t("col_role"), t("col_model"), t("col_cost")

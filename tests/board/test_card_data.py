@@ -146,10 +146,19 @@ async def test_an_old_row_is_read_and_its_next_write_is_clean(store: Store) -> N
         await db.execute("UPDATE cards SET data = ? WHERE id = ?", (json.dumps(old), made.id))
     card = await card_store.get(store.reader, "old")
     assert card is not None
-    assert card.data == {"builder_report": "kept"}
+    assert card.data == CardData(builder_report="kept")
     async with store.transaction() as db:
-        await card_store.update(db, "old", data={**card.data, "fixer_rounds": 2})
+        await card_store.update(db, "old", data=card.data.updated(fixer_rounds=2))
         with pytest.raises(ValidationError):
             await card_store.update(db, "old", data={"fixer_rounds": "many"})
     row = await store.reader.fetchone("SELECT data FROM cards WHERE slug = 'old'")
     assert json.loads(row["data"]) == {"builder_report": "kept", "fixer_rounds": 2}
+
+
+def test_a_checks_record_of_a_commit_and_a_verdict_alone_still_holds_a_deploy() -> None:
+    """What decides a deploy must not read as "no checks" for want of the output's tail."""
+    from chatbot.domain.checks import deploy_held
+
+    read = CardData.read({"checks": {"commit": "a" * 40, "verdict": "failed"}}, "bare-checks")
+    assert read.checks == {"commit": "a" * 40, "verdict": "failed"}
+    assert deploy_held(read.checks, "a" * 40) == "failed in 0.0 s ()"

@@ -115,16 +115,14 @@ async def test_the_checks_run_in_the_agents_sandbox(tmp_path: Path) -> None:
 
 
 def test_deploy_is_held_unless_the_checks_passed_on_that_very_commit() -> None:
-    passed = {"checks": {"commit": "a" * 40, "verdict": "passed", "duration_s": 1.5}}
+    passed = {"commit": "a" * 40, "verdict": "passed", "duration_s": 1.5}
     assert rules.deploy_refusal(passed, "c", "a" * 40) is None
-    assert rules.deploy_refusal({}, "c", "a" * 40) is None  # made with no checks set
+    assert rules.deploy_refusal(None, "c", "a" * 40) is None  # made with no checks set
     refusal = rules.deploy_refusal(passed, "c", "b" * 40)
     assert refusal is not None and "/deploy c --skip-checks" in refusal
-    failed = {
-        "checks": {"commit": "a" * 40, "verdict": "failed", "duration_s": 2, "command": ["t"]}
-    }
+    failed = {"commit": "a" * 40, "verdict": "failed", "duration_s": 2, "command": ["t"]}
     assert "failed in 2.0 s (t)" in (rules.deploy_refusal(failed, "c", "a" * 40) or "")
-    assert rules.record_of(failed, "a" * 40) == failed["checks"]
+    assert rules.record_of(failed, "a" * 40) == failed
     assert rules.record_of(failed, "b" * 40) is None
 
 
@@ -157,11 +155,11 @@ def test_the_card_page_shows_the_checks_escaped() -> None:
             "tail": "<script>alert(1)</script>\nFAILED test_login",
         }
     }
-    html = _checks(data, "a" * 40, Texts("en"))
+    html = _checks(data["checks"], "a" * 40, Texts("en"))
     assert 'class="checks checks-failed"' in html
     assert "Checks of aaaaaaaaaaaa: failed in 12.3 s (make test)" in html
     assert "&lt;script&gt;" in html and "<script>" not in html
-    assert _checks(data, "b" * 40, Texts("en")) == ""  # another commit: not its result
+    assert _checks(data["checks"], "b" * 40, Texts("en")) == ""  # another commit: not its result
 
 
 async def test_the_cli_deploys_past_failed_checks_only_when_told(tmp_path: Path) -> None:

@@ -123,7 +123,7 @@ async def test_draft_request_starts_the_dialogue_in_the_requesters_chat(env: Env
     rows = await env.said(msg("/accept 1"))
     card = await env.board.card("draft-1")
     assert card.phase is Phase.DRAFT_RUNNING
-    assert card.data["origin"] == {
+    assert card.data.origin == {
         "transport": "xmpp",
         "target_kind": "person",
         "target": REQUESTER.id,

@@ -116,8 +116,8 @@ async def test_draft_starts_a_dialogue_kept_in_its_chat(env: Env) -> None:
     row = await env.one(dm("/draft a login page\nwith two fields"))
     card = await env.board.card("draft-1")
     assert card.phase is Phase.DRAFT_RUNNING
-    assert card.data["conversation"] == [["owner", "a login page\nwith two fields"]]
-    assert card.data["origin"] == {"transport": "xmpp", "target_kind": "person", "target": OWNER.id}
+    assert card.data.conversation == [("owner", "a login page\nwith two fields")]
+    assert card.data.origin == {"transport": "xmpp", "target_kind": "person", "target": OWNER.id}
     assert [j.kind for j in await env.jobs()] == ["planner"]
     assert "draft-1" in row.text and row.card_id == card.id
 

@@ -41,7 +41,7 @@ async def test_console_demo_from_draft_to_ready_for_deployment(tmp_path: Path) -
         await said(console, r"review approve")
         card = await bot.board.card(slug)
         assert card.phase.value == "ready_for_deployment"
-        assert card.data["answers"][0]["answer"] == "the whole team"
+        assert card.data.answers[0]["answer"] == "the whole team"
         runs = await telemetry.for_card(bot.store.reader, card.id)
         assert sorted(r.role for r in runs) == [
             "builder",

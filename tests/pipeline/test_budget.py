@@ -117,7 +117,7 @@ async def test_a_card_budget_stops_the_third_run_and_allow_goes_on(
     card = await h.board.card("greeting")
     assert card.phase is Phase.READY_FOR_DEPLOYMENT, card.failure_detail
     assert roles_run(h) == ["operator", "builder", "reviewer"]
-    assert card.data["budget_allowances"] == 1
+    assert card.data.budget_allowances == 1
     assert "stopped by its budget" not in await room.say("/status greeting")
     assert "/allow greeting" not in await room.say("/status greeting")
 
@@ -150,14 +150,14 @@ async def test_allow_by_reaction_and_a_card_not_stopped_is_not_allowed(
     card = await h.board.card("greeting")
     assert (card.phase, card.failure_stage) == (Phase.FAILED, "review")
     assert roles_run(h) == ["operator", "builder"]
-    assert card.data["budget_allowances"] == 1
+    assert card.data.budget_allowances == 1
     # The shell goes on too (an owner without chat), and says when there is nothing to allow.
     assert "no day budget" in chatbot(h, "allow").stderr
     allowed = chatbot(h, "allow", "greeting")
     assert allowed.returncode == 0 and "greeting: reviewing" in allowed.stdout, allowed.stderr
     await run_idle(h)
     card = await h.board.card("greeting")
-    assert card.phase is Phase.READY_FOR_DEPLOYMENT and card.data["budget_allowances"] == 2
+    assert card.phase is Phase.READY_FOR_DEPLOYMENT and card.data.budget_allowances == 2
     refused = chatbot(h, "allow", "greeting")
     assert refused.returncode == 1 and "not stopped by its budget" in refused.stderr
 

@@ -13,7 +13,6 @@ from pathlib import Path
 import pytest
 
 from chatbot.board import BoardService, Card
-from chatbot.board.budget import ALLOWANCES
 from chatbot.board.run_events import BudgetHeld, RunEvent
 from chatbot.domain.budgets import Budgets, BudgetState
 from chatbot.domain.phases import Phase
@@ -96,7 +95,9 @@ async def store_allowances(board: BoardService, slug: str, allowances: int) -> C
     """The owner's earlier /allow, as the card keeps it."""
     async with board.store.transaction() as db:
         card = await card_store.require(db, slug)
-        return await card_store.update(db, slug, data={**card.data, ALLOWANCES: allowances})
+        return await card_store.update(
+            db, slug, data=card.data.updated(budget_allowances=allowances)
+        )
 
 
 class Listener:

@@ -69,7 +69,7 @@ async def test_a_failing_commit_goes_back_with_its_tail_and_passes_on_the_second
     assert card.phase is Phase.DEPLOYED, card.failure_detail
     [again] = h.prompts_of(AGAIN)
     assert "FAILED: ok.txt is missing (t1)" in again and "checking" in again
-    record = card.data["checks"]
+    record = card.data.checks
     assert record["commit"] == card.commit_hash and record["verdict"] == "passed"
     assert record["tail"] == "checking" and record["duration_s"] < 20
     [review] = h.prompts_of("REVIEW-RESULT")
@@ -116,8 +116,8 @@ async def test_a_commit_that_never_passes_fails_the_card_with_its_ways_on(
     card = await h.board.card("greeting")
     assert card.phase is Phase.FAILED and card.failure_stage == "checks"
     assert "--skip-checks" in (card.failure_detail or "")
-    assert card.data["checks"]["verdict"] == "failed"
-    assert card.data["checks"]["commit"] == card.commit_hash
+    assert card.data.checks["verdict"] == "failed"
+    assert card.data.checks["commit"] == card.commit_hash
     assert len(h.prompts_of("COMMIT-MESSAGE")) == 5  # the lane's limit: 5 iterations in all
     assert ways_forward(card.phase, card.failure_stage) == (Action.RETRY, Action.FIX)
     said = [command for _, command, _ in chat_ways(card, "en")]
@@ -130,7 +130,7 @@ async def test_a_commit_that_never_passes_fails_the_card_with_its_ways_on(
     await run_idle(h)
     card = await h.board.card("greeting")
     assert card.phase is Phase.READY_FOR_DEPLOYMENT, card.failure_detail
-    assert card.data["checks"]["verdict"] == "skipped"
+    assert card.data.checks["verdict"] == "skipped"
     # The fresh session of the /retry was told what still failed on the commit it builds on.
     retry_prompt = h.prompts_of("COMMIT-MESSAGE")[-1]
     assert "The repository's checks failed on the last commit" in retry_prompt
@@ -178,8 +178,8 @@ async def test_a_checks_line_in_the_intent_overrides_the_config(
     assert "checks" not in unchecked.data
     own = await h.board.card("own")
     assert own.phase is Phase.READY_FOR_DEPLOYMENT, own.failure_detail
-    assert own.data["checks"]["command"] == ["sh", "-c", "echo own checks"]
-    assert own.data["checks"]["tail"] == "own checks"
+    assert own.data.checks["command"] == ["sh", "-c", "echo own checks"]
+    assert own.data.checks["tail"] == "own checks"
     assert not h.prompts_of(AGAIN)
 
 
@@ -205,5 +205,5 @@ async def test_a_fixers_commit_is_held_to_the_checks_too(tmp_path, monkeypatch, 
     assert card.phase is Phase.READY_FOR_DEPLOYMENT, card.failure_detail
     [again] = h.prompts_of(AGAIN)
     assert "FAILED: ok.txt is missing (t4)" in again
-    assert card.data["checks"]["verdict"] == "passed"
+    assert card.data.checks["verdict"] == "passed"
     assert "passed in" in h.prompts_of("REVIEW-RESULT")[-1]

@@ -35,7 +35,7 @@ def _fixer(subject: str, files: dict[str, str], match: str, **more: object) -> d
 async def _held(h, slug: str) -> None:
     card = await h.board.card(slug)
     assert card.phase is Phase.FIXER_FAILED, (card.phase, card.failure_detail)
-    assert card.failure_stage == "checks" and card.data["checks"]["verdict"] == "failed"
+    assert card.failure_stage == "checks" and card.data.checks["verdict"] == "failed"
 
 
 async def test_a_repair_that_never_passes_the_checks_names_each_way_and_each_works(
@@ -103,7 +103,7 @@ async def test_a_repair_that_never_passes_the_checks_names_each_way_and_each_wor
     await run_idle(h)
     card = await h.board.card("greeting")
     assert card.phase is Phase.READY_FOR_DEPLOYMENT, (card.phase, card.failure_detail)
-    assert card.data["checks"]["verdict"] == "skipped"
+    assert card.data.checks["verdict"] == "skipped"
     assert "skipped" in h.prompts_of("REVIEW-RESULT")[-1]
 
 
@@ -134,7 +134,7 @@ async def test_the_room_hears_each_time_the_checks_send_the_agent_back(
     assert card.phase is Phase.READY_FOR_DEPLOYMENT, card.failure_detail
     rows = [row for row in await room.rows() if row.purpose == "checks"]
     assert len(rows) == 1  # one failure, one notice; the passing commit says nothing here
-    assert card.data["checks"]["verdict"] == "passed"
+    assert card.data.checks["verdict"] == "passed"
     text = rows[0].text
     head, _, shown = text.partition("\n")
     assert head.startswith("🔁 greeting: the checks of commit ") and head.endswith(

@@ -439,7 +439,7 @@ async def test_a_draft_with_both_blocks_writes_nothing(
     assert "===DRAFT-QUESTION===" in detail and "both" in detail
     assert card.kind.value == "draft"
     # The conversation is kept for the retry; nothing of the answer is in it.
-    assert card.data["conversation"] == [["owner", "I want a second greeting"]]
+    assert card.data.conversation == [("owner", "I want a second greeting")]
     assert await h.board.slugs() == sorted([*slugs, draft.slug])
     assert (await h.store.reader.fetchone("SELECT count(*) FROM questions"))[0] == 0
     assert tree_snapshot(h.repo) == files

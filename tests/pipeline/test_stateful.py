@@ -258,7 +258,7 @@ class BoardMachine(RuleBasedStateMachine):
         assert card is not None
         if job.kind == "planner":
             return "draft" if card.kind is Kind.DRAFT else "split"
-        mode = job.payload.get("mode") or card.data.get("inspect_mode")
+        mode = job.payload.get("mode") or card.data.inspect_mode
         return "inspector_route" if mode == "route_next" else "inspector_status"
 
     def _next_run(self, data: st.DataObject) -> tuple[Job, dict | None, int]:

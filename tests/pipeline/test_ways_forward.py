@@ -177,7 +177,7 @@ async def test_a_failed_inspection_is_retried_in_its_mode_and_returns_to_ready(
     card = await h.board.card("greeting")
     # Back where the inspection started, not where it failed; and in the same mode.
     assert card.phase is Phase.READY_FOR_DEPLOYMENT
-    assert card.data["inspection"]["mode"] == "route_next"
+    assert card.data.inspection["mode"] == "route_next"
     assert len(h.prompts_of("ROUTING_RESULT")) == 2
 
 

@@ -51,8 +51,8 @@ async def test_the_failure_tail_reaches_codexs_next_request(pipeline) -> None:
     # One session: the first builder request and the one after the checks share it.
     builder = [s for s in codex.seen if "OPERATOR-DECISION" not in s.prompt]
     assert builder[0].session and builder[0].session == seen.session
-    assert card.data["checks"]["verdict"] == "passed"
-    assert card.data["checks"]["commit"] == card.commit_hash
+    assert card.data.checks["verdict"] == "passed"
+    assert card.data.checks["commit"] == card.commit_hash
     [review] = claude.seen
     assert "The repository's checks on this commit" in review.prompt
     assert "passed in" in review.prompt

@@ -151,7 +151,7 @@ async def test_limit_reached_twice_then_ladder_spent_then_split(pipeline) -> Non
 
     card = await rh.h.board.card("report")
     assert card.phase is Phase.PLANNING_WITH_FEEDBACK, card.failure_detail
-    assert card.data["limit_reached"] is True and card.escalation_step == 2
+    assert card.data.limit_reached is True and card.escalation_step == 2
     worktree = str(rh.h.config.bot.workspaces / "report")
     builders = [s for s in rh.model.seen if s.cwd == worktree]
     # The real CLI sent each step's model; each step is one session, resumed within it.
@@ -193,8 +193,8 @@ async def test_a_claude_build_rejected_by_the_codex_review_keeps_the_report(pipe
     card = await rh.h.board.card("report")
     assert card.phase is Phase.PLANNING_WITH_FEEDBACK, card.failure_detail
     assert card.review_decision == "reject" and card.lane == "heavy"
-    assert card.data["reviews"][-1]["report"].endswith("Missing tests.")
-    assert card.data["reviews"][-1]["commit"] == card.commit_hash
+    assert card.data.reviews[-1]["report"].endswith("Missing tests.")
+    assert card.data.reviews[-1]["commit"] == card.commit_hash
     assert "Missing tests." in (rh.h.repo / "docs/review/report.md").read_text()
     runs = {run.role: run for run in await rh.runs("report")}
     assert runs["builder"].runtime == "claude" and runs["builder"].cost_usd > 0

@@ -107,7 +107,7 @@ async def test_operator_direct_builder_commit_and_reviewer_git_show(real, cli) -
     # The reviewer ran `git show` read-only in the worktree and saw the builder's commit.
     assert reviewer.cwd == str(worktree) and card.commit_hash in reviewer.prompt
     assert card.commit_hash in judged.tool_results[0] and "greet.py" in judged.tool_results[0]
-    assert card.data["reviews"][-1]["commit"] == card.commit_hash
+    assert card.data.reviews[-1]["commit"] == card.commit_hash
     await assert_runs_recorded(rh, "greeting", ["operator", "builder", "reviewer"])
     runs = {run.role: run for run in await rh.runs("greeting")}
     assert runs["operator"].input_tokens == 100  # one model response
@@ -172,7 +172,7 @@ async def test_operator_split_children_are_built_in_order(real, cli) -> None:
     assert kids["part-a"].commit_hash in summing.prompt
     assert "part-b/b.txt" in summed.tool_results[-1]
     assert "Both parts are in." in (rh.h.repo / "docs/review/report.md").read_text()
-    assert parent.data["synthesis"]["gaps"] == ["No index page links the parts."]
+    assert parent.data.synthesis["gaps"] == ["No index page links the parts."]
     # One pipeline: the parent's id on its children and on every run, through the real CLIs.
     assert {k.pipeline_run_id for k in kids.values()} == {parent.pipeline_run_id}
     _, runs = await rh.h.board.pipeline_runs(parent.pipeline_run_id)
@@ -326,7 +326,7 @@ async def test_inspector_in_both_modes(real, cli, mode: str) -> None:
     await rh.run_until_idle()
     card = await rh.h.board.card("greeting")
     assert card.phase is Phase.PLANNED, (card.failure_stage, card.failure_detail)
-    found = card.data["inspection"]
+    found = card.data.inspection
     assert found["mode"] == mode and found["summary"] == answer["summary"]
     if mode == "route_next":
         assert found["recommended_action"] == "building_light" and found["pending"] is True

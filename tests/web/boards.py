@@ -135,7 +135,7 @@ async def seed(board: BoardService, repo: Path, planned: int = 3) -> Seeded:
         review_decision="approve",
         review_report_path="docs/review/reviewed.md",
         deployment_status="pending",
-        data={**card.data, "reviews": [review]},
+        data=card.data.updated(reviews=[review]),
     )
     # Approved, its deployment pending: it waits for the owner's /deploy (the inbox's).
     groups["reviewed"] = "waiting"
@@ -167,7 +167,7 @@ async def seed(board: BoardService, repo: Path, planned: int = 3) -> Seeded:
         job=job,
         worker=WORKER,
         files=files,
-        data={**card.data, "research_report": "docs/research/queues.md"},
+        data=card.data.updated(research_report="docs/research/queues.md"),
     )
     groups["queues"] = "done"
     await board.act("archived", Action.ARCHIVE, actor=OWNER)

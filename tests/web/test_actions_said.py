@@ -156,7 +156,7 @@ async def test_a_draft_from_the_board_goes_through_draft_and_is_said_in_the_room
         "add a dark mode",
     )
     # Its questions go where every card's notices go: the page is no chat to ask in.
-    assert "origin" not in card.data
+    assert card.data.origin is None
     view = await site.board.view("draft-1")
     assert [(e.action, e.actor) for e in view.events] == [("draft", VIA_WEB)]
     assert view.active_job is not None and view.active_job.kind == "planner"

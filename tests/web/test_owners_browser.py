@@ -80,7 +80,7 @@ async def test_answering_by_an_option_button_and_in_words(browser: Browser, site
     assert "Answer recorded for asks" in await said(browser)
     card = await site.board.card("asks")
     assert card.phase is Phase.OPERATOR_RUNNING
-    assert (card.data["answers"][-1]["answer"], card.data["answers"][-1]["by"]) == (
+    assert (card.data.answers[-1]["answer"], card.data.answers[-1]["by"]) == (
         "SQLite",
         VIA_WEB,
     )

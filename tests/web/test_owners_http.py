@@ -153,9 +153,9 @@ async def test_an_answer_by_option_and_one_in_words_with_html(site: OwnerSite) -
     await site.act(cookie, "asks", "answer", option="1")
     card = await site.board.card("asks")
     assert card.phase is Phase.OPERATOR_RUNNING
-    assert card.data["answers"][-1] == {
+    assert card.data.answers[-1] == {
         "kind": "needs_human",
-        "question": card.data["answers"][-1]["question"],
+        "question": card.data.answers[-1]["question"],
         "answer": "SQLite",
         "by": VIA_WEB,
     }
@@ -166,7 +166,7 @@ async def test_an_answer_by_option_and_one_in_words_with_html(site: OwnerSite) -
         )
         await question_store.ask(db, other.id, "needs_human", "And the cache?", [])
     await site.act(cookie, "asks-too", "answer", text=HOSTILE_TITLE)
-    answers = (await site.board.card("asks-too")).data["answers"]
+    answers = (await site.board.card("asks-too")).data.answers
     assert answers[-1]["answer"] == HOSTILE_TITLE and answers[-1]["by"] == VIA_WEB
     _, _, page = await site.request("GET", "card/asks-too", headers=owner(cookie))
     assert HOSTILE_TITLE not in page and "&lt;img src=x" in page

@@ -59,7 +59,7 @@ async def test_a_pushed_waiting_cards_button_answers_it_and_it_leaves_the_group(
     assert "Answer recorded for cache" in await said(browser)
     card = await site.board.card("cache")
     assert card.phase is Phase.OPERATOR_RUNNING
-    assert (card.data["answers"][-1]["answer"], card.data["answers"][-1]["by"]) == (
+    assert (card.data.answers[-1]["answer"], card.data.answers[-1]["by"]) == (
         "Redis",
         VIA_WEB,
     )

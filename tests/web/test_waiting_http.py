@@ -125,7 +125,7 @@ async def test_an_owner_answers_confirms_and_retries_from_the_board(site: OwnerS
     assert status == 303 and headers["Location"] == "/"
     card = await site.board.card("asks")
     assert card.phase is Phase.OPERATOR_RUNNING
-    assert (card.data["answers"][-1]["answer"], card.data["answers"][-1]["by"]) == (
+    assert (card.data.answers[-1]["answer"], card.data.answers[-1]["by"]) == (
         "SQLite",
         VIA_WEB,
     )
