@@ -12,7 +12,6 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, TypeVar
 
-KEY = "checks"
 GOOD_VERDICTS = frozenset({"passed", "skipped"})
 SKIP_FLAG = "--skip-checks"
 Record = TypeVar("Record", bound=Mapping[str, Any])
