@@ -5,8 +5,9 @@ fixed shapes, so the type checker holds every read and write. A write is validat
 in full (`CardData.updated`, the store's encoding): a wrong key or shape is a bug and
 fails at once. A read is forgiving, because an upgraded bot reads rows an older one
 wrote ("Upgrades never brick"): a key it does not know is dropped, and a value of the
-wrong shape gives way to the field's default, each with a warning that names the card
-and the key (once per process); the row itself is rewritten by the card's next write.
+wrong shape gives way to the field's default (or, where a default would loosen a rule,
+to the safe side: unreadable checks hold a deploy), each with a warning that names the
+card and the key (once per process); the row itself is rewritten by the card's next write.
 No migration reshapes old rows: every shape written so far is the one below.
 """
 
@@ -222,6 +223,7 @@ class CardData(BaseModel):
         for key in sorted(set(values) - set(cls.model_fields)):
             _warn(card, key, "unknown, dropped")
             del values[key]
+        dropped: set[str] = set()
         try:
             return cls.model_validate(values)
         except ValidationError as error:
@@ -229,10 +231,16 @@ class CardData(BaseModel):
                 key = str(problem["loc"][0])
                 if key in values:
                     del values[key]
-                    _warn(card, key, f"of the wrong shape ({problem['msg']}), read as its default")
-        return cls.model_validate(values)
+                    dropped.add(key)
+                    stand_in = "a record that holds a deploy" if key in _HOLDING else "its default"
+                    _warn(card, key, f"of the wrong shape ({problem['msg']}), read as {stand_in}")
+        return cls.model_validate({**values, **{k: v for k, v in _HOLDING.items() if k in dropped}})
 
 
+# Where a field's default would loosen a rule, an unreadable value reads as the safe
+# side instead: checks no deploy can match (held until the owner's --skip-checks), not
+# "no checks were set".
+_HOLDING: dict[str, object] = {"checks": {"commit": "", "verdict": "unreadable"}}
 _warned: set[tuple[str, str]] = set()
 
 

@@ -119,7 +119,8 @@ def test_a_read_drops_an_unknown_key_and_defaults_a_wrong_shape_with_a_warning(
     raw = {"legacy_flag": 1, "reviews": "not a list", "fixer_rounds": 2, "checks": {"x": 1}}
     with caplog.at_level(logging.WARNING, logger="chatbot.store.card_data"):
         read = CardData.read(raw, "old-card")
-    assert (read.reviews, read.checks, read.fixer_rounds) == ([], None, 2)
+    assert (read.reviews, read.fixer_rounds) == ([], 2)
+    assert read.checks == {"commit": "", "verdict": "unreadable"}  # holds a deploy
     said = caplog.text
     assert "card old-card: its data's legacy_flag is unknown, dropped" in said
     assert "card old-card: its data's reviews is of the wrong shape" in said
@@ -162,3 +163,11 @@ def test_a_checks_record_of_a_commit_and_a_verdict_alone_still_holds_a_deploy() 
     read = CardData.read({"checks": {"commit": "a" * 40, "verdict": "failed"}}, "bare-checks")
     assert read.checks == {"commit": "a" * 40, "verdict": "failed"}
     assert deploy_held(read.checks, "a" * 40) == "failed in 0.0 s ()"
+
+
+def test_unreadable_checks_hold_a_deploy_instead_of_reading_as_none_ran() -> None:
+    read = CardData.read({"checks": "garbled"}, "garbled-checks")
+    assert read.checks == {"commit": "", "verdict": "unreadable"}
+    from chatbot.domain.checks import deploy_held
+
+    assert deploy_held(read.checks, "a" * 40) == "did not run on it"
