@@ -58,6 +58,15 @@ class SenderDevice:
     reason: str = ""
 
 
+@dataclass(frozen=True, slots=True)
+class Dropped:
+    """What a network's wire parser returns for a stanza or sync event that is no event
+    for the bot (our own echo, a malformed one, one of a kind it ignores); `reason` is
+    for logs, counters and tests."""
+
+    reason: str
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Envelope:
     """Who sent an event, where, when, and under which id: what every kind of incoming

@@ -22,11 +22,8 @@ from tests.contracts.test_imports import PACKAGES, ROOT, module_name
 #: Shared names that stay for now, and why. Not a licence: each is two concepts to be
 #: told apart by name (issue 39 point 4), and the list only shrinks.
 DUPLICATES: Mapping[str, str] = {
-    "Attachment": "a kept file of a card (board) and a Matrix message's media (transport)",
     "Change": "a card's move (board) and a file of a diff (runners)",
-    "Client": "the Matrix client (transport) and a live page's connection (web)",
     "Decision": "an MCP tool's input (app) and an agent's approval answer (runners)",
-    "Dropped": "why a Matrix event and why an XMPP stanza is not delivered",
     "Hold": "why a card waits (domain) and a held pipe (runners)",
     "JobContext": "the worker's job context and the part of it talking needs (pipeline)",
     "Kind": "an inbox row's kind (board) and a card's kind (domain)",

@@ -18,7 +18,7 @@ from chatbot.transports.base import (
     Outgoing,
     Room,
 )
-from chatbot.transports.matrix.session import Client
+from chatbot.transports.matrix.session import MatrixClient
 from chatbot.transports.matrix.transport import MatrixSettings, MatrixTransport, make_client
 
 ME = "@bot:localhost"
@@ -234,7 +234,7 @@ async def test_a_key_query_another_task_made_already_is_no_error(monkeypatch) ->
     device list changed; the second finds nothing left to ask. nio raises then, which
     would end the sync loop's round and take the transport offline for a back-off."""
     config = AsyncClientConfig(store=SqliteMemoryStore, encryption_enabled=True)
-    client = Client("http://127.0.0.1:9", "@bot:example.org", config=config)
+    client = MatrixClient("http://127.0.0.1:9", "@bot:example.org", config=config)
     client.restore_login("@bot:example.org", "BOTDEVICE", "token")
     try:
         assert not client.should_query_keys

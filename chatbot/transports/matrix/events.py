@@ -24,22 +24,19 @@ from html import escape
 from typing import Any
 
 from ..base import Envelope, Identity, IncomingEdit, IncomingMessage, Room
+from ..events import Dropped
 from ..files import Fetch, FileFetchError, IncomingFile
 from . import TRANSPORT, media
 
 #: Imported names other modules take from here: part of this module's interface.
 __all__ = [
     "TRANSPORT",
+    "Dropped",
 ]
 
 HTML_FORMAT = "org.matrix.custom.html"
 #: A whole event may be 65,536 bytes of JSON; the content leaves room for the rest.
 MAX_CONTENT_BYTES = 60_000
-
-
-@dataclass(frozen=True, slots=True)
-class Dropped:
-    reason: str
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

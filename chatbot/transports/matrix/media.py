@@ -64,7 +64,7 @@ class MediaRef:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class Attachment:
+class MediaContent:
     """What a media content says, read and bounded."""
 
     name: str
@@ -148,7 +148,7 @@ def _ref(content: dict[str, Any], declared_size: int | None) -> MediaRef | None:
     )
 
 
-def read_attachment(content: dict[str, Any]) -> Attachment | None:
+def read_attachment(content: dict[str, Any]) -> MediaContent | None:
     """The file a media content carries; None when it names no file at all."""
     info = content.get("info")
     info = info if isinstance(info, dict) else {}
@@ -164,7 +164,7 @@ def read_attachment(content: dict[str, Any]) -> Attachment | None:
     declared_type = mime_type(info.get("mimetype"))
     if not declared_type and isinstance(content.get("file"), dict):
         declared_type = mime_type(content["file"].get("mimetype"))
-    return Attachment(
+    return MediaContent(
         name=clean_name(filename or body),
         caption=caption,
         declared_type=declared_type,

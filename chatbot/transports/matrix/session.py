@@ -72,7 +72,7 @@ def crypto_store_file(settings: MatrixSettings, device_id: str) -> Path | None:
     return Path(settings.crypto_store) / f"{settings.user_id}_{device_id}.db"
 
 
-class Client(AsyncClient):  # type: ignore[misc]  # nio has no type information: AsyncClient is Any
+class MatrixClient(AsyncClient):  # type: ignore[misc]  # nio has no type information: AsyncClient is Any
     """nio's client, with a key query that was made already being no error.
 
     nio's sync loop schedules a key query beside its long poll when a device list
@@ -108,7 +108,7 @@ def make_client(settings: MatrixSettings, *, encryption: bool | None = None) -> 
         store_path = settings.crypto_store
         # The store holds private keys: nobody else on the machine may read it.
         os.makedirs(store_path, mode=0o700, exist_ok=True)
-    return Client(settings.homeserver, settings.user_id, store_path=store_path, config=config)
+    return MatrixClient(settings.homeserver, settings.user_id, store_path=store_path, config=config)
 
 
 def _forget_device(client: AsyncClient) -> None:

@@ -28,11 +28,13 @@ from slixmpp import JID
 from slixmpp.stanza import Message, Presence
 
 from ..base import Envelope, Identity, IncomingEdit, IncomingMessage, Room
+from ..events import Dropped
 from . import TRANSPORT, oob
 
 #: Imported names other modules take from here: part of this module's interface.
 __all__ = [
     "TRANSPORT",
+    "Dropped",
 ]
 
 NS_SID = "urn:xmpp:sid:0"
@@ -65,13 +67,6 @@ class StanzaContext(Protocol):
     def own_jid(self) -> JID: ...
 
     def room(self, room_jid: str) -> RoomState | None: ...
-
-
-@dataclass(frozen=True, slots=True)
-class Dropped:
-    """Not an event for the bot; `reason` is for logs and tests."""
-
-    reason: str
 
 
 @dataclass(frozen=True, slots=True)
