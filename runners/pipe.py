@@ -14,7 +14,7 @@ from typing import Protocol
 
 
 class Watched(Protocol):
-    """What the run's watchdog keeps of the child's output (runners.process._Capture)."""
+    """What the run's watchdog keeps of the child's output (runners.child_io.Capture)."""
 
     last_output: float
     waiting: bool

@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from runners.child_io import Capture, ExitAwareProtocol, feed_stdin, signal_group, terminate_group
 from runners.pipe import Hold, Pipe
 
 log = logging.getLogger(__name__)
@@ -44,7 +45,6 @@ DEFAULT_ENV_KEYS: tuple[str, ...] = (
     "SSL_CERT_DIR",
 )
 
-_READ_CHUNK = 64 * 1024
 # Only the stream reader's line methods care about the limit; we read in chunks,
 # but a raised limit keeps a future readline() on a multi-MB JSONL line from failing.
 _STREAM_LIMIT = 32 * 1024 * 1024
@@ -126,102 +126,6 @@ def _resolve_binary(binary: str, cwd: str | os.PathLike[str], env: Mapping[str, 
     return shutil.which(binary, path=env.get("PATH", os.defpath))
 
 
-def _signal_group(pgid: int, sig: signal.Signals) -> bool:
-    """Signal a process group; False when no process of it is left."""
-    try:
-        os.killpg(pgid, sig)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        # A pid reused by someone else's group; never ours to signal.
-        log.warning("not allowed to signal process group %s", pgid)
-        return False
-    return True
-
-
-class _Capture:
-    """Collects stdout up to a cap and the tail of stderr, and notes when output arrives."""
-
-    def __init__(self, limits: ProcessLimits, on_output: Callable[[bytes], None] | None) -> None:
-        self._limits = limits
-        self._on_output = on_output
-        self.stdout = bytearray()
-        self.stderr = bytearray()
-        self.capped = asyncio.Event()
-        self.last_output = asyncio.get_running_loop().time()
-        #: The child waits for a person (Pipe.waiting_on_people): silence is no hang.
-        self.waiting = False
-        self.on_line_chunk: Callable[[bytes], None] | None = None
-        self.on_end: Callable[[], None] | None = None
-
-    async def read_stdout(self, stream: asyncio.StreamReader) -> None:
-        while chunk := await stream.read(_READ_CHUNK):
-            self.last_output = asyncio.get_running_loop().time()
-            room = self._limits.output_cap - len(self.stdout)
-            self.stdout += chunk[: max(room, 0)]
-            if self._on_output is not None and room > 0:
-                self._on_output(chunk[:room])
-            if self.on_line_chunk is not None and room > 0:
-                self.on_line_chunk(chunk[:room])
-            if len(chunk) > room:
-                self.capped.set()
-                break
-        if self.on_end is not None:
-            self.on_end()
-
-    async def read_stderr(self, stream: asyncio.StreamReader) -> None:
-        tail = self._limits.stderr_tail
-        while chunk := await stream.read(_READ_CHUNK):
-            self.last_output = asyncio.get_running_loop().time()
-            self.stderr += chunk
-            if len(self.stderr) > tail:
-                del self.stderr[:-tail]
-
-
-async def _feed_stdin(stream: asyncio.StreamWriter, data: bytes) -> None:
-    # A child may exit without reading its stdin; that is its business, not an error here.
-    with contextlib.suppress(BrokenPipeError, ConnectionResetError):
-        if data:
-            stream.write(data)
-            await stream.drain()
-    stream.close()
-    with contextlib.suppress(BrokenPipeError, ConnectionResetError):
-        await stream.wait_closed()
-
-
-async def _terminate_group(
-    pgid: int, exited: asyncio.Future[None], readers: asyncio.Future[Any], grace: float
-) -> None:
-    """SIGTERM the group, give it `grace` seconds, then SIGKILL whatever is left.
-
-    Readers reaching EOF means every process holding the pipes is gone, so that
-    (with the leader's exit) is what the grace period waits for. The SIGKILL is in
-    a `finally` so that a second cancellation during the grace still kills.
-    """
-    try:
-        if _signal_group(pgid, signal.SIGTERM):
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(
-                    asyncio.gather(asyncio.shield(exited), asyncio.shield(readers)),
-                    timeout=grace,
-                )
-    finally:
-        _signal_group(pgid, signal.SIGKILL)
-
-
-class _ExitAwareProtocol(asyncio.subprocess.SubprocessStreamProtocol):
-    """The stream protocol plus a future that resolves when the child itself exits."""
-
-    def __init__(self, *, limit: int, loop: asyncio.AbstractEventLoop) -> None:
-        super().__init__(limit=limit, loop=loop)
-        self.exited: asyncio.Future[None] = loop.create_future()
-
-    def process_exited(self) -> None:
-        super().process_exited()
-        if not self.exited.done():
-            self.exited.set_result(None)
-
-
 def process_identity(pid: int) -> str | None:
     """A token that names this very process: its pid plus its start time (Linux /proc).
 
@@ -242,7 +146,7 @@ def kill_orphan(identity: str) -> bool:
     pid = int(identity.split(":", 1)[0])
     if process_identity(pid) != identity:
         return False
-    return _signal_group(pid, signal.SIGKILL)
+    return signal_group(pid, signal.SIGKILL)
 
 
 async def run_process(
@@ -281,33 +185,18 @@ async def run_process(
     if not argv:
         raise ValueError("argv must not be empty")
     limits = limits or ProcessLimits()
-    env = dict(default_base_env() if base_env is None else base_env)
-    if extra_env:
-        env.update(extra_env)
+    env = {**(default_base_env() if base_env is None else base_env), **(extra_env or {})}
     loop = asyncio.get_running_loop()
     started = loop.time()
     binary = argv[0]
-
     resolved = _resolve_binary(binary, cwd, env)
     if resolved is None:
         return ProcessResult(
             Outcome.NOT_FOUND, None, "", "", 0.0, error=f"binary not found: {binary}"
         )
-
     data = stdin.encode() if isinstance(stdin, str) else stdin
     try:
-        transport, protocol = await loop.subprocess_exec(
-            lambda: _ExitAwareProtocol(limit=_STREAM_LIMIT, loop=loop),
-            resolved,
-            *argv[1:],
-            stdin=asyncio.subprocess.PIPE,
-            stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.PIPE,
-            cwd=cwd,
-            env=env,
-            start_new_session=True,
-        )
-        proc = asyncio.subprocess.Process(transport, protocol, loop)
+        proc, exited = await _spawn(resolved, argv[1:], cwd, env)
     except (FileNotFoundError, PermissionError) as exc:
         return ProcessResult(
             Outcome.NOT_FOUND,
@@ -317,125 +206,199 @@ async def run_process(
             loop.time() - started,
             error=f"cannot execute {binary}: {exc.strerror or exc}",
         )
-    # start_new_session makes the child a session and group leader: pgid == pid.
-    pgid = proc.pid
     if on_spawn is not None:
-        try:
-            await on_spawn(pgid)
-        except BaseException:
-            _signal_group(pgid, signal.SIGKILL)
-            raise
-    assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None
-    capture = _Capture(limits, on_output)
-    talker: asyncio.Future[None] | None = None
-    if converse is None:
-        feeder = asyncio.ensure_future(_feed_stdin(proc.stdin, data))
-    else:
-        pipe = Pipe(proc.stdin, capture)
-        capture.on_line_chunk = pipe._feed
-        capture.on_end = pipe._ended
-        feeder = asyncio.ensure_future(asyncio.sleep(0))
-        talker = asyncio.ensure_future(converse(pipe))
-    readers = asyncio.gather(capture.read_stdout(proc.stdout), capture.read_stderr(proc.stderr))
-    # Not proc.wait(): that also waits for every pipe to close, which a helper that
-    # inherited stdout can hold open long after the CLI itself has exited.
-    exited = protocol.exited
-    capped = asyncio.ensure_future(capture.capped.wait())
-    deadline = started + limits.timeout
-    outcome: Outcome | None = None
-    error = ""
-    talked = False
+        await _announce(on_spawn, proc.pid)
+    child = _Child(proc, exited, limits, hold, started, on_output)
+    child.start_io(data, converse)
     try:
-        while not exited.done():
-            now = loop.time()
-            if hold is not None:
-                deadline = started + limits.timeout + hold.held(now)
+        outcome, error = await child.watch()
+        await child.end_group()
+    except asyncio.CancelledError:
+        # /cancel must not leave an agent running: kill at once, no grace.
+        log.info("run of %s cancelled; killing process group %s", binary, child.pgid)
+        await child.kill_at_once()
+        raise
+    finally:
+        await child.close()
+    result = child.result(outcome, error)
+    log.debug("process %s finished: %r", binary, result)
+    return result
+
+
+async def _spawn(
+    binary: str, args: Sequence[str], cwd: str | os.PathLike[str], env: Mapping[str, str]
+) -> tuple[asyncio.subprocess.Process, asyncio.Future[None]]:
+    """The child started in a new session (its own process group), with the future of
+    its own exit: not proc.wait(), which also waits for every pipe to close, and a
+    helper that inherited stdout can hold it open long after the CLI has exited."""
+    loop = asyncio.get_running_loop()
+    transport, protocol = await loop.subprocess_exec(
+        lambda: ExitAwareProtocol(limit=_STREAM_LIMIT, loop=loop),
+        binary,
+        *args,
+        stdin=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+        cwd=cwd,
+        env=env,
+        start_new_session=True,
+    )
+    return asyncio.subprocess.Process(transport, protocol, loop), protocol.exited
+
+
+async def _announce(on_spawn: Callable[[int], Awaitable[None]], pgid: int) -> None:
+    """`on_spawn(pgid)`; should it fail (or be cancelled), the child is killed at once."""
+    try:
+        await on_spawn(pgid)
+    except BaseException:
+        signal_group(pgid, signal.SIGKILL)
+        raise
+
+
+class _Child:
+    """A started child while its run lasts: its group, its pipes and the watchdogs' clocks."""
+
+    def __init__(
+        self,
+        proc: asyncio.subprocess.Process,
+        exited: asyncio.Future[None],
+        limits: ProcessLimits,
+        hold: Hold | None,
+        started: float,
+        on_output: Callable[[bytes], None] | None,
+    ) -> None:
+        self.proc = proc
+        self.pgid = proc.pid  # a new session's leader: pgid == pid
+        self.exited = exited
+        self.limits = limits
+        self.hold = hold
+        self.started = started
+        self.loop = asyncio.get_running_loop()
+        self.capture = Capture(limits.output_cap, limits.stderr_tail, on_output)
+        self.pipe: Pipe | None = None
+        self.talker: asyncio.Future[None] | None = None
+
+    def start_io(self, data: bytes, converse: Callable[[Pipe], Awaitable[None]] | None) -> None:
+        """Stdin fed `data` and closed, or kept open for `converse`; both outputs read."""
+        proc, capture = self.proc, self.capture
+        assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None
+        if converse is None:
+            self.feeder = asyncio.ensure_future(feed_stdin(proc.stdin, data))
+        else:
+            self.pipe = Pipe(proc.stdin, capture)
+            capture.on_line_chunk = self.pipe._feed
+            capture.on_end = self.pipe._ended
+            self.feeder = asyncio.ensure_future(asyncio.sleep(0))
+            self.talker = asyncio.ensure_future(converse(self.pipe))
+        self.readers = asyncio.gather(
+            capture.read_stdout(proc.stdout), capture.read_stderr(proc.stderr)
+        )
+        self.capped = asyncio.ensure_future(capture.capped.wait())
+
+    async def watch(self) -> tuple[Outcome | None, str]:
+        """Until the leader exits or the run must end: why it must (None: it exited)."""
+        limits = self.limits
+        while not self.exited.done():
+            now = self.loop.time()
+            deadline = self._deadline(now)
             if now >= deadline:
-                outcome, error = Outcome.TIMEOUT, f"timed out after {limits.timeout:g}s"
-                break
+                return Outcome.TIMEOUT, f"timed out after {limits.timeout:g}s"
             wake = deadline
-            if limits.idle_timeout is not None:
-                if capture.waiting or (hold is not None and hold.waits):
-                    capture.last_output = now
-                elif hold is not None and hold.ended_at is not None:
-                    capture.last_output = max(capture.last_output, hold.ended_at)
-                silent_until = capture.last_output + limits.idle_timeout
+            silent_until = self._silent_until(now)
+            if silent_until is not None:
                 if now >= silent_until:
-                    outcome = Outcome.IDLE_TIMEOUT
-                    error = f"no output for {limits.idle_timeout:g}s"
-                    break
+                    return Outcome.IDLE_TIMEOUT, f"no output for {limits.idle_timeout:g}s"
                 wake = min(wake, silent_until)
-            watched: set[asyncio.Future[Any]] = {exited, capped}
-            if talker is not None and not talked:
-                watched.add(talker)
+            watched: set[asyncio.Future[Any]] = {self.exited, self.capped}
+            if self.talker is not None:
+                watched.add(self.talker)
             done, _ = await asyncio.wait(
                 watched, timeout=wake - now, return_when=asyncio.FIRST_COMPLETED
             )
-            if capped in done:
-                outcome = Outcome.OUTPUT_CAP
-                error = f"output exceeded the cap of {limits.output_cap} bytes"
-                break
-            if talker is not None and talker in done:
-                talked = True
-                if talker.exception() is not None:
-                    outcome = Outcome.PROTOCOL
-                    error = f"the conversation with the CLI broke: {talker.exception()}"
-                    break
-                # Over: end of input, a moment to exit by itself, then the group ends.
-                pipe.close()
-                with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(asyncio.shield(exited), timeout=limits.kill_grace)
-                outcome = Outcome.OK
-                break
-        # The leader is gone or must go; either way its helpers go with it.
-        await _terminate_group(pgid, exited, readers, limits.kill_grace)
+            if self.capped in done:
+                return Outcome.OUTPUT_CAP, _cap_error(limits)
+            if self.talker is not None and self.talker in done:
+                return await self._conversation_over(self.talker)
+        return None, ""
+
+    def _deadline(self, now: float) -> float:
+        """The time limit, moved on by every second a `hold` was held."""
+        held = self.hold.held(now) if self.hold is not None else 0.0
+        return self.started + self.limits.timeout + held
+
+    def _silent_until(self, now: float) -> float | None:
+        """When the idle watchdog fires (None: no idle limit). Waiting for a person is
+        no silence; the silence starts anew when the wait ends."""
+        if self.limits.idle_timeout is None:
+            return None
+        capture, hold = self.capture, self.hold
+        if capture.waiting or (hold is not None and hold.waits):
+            capture.last_output = now
+        elif hold is not None and hold.ended_at is not None:
+            capture.last_output = max(capture.last_output, hold.ended_at)
+        return capture.last_output + self.limits.idle_timeout
+
+    async def _conversation_over(self, talker: asyncio.Future[None]) -> tuple[Outcome, str]:
+        if talker.exception() is not None:
+            return Outcome.PROTOCOL, f"the conversation with the CLI broke: {talker.exception()}"
+        # Over: end of input, a moment to exit by itself, then the group ends.
+        assert self.pipe is not None
+        self.pipe.close()
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(asyncio.shield(self.exited), timeout=self.limits.kill_grace)
+        return Outcome.OK, ""
+
+    async def end_group(self) -> None:
+        """The leader is gone or must go; either way its helpers go with it."""
+        grace = self.limits.kill_grace
+        await terminate_group(self.pgid, self.exited, self.readers, grace)
         with contextlib.suppress(TimeoutError):
             # SIGKILL was sent; a leader that is still not reaped after the grace is
-            # left to the finally below rather than hanging this run forever.
-            await asyncio.wait_for(asyncio.shield(exited), timeout=limits.kill_grace)
+            # left to close() rather than hanging this run forever.
+            await asyncio.wait_for(asyncio.shield(self.exited), timeout=grace)
         with contextlib.suppress(TimeoutError):
             # A process that left our group may still hold the pipe; do not wait for it.
-            await asyncio.wait_for(asyncio.shield(readers), timeout=limits.kill_grace)
-    except asyncio.CancelledError:
-        # /cancel must not leave an agent running: kill at once, no grace.
-        log.info("run of %s cancelled; killing process group %s", binary, pgid)
-        _signal_group(pgid, signal.SIGKILL)
+            await asyncio.wait_for(asyncio.shield(self.readers), timeout=grace)
+
+    async def kill_at_once(self) -> None:
+        signal_group(self.pgid, signal.SIGKILL)
         with contextlib.suppress(TimeoutError, asyncio.CancelledError):
             # Reap the leader so the caller sees it gone when the cancel returns.
-            await asyncio.wait_for(asyncio.shield(exited), timeout=max(limits.kill_grace, 1.0))
-        raise
-    finally:
-        ends: list[asyncio.Future[Any]] = [
-            feeder,
-            readers,
-            exited,
-            capped,
-            *([talker] if talker is not None else []),
-        ]
+            await asyncio.wait_for(
+                asyncio.shield(self.exited), timeout=max(self.limits.kill_grace, 1.0)
+            )
+
+    async def close(self) -> None:
+        """Every task of the run ended, and the group killed should the leader live on."""
+        ends: list[asyncio.Future[Any]] = [self.feeder, self.readers, self.exited, self.capped]
+        if self.talker is not None:
+            ends.append(self.talker)
         for task in ends:
             task.cancel()
         await asyncio.gather(*ends, return_exceptions=True)
-        if proc.returncode is None:
-            _signal_group(pgid, signal.SIGKILL)
+        if self.proc.returncode is None:
+            signal_group(self.pgid, signal.SIGKILL)
 
-    exit_code = proc.returncode
-    if outcome in (None, Outcome.OK) and capture.capped.is_set():
-        # The flood and the exit can arrive together; a truncated answer is never "ok".
-        outcome = Outcome.OUTPUT_CAP
-        error = f"output exceeded the cap of {limits.output_cap} bytes"
-    if outcome is None:
-        if exit_code == 0:
-            outcome = Outcome.OK
-        else:
-            outcome, error = Outcome.EXIT_NONZERO, f"exited with status {exit_code}"
-    result = ProcessResult(
-        outcome=outcome,
-        exit_code=exit_code,
-        stdout=capture.stdout.decode("utf-8", errors="replace"),
-        stderr_tail=capture.stderr.decode("utf-8", errors="replace"),
-        duration=loop.time() - started,
-        error=error,
-        pid=proc.pid,
-    )
-    log.debug("process %s finished: %r", binary, result)
-    return result
+    def result(self, outcome: Outcome | None, error: str) -> ProcessResult:
+        exit_code = self.proc.returncode
+        if outcome in (None, Outcome.OK) and self.capture.capped.is_set():
+            # The flood and the exit can arrive together; a truncated answer is never "ok".
+            outcome, error = Outcome.OUTPUT_CAP, _cap_error(self.limits)
+        if outcome is None:
+            if exit_code == 0:
+                outcome = Outcome.OK
+            else:
+                outcome, error = Outcome.EXIT_NONZERO, f"exited with status {exit_code}"
+        return ProcessResult(
+            outcome=outcome,
+            exit_code=exit_code,
+            stdout=self.capture.stdout.decode("utf-8", errors="replace"),
+            stderr_tail=self.capture.stderr.decode("utf-8", errors="replace"),
+            duration=self.loop.time() - self.started,
+            error=error,
+            pid=self.proc.pid,
+        )
+
+
+def _cap_error(limits: ProcessLimits) -> str:
+    return f"output exceeded the cap of {limits.output_cap} bytes"
