@@ -29,8 +29,10 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
+from typing import Any
 
 from runners.runtimes import codex_limits, codex_talk, tool_config
 from runners.runtimes.base import (
@@ -213,81 +215,96 @@ def parse_output(stdout: str, previous_usage: Usage | None = None) -> RunOutput:
     the exit code. Usage in `turn.completed` is cumulative for the thread, so a
     resumed run's share is its reading less `previous_usage`.
     """
-    parts: list[str] = []
+    events = _ExecEvents()
+    for line in _lines(stdout):
+        events.read_line(line)
+    thread_usage = events.thread_usage
+    usage = thread_usage
+    if thread_usage is not None and previous_usage is not None:
+        usage = thread_usage.minus(previous_usage)
+    answer = "\n\n".join(events.parts).strip()
+    failure = events.failure(answer)
+    return RunOutput(
+        answer=answer,
+        session_id=events.session_id,
+        usage=usage,
+        thread_usage=thread_usage,
+        turns=events.turns or None,
+        model=events.model,
+        failure=clean_detail(failure) if failure else None,
+        limited=codex_limits.limited(events.turn_failed)
+        if events.turn_failed is not None
+        else None,
+    )
+
+
+@dataclass
+class _ExecEvents:
+    """What `codex exec --json` said so far, one line at a time (`parse_output`)."""
+
+    parts: list[str] = field(default_factory=list)
     session_id: str | None = None
     model: str | None = None
     thread_usage: Usage | None = None
-    turns = 0
+    turns: int = 0
     turn_failed: str | None = None
-    error_events: list[str] = []
-    damaged = 0
+    error_events: list[str] = field(default_factory=list)
+    damaged: int = 0
+    #: Why the last damaged line was; None once a message or a turn's end follows it.
     pending_damage: str | None = None
 
-    for line in _lines(stdout):
+    def read_line(self, line: str) -> None:
         try:
             event = json.loads(line)
         except ValueError as error:
-            damaged += 1
-            pending_damage = str(error)
-            continue
+            self._damage(str(error))
+            return
         if not isinstance(event, dict):
-            damaged += 1
-            pending_damage = "a line that is not a JSON object"
-            continue
-        kind = event.get("type")
-        model = as_str(event.get("model")) or model
+            self._damage("a line that is not a JSON object")
+            return
+        self.model = as_str(event.get("model")) or self.model
+        self._read(event.get("type"), event)
+
+    def _damage(self, why: str) -> None:
+        self.damaged += 1
+        self.pending_damage = why
+
+    def _read(self, kind: object, event: dict[str, Any]) -> None:
         if kind == "thread.started":
-            session_id = as_str(event.get("thread_id")) or session_id
+            self.session_id = as_str(event.get("thread_id")) or self.session_id
         elif kind == "session.created":
             # Name of the first event in codex versions before threads.
-            session_id = as_str(event.get("session_id")) or session_id
+            self.session_id = as_str(event.get("session_id")) or self.session_id
         elif kind == "item.completed":
             item = event.get("item")
             if isinstance(item, dict):
                 item_type = item.get("type") or item.get("item_type")
                 text = as_str(item.get("text"))
                 if item_type in _ANSWER_ITEM_TYPES and text and text.strip():
-                    parts.append(text)
-                    pending_damage = None
+                    self.parts.append(text)
+                    self.pending_damage = None
         elif kind == "turn.completed":
-            turns += 1
-            thread_usage = _usage(event.get("usage")) or thread_usage
-            pending_damage = None
+            self.turns += 1
+            self.thread_usage = _usage(event.get("usage")) or self.thread_usage
+            self.pending_damage = None
         elif kind == "turn.failed":
-            turn_failed = _error_message(event)
+            self.turn_failed = _error_message(event)
         elif kind == "error":
-            error_events.append(_error_message(event))
+            self.error_events.append(_error_message(event))
 
-    usage = thread_usage
-    if thread_usage is not None and previous_usage is not None:
-        usage = thread_usage.minus(previous_usage)
-    answer = "\n\n".join(parts).strip()
-
-    failure: str | None = None
-    limited = None
-    if turn_failed is not None:
-        failure = f"codex turn failed: {turn_failed}"
-        limited = codex_limits.limited(turn_failed)
-    elif pending_damage is not None and not turns:
-        failure = f"codex output ends in a damaged line: {pending_damage}"
-    elif not answer:
-        if error_events:
-            failure = f"codex gave no answer; last error: {error_events[-1]}"
-        elif damaged:
-            failure = "codex gave no answer; its output had only damaged lines"
-        else:
-            failure = "codex gave no answer"
-
-    return RunOutput(
-        answer=answer,
-        session_id=session_id,
-        usage=usage,
-        thread_usage=thread_usage,
-        turns=turns or None,
-        model=model,
-        failure=clean_detail(failure) if failure else None,
-        limited=limited,
-    )
+    def failure(self, answer: str) -> str | None:
+        """Why the run failed (None: it did not), with the answer it gave."""
+        if self.turn_failed is not None:
+            return f"codex turn failed: {self.turn_failed}"
+        if self.pending_damage is not None and not self.turns:
+            return f"codex output ends in a damaged line: {self.pending_damage}"
+        if answer:
+            return None
+        if self.error_events:
+            return f"codex gave no answer; last error: {self.error_events[-1]}"
+        if self.damaged:
+            return "codex gave no answer; its output had only damaged lines"
+        return "codex gave no answer"
 
 
 def _lines(stdout: str) -> Iterable[str]:

@@ -10,7 +10,6 @@ import tempfile
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from runners.pipe import Hold, Pipe
 from runners.process import Outcome, ProcessLimits, ProcessResult, default_base_env, run_process
@@ -20,27 +19,15 @@ from runners.runtimes.base import (
     RunOutput,
     RunRequest,
     Runtime,
+    Talking,
     Usage,
     clean_detail,
-    last_line,
 )
+from runners.runtimes.confine import confined, make_folders, sandbox_failure
 from runners.runtimes.progress import StepReader
 from runners.runtimes.registry import get_runtime
 from runners.runtimes.talk import ApprovalAsked, Conversation, Decision
-from runners.tool_server import ToolServer
-
-if TYPE_CHECKING:
-    from runners.forwarder import Forwarding
-from runners.sandbox import (
-    Network,
-    Sandbox,
-    SandboxError,
-    program_paths,
-    python_paths,
-    relay_argv,
-    relay_url,
-    wrap,
-)
+from runners.sandbox import Network, Sandbox, relay_url
 
 log = logging.getLogger(__name__)
 
@@ -103,7 +90,7 @@ def write_files(files: Mapping[Path, str]) -> None:
         except (OSError, UnicodeDecodeError):
             pass  # missing, unreadable or damaged: written below
         try:
-            _make_folders(path.parent)
+            make_folders(path.parent)
             handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
             try:
                 with os.fdopen(handle, "w", encoding="utf-8") as out:
@@ -116,69 +103,6 @@ def write_files(files: Mapping[Path, str]) -> None:
             raise RunnerError(
                 f"cannot write {path} for the agent CLI: {error.strerror or error}"
             ) from None
-
-
-def _make_folders(folder: Path) -> None:
-    # mkdir(parents=True) gives the parents the umask's mode, not 0o700.
-    missing = []
-    while not folder.is_dir():
-        missing.append(folder)
-        folder = folder.parent
-    for each in reversed(missing):
-        each.mkdir(mode=0o700, exist_ok=True)
-
-
-def _confined(
-    record: Runtime,
-    invocation: Invocation,
-    sandbox: Sandbox,
-    env: Mapping[str, str],
-    forwarding: Forwarding | None,
-    invocation_tools: ToolServer | None = None,
-) -> Sequence[str]:
-    """The invocation's command line inside the sandbox, with what this CLI needs shown:
-    its program and interpreter, its state, and the relay when the provider is forwarded.
-    A program that is not there is left to `run_process` to report as not found."""
-    try:
-        program, program_folders = program_paths(invocation.argv[0], env)
-    except FileNotFoundError:
-        return invocation.argv
-    argv: list[str] = [program, *invocation.argv[1:]]
-    readable = [*sandbox.readable, *program_folders]
-    if forwarding is not None:
-        argv = relay_argv(argv)
-    if forwarding is not None or invocation_tools is not None:
-        readable += python_paths()
-    if invocation_tools is not None:
-        # The pump and the socket, at the same path as outside, read-only: a socket is
-        # connected to, never written as a file.
-        readable.append(invocation_tools.folder)
-    state = record.state_paths(env)
-    for folder in state:
-        _make_folders(folder)
-    inside = replace(
-        sandbox,
-        readable=tuple(readable),
-        writable=(*sandbox.writable, *state),
-        provider_socket=forwarding.socket if forwarding else None,
-        files={Path("/etc/resolv.conf"): forwarding.resolv_conf} if forwarding else {},
-        env={"TMPDIR": "/tmp", **sandbox.env},
-    )
-    try:
-        return wrap(argv, invocation.cwd, inside)
-    except SandboxError as error:
-        raise RunnerError(f"the sandbox ({sandbox.tool}) cannot be made: {error}") from None
-
-
-def _sandbox_failure(sandbox: Sandbox, stderr: str) -> str | None:
-    """Why the sandbox itself did not start (bubblewrap says "bwrap: ..."), or None."""
-    said = last_line(stderr)
-    if not said.startswith(f"{Path(sandbox.tool).name}:"):
-        return None
-    return clean_detail(
-        f"the sandbox ({sandbox.tool}) could not start: {said}; `chatbot check` says what "
-        'this host allows, [bot] sandbox = "off" runs agents without it'
-    )
 
 
 def _redact(text: str, secrets: Mapping[str, str]) -> str:
@@ -239,43 +163,90 @@ async def run_model(
     of the CLI itself (missing binary, exit status, timeout, damaged output) is
     a `RunResult` with `failure` set. Cancelling kills the CLI's process group.
     """
-    record = get_runtime(runtime)
-    if conversation is None and request.images and record.talking and record.talking.for_images:
-        # Only its protocol carries pictures: a one-shot run speaks it with nobody on the
-        # other side (nothing to steer; what it would ask is denied, as one-shot refuses).
-        conversation = Conversation(_nobody_answers)
-    talking = record.talking if conversation is not None else None
-    build_argv = talking.build_argv if talking else record.build_argv
-    parse_output = talking.parse_output if talking else record.parse_output
-    step_of = talking.step_of if talking else record.step_of
+    way = _way(get_runtime(runtime), request, conversation, sandbox)
     env = dict(default_base_env() if base_env is None else base_env)
-    upstream = request.base_url or record.vendor_url or ""
-    if sandbox is not None and sandbox.network is Network.PROVIDER and not upstream:
-        # Its endpoint depends on its login (codex: API or ChatGPT): nothing to forward to,
-        # so the run keeps the host's network; `chatbot check` says so.
-        sandbox = replace(sandbox, network=Network.OPEN)
-    forwarded = sandbox is not None and sandbox.network is Network.PROVIDER and bool(upstream)
-    if forwarded:
-        # The CLI inside reaches its provider only through the relay and the forwarder.
-        request = replace(request, base_url=relay_url(upstream))
-    invocation = build_argv(request)
+    invocation = way.build_argv(way.request)
     secrets = {
         variable: _read_secret(variable, path)
         for variable, path in invocation.secret_env_files.items()
     }
     if invocation.files:
         await asyncio.to_thread(write_files, invocation.files)
-    converse = None
-    if talking is not None:
-        assert conversation is not None
+    _log_start(runtime, way, invocation)
+    step_of = way.step_of
+    process = await _run_cli(
+        way,
+        invocation,
+        env,
+        secrets,
+        limits=limits,
+        on_spawn=on_spawn,
+        on_output=StepReader(step_of, on_step).feed if on_step and step_of is not None else None,
+        hold=hold,
+    )
+    return _result(runtime, way, process, secrets, previous_usage)
 
-        async def converse(pipe: Pipe) -> None:
-            await talking.converse(pipe, request, conversation)
 
+@dataclass(frozen=True, slots=True)
+class _Way:
+    """How one run goes: one-shot or through the runtime's interactive protocol, with its
+    request and sandbox as they end up (a forwarded provider is reached via the relay)."""
+
+    record: Runtime
+    talking: Talking | None
+    conversation: Conversation | None
+    request: RunRequest
+    sandbox: Sandbox | None
+    #: The provider's endpoint ("" when the CLI's login decides it).
+    upstream: str
+
+    @property
+    def forwarded(self) -> bool:
+        sandbox = self.sandbox
+        return sandbox is not None and sandbox.network is Network.PROVIDER and bool(self.upstream)
+
+    @property
+    def build_argv(self) -> Callable[[RunRequest], Invocation]:
+        return self.talking.build_argv if self.talking else self.record.build_argv
+
+    @property
+    def parse_output(self) -> Callable[[str, Usage | None], RunOutput]:
+        return self.talking.parse_output if self.talking else self.record.parse_output
+
+    @property
+    def step_of(self) -> Callable[[dict[str, object]], str | None] | None:
+        return self.talking.step_of if self.talking else self.record.step_of
+
+
+def _way(
+    record: Runtime,
+    request: RunRequest,
+    conversation: Conversation | None,
+    sandbox: Sandbox | None,
+) -> _Way:
+    if conversation is None and request.images and record.talking and record.talking.for_images:
+        # Only its protocol carries pictures: a one-shot run speaks it with nobody on the
+        # other side (nothing to steer; what it would ask is denied, as one-shot refuses).
+        conversation = Conversation(_nobody_answers)
+    talking = record.talking if conversation is not None else None
+    upstream = request.base_url or record.vendor_url or ""
+    if sandbox is not None and sandbox.network is Network.PROVIDER and not upstream:
+        # Its endpoint depends on its login (codex: API or ChatGPT): nothing to forward to,
+        # so the run keeps the host's network; `chatbot check` says so.
+        sandbox = replace(sandbox, network=Network.OPEN)
+    way = _Way(record, talking, conversation, request, sandbox, upstream)
+    if way.forwarded:
+        # The CLI inside reaches its provider only through the relay and the forwarder.
+        way = replace(way, request=replace(request, base_url=relay_url(upstream)))
+    return way
+
+
+def _log_start(runtime: str, way: _Way, invocation: Invocation) -> None:
+    request, sandbox = way.request, way.sandbox
     log.info(
         "starting %s run%s: mode=%s model=%s effort=%s resume=%s cwd=%s sandbox=%s",
         runtime,
-        " (interactive)" if talking else "",
+        " (interactive)" if way.talking else "",
         request.mode.value,
         request.model or "(default)",
         request.reasoning_effort or "(default)",
@@ -284,29 +255,57 @@ async def run_model(
         sandbox.network.value if sandbox else "none",
     )
     log.debug("argv: %s", invocation.argv)
+
+
+def _conversing(way: _Way) -> Callable[[Pipe], Awaitable[None]] | None:
+    """What talks to the CLI through its pipe, for a run through its protocol."""
+    talking, conversation = way.talking, way.conversation
+    if talking is None:
+        return None
+    assert conversation is not None
+
+    async def converse(pipe: Pipe) -> None:
+        await talking.converse(pipe, way.request, conversation)
+
+    return converse
+
+
+async def _run_cli(
+    way: _Way,
+    invocation: Invocation,
+    env: Mapping[str, str],
+    secrets: Mapping[str, str],
+    *,
+    limits: ProcessLimits | None,
+    on_spawn: Callable[[int], Awaitable[None]] | None,
+    on_output: Callable[[bytes], None] | None,
+    hold: Hold | None,
+) -> ProcessResult:
+    """The CLI's process, inside the sandbox if there is one (and the provider's forwarder
+    for as long as it runs)."""
     async with contextlib.AsyncExitStack() as stack:
         argv: Sequence[str] = invocation.argv
         child_env = {**invocation.env_extras, **secrets}
-        if sandbox is not None:
+        if way.sandbox is not None:
             forwarding = None
-            if forwarded:
+            if way.forwarded:
                 # aiohttp only where a run is forwarded: the stand-in CLIs import this module.
                 from runners.forwarder import forwarding as forward
 
-                forwarding = await stack.enter_async_context(forward(upstream, secrets))
+                forwarding = await stack.enter_async_context(forward(way.upstream, secrets))
                 # Keys stay outside: the CLI gets placeholders the forwarder swaps back.
                 child_env.update(forwarding.placeholders)
             argv = await asyncio.to_thread(
-                _confined,
-                record,
+                confined,
+                way.record,
                 invocation,
-                sandbox,
+                way.sandbox,
                 {**env, **child_env},
                 forwarding,
-                request.tools,
+                way.request.tools,
             )
         try:
-            process = await run_process(
+            return await run_process(
                 argv,
                 cwd=invocation.cwd,
                 stdin=invocation.stdin,
@@ -314,23 +313,31 @@ async def run_model(
                 extra_env=child_env,
                 limits=limits,
                 on_spawn=on_spawn,
-                on_output=(
-                    StepReader(step_of, on_step).feed if on_step and step_of is not None else None
-                ),
-                converse=converse,
+                on_output=on_output,
+                converse=_conversing(way),
                 hold=hold,
             )
         except NotADirectoryError as error:
             raise RunnerError(str(error)) from None
+
+
+def _result(
+    runtime: str,
+    way: _Way,
+    process: ProcessResult,
+    secrets: Mapping[str, str],
+    previous_usage: Usage | None,
+) -> RunResult:
+    """What the run gave, its keys redacted, with one failure reason."""
     process = replace(
         process,
         stdout=_redact(process.stdout, secrets),
         stderr_tail=_redact(process.stderr_tail, secrets),
     )
-    output = parse_output(process.stdout, previous_usage)
-    failure = _failure(runtime, process, output, record.stderr_reason)
-    if failure and sandbox is not None and not process.stdout.strip():
-        failure = _sandbox_failure(sandbox, process.stderr_tail) or failure
+    output = way.parse_output(process.stdout, previous_usage)
+    failure = _failure(runtime, process, output, way.record.stderr_reason)
+    if failure and way.sandbox is not None and not process.stdout.strip():
+        failure = sandbox_failure(way.sandbox, process.stderr_tail) or failure
     failure = _redact(failure, secrets) if failure else None
     result = RunResult(
         runtime=runtime,
