@@ -222,7 +222,7 @@ async def _allow(board: BoardService, slug: str | None, locale: str) -> int:
         print(say(locale, "day_allowed", limit=usd(state.limit), spent=usd(state.spent)))
         return EXIT_OK
     try:
-        stopped = budget_stopped(await board.card(slug))
+        stopped = budget_stopped(await board.reads.card(slug))
     except UnknownCard:
         return await cli_reads.unknown(board, slug)
     if stopped is None:

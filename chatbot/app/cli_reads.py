@@ -17,7 +17,7 @@ EXIT_FAILURE = 1
 
 
 async def unknown(board: BoardService, slug: str) -> int:
-    hints = closest_slugs(slug, await board.slugs())
+    hints = closest_slugs(slug, await board.reads.slugs())
     hint = f"; did you mean {', '.join(hints)}?" if hints else ""
     print(f"no card '{slug}'{hint}", file=sys.stderr)
     return EXIT_FAILURE
@@ -46,7 +46,7 @@ async def why_command(
 
 async def cards_command(board: BoardService, as_json: bool, locale: str, prefix: str) -> int:
     if as_json:
-        views = await board.all_views()
+        views = await board.reads.all_views()
         cards = [view_json(v, locale, prefix) for v in views]
         document = {"schema_version": JSON_SCHEMA_VERSION, "cards": cards}
         print(json.dumps(document, indent=2))
@@ -58,14 +58,14 @@ async def cards_command(board: BoardService, as_json: bool, locale: str, prefix:
 async def board_text(board: BoardService, locale: str) -> str:
     """What /status says in chat, with every card named."""
     questions = []
-    for question in await board.open_questions():
-        card = await board.card_by_id(question.card_id)
+    for question in await board.reads.open_questions():
+        card = await board.reads.card_by_id(question.card_id)
         questions.append((card.slug if card else "-", question))
     return render.board(
-        await board.summary(with_slugs=True),
+        await board.reads.summary(with_slugs=True),
         questions,
-        await board.pending_requests(),
-        await board.job_slugs(),
+        await board.reads.pending_requests(),
+        await board.reads.job_slugs(),
         locale,
         slugs_per_phase=None,
     )
@@ -75,14 +75,14 @@ async def card_command(
     board: BoardService, slug: str, as_json: bool, locale: str, prefix: str
 ) -> int:
     try:
-        view = await board.view(slug)
+        view = await board.reads.view(slug)
     except UnknownCard:
         return await unknown(board, slug)
     if as_json:
         print(json.dumps(view_json(view, locale, prefix), indent=2))
         return EXIT_OK
     # What /status and /log say in chat, together and uncut.
-    runs = await board.runs_of(view.card.id, limit=10)
+    runs = await board.reads.runs_of(view.card.id, limit=10)
     text = render.card(view, runs, locale) + "\n" + render.history(view, locale)
     print(shown_with(text, prefix))
     return EXIT_OK

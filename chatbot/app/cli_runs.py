@@ -17,7 +17,7 @@ EXIT_FAILURE = 1
 
 
 async def pipeline_runs(board: BoardService, wanted: str, as_json: bool, locale: str) -> int:
-    pipeline, found = await board.pipeline_runs(wanted)
+    pipeline, found = await board.reads.pipeline_runs(wanted)
     if as_json:
         runs = [run_json(slug, run) for slug, run in found]
         document = {
@@ -33,11 +33,11 @@ async def pipeline_runs(board: BoardService, wanted: str, as_json: bool, locale:
 
 async def job_rows(board: BoardService, config: Config) -> list[dict[str, Any]]:
     """The queued and running jobs, as `chatbot runs --json` (and `chatbot mcp`) give them."""
-    summary = await board.summary()
+    summary = await board.reads.summary()
     now = time.time()
     rows = []
     for job in summary.active_jobs:
-        card = await board.card_by_id(job.card_id) if job.card_id else None
+        card = await board.reads.card_by_id(job.card_id) if job.card_id else None
         role = roles.BY_NAME.get(job.kind)
         if role is None:
             runtime = "-"  # a deploy runs no model

@@ -25,10 +25,10 @@ RECHECK_S = 1.0
 
 
 async def _quiet(board: BoardService) -> bool:
-    jobs = await board.active_jobs()
+    jobs = await board.reads.active_jobs()
     if not jobs:
         return True
-    slugs = await board.job_slugs()
+    slugs = await board.reads.job_slugs()
     now = time.time()
     for job in jobs:
         if job.not_before is not None and job.not_before > now:

@@ -71,14 +71,14 @@ class BoardTools:
         self.prefix = config.bot.command_prefixes[0]
 
     async def _unknown(self, slug: str) -> ToolError:
-        hints = closest_slugs(slug, await self.board.slugs())
+        hints = closest_slugs(slug, await self.board.reads.slugs())
         hint = f"; did you mean {', '.join(hints)}?" if hints else "; list_cards names them"
         return ToolError(f"no card '{slug}'{hint}")
 
     # --- reads ------------------------------------------------------------------
 
     async def list_cards(self, phase: PhaseName | None = None, limit: Limit = 100) -> str:
-        views_found = await self.board.all_views()
+        views_found = await self.board.reads.all_views()
         rows = []
         for view in views_found:
             if phase is not None and view.card.phase.value != phase.value:
@@ -91,7 +91,7 @@ class BoardTools:
 
     async def get_card(self, slug: Slug) -> str:
         try:
-            view = await self.board.view(slug)
+            view = await self.board.reads.view(slug)
         except UnknownCard:
             raise await self._unknown(slug) from None
         document = views.view_json(view, self.locale, self.prefix)
@@ -101,7 +101,7 @@ class BoardTools:
             if question is not None
             else None
         )
-        runs = await self.board.runs_of(view.card.id, limit=10)
+        runs = await self.board.reads.runs_of(view.card.id, limit=10)
         document["runs"] = [views.run_json(slug, run) for run in runs]
         return inert_json(document)
 
@@ -124,10 +124,10 @@ class BoardTools:
             jobs = await job_rows(self.board, self.config)
             return inert_json({"schema_version": views.JSON_SCHEMA_VERSION, "jobs": jobs})
         try:
-            card = await self.board.card(slug)
+            card = await self.board.reads.card(slug)
         except UnknownCard:
             raise await self._unknown(slug) from None
-        runs = await self.board.runs_of(card.id, limit=limit)
+        runs = await self.board.reads.runs_of(card.id, limit=limit)
         found = [views.run_json(slug, run) for run in runs]
         return inert_json({"schema_version": views.JSON_SCHEMA_VERSION, "runs": found})
 

@@ -101,7 +101,7 @@ def attach_metrics(bot: Running, transports: dict[str, Transport]) -> MetricsDoo
     if settings is None:
         return None
     metrics = Metrics(
-        bot.board, transports_up=lambda: {name: t.online for name, t in transports.items()}
+        bot.board.reads, transports_up=lambda: {name: t.online for name, t in transports.items()}
     )
     if bot.worker is not None:
         bot.worker.observers.append(metrics)  # it hears finished runs and checks

@@ -27,7 +27,7 @@ from chatbot.store.cards import Card
 from chatbot.store.db import Db, Row
 
 if TYPE_CHECKING:
-    from chatbot.board.moves import BoardService
+    from chatbot.board.ports import InboxSource
 
 
 class Kind:
@@ -80,7 +80,7 @@ class InboxPage:
     count: int
 
 
-async def inbox(board: BoardService, requester: str | None = None) -> list[InboxItem]:
+async def inbox(board: InboxSource, requester: str | None = None) -> list[InboxItem]:
     """Everything that waits for an owner, oldest first; for `requester` (an identity as
     requests record it), only their own pending requests."""
     if requester is None:
@@ -145,7 +145,7 @@ _COUNT_SQL = "SELECT " + ", ".join(
 )
 
 
-async def inbox_page(board: BoardService, limit: int | None = None) -> InboxPage:
+async def inbox_page(board: InboxSource, limit: int | None = None) -> InboxPage:
     """The oldest `limit` items of the inbox (all of them: None) and their count in all.
 
     Each kind reads only its oldest `limit` rows (and those tied in time with the last,
@@ -300,9 +300,7 @@ def _request_item(r: chat_store.Request) -> InboxItem:
     )
 
 
-async def _question_item(
-    board: BoardService, q: question_store.QuestionRow, slug: str
-) -> InboxItem:
+async def _question_item(board: InboxSource, q: question_store.QuestionRow, slug: str) -> InboxItem:
     if q.kind == SPLIT_PLAN_QUESTION:
         planned = ", ".join(await _planned_slugs(board, slug))
         found: tuple[str, ...] = ("👍", "/confirm {slug}", "/answer {slug} <reason>")
@@ -323,7 +321,7 @@ async def _question_item(
     )
 
 
-async def _planned_slugs(board: BoardService, slug: str) -> tuple[str, ...]:
+async def _planned_slugs(board: InboxSource, slug: str) -> tuple[str, ...]:
     """The children an operator's split plan would create (kept in the card's data)."""
     card = await card_store.get(board.store.reader, slug)
     plan = card.data.split_plan if card is not None else []
@@ -364,9 +362,9 @@ class Why:
         return _fill(self.hold.ways, self.slug)
 
 
-async def why(board: BoardService, slug: str, now: float | None = None) -> Why:
+async def why(board: InboxSource, slug: str, now: float | None = None) -> Why:
     """What holds `slug` first (UnknownCard when there is no such card)."""
-    view = await board.view(slug)
+    view = await board.reads.view(slug)
     card, db = view.card, board.store.reader
     now = time.time() if now is None else now
     done = child_success_phases(board.deploy_configured)
@@ -428,7 +426,7 @@ async def why(board: BoardService, slug: str, now: float | None = None) -> Why:
     return Why(card.slug, card.phase, hold(snapshot))
 
 
-async def _ahead(board: BoardService, job: job_store.Job) -> tuple[str, ...]:
+async def _ahead(board: InboxSource, job: job_store.Job) -> tuple[str, ...]:
     """The lane's jobs before `job`: the running ones, then those queued before it."""
     db = board.store.reader
     slugs = await job_store.active_card_slugs(db)

@@ -30,6 +30,7 @@ from chatbot.board.routines import BoardRoutines
 from chatbot.board.split_plan import NewChild
 from chatbot.board.talk import BoardTalk
 from chatbot.board.tx import BoardError, BoardTx, PageEcho
+from chatbot.board.web_reads import WebReads
 from chatbot.board.web_sessions import WebSessions
 from chatbot.domain import checks
 from chatbot.domain.budgets import Budgets
@@ -79,7 +80,7 @@ _ANSWERING = frozenset({Action.BUILD_COMMITTED, Action.FIXER_COMMITTED})
 Along = Callable[[BoardTx, Change], Awaitable[None]]
 
 
-class BoardService(BoardReads):
+class BoardService:
     def __init__(
         self,
         store: Store,
@@ -97,6 +98,10 @@ class BoardService(BoardReads):
         self.deploy_configured = deploy_configured
         # The files it keeps, where, and how many ([files]; board/attachments.py).
         self.files = BoardFiles(store, files or FileLimits())
+        # The board seen: cards, views, questions, runs (board/reads.py)...
+        self.reads = BoardReads(store, repo)
+        # ... and as the web board shows it (board/web_reads.py).
+        self.web = WebReads(store, repo, deploy_configured=deploy_configured)
         self.listeners: list[Listener] = []
         # Tells the card's rooms what an owner did from the web board's page (tx.py).
         self.page_echo: PageEcho | None = None
@@ -118,7 +123,7 @@ class BoardService(BoardReads):
             store,
             queue_run=self._queue_run,
             announce=self.announce,
-            change=self.change,
+            change=self.reads.change,
             page_echo=lambda: self.page_echo,
         )
         # Commands on a schedule (board/routines.py).

@@ -11,8 +11,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from chatbot.board.attachments import Attachment
-from chatbot.board.comments import BoardComments
-from chatbot.board.web_reads import WebReads
 from chatbot.domain.phases import Phase
 from chatbot.store import Store, telemetry
 from chatbot.store import attachments as attachment_store
@@ -84,11 +82,13 @@ def change_base(card: Card) -> str | None:
     return None
 
 
-class BoardReads(WebReads):
-    store: Store
-    repo: Path
-    # BoardService's facet: the web's card page reads a card's comments through it.
-    comments: BoardComments
+class BoardReads:
+    """The board seen (`board.reads`): cards, their views and changes, questions, chat's
+    records, runs and jobs."""
+
+    def __init__(self, store: Store, repo: Path):
+        self.store = store
+        self.repo = repo
 
     @property
     def store_health(self) -> StoreHealth:

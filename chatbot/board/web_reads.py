@@ -140,12 +140,14 @@ SELECT (SELECT coalesce(max(id), 0) FROM events),
 
 
 class WebReads:
-    """Reads for the web board; mixed into BoardReads so the board exposes them."""
+    """Reads for the web board (`board.web`): its columns and lists, what changed since a
+    mark, runs, workers and the queue's health, report files."""
 
-    store: Store
-    repo: Path
-    # Whether a split's child is done only once deployed (BoardService sets it).
-    deploy_configured: bool = False
+    def __init__(self, store: Store, repo: Path, *, deploy_configured: bool = False):
+        self.store = store
+        self.repo = repo
+        # Whether a split's child is done only once deployed.
+        self.deploy_configured = deploy_configured
 
     async def changed_cards(self, since: ChangeMark) -> list[BoardCard]:
         """The cards that changed after `since`, most recently changed first."""

@@ -36,7 +36,7 @@ class AgentAnswers(HandlerHost):
         event = origin.event
         if event.envelope.transport == ON_PAGE:
             via = "web"  # the web board's buttons and form go through chat's handlers
-        card = await self.board.card_by_id(question.card_id)
+        card = await self.board.reads.card_by_id(question.card_id)
         if card is None:
             return  # the card was deleted with its question
         role = await self.board.asks.asker(question)
@@ -68,7 +68,7 @@ class AgentAnswers(HandlerHost):
         if target_id(word) is None:
             return False
         try:
-            await self.board.card(word)
+            await self.board.reads.card(word)
         except UnknownCard:
             await self.replies.say(
                 origin.event, "proposal_unknown", proposal=word, purpose="refusal"

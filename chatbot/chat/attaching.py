@@ -35,7 +35,7 @@ class AttachHandlers(HandlerHost):
         files = await self.files_of(origin)
         if not files:
             try:
-                await self.board.card(slug)
+                await self.board.reads.card(slug)
             except UnknownCard:
                 await self.replies.unknown_card(event, slug)
                 return
@@ -58,7 +58,7 @@ class AttachHandlers(HandlerHost):
         except UnknownCard:
             await self.replies.unknown_card(origin.event, slug)
             return
-        card = await self.board.card(slug)
+        card = await self.board.reads.card(slug)
         text = self.replies.text(
             "files_attached", slug=slug, files=self.files_said(tuple(attached))
         )

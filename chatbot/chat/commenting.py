@@ -45,7 +45,7 @@ class CommentHandlers(HandlerHost):
     async def diff(self, origin: Origin, invocation: CommandCall) -> None:
         event, slug = origin.event, invocation.text("slug")
         try:
-            card = await self.board.card(slug)
+            card = await self.board.reads.card(slug)
         except UnknownCard:
             await self.replies.unknown_card(event, slug)
             return
@@ -54,7 +54,7 @@ class CommentHandlers(HandlerHost):
             await self.replies.say(event, "diff_none", slug=card.slug, phase=phase)
             return
         try:
-            change = await self.board.change(card)
+            change = await self.board.reads.change(card)
         except CommitViewError as error:
             await self.replies.say(
                 event,
@@ -98,7 +98,7 @@ class CommentHandlers(HandlerHost):
     async def _patch_file(self, origin: Origin, card: Card) -> None:
         """A long change also as one .patch file: a phone's client opens it whole."""
         try:
-            found = await self.board.patch(card)
+            found = await self.board.reads.patch(card)
         except CommitViewError:
             return  # the pages above said what could be read
         if found is None:
@@ -128,7 +128,7 @@ class CommentHandlers(HandlerHost):
     async def comment_on_post(self, origin: Origin, posted: Posted, text: str, quote: str) -> None:
         """A reply to one of /diff's file messages (or a quote of one): a line comment."""
         view = await self.board.comments.diff_view(posted.diff_view_id or 0)
-        card = await self.board.card_by_id(posted.card_id) if posted.card_id else None
+        card = await self.board.reads.card_by_id(posted.card_id) if posted.card_id else None
         if view is None or card is None:
             slug = card.slug if card is not None else "<slug>"
             await self.replies.say(origin.event, "comment_unknown_post", slug=slug)

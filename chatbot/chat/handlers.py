@@ -219,7 +219,7 @@ class ChatHandlers(
     ) -> None:
         """A reply to a question message, an option reaction, or a plain direct message."""
         event = origin.event
-        card = await self.board.card_by_id(question.card_id)
+        card = await self.board.reads.card_by_id(question.card_id)
         if card is None:
             return  # the card was deleted with its question; nothing left to answer
         if question.state != "open":
@@ -255,7 +255,7 @@ class ChatHandlers(
         if reaction.effect is Effect.OPTION:
             question = None
             if posted.question_id is not None:
-                question = await self.board.question(posted.question_id)
+                question = await self.board.reads.question(posted.question_id)
             if question is None:
                 await self.replies.say(event, "nothing_to_choose")
                 return
@@ -277,7 +277,7 @@ class ChatHandlers(
             else:
                 await self.replies.say(event, "nothing_to_accept", card_id=posted.card_id)
             return
-        card = await self.board.card_by_id(posted.card_id) if posted.card_id else None
+        card = await self.board.reads.card_by_id(posted.card_id) if posted.card_id else None
         if card is None:
             await self.replies.say(event, "no_card")
             return
@@ -329,7 +329,7 @@ class ChatHandlers(
     async def _dismiss(self, origin: Origin, slug: str) -> None:
         """👎 on a routing recommendation: it is no longer pending; the card stays put."""
         async with self.board.transaction() as tx:
-            card = await self.board.card(slug)
+            card = await self.board.reads.card(slug)
             if reactions.pending_recommendation(card) is None:
                 text = self.replies.text("nothing_to_decline")
             else:

@@ -250,7 +250,7 @@ class ChatIntake:
         if event.reply_to:
             posted = await self._posted(event.envelope.transport, event.reply_to)
             if posted is not None and posted.question_id is not None:
-                question = await self.board.question(posted.question_id)
+                question = await self.board.reads.question(posted.question_id)
                 if question is not None:
                     return AnswerAct(question, text=event.text.strip())
             if posted is not None and posted.request_id is not None:
@@ -266,25 +266,25 @@ class ChatIntake:
             if posted is not None and posted.diff_view_id is not None:
                 return CommentAct(posted, event.text, event.quoted)
             if posted is not None and posted.card_id is not None and event.files:
-                card = await self.board.card_by_id(posted.card_id)
+                card = await self.board.reads.card_by_id(posted.card_id)
                 if card is not None:
                     return AttachAct(card.slug)
         if event.files and event.envelope.is_direct and not event.text.strip():
             return LooseAct()
         if event.envelope.is_direct:
-            open_questions = await self.board.open_questions()
+            open_questions = await self.board.reads.open_questions()
             if len(open_questions) == 1:
                 return AnswerAct(open_questions[0], text=event.text.strip())
             return HintAct(len(open_questions))
         return None
 
     async def _posted(self, transport: str, message_id: str) -> Posted | None:
-        found = await self.board.posted(transport, message_id)
+        found = await self.board.reads.posted(transport, message_id)
         if found is None and self.outbox_settled is not None:
             # A quick reply or reaction can overtake the outbox's record of the very
             # message it points at; once in-flight sends are recorded, look again.
             await self.outbox_settled()
-            found = await self.board.posted(transport, message_id)
+            found = await self.board.reads.posted(transport, message_id)
         return found
 
     async def _classify_reaction(self, event: IncomingReaction) -> Act | None:
@@ -321,7 +321,7 @@ class ChatIntake:
         elif isinstance(act, ReactAct):
             await handlers.react(origin, act.posted, act.reaction)
         elif isinstance(act, SteerAct):
-            card = await self.board.card_by_id(act.card_id)
+            card = await self.board.reads.card_by_id(act.card_id)
             if card is None:
                 await self.replies.say(origin.event, "no_card")
             else:

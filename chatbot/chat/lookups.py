@@ -38,18 +38,20 @@ class Lookups(HandlerHost):
         if slug:
             await self._card_status(origin, slug)
             return
-        summary = await self.board.summary(with_slugs=True)
+        summary = await self.board.reads.summary(with_slugs=True)
         questions = []
-        for question in await self.board.open_questions():
-            card = await self.board.card_by_id(question.card_id)
+        for question in await self.board.reads.open_questions():
+            card = await self.board.reads.card_by_id(question.card_id)
             questions.append((card.slug if card else "-", question))
-        requests = await self.board.pending_requests()
-        text = render.board(summary, questions, requests, await self.board.job_slugs(), self.locale)
+        requests = await self.board.reads.pending_requests()
+        text = render.board(
+            summary, questions, requests, await self.board.reads.job_slugs(), self.locale
+        )
         await self.replies.send(origin.event, text)
 
     async def _card_status(self, origin: Origin, slug: str) -> None:
         if view := await self._view(origin, slug):
-            runs = await self.board.runs_of(view.card.id, RUNS_SHOWN)
+            runs = await self.board.reads.runs_of(view.card.id, RUNS_SHOWN)
             text = render.card(view, runs, self.locale)
             given = None
             if self.config is not None:
@@ -90,7 +92,7 @@ class Lookups(HandlerHost):
         if not sends_files(event.envelope.transport):
             await self.replies.say(event, "file_cannot_send", command=f"/log {slug}")
             return
-        runs = await self.board.runs_of(view.card.id, limit=200)
+        runs = await self.board.reads.runs_of(view.card.id, limit=200)
         data = render_log.log_file(view, runs, self.locale).encode()
         kept = await self.board.files.keep_outgoing(
             data, name=f"{slug}-log.txt", content_type="text/plain; charset=utf-8"
@@ -105,7 +107,7 @@ class Lookups(HandlerHost):
 
     async def _view(self, origin: Origin, slug: str) -> CardView | None:
         try:
-            return await self.board.view(slug)
+            return await self.board.reads.view(slug)
         except UnknownCard:
             await self.replies.unknown_card(origin.event, slug)
             return None

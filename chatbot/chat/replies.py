@@ -181,7 +181,7 @@ class Replies:
         )
 
     async def unknown_card(self, event: IncomingEvent, slug: str) -> None:
-        close = closest_slugs(slug, await self.board.slugs())
+        close = closest_slugs(slug, await self.board.reads.slugs())
         if close:
             await self.say(event, "unknown_card_hint", slug=slug, choices=", ".join(close))
         else:

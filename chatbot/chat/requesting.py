@@ -39,7 +39,7 @@ class Requests(HandlerHost):
             # running agent is steered with it, which no move of the table says.)
             # Tell the requester now what an owner would be told on /accept.
             try:
-                card = await self.board.card(argument)
+                card = await self.board.reads.card(argument)
             except UnknownCard:
                 await self.replies.unknown_card(event, argument)
                 return
@@ -96,7 +96,7 @@ class Requests(HandlerHost):
         """The first decision wins: accepting runs the command and records the decision
         in one transaction, so a request is never accepted without its action, or twice."""
         event = origin.event
-        request = await self.board.request(request_id)
+        request = await self.board.reads.request(request_id)
         if request is None:
             await self.replies.say(event, "request_unknown", id=request_id, purpose="refusal")
             return
@@ -140,7 +140,7 @@ class Requests(HandlerHost):
             return
         if command.name == "attach":
             try:
-                card = await self.board.card(request.argument)
+                card = await self.board.reads.card(request.argument)
                 async with self.board.transaction() as tx:
                     await decided(tx)
                     attached = await tx.request_files_to_card(request_id, card.id)
@@ -152,7 +152,7 @@ class Requests(HandlerHost):
                 await self.replies.explain(event, request.argument, error)
             return
         if command.action is None:  # /draft: the dialogue belongs to the requester's chat
-            asked = await self.board.request_message(request_id)
+            asked = await self.board.reads.request_message(request_id)
             chat = None
             if asked is not None:
                 chat = {

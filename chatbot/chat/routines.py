@@ -108,7 +108,7 @@ async def checked_command(
         raise Refused("routine_not_startable", allowed=allowed, command=parsed.name)
     if slug := parsed.text("slug"):
         try:
-            await board.card(slug)
+            await board.reads.card(slug)
         except UnknownCard:
             raise Refused("routine_no_card", slug=slug, command=parsed.name) from None
     return parsed

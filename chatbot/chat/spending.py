@@ -22,10 +22,10 @@ class SpendHandlers(HandlerHost):
         """The queued and running jobs, or the runs of one pipeline (an id or a card)."""
         wanted = invocation.text("pipeline")
         if not wanted:
-            jobs = await self.board.active_jobs()
-            text = render_jobs(jobs, await self.board.job_slugs(), self.locale)
+            jobs = await self.board.reads.active_jobs()
+            text = render_jobs(jobs, await self.board.reads.job_slugs(), self.locale)
         else:
-            pipeline, found = await self.board.pipeline_runs(wanted)
+            pipeline, found = await self.board.reads.pipeline_runs(wanted)
             text = render_spend.pipeline_runs(pipeline, found, self.locale)
         await self.replies.send(origin.event, text)
 
@@ -45,7 +45,7 @@ class SpendHandlers(HandlerHost):
             await self.replies.say(event, "day_allowed", limit=limit, spent=spent)
             return
         try:
-            card = await self.board.card(slug)
+            card = await self.board.reads.card(slug)
         except UnknownCard:
             await self.replies.unknown_card(event, slug)
             return

@@ -54,7 +54,7 @@ class TalkHandlers(HandlerHost):
             note = " " + self.replies.text("steer_cut", limit=MAX_STEER_CHARS, size=len(text))
             text = text[:MAX_STEER_CHARS]
         try:
-            card = await self.board.card(slug)
+            card = await self.board.reads.card(slug)
         except UnknownCard:
             await self.replies.unknown_card(event, slug)
             return
@@ -99,7 +99,7 @@ class TalkHandlers(HandlerHost):
             await tx.post(self.replies.post(event, said, card_id=card.id))
 
         try:
-            card = await self.board.card(slug)
+            card = await self.board.reads.card(slug)
             await self.board.talk.interrupt(slug, actor=origin.actor, along=answer)
         except UnknownCard:
             await self.replies.unknown_card(event, slug)
@@ -136,7 +136,7 @@ class TalkHandlers(HandlerHost):
         if row is None:
             await self.replies.say(event, "nothing_to_choose", purpose="refusal")
             return
-        card = await self.board.card_by_id(row.card_id)
+        card = await self.board.reads.card_by_id(row.card_id)
         slug = card.slug if card else "?"
 
         async def answer(tx: BoardTx) -> None:

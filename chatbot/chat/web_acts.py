@@ -151,7 +151,7 @@ async def _held_by_checks(handlers: ChatHandlers, origin: Origin, slug: str) -> 
     """A deploy the checks hold (as /deploy refuses it), refused naming the page's own
     choice past them; True when it was."""
     try:
-        card = await handlers.board.card(slug)
+        card = await handlers.board.reads.card(slug)
     except UnknownCard:
         return False  # the command's own answer says so
     if card.phase is not Phase.READY_FOR_DEPLOYMENT:
@@ -181,7 +181,7 @@ async def act_as_chat(
     question = None
     if action == "answer":
         try:
-            view = await intake.board.view(slug)
+            view = await intake.board.reads.view(slug)
         except UnknownCard:
             await handlers.replies.unknown_card(origin.event, slug)
             return
@@ -189,7 +189,7 @@ async def act_as_chat(
         asked = fields.get("question", "")
         if asked.isdigit():
             # The inbox's button of one question (a working agent may have a few open).
-            named = await intake.board.question(int(asked))
+            named = await intake.board.reads.question(int(asked))
             if named is not None and named.card_id == view.card.id:
                 question = named
     if action == "answer" and option.isdigit():

@@ -151,7 +151,7 @@ async def _stage_children(ctx: JobContext, children: list[tuple[NewChild, str]])
     try:
         for child, markdown in children:
             files.add(child.intent_path, markdown, must_be_new=True)
-            if await ctx.board.slug_taken(child.slug):
+            if await ctx.board.reads.slug_taken(child.slug):
                 raise RunFailed(f"a card '{child.slug}' exists already; nothing was created")
     except FileExistsRefusal as refusal:
         files.discard()
@@ -213,7 +213,7 @@ async def run_draft(ctx: JobContext) -> None:
         )
         return
     path = f"docs/intent/{answer.slug}.md"
-    if await ctx.board.slug_taken(answer.slug):
+    if await ctx.board.reads.slug_taken(answer.slug):
         raise RunFailed(f"a card '{answer.slug}' exists already; the draft is kept")
     files = ctx.staged()
     try:

@@ -38,7 +38,7 @@ def _child(child: Card) -> dict[str, object]:
 
 async def run_synthesis(ctx: JobContext) -> None:
     card = ctx.card
-    children = await ctx.board.children_of(card.id)
+    children = await ctx.board.reads.children_of(card.id)
     if not children:
         raise RunFailed("the card has no children to sum up")
     intent_path, body = ctx.intent()

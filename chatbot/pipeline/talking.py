@@ -110,7 +110,7 @@ class LiveTalks:
             return
         for row in closed:
             log.info("job %s ended with its %s %s %s", job.id, row.kind, row.id, row.state)
-            card = await self.board.card_by_id(row.card_id) if row.kind == "steer" else None
+            card = await self.board.reads.card_by_id(row.card_id) if row.kind == "steer" else None
             if card is None:
                 continue
             await run_events.tell(

@@ -216,7 +216,7 @@ class Worker:
 
     async def _until_writable(self, stop: asyncio.Event | None) -> None:
         waits: set[asyncio.Future[Any]] = {
-            asyncio.ensure_future(self.board.store_health.wait_writable())
+            asyncio.ensure_future(self.board.reads.store_health.wait_writable())
         }
         if stop is not None:
             waits.add(asyncio.ensure_future(stop.wait()))
@@ -234,7 +234,7 @@ class Worker:
         while self._finished_cards:
             slug = self._finished_cards.pop()
             try:
-                card = await self.board.card(slug)
+                card = await self.board.reads.card(slug)
             except UnknownCard:
                 continue
             if card.phase not in WORKTREE_DONE_PHASES:
@@ -338,7 +338,7 @@ class Worker:
 
     async def _handle(self, job: Job) -> None:
         handler = handler_of(job.kind)
-        card = await self.board.card_by_id(job.card_id) if job.card_id is not None else None
+        card = await self.board.reads.card_by_id(job.card_id) if job.card_id is not None else None
         name_task(card=card.slug if card else None)
         if handler is None or card is None:
             await self._fail(job, f"no handler for job kind {job.kind!r} or card gone")

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from chatbot.board.reads import BoardReads
-from chatbot.board.web_reads import BoardCard, ChangeMark
+from chatbot.board.web_reads import BoardCard, ChangeMark, WebReads
 from chatbot.web.groups import Group, group_counts, group_of
 
 log = logging.getLogger(__name__)
@@ -72,10 +72,12 @@ class Live:
     def __init__(
         self,
         reads: BoardReads,
+        web: WebReads,
         render: Callable[[BoardCard], str],
         render_requests: Callable[[int], str] = str,
     ):
         self._reads = reads
+        self._web = web
         self._render = render
         self._render_requests = render_requests
         self._wake = asyncio.Event()
@@ -139,15 +141,15 @@ class Live:
         may wait for an owner), then kept. What waits changes with questions, jobs and
         approvals too: any change of the mark counts again."""
         if self._counts is None or self._counts[0] != mark:
-            phases = await self._reads.phase_counts()
-            waiting, items = await self._reads.waiting_counts()
+            phases = await self._web.phase_counts()
+            waiting, items = await self._web.waiting_counts()
             found = Counts(group_counts(phases, waiting, items), sum(phases.values()))
             self._counts = (mark, found)
         return self._counts[1]
 
     async def publish(self) -> None:
         """Send every page what changed since its mark, one query per distinct mark."""
-        mark = await self._reads.change_mark()
+        mark = await self._web.change_mark()
         groups: dict[ChangeMark | None, list[Client]] = {}
         for client in self._clients:
             if client.mark != mark:
@@ -164,7 +166,7 @@ class Live:
                 # A page without a mark we understand reads itself again.
                 messages = {view: event(mark, {"reload": True}) for view in VIEWS}
             else:
-                cards = await self._reads.changed_cards(since)
+                cards = await self._web.changed_cards(since)
                 extra = board
                 if board and mark.requests_differ(since):
                     # Requests are no cards: the board's line about them comes whole.

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, cast
 
+from chatbot.board.ports import RoutineReads
 from chatbot.board.routines import ACTIVE, RoutineRow
 from chatbot.domain.schedules import local_words
 from chatbot.web.markup import Safe, scroll_table, tag
@@ -41,15 +42,14 @@ def title(t: Texts) -> str:
     return cast(str, _TEXTS.get(t.locale, _TEXTS["en"])["title"])
 
 
-async def page(board: object, t: Texts) -> Safe:
-    """The page's main part, read from the board (a BoardRoutines)."""
-    # `board` is typed object so the web needs no import of BoardRoutines' module.
-    rows = await board.routines.listed()  # type: ignore[attr-defined]
+async def page(routines: RoutineReads, t: Texts) -> Safe:
+    """The page's main part, read from the board (`board.routines`)."""
+    rows = await routines.listed()
     last = {}
     for row in rows:
-        runs = await board.routines.runs(row.id, LAST)  # type: ignore[attr-defined]
+        runs = await routines.runs(row.id, LAST)
         last[row.id] = [run.outcome for run in runs]
-    zones = await board.routines.owner_zones()  # type: ignore[attr-defined]
+    zones = await routines.owner_zones()
     return routines_main(rows, last, t, zones)
 
 

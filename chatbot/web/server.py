@@ -26,7 +26,7 @@ from aiohttp import web
 from chatbot.board import Card, RunRecord, SpendReport, UnknownCard
 from chatbot.board import inbox as board_inbox
 from chatbot.board.hand_over import HandOver, hand_over
-from chatbot.board.reads import BoardReads
+from chatbot.board.ports import WebSide
 from chatbot.board.web_sessions import WebSessions
 from chatbot.web import (
     board_acts,
@@ -93,7 +93,7 @@ def _static() -> dict[str, bytes]:
 class WebBoard:
     def __init__(
         self,
-        reads: BoardReads,
+        board: WebSide,
         settings: WebSettings,
         *,
         transports_up: TransportsUp = dict,
@@ -103,7 +103,10 @@ class WebBoard:
         spend: Spending | None = None,
     ):
         self.spend = spend
-        self.reads = reads
+        # What it reads (board/ports.py WebSide); `board` is its page's handler.
+        self.source = board
+        self.reads = board.reads
+        self.web = board.web
         self.settings = settings
         self.texts = Texts(settings.locale)
         self.transports_up = transports_up
@@ -111,7 +114,8 @@ class WebBoard:
         self.changes = ChangeCache(self.texts)
         # Every page's events carry a waiting card's buttons; a reader's page hides them.
         self.live = live.Live(
-            reads,
+            board.reads,
+            board.web,
             lambda card: self.items(card, acts=True),
             lambda requests: pages.requests_line(requests, self.texts),
         )
@@ -259,10 +263,10 @@ class WebBoard:
     # --- routes -------------------------------------------------------------------
 
     async def board(self, request: web.Request) -> web.Response:
-        mark = await self.reads.change_mark()  # before the cards: a change between is re-sent
+        mark = await self.web.change_mark()  # before the cards: a change between is re-sent
         counted = await self.live.counted(mark)
         # Every column in one statement (groups.all_columns): PostgreSQL pays per statement.
-        listed = await all_columns(self.reads, SHOWN)
+        listed = await all_columns(self.web, SHOWN)
         columns = {group: listing.cards for group, listing in listed.items()}
         requests = len(await self.reads.pending_requests())
         session = request.get(SESSION)
@@ -271,8 +275,7 @@ class WebBoard:
         if session is not None:
             # Only an owner's page reads it: a reader's page never carries the inbox.
             # Only what it shows, and the count: 50 of 2,000 items, not all of them.
-            # The web holds BoardReads, which is the BoardService the inbox reads through.
-            page = await board_inbox.inbox_page(self.reads, INBOX_SHOWN)  # type: ignore[arg-type]
+            page = await board_inbox.inbox_page(self.source, INBOX_SHOWN)
             inbox = inbox_section(page.items, self.texts, count=page.count)
         bar = board_acts.owner_bar(session, said, self.texts, inbox)
         main = pages.board_main(
@@ -297,24 +300,24 @@ class WebBoard:
             return self._page(self.texts("cards_title"), main, "cards", status=400)
         group = query.group
         listing = await column(
-            self.reads, group, PER_PAGE, text=query.text, after=query.after, before=query.before
+            self.web, group, PER_PAGE, text=query.text, after=query.after, before=query.before
         )
         count = None
         if group is not None and not query.text:
-            count = (await self.live.counts(await self.reads.change_mark()))[group]
+            count = (await self.live.counts(await self.web.change_mark()))[group]
         main = cards_page.cards_main(query, listing, count, self.items)
         return self._page(self.texts("cards_title"), main, "cards")
 
     async def card(self, request: web.Request) -> web.Response:
         slug = request.match_info["slug"]
-        mark = await self.reads.change_mark()
+        mark = await self.web.change_mark()
         try:
             view = await self.reads.view(slug)
         except UnknownCard:
             main = pages.message_main(self.texts("unknown_card", slug=slug), self.texts)
             return self._page(slug, main, "card", status=404)
         card = view.card
-        runs = await self.reads.card_runs(card.id)
+        runs = await self.web.card_runs(card.id)
         intent = await self._repo_text(card.source_path or f"docs/intent/{slug}.md")
         report_file = None
         if card.review_report_path and not card.data.reviews:
@@ -335,18 +338,17 @@ class WebBoard:
             change=change.change if change else None,
             change_html=change.html if change else None,
             change_problem=change_problem,
-            comments=await self.reads.comments.of_card(card),
+            comments=await self.source.comments.of_card(card),
             picked=_picked(request.query.get("line", "")),
             research=research,
             reviews=card_page.reviews_of(card.data.reviews, report_file),
-            talk=await self.reads.talk_of(card.id),
+            talk=await self.web.talk_of(card.id),
             hand_over=self._hand_over(card, runs),
-            # A read like the others (it also reads the day's budget): the board service.
-            # BoardReads is the BoardService here (see inbox_page above).
-            why=await board_inbox.why(self.reads, slug),  # type: ignore[arg-type]
+            # A read like the others (it also reads the day's budget).
+            why=await board_inbox.why(self.source, slug),
             owner=await self._owner(request, slug),
             session_ended=bool(request.get(SESSION_ENDED)),
-            split=await self.reads.split_progress(card.id) if view.children else None,
+            split=await self.web.split_progress(card.id) if view.children else None,
         )
         main = card_page.card_main(page, self.texts)
         return self._page(f"{card.slug}: {card.title}", main, "card", mark=mark.token(), slug=slug)
@@ -383,17 +385,17 @@ class WebBoard:
         return hand_over(card, runs, workspaces, self.settings.runtimes)
 
     async def _repo_text(self, path: str) -> RepoText:
-        found = await asyncio.to_thread(self.reads.repo_text, path, MAX_TEXT)
+        found = await asyncio.to_thread(self.web.repo_text, path, MAX_TEXT)
         if found is None:
             return RepoText(path, None)
         return RepoText(path, found[0], found[1])
 
     async def runs(self, request: web.Request) -> web.Response:
-        mark = await self.reads.change_mark()
-        jobs = await self.reads.job_lines()
-        days = await self.reads.runs_per_day(pages.CHART_DAYS)
+        mark = await self.web.change_mark()
+        jobs = await self.web.job_lines()
+        days = await self.web.runs_per_day(pages.CHART_DAYS)
         now = time.time()
-        workers = await self.reads.workers_seen(now - pages.WORKERS_SEEN_S)
+        workers = await self.web.workers_seen(now - pages.WORKERS_SEEN_S)
         main = pages.runs_main(jobs, days, self.texts, now, workers)
         return self._page(self.texts("jobs"), main, "runs", mark=mark.token())
 
@@ -401,18 +403,18 @@ class WebBoard:
         if self.spend is None:
             main = pages.message_main(self.texts("not_found"), self.texts)
             return self._page("404", main, "board", status=404)
-        mark = await self.reads.change_mark()
+        mark = await self.web.change_mark()
         main = spend_pages.budget_main(await self.spend(), self.texts)
         return self._page(self.texts("budget"), main, "runs", mark=mark.token())
 
     async def routines(self, request: web.Request) -> web.Response:
         """The routines and their next runs (routines_page.py)."""
-        mark = await self.reads.change_mark()
-        main = await routines_page.page(self.reads, self.texts)
+        mark = await self.web.change_mark()
+        main = await routines_page.page(self.source.routines, self.texts)
         return self._page(routines_page.title(self.texts), main, "runs", mark=mark.token())
 
     async def pipeline(self, request: web.Request) -> web.Response:
-        mark = await self.reads.change_mark()
+        mark = await self.web.change_mark()
         pipeline, runs = await self.reads.pipeline_runs(request.match_info["pipeline"])
         views = []
         for slug in await self.reads.pipeline_slugs(pipeline):
@@ -448,7 +450,7 @@ class WebBoard:
         return response
 
     async def health(self, request: web.Request) -> web.Response:
-        queue = await self.reads.queue_health()
+        queue = await self.web.queue_health()
         body = health_body(
             self.transports_up(), queue, self.reads.store_health, self.live.clients, time.time()
         )

@@ -69,7 +69,7 @@ async def test_ask_answer_and_the_card_stays_building(board: BoardService):
     )
     [state] = await board.asks.states([asked.id])
     assert state.answer == "9090"
-    assert (await board.card("alpha")).phase is Phase.BUILDING
+    assert (await board.reads.card("alpha")).phase is Phase.BUILDING
     assert ("agent_answered", "xmpp:o@x.org", "answered: 9090 (to: Which port?)") in (
         await events(board, card)
     )
@@ -99,7 +99,7 @@ async def test_a_few_questions_beside_the_cards_own_and_no_more(board: BoardServ
     await board.asks.answer(first.id, "yes", actor="o", via="web")
     await board.asks.ask(job, card, "four?", [])
     # The card's view and board list show one question, not one row per question.
-    assert (await board.view("beta")).open_question.text == "two?"
+    assert (await board.reads.view("beta")).open_question.text == "two?"
 
 
 @pytest.mark.asyncio
@@ -160,7 +160,7 @@ async def test_expire_and_close_for_job(board: BoardService):
     assert await board.asks.close_for_job(job, "again") == []
     history = await events(board, card)
     assert ("agent_ask_closed", "system", "question closed: B? (the run had ended)") in history
-    assert (await board.card("zeta")).phase is Phase.BUILDING
+    assert (await board.reads.card("zeta")).phase is Phase.BUILDING
 
 
 @pytest.mark.asyncio

@@ -73,7 +73,7 @@ async def test_step_21_moves_a_database_of_step_20_forward(database: Any, tmp_pa
             job = await job_store.claim(db, "light", "w1", 60, host="h")
         assert job is not None
         board = BoardService(store, tmp_path)
-        card = await board.card("old")
+        card = await board.reads.card("old")
         first = await board.asks.ask(job, card, "first?", ["a", "b"])
         second = await board.asks.ask(job, card, "second?", [])
         rows = await question_store.open_of_card(store.reader, 1)

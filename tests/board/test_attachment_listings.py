@@ -53,7 +53,7 @@ async def board(store: Store, repo: Path, tmp_path: Path) -> BoardService:
 
 
 async def test_status_of_a_card_lists_its_files(board: BoardService) -> None:
-    view = await board.view("login-bug")
+    view = await board.reads.view("login-bug")
     text = render.card(view, [], "en")
     lines = [line for line in text.splitlines() if "📎" in line or line == "files:"]
     assert lines[0] == "files:"
@@ -72,7 +72,7 @@ async def test_status_of_a_card_lists_its_files(board: BoardService) -> None:
 
 
 async def test_the_card_page_lists_files_as_inert_text(board: BoardService) -> None:
-    view = await board.view("login-bug")
+    view = await board.reads.view("login-bug")
     page = str(card_main(CardPage(view=view, runs=[], intent=RepoText("i.md", "x")), Texts("en")))
     section = page[page.index('<section id="attachments">') :]
     section = section[: section.index("</section>")]
@@ -84,7 +84,7 @@ async def test_the_card_page_lists_files_as_inert_text(board: BoardService) -> N
     # A card without files has no section at all.
     async with board.store.transaction() as db:
         await card_store.create(db, "empty", Kind.INTENT, Phase.PLANNED, actor="t")
-    empty = await board.view("empty")
+    empty = await board.reads.view("empty")
     page = str(card_main(CardPage(view=empty, runs=[], intent=RepoText("i.md", "x")), Texts("en")))
     assert 'id="attachments"' not in page
 
@@ -102,5 +102,5 @@ async def test_card_json_has_an_attachments_list(
     ]
     assert files[0]["content_type"] == "image/png" and len(files[0]["sha256"]) == 64
     # Every card of `chatbot cards --json` carries its files too.
-    views = {v.card.slug: v for v in await board.all_views()}
+    views = {v.card.slug: v for v in await board.reads.all_views()}
     assert view_json(views["login-bug"])["attachments"] == files

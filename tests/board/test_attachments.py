@@ -126,7 +126,7 @@ async def test_attaching_ties_files_to_the_card_with_an_event(board: BoardServic
     ]
     assert await board.files.loose(OWNER) == []
     assert [f.id for f in await board.files.of_card("login-bug")] == [shot.id, log.id]
-    view = await board.view("login-bug")
+    view = await board.reads.view("login-bug")
     last = view.events[-1]
     assert (last.action, last.actor) == ("attach", OWNER)
     assert last.reason == (

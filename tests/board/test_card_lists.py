@@ -31,24 +31,24 @@ async def test_pages_of_several_phases_go_on_from_a_cursor(board: BoardService, 
     await made(store, Phase.PLANNED, ["Not done"], "plan")
     everything = (deployed + done)[::-1]  # newest first, across both phases
     phases = (Phase.DEPLOYED, Phase.DONE, Phase.RESEARCH_DONE)
-    first = await board.card_list(phases, 5)
+    first = await board.web.card_list(phases, 5)
     assert slugs(first) == everything[:5] and first.newer is None
-    second = await board.card_list(phases, 5, after=first.older)
+    second = await board.web.card_list(phases, 5, after=first.older)
     assert slugs(second) == everything[5:10] and second.newer is not None
-    third = await board.card_list(phases, 5, after=second.older)
+    third = await board.web.card_list(phases, 5, after=second.older)
     assert slugs(third) == everything[10:] and third.older is None
-    back = await board.card_list(phases, 5, before=third.newer)
+    back = await board.web.card_list(phases, 5, before=third.newer)
     assert slugs(back) == slugs(second)
-    back = await board.card_list(phases, 5, before=back.newer)
+    back = await board.web.card_list(phases, 5, before=back.newer)
     assert slugs(back) == slugs(first) and back.newer is None
-    assert (await board.phase_counts())[Phase.DEPLOYED] == 7
+    assert (await board.web.phase_counts())[Phase.DEPLOYED] == 7
     # Every phase at once (one walk of cards_updated) pages the same way.
     every = await made(store, Phase.PLANNED, ["a", "b"], "more")
-    first = await board.card_list(tuple(Phase), 10)
+    first = await board.web.card_list(tuple(Phase), 10)
     assert slugs(first) == (every[::-1] + ["plan-00"] + everything)[:10]
-    rest = await board.card_list(tuple(Phase), 10, after=first.older)
+    rest = await board.web.card_list(tuple(Phase), 10, after=first.older)
     assert slugs(rest) == everything[7:] and rest.older is None
-    assert slugs(await board.card_list(tuple(Phase), 10, before=rest.newer)) == slugs(first)
+    assert slugs(await board.web.card_list(tuple(Phase), 10, before=rest.newer)) == slugs(first)
     assert Cursor.parse(first.older.token()) == first.older
 
 
@@ -66,16 +66,16 @@ async def test_a_search_takes_its_text_literally_in_any_case(board: BoardService
         ("REACH 100", [made_slugs[1], made_slugs[0]]),
         ("t-03", [made_slugs[3]]),
     ):
-        assert slugs(await board.card_list(phases, 10, text=text)) == expected, text
+        assert slugs(await board.web.card_list(phases, 10, text=text)) == expected, text
     assert like_pattern("50%_\\") == "%50\\%\\_\\\\%"
 
 
 async def test_what_changed_since_a_mark_is_only_the_changed_cards(board: BoardService, store):
     planned = await made(store, Phase.PLANNED, ["One", "Two", "Three"], "p")
-    mark = await board.change_mark()
+    mark = await board.web.change_mark()
     await board.act(planned[1], Action.ARCHIVE, actor="owner@localhost")
-    assert [card.slug for card in await board.changed_cards(mark)] == [planned[1]]
-    assert await board.changed_cards(await board.change_mark()) == []
+    assert [card.slug for card in await board.web.changed_cards(mark)] == [planned[1]]
+    assert await board.web.changed_cards(await board.web.change_mark()) == []
 
 
 async def test_the_waiting_cards_and_count_are_the_inboxs(board: BoardService, store) -> None:
@@ -95,15 +95,15 @@ async def test_the_waiting_cards_and_count_are_the_inboxs(board: BoardService, s
         await job_store.enqueue(db, kind="builder", lane="light", card_id=card.id)
     items = await board_inbox.inbox(board)
     listed = {item.slug for item in items if item.slug}
-    waiting = await board.card_list(tuple(Phase), 50, waits=True)
+    waiting = await board.web.card_list(tuple(Phase), 50, waits=True)
     assert slugs(waiting) and set(slugs(waiting)) == listed
     assert all(card.waits for card in waiting.cards)
-    per_phase, count = await board.waiting_counts()
+    per_phase, count = await board.web.waiting_counts()
     assert count == len(items) == 10 and sum(per_phase.values()) == len(listed)
-    others = await board.card_list(tuple(Phase)[:-1], 50, waits=False)
+    others = await board.web.card_list(tuple(Phase)[:-1], 50, waits=False)
     assert not set(slugs(others)) & listed and not any(card.waits for card in others.cards)
     assert {"again-00", "retried-00"} <= set(slugs(others))
-    everything = await board.card_list(tuple(Phase), 50)
+    everything = await board.web.card_list(tuple(Phase), 50)
     assert {card.slug for card in everything.cards if card.waits} == listed
 
 
@@ -133,12 +133,12 @@ async def test_the_board_page_reads_every_column_in_one_statement_as_card_list_d
         Column((Phase.READY_FOR_DEPLOYMENT,), 5),
         Column((Phase.DEPLOYED, Phase.DONE, Phase.RESEARCH_DONE), 2),
     ]
-    found = await board.board_columns(page)
+    found = await board.web.board_columns(page)
     for column, listing in zip(page, found, strict=True):
         if column.waits:
-            alone = await board.card_list(tuple(Phase), column.limit, waits=True)
+            alone = await board.web.card_list(tuple(Phase), column.limit, waits=True)
         else:
-            alone = await board.card_list(column.phases, column.limit, waits=False)
+            alone = await board.web.card_list(column.phases, column.limit, waits=False)
         assert listing == alone, column
         assert all(card.waits is column.waits for card in listing.cards)
     # The limits were reached where there is more, so the cursors say where it goes on.

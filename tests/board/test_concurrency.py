@@ -19,7 +19,7 @@ async def _one_transition(board: BoardService, slug: str) -> int:
     """Make exactly one move on the card, whatever the others do; returns refusals seen."""
     refusals = 0
     while True:
-        card = await board.card(slug)
+        card = await board.reads.card(slug)
         action = Action.START if card.phase is Phase.PLANNED else Action.CANCEL
         try:
             await board.act(slug, action, actor="owner@example.org")
@@ -38,7 +38,7 @@ async def test_fifty_concurrent_transitions_on_one_connection(board: BoardServic
     async with board.store.transaction() as db:
         await card_store.create(db, "hot", Kind.INTENT, Phase.PLANNED, actor="test")
     await asyncio.gather(*(_one_transition(board, "hot") for _ in range(WRITERS)))
-    card = await board.card("hot")
+    card = await board.reads.card("hot")
     history = await card_store.events(board.store.reader, card.id)
     assert len(history) == WRITERS + 1
     assert card.version == WRITERS + 1
@@ -57,7 +57,7 @@ async def test_fifty_concurrent_transitions_from_separate_connections(
             await card_store.create(db, "hot", Kind.INTENT, Phase.PLANNED, actor="test")
         boards = [BoardService(s, repo) for s in stores]
         await asyncio.gather(*(_one_transition(boards[i % 5], "hot") for i in range(WRITERS)))
-        card = await boards[0].card("hot")
+        card = await boards[0].reads.card("hot")
         history = await card_store.events(stores[0].reader, card.id)
         assert card.version == WRITERS + 1
         _assert_linear(history, WRITERS + 1)
@@ -144,5 +144,5 @@ async def test_a_refused_transition_rolls_back_the_whole_transaction(board: Boar
             )
     except TransitionRefused:
         pass
-    assert (await board.card("a")).phase is Phase.PLANNED
-    assert len(await card_store.events(board.store.reader, (await board.card("a")).id)) == 1
+    assert (await board.reads.card("a")).phase is Phase.PLANNED
+    assert len(await card_store.events(board.store.reader, (await board.reads.card("a")).id)) == 1

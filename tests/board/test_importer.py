@@ -22,16 +22,16 @@ async def test_files_become_planned_cards_with_their_heading_as_title(
     _write(repo, "docs/intent/no-heading.md", "just text\n")
     report = await board.import_cards()
     assert sorted(report.created) == ["add-login", "no-heading", "pick-db"]
-    login = await board.card("add-login")
+    login = await board.reads.card("add-login")
     assert (login.kind, login.phase, login.title) == (
         Kind.INTENT,
         Phase.PLANNED,
         "Add a login page",
     )
     assert login.source_path == "docs/intent/add-login.md"
-    research = await board.card("pick-db")
+    research = await board.reads.card("pick-db")
     assert (research.kind, research.title) == (Kind.RESEARCH, "Which database?")
-    assert (await board.card("no-heading")).title == "no-heading"
+    assert (await board.reads.card("no-heading")).title == "no-heading"
 
 
 async def test_a_file_name_that_is_not_a_slug_is_reported_not_imported(
@@ -49,7 +49,7 @@ async def test_a_file_name_that_is_not_a_slug_is_reported_not_imported(
     assert "docs/intent/-leading-dash.md" in rejected
     assert f"docs/intent/{'a' * 62}.md" in rejected
     assert "exists already" in rejected["docs/research-intent/good.md"]
-    assert await board.slugs() == ["good"]
+    assert await board.reads.slugs() == ["good"]
 
 
 async def test_reimport_is_idempotent_and_keeps_the_phase(board: BoardService, repo: Path) -> None:
@@ -61,7 +61,7 @@ async def test_reimport_is_idempotent_and_keeps_the_phase(board: BoardService, r
     _write(repo, "docs/intent/c.md", "# Second title\n")
     third = await board.import_cards()
     assert third.updated == ["c"]
-    card = await board.card("c")
+    card = await board.reads.card("c")
     assert card.phase is Phase.OPERATOR_RUNNING and card.title == "Second title"
     history = await card_store.events(board.store.reader, card.id)
     assert [e.action for e in history] == ["import", "start"]

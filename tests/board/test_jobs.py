@@ -118,10 +118,10 @@ async def test_expired_leases_are_recovered_on_start(board: BoardService) -> Non
     assert by_kind["reviewer"].requeued and by_kind["reviewer"].job.state is JobState.QUEUED
     assert not by_kind["builder"].requeued and by_kind["builder"].job.state is JobState.FAILED
     # The builder's card says clearly what happened; the reviewer's card waits for its rerun.
-    card = await board.card("bld")
+    card = await board.reads.card("bld")
     assert card.phase is Phase.FAILED and card.failure_stage == "builder"
     assert "worker stopped" in card.failure_detail
-    assert (await board.card("rev")).phase is Phase.REVIEWING
+    assert (await board.reads.card("rev")).phase is Phase.REVIEWING
     assert (await job_store.get(store.reader, kept.id)).state is JobState.RUNNING
 
 
@@ -150,7 +150,7 @@ async def test_a_worker_found_dead_on_this_host_loses_its_jobs(board: BoardServi
     assert "gone" in dead
     recovered = await board.failures.recover(dead)
     assert [r.job.host for r in recovered] == ["h1"]
-    seen = {w.id: w for w in await board.workers_seen(0)}
+    seen = {w.id: w for w in await board.web.workers_seen(0)}
     assert not seen["gone"].alive and seen["me"].alive
 
 

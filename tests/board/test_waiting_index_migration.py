@@ -36,7 +36,7 @@ async def test_step_20_moves_a_database_of_step_19_forward(database: Any, tmp_pa
                 "UPDATE cards SET deployment_status = 'pending' WHERE id = ?", (approved.id,)
             )
         board = BoardService(store, tmp_path)
-        planned, waiting = await board.board_columns(
+        planned, waiting = await board.web.board_columns(
             [Column((Phase.PLANNED,), 10), Column((), 10, waits=True)]
         )
     # The card of step 19 is where it was; the new ones wait for an owner.

@@ -48,7 +48,7 @@ async def worker(board: BoardService, name: str = "w1", lease_s: float = 600) ->
 
 
 async def claimed(board: BoardService, slug: str, name: str = "w1"):
-    job = (await board.view(slug)).active_job
+    job = (await board.reads.view(slug)).active_job
     assert job is not None, f"{slug} has no job"
     got = await board.queue.claim(job.lane, name, 600, host=f"host-{name}")
     assert got is not None and got.id == job.id
@@ -145,7 +145,7 @@ async def test_why_budget_card_and_allow(budgeted) -> None:
     await board.act("costly", Action.ALLOW, actor=OWNER)
     kind, _, _ = await why(board, "costly")
     assert kind is HoldKind.QUEUED
-    assert not (await board.budget.of_card(await board.card("costly"))).reached
+    assert not (await board.budget.of_card(await board.reads.card("costly"))).reached
 
 
 async def test_why_day_budget_then_allow_or_a_new_day(budgeted) -> None:
@@ -211,7 +211,7 @@ async def test_why_approval_and_approve_or_deny(board: BoardService, allow: bool
     await board.act("asking", Action.START, actor=OWNER)
     await applied(board, "asking", Action.OPERATOR_DIRECT, lane="light")
     job = await claimed(board, "asking")
-    card = await board.card("asking")
+    card = await board.reads.card("asking")
     await board.talk.ask_approval(
         job, card, tool="Bash", command="curl https://example.org", cwd="/w"
     )
@@ -320,7 +320,7 @@ async def test_why_blocked_until_its_blocker_is_done(board: BoardService) -> Non
     assert text == "two is blocked by one (building); it starts when they are done."
     await finish(board, "one")
     # The way on is the blocker's success: the split starts it by itself.
-    assert (await board.card("two")).phase is Phase.BUILDING
+    assert (await board.reads.card("two")).phase is Phase.BUILDING
     assert (await why(board, "two"))[0] is HoldKind.QUEUED
 
 
@@ -335,7 +335,7 @@ async def test_why_children_until_they_are_done(board: BoardService) -> None:
     await finish(board, "two")
     # Every child succeeded: the parent's synthesis runs.
     kind, text, _ = await why(board, "parent")
-    assert (await board.card("parent")).phase is Phase.SYNTHESIS_RUNNING
+    assert (await board.reads.card("parent")).phase is Phase.SYNTHESIS_RUNNING
     assert kind is HoldKind.QUEUED and "parent's synthesis job is queued" in text
 
 

@@ -120,7 +120,7 @@ class Env:
             )
 
     async def phase(self, slug: str) -> Phase:
-        return (await self.board.card(slug)).phase
+        return (await self.board.reads.card(slug)).phase
 
     async def jobs(self) -> list[Job]:
         return await listing(self.store.reader)
@@ -135,7 +135,7 @@ class Env:
         room: Target = ROOM,
     ) -> QuestionRow:
         """Open a question and remember it as posted (what the notifier would do)."""
-        card = await self.board.card(slug)
+        card = await self.board.reads.card(slug)
         async with self.store.transaction() as db:
             question = await question_store.ask(db, card.id, "operator", text, options or [])
             if message_id:

@@ -31,7 +31,7 @@ async def reviewed(env: Env) -> str:
 
 
 async def comments(env: Env) -> list[comment_store.LineComment]:
-    card = await env.board.card("app")
+    card = await env.board.reads.card("app")
     return await env.board.comments.of_card(card)
 
 
@@ -148,7 +148,7 @@ async def test_a_reply_to_an_old_diff_after_a_new_commit_is_refused(
 
 
 async def test_a_comment_on_a_running_builder_is_a_steer(env: Env, reviewed: str) -> None:
-    card = await env.board.card("app")
+    card = await env.board.reads.card("app")
     async with env.store.transaction() as db:
         await db.execute("UPDATE cards SET phase = 'building' WHERE id = ?", (card.id,))
         await db.execute("UPDATE jobs SET kind = 'builder', state = 'running', talks = 1")

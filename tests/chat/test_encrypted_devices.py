@@ -71,7 +71,7 @@ async def test_a_reaction_from_an_untrusted_device_decides_nothing(env: Env) -> 
     row = await env.one(event)
     assert "not verified" in row.text
     assert await env.phase("login") is Phase.NEEDS_HUMAN
-    assert (await env.board.open_questions())[0].answer is None
+    assert (await env.board.reads.open_questions())[0].answer is None
 
 
 async def test_a_stranger_is_refused_as_a_stranger_whatever_the_device(env: Env) -> None:

@@ -97,7 +97,7 @@ async def test_a_file_sent_as_a_reply_to_a_cards_message_is_for_that_card(env: E
 async def test_a_draft_with_a_picture_gets_it_in_its_own_transaction(env: Env) -> None:
     row = await env.one(with_file(msg("/draft the login button is red"), png()))
     assert "With screenshot.png" in row.text
-    (slug,) = await env.board.slugs()
+    (slug,) = await env.board.reads.slugs()
     files = await env.board.files.of_card(slug)
     assert [str(f.purpose) for f in files] == ["draft"]
 
@@ -106,7 +106,7 @@ async def test_a_file_as_the_answer_to_a_question(env: Env) -> None:
     await env.card("login", Phase.NEEDS_HUMAN)
     question = await env.ask("login", "Which colour?", message_id="bot-q")
     await env.said(with_file(msg("", reply_to="bot-q"), png()))
-    fresh = await env.board.question(question.id)
+    fresh = await env.board.reads.question(question.id)
     assert fresh is not None and fresh.state == "answered"
     files = await env.board.files.of_card("login")
     assert [(str(f.purpose), f.question_id) for f in files] == [("answer", question.id)]
@@ -165,7 +165,7 @@ async def test_an_oversized_file_stops_the_message(env: Env) -> None:
     row = await env.one(with_file(msg("/draft the login"), big, fetch=served(big, calls)))
     assert "was not taken" in row.text and "limit" in row.text
     assert calls == [20 * 1024 * 1024]
-    assert await env.board.slugs() == []
+    assert await env.board.reads.slugs() == []
 
 
 async def test_an_executable_named_png_is_refused_by_what_its_bytes_are(env: Env) -> None:

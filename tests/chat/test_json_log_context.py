@@ -15,7 +15,7 @@ async def test_a_chat_events_failure_is_logged_with_its_transport(env: Env, monk
         raise RuntimeError("the board broke")
 
     await env.card("alpha")
-    monkeypatch.setattr(env.board, "view", broken)
+    monkeypatch.setattr(env.board.reads, "view", broken)
     handler = logging.Handler()
     lines: list[dict] = []
     handler.emit = lambda record: lines.append(json.loads(JsonLines().format(record)))  # type: ignore[method-assign]

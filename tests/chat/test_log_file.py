@@ -26,7 +26,7 @@ async def test_log_as_a_file_is_a_kept_text_file_with_its_caption(env: Env) -> N
 
 async def test_a_long_title_and_a_rejection_stay_one_line_each(env: Env) -> None:
     await env.card("login")
-    view = await env.board.view("login")
+    view = await env.board.reads.view("login")
     title = "A title\nover two lines " + "x" * 400
     view = dataclasses.replace(view, card=dataclasses.replace(view.card, title=title))
     run = RunRecord(

@@ -83,7 +83,7 @@ async def test_plain_direct_message_with_several_open_questions(env: Env) -> Non
     await _question(env, "b", message_id="q-b")
     row = await env.one(dm("OAuth, please"))
     assert row.text.startswith("2 questions are open")
-    assert [q.state for q in await env.board.open_questions()] == ["open", "open"]
+    assert [q.state for q in await env.board.reads.open_questions()] == ["open", "open"]
 
 
 async def test_plain_direct_message_without_questions(env: Env) -> None:
@@ -161,4 +161,4 @@ async def test_an_answer_longer_than_the_limit_is_refused_and_the_question_stays
     await _question(env)
     row = await env.one(dm("x" * 4001))
     assert "too long" in row.text
-    assert [q.state for q in await env.board.open_questions()] == ["open"]
+    assert [q.state for q in await env.board.reads.open_questions()] == ["open"]

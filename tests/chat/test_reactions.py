@@ -74,7 +74,7 @@ async def test_thumbs_up_applies_a_routing_recommendation(
 ) -> None:
     await _card_message(env, phase=phase, kind=kind, data=_recommending(target))
     await env.one(react("bot-card", "👍"))
-    card = await env.board.card("login")
+    card = await env.board.reads.card("login")
     assert card.phase is after
     assert card.data.inspection["pending"] is False
     assert card.data.inspection["applied_by"] == "xmpp:owner@example.org"
@@ -92,7 +92,7 @@ async def test_recommendation_that_maps_to_no_action(env: Env) -> None:
     await _card_message(env, data=_recommending("reviewing"))
     row = await env.one(react("bot-card", "👍"))
     assert "cannot be applied automatically" in row.text
-    card = await env.board.card("login")
+    card = await env.board.reads.card("login")
     assert card.phase is Phase.PLANNED and card.data.inspection["pending"] is True
 
 
@@ -100,14 +100,14 @@ async def test_refused_recommendation_keeps_it_pending(env: Env) -> None:
     await _card_message(env, phase=Phase.DEPLOYED, data=_recommending("planned"))
     row = await env.one(react("bot-card", "👍"))
     assert "deployed" in row.text and row.purpose == "refusal"
-    assert (await env.board.card("login")).data.inspection["pending"] is True
+    assert (await env.board.reads.card("login")).data.inspection["pending"] is True
 
 
 async def test_thumbs_down_dismisses_a_recommendation(env: Env) -> None:
     await _card_message(env, data=_recommending("archived"))
     row = await env.one(react("bot-card", "👎"))
     assert "dismissed" in row.text
-    card = await env.board.card("login")
+    card = await env.board.reads.card("login")
     assert card.phase is Phase.PLANNED
     assert card.data.inspection["pending"] is False
     assert card.data.inspection["dismissed_by"] == "xmpp:owner@example.org"

@@ -63,7 +63,7 @@ async def test_owner_accepts(env: Env, decide) -> None:
     assert await env.phase("login") is Phase.OPERATOR_RUNNING
     assert [j.kind for j in await env.jobs()] == ["operator"]
     assert await _state(env) == "accepted"
-    view = await env.board.view("login")
+    view = await env.board.reads.view("login")
     assert view.events[-1].actor == "xmpp:owner@example.org"
     assert view.events[-1].reason == "request #1 by xmpp:req@example.org"
 
@@ -121,7 +121,7 @@ async def test_draft_request_starts_the_dialogue_in_the_requesters_chat(env: Env
     assert row.purpose == "request" and row.target_kind == "person" and row.room == REQUESTER.id
     await env.sent(row, "bot-req")
     rows = await env.said(msg("/accept 1"))
-    card = await env.board.card("draft-1")
+    card = await env.board.reads.card("draft-1")
     assert card.phase is Phase.DRAFT_RUNNING
     assert card.data.origin == {
         "transport": "xmpp",

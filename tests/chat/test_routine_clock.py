@@ -68,14 +68,14 @@ async def test_a_weekly_routine_fires_once_on_two_bots_sharing_a_board(
         made = await routine(boards[0], "monday 09:00", "/start deps")
         clocks = [RoutineClock(intake(board)) for board in boards]
         assert [await c.tick(MONDAY_9 - 1) for c in clocks] == [MONDAY_9, MONDAY_9]
-        assert (await boards[0].card("deps")).phase is Phase.PLANNED
+        assert (await boards[0].reads.card("deps")).phase is Phase.PLANNED
         # Both bots look at the moment together.
         await asyncio.gather(*(c.tick(MONDAY_9 + 0.2) for c in clocks))
         jobs = await stores[1].reader.fetchall("SELECT kind FROM jobs")
         assert len(jobs) == 1
-        card = await boards[1].card("deps")
+        card = await boards[1].reads.card("deps")
         assert card.phase is not Phase.PLANNED
-        events = (await boards[1].view("deps")).events
+        events = (await boards[1].reads.view("deps")).events
         assert events[-1].actor == "xmpp:owner@example.org via routine"
         (text,) = await said(stores[0])
         assert text.startswith(
@@ -178,7 +178,7 @@ async def test_a_routine_over_its_budget_pauses(env: Env) -> None:
     made = await routine(env.board, "monday 09:00", "/start deps", budget_usd=0.000001)
     clock = RoutineClock(env.chat)
     await clock.tick(MONDAY_9)
-    card = await env.board.card("deps")
+    card = await env.board.reads.card("deps")
     async with env.store.transaction() as db:
         await telemetry.record(db, run_record(card_id=card.id, cost_usd=1.0))
     await clock.tick(MONDAY_9 + 7 * 86400)

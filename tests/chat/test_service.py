@@ -41,7 +41,7 @@ async def test_start_moves_the_card_queues_the_operator_and_replies_in_place(env
     assert row.reply_to == command.envelope.message_id
     assert row.card_id == card.id and row.purpose == "reply" and row.state == "pending"
     assert "login" in row.text and "operator running" in row.text and "operator run" in row.text
-    view = await env.board.view("login")
+    view = await env.board.reads.view("login")
     assert view.events[-1].actor == "xmpp:owner@example.org"
 
 
@@ -114,7 +114,7 @@ async def test_inspect_modes_reach_the_job(env: Env, mode: str, expected: str) -
 
 async def test_draft_starts_a_dialogue_kept_in_its_chat(env: Env) -> None:
     row = await env.one(dm("/draft a login page\nwith two fields"))
-    card = await env.board.card("draft-1")
+    card = await env.board.reads.card("draft-1")
     assert card.phase is Phase.DRAFT_RUNNING
     assert card.data.conversation == [("owner", "a login page\nwith two fields")]
     assert card.data.origin == {"transport": "xmpp", "target_kind": "person", "target": OWNER.id}
@@ -470,7 +470,7 @@ async def test_handle_never_raises(env: Env, monkeypatch: pytest.MonkeyPatch) ->
     async def boom(*_a, **_k):
         raise RuntimeError("database on fire")
 
-    monkeypatch.setattr(env.board, "summary", boom)
+    monkeypatch.setattr(env.board.reads, "summary", boom)
     row = await env.one(msg("/status"))
     assert row.purpose == "refusal" and "failed inside the bot" in row.text
 

@@ -44,7 +44,7 @@ async def _rows(env: Env, kind: str | None = None) -> list[TalkRow]:
 
 async def _asked(env: Env, job: Job, command: str = "git push origin main") -> TalkRow:
     """The agent asks; its message is delivered as 'bot-ask' (what the notifier posts)."""
-    card = await env.board.card_by_id(job.card_id)  # type: ignore[arg-type]
+    card = await env.board.reads.card_by_id(job.card_id)  # type: ignore[arg-type]
     row = await env.board.talk.ask_approval(job, card, tool="command", command=command, cwd="/w")  # type: ignore[arg-type]
     await env.posted("bot-ask", card_id=card.id, talk_id=row.id, purpose="approval")  # type: ignore[union-attr]
     return row
@@ -62,7 +62,7 @@ async def test_a_steer_reaches_the_running_builder_as_a_row_and_a_line_of_histor
     [row] = await _rows(env, "steer")
     assert (row.job_id, row.state, row.actor) == (job.id, "open", "xmpp:owner@example.org")
     assert row.text == "use the v2 API\nand keep the old one"
-    history = (await env.board.view("login")).events
+    history = (await env.board.reads.view("login")).events
     assert history[-1].action == "steer"
     assert history[-1].reason == "steered: use the v2 API"
 
@@ -201,7 +201,7 @@ async def test_an_owner_denies_with_a_reason_for_the_agent(env: Env, answer, rea
     assert "denied" in reply.text
     row = await env.board.talk.approval(asked.id)
     assert row is not None and (row.state, row.reason) == ("denied", reason)
-    history = (await env.board.view("login")).events
+    history = (await env.board.reads.view("login")).events
     assert history[-1].action == "approval_denied"
 
 
@@ -284,7 +284,7 @@ async def test_a_restart_closes_what_a_gone_run_asked(env: Env) -> None:
     row = await env.board.talk.approval(asked.id)
     assert row is not None and row.state == "closed"
     assert (await env.board.talk.approval(steer.row.id)).state == "refused"  # type: ignore[union-attr]
-    card = await env.board.card("login")
+    card = await env.board.reads.card("login")
     assert card.phase is Phase.FAILED and "approval request (git push origin main)" in (
         card.failure_detail or ""
     )

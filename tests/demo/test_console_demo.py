@@ -39,7 +39,7 @@ async def test_console_demo_from_draft_to_ready_for_deployment(tmp_path: Path) -
         assert "for the whole team" in intent
         await console.push(f"/start {slug}")
         await said(console, r"review approve")
-        card = await bot.board.card(slug)
+        card = await bot.board.reads.card(slug)
         assert card.phase.value == "ready_for_deployment"
         assert card.data.answers[0]["answer"] == "the whole team"
         runs = await telemetry.for_card(bot.store.reader, card.id)
@@ -57,4 +57,6 @@ async def test_console_demo_from_draft_to_ready_for_deployment(tmp_path: Path) -
         assert "draft-2" in again.text
         await console.push(f"+{again.number} 1️⃣")
         await said(console, r"greet-people-in-the-demo-service: new planned card")
-        assert (await bot.board.card("greet-people-in-the-demo-service")).phase.value == "planned"
+        assert (
+            await bot.board.reads.card("greet-people-in-the-demo-service")
+        ).phase.value == "planned"

@@ -43,8 +43,8 @@ async def test_a_reaction_after_a_restart_acts_on_the_card_of_the_new_message(tm
     assert second.startswith("#2 ")
     assert "readme-badges" in archived
     async with running_bot(config) as bot:
-        assert (await bot.board.card("readme-badges")).phase.value == "archived"
-        assert (await bot.board.card("hello-endpoint")).phase.value == "planned"
+        assert (await bot.board.reads.card("readme-badges")).phase.value == "archived"
+        assert (await bot.board.reads.card("hello-endpoint")).phase.value == "planned"
 
 
 async def test_a_fixer_queued_before_the_upgrade_is_run_after_it(tmp_path) -> None:
@@ -53,7 +53,7 @@ async def test_a_fixer_queued_before_the_upgrade_is_run_after_it(tmp_path) -> No
     config = demo_config(tmp_path)
     async with running_bot(config) as bot:
         await bot.prepare()
-        card = await bot.board.card("hello-endpoint")
+        card = await bot.board.reads.card("hello-endpoint")
         async with bot.store.transaction() as db:
             await db.execute("UPDATE cards SET phase = 'fixer_running' WHERE id = ?", (card.id,))
             await db.execute(

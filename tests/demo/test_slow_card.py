@@ -49,11 +49,11 @@ async def test_steer_approve_deny_interrupt_and_go_on_on_the_slow_card(tmp_path:
         await said(console, r"^⏸ slow-demo: interrupting the builder")
         waits = await said(console, r"^⏸ slow-demo: the run was interrupted", within=60)
         assert "/steer slow-demo <text> goes on in the same session" in waits.text
-        assert (await bot.board.card("slow-demo")).phase.value == "interrupted"
+        assert (await bot.board.reads.card("slow-demo")).phase.value == "interrupted"
 
         await console.push("/steer slow-demo go on")
         await said(console, r"review approve", within=120)
-        card = await bot.board.card("slow-demo")
+        card = await bot.board.reads.card("slow-demo")
         assert card.phase.value == "ready_for_deployment"
         # Its own file, beside the other cards' (a second built card changes a file too).
         await console.push("/start hello-endpoint")

@@ -61,7 +61,7 @@ async def test_a_full_disk_refuses_changes_answers_reads_and_recovers(
                 # take a row.
                 await console.push("/status hello-endpoint")
                 await said(console, r"phase planned")
-                assert (await bot.board.card("hello-endpoint")).phase.value == "planned"
+                assert (await bot.board.reads.card("hello-endpoint")).phase.value == "planned"
 
                 disk.free()
                 await said(console, r"saves again")

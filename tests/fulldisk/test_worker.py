@@ -63,7 +63,7 @@ async def test_a_result_that_meets_a_full_disk_is_applied_once_space_is_back(
             go.touch()
             # The operator's answer comes now, and cannot be saved.
             await asyncio.wait_for(refused.wait(), 20)
-            assert (await h.board.card("greeting")).phase is Phase.OPERATOR_RUNNING
+            assert (await h.board.reads.card("greeting")).phase is Phase.OPERATOR_RUNNING
             disk.free()
             await asyncio.wait_for(worker, 60)
         finally:
@@ -71,7 +71,7 @@ async def test_a_result_that_meets_a_full_disk_is_applied_once_space_is_back(
             disk.free()
             if not worker.done():
                 worker.cancel()
-            card = await h.board.card("greeting")
+            card = await h.board.reads.card("greeting")
             runs = await h.store.reader.fetchall("SELECT role FROM telemetry ORDER BY id")
             await h.store.close()
     assert card.phase is Phase.READY_FOR_DEPLOYMENT, card.failure_detail

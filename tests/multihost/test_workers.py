@@ -36,14 +36,14 @@ async def test_three_workers_build_review_and_deploy_ten_cards_exactly_once(
             await board.act(slug, Action.START, actor=OWNER)
 
         async def all_deployed() -> bool:
-            phases = {(await board.card(slug)).phase for slug in TEN}
+            phases = {(await board.reads.card(slug)).phase for slug in TEN}
             return phases == {Phase.DEPLOYED} or Phase.FAILED in phases
 
         try:
             await until(store, all_deployed, timeout=240)
         except TimeoutError:
             raise AssertionError(fleet.logs()) from None
-        phases = {slug: (await board.card(slug)).phase for slug in TEN}
+        phases = {slug: (await board.reads.card(slug)).phase for slug in TEN}
         assert set(phases.values()) == {Phase.DEPLOYED}, (phases, fleet.logs())
 
         # Exactly once each: one builder, one reviewer and one deploy job per card, all done.
@@ -66,7 +66,7 @@ async def test_three_workers_build_review_and_deploy_ten_cards_exactly_once(
         check = tmp_path / "check"
         git(tmp_path, "clone", "-q", str(fleet.remote), str(check))
         for slug, commit in deploys:
-            card = await board.card(slug)
+            card = await board.reads.card(slug)
             assert card.commit_hash == commit
             assert git(check, "rev-parse", f"origin/card/{slug}") == commit
             git(check, "merge-base", "--is-ancestor", commit, "origin/main")
@@ -74,7 +74,7 @@ async def test_three_workers_build_review_and_deploy_ten_cards_exactly_once(
         merges = git(check, "log", "--merges", "--format=%s", "origin/main").splitlines()
         assert len([m for m in merges if m.startswith("Merge card")]) <= len(TEN)
         # Every worker registered with its host and lanes, and stopped cleanly.
-        seen = {worker.host: worker for worker in await board.workers_seen(0)}
+        seen = {worker.host: worker for worker in await board.web.workers_seen(0)}
         assert set(seen) == set(HOSTS)
         assert all("light" in worker.lanes for worker in seen.values())
     finally:
@@ -130,20 +130,20 @@ async def test_a_worker_killed_mid_run_loses_its_job_to_another(
         # Blocks until the hanging reviewer writes its pid: the run has started.
         line = await asyncio.wait_for(asyncio.to_thread(_read_line, started), 120)
         agent_pid = int(line)
-        card = await board.card("card-k")
+        card = await board.reads.card("card-k")
         job = await job_store.active_for_card(store.reader, card.id)
         assert job is not None and job.kind == "reviewer" and job.host in HOSTS[:2]
         victim = job.host
         fleet.kill(victim)
 
         async def deployed() -> bool:
-            return (await board.card("card-k")).phase in (Phase.DEPLOYED, Phase.FAILED)
+            return (await board.reads.card("card-k")).phase in (Phase.DEPLOYED, Phase.FAILED)
 
         try:
             await until(store, deployed, timeout=120)
         except TimeoutError:
             raise AssertionError(fleet.logs()) from None
-        card = await board.card("card-k")
+        card = await board.reads.card("card-k")
         assert card.phase is Phase.DEPLOYED, (card.failure_detail, fleet.logs())
         reviewed = await job_store.get(store.reader, job.id)
         # The same job, recovered when the lease ran out and finished by the other host.

@@ -48,7 +48,7 @@ def turns(lane: str, cli: str) -> list[dict]:
 
 
 async def answer_when_asked(h: Harness, text: str) -> None:
-    card = await h.board.card("port")
+    card = await h.board.reads.card("port")
     async with asyncio.timeout(30):
         while not (asked := await h.board.asks.open_for_card(card)):
             await asyncio.sleep(0.05)
@@ -68,7 +68,7 @@ async def test_the_builder_waits_for_the_owners_answer_and_builds(
     owner = asyncio.create_task(answer_when_asked(h, "9090"))
     await asyncio.wait_for(h.run_until_idle(), 90)
     await owner
-    card = await h.board.card("port")
+    card = await h.board.reads.card("port")
     assert card.phase is Phase.READY_FOR_DEPLOYMENT, card.failure_detail
     [built] = [c for c in h.calls() if c.get("tool_results")]
     assert built["cli"] == cli and built["tool_results"] == ["The owner answered: 9090"]
@@ -91,7 +91,7 @@ async def test_nobody_answers_and_the_builder_decides_itself(
     harnesses.append(h)
     await h.board.act("port", Action.START, actor=OWNER)
     await asyncio.wait_for(h.run_until_idle(), 90)
-    card = await h.board.card("port")
+    card = await h.board.reads.card("port")
     assert card.phase is Phase.READY_FOR_DEPLOYMENT, card.failure_detail
     [built] = [c for c in h.calls() if c.get("tool_results")]
     assert built["tool_results"] == [NO_ANSWER]

@@ -40,7 +40,7 @@ async def approved_with_deploy_queued(tmp_path: Path, monkeypatch, harnesses):
     del h.worker.lanes["deploy"]  # the deployment waits in the queue
     await h.run_until_idle()
     h.worker.lanes["deploy"] = 1
-    card = await h.board.card("alpha")
+    card = await h.board.reads.card("alpha")
     assert card.phase is Phase.READY_FOR_DEPLOYMENT
     deploy = await job_store.active_for_card(h.store.reader, card.id)
     assert deploy is not None and deploy.kind == "deploy"
@@ -56,7 +56,7 @@ async def test_archiving_a_card_drops_its_queued_deployment(
     await h.board.act("alpha", Action.ARCHIVE, actor=OWNER)
     await h.run_until_idle()
 
-    assert (await h.board.card("alpha")).phase is Phase.ARCHIVED
+    assert (await h.board.reads.card("alpha")).phase is Phase.ARCHIVED
     job = await job_store.get(h.store.reader, deploy.id)
     assert job is not None and job.state == "cancelled"
     # Nothing of the archived card reached main, and the deploy command never ran.
@@ -75,6 +75,6 @@ async def test_a_card_being_deployed_cannot_be_archived(
     with pytest.raises(ActiveJobExists):
         await h.board.act("alpha", Action.ARCHIVE, actor=OWNER)
 
-    assert (await h.board.card("alpha")).phase is Phase.READY_FOR_DEPLOYMENT
+    assert (await h.board.reads.card("alpha")).phase is Phase.READY_FOR_DEPLOYMENT
     job = await job_store.get(h.store.reader, deploy.id)
     assert job is not None and job.state == "running"

@@ -80,7 +80,7 @@ async def test_a_card_budget_stops_the_third_run_and_allow_goes_on(
     await room.say("/start greeting")
     await run_idle(h)
 
-    card = await h.board.card("greeting")
+    card = await h.board.reads.card("greeting")
     # Two runs spent $0.20 of $0.15: the review never started.
     assert roles_run(h) == ["operator", "builder"]
     assert (card.phase, card.failure_stage) == (Phase.FAILED, "review")
@@ -109,12 +109,12 @@ async def test_a_card_budget_stops_the_third_run_and_allow_goes_on(
     await room.say("/retry greeting")
     await run_idle(h)
     assert roles_run(h) == ["operator", "builder"]
-    again = await h.board.card("greeting")
+    again = await h.board.reads.card("greeting")
     assert (again.phase, again.failure_stage) == (Phase.FAILED, "review")
     answer = await room.say("/allow greeting")
     assert "greeting: /allow — failed → reviewing" in answer
     await run_idle(h)
-    card = await h.board.card("greeting")
+    card = await h.board.reads.card("greeting")
     assert card.phase is Phase.READY_FOR_DEPLOYMENT, card.failure_detail
     assert roles_run(h) == ["operator", "builder", "reviewer"]
     assert card.data.budget_allowances == 1
@@ -140,14 +140,14 @@ async def test_allow_by_reaction_and_a_card_not_stopped_is_not_allowed(
     assert "greeting was not stopped by its budget" in await room.say("/allow greeting")
     await h.board.act("greeting", Action.START, actor=OWNER)
     await run_idle(h)
-    card = await h.board.card("greeting")
+    card = await h.board.reads.card("greeting")
     # The operator ($0.10) spent the whole $0.08: the builder did not start.
     assert (card.phase, card.failure_stage) == (Phase.FAILED, "builder")
     asked = next(row for row in await room.rows() if row.text.startswith("💸 greeting:"))
     assert "moved" not in await room.react(asked, "👍")
     await run_idle(h)
     # One allowance: $0.16 of budget, the builder spends it ($0.20). The review stops.
-    card = await h.board.card("greeting")
+    card = await h.board.reads.card("greeting")
     assert (card.phase, card.failure_stage) == (Phase.FAILED, "review")
     assert roles_run(h) == ["operator", "builder"]
     assert card.data.budget_allowances == 1
@@ -156,7 +156,7 @@ async def test_allow_by_reaction_and_a_card_not_stopped_is_not_allowed(
     allowed = chatbot(h, "allow", "greeting")
     assert allowed.returncode == 0 and "greeting: reviewing" in allowed.stdout, allowed.stderr
     await run_idle(h)
-    card = await h.board.card("greeting")
+    card = await h.board.reads.card("greeting")
     assert card.phase is Phase.READY_FOR_DEPLOYMENT and card.data.budget_allowances == 2
     refused = chatbot(h, "allow", "greeting")
     assert refused.returncode == 1 and "not stopped by its budget" in refused.stderr
@@ -190,7 +190,7 @@ async def test_a_day_budget_holds_the_third_run_until_allowed(
     await run_idle(h)
 
     # The review waits in the queue: nothing failed, nothing started.
-    card = await h.board.card("greeting")
+    card = await h.board.reads.card("greeting")
     assert card.phase is Phase.REVIEWING and card.failure_stage is None
     assert roles_run(h) == ["operator", "builder"]
     assert (await jobs_of(h, card.id))[-1]["state"] == "queued"
@@ -211,7 +211,7 @@ async def test_a_day_budget_holds_the_third_run_until_allowed(
         "/allow"
     )
     await run_idle(h)
-    card = await h.board.card("greeting")
+    card = await h.board.reads.card("greeting")
     assert card.phase is Phase.READY_FOR_DEPLOYMENT, card.failure_detail
     assert roles_run(h) == ["operator", "builder", "reviewer"]
 

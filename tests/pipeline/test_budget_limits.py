@@ -81,7 +81,7 @@ async def test_a_card_budget_spent_to_its_limit_stops_the_next_run(
     await spend(board, card.id, costs)
 
     assert await stopped_by_budget(board, job, card, "worker-1") is stops
-    after = await board.card("greeting")
+    after = await board.reads.card("greeting")
     if stops:
         assert (after.phase, after.failure_stage) == (Phase.NEEDS_HUMAN, "operator")
         assert "budget spent" in after.failure_detail

@@ -64,7 +64,7 @@ async def test_a_failing_commit_goes_back_with_its_tail_and_passes_on_the_second
     await h.board.act("greeting", Action.START, actor=OWNER)
     await run_idle(h)
 
-    card = await h.board.card("greeting")
+    card = await h.board.reads.card("greeting")
     # The commit passed, was reviewed and deployed (the checks passed on it).
     assert card.phase is Phase.DEPLOYED, card.failure_detail
     [again] = h.prompts_of(AGAIN)
@@ -113,7 +113,7 @@ async def test_a_commit_that_never_passes_fails_the_card_with_its_ways_on(
     await h.board.act("greeting", Action.START, actor=OWNER)
     await run_idle(h)
 
-    card = await h.board.card("greeting")
+    card = await h.board.reads.card("greeting")
     assert card.phase is Phase.FAILED and card.failure_stage == "checks"
     assert "--skip-checks" in (card.failure_detail or "")
     assert card.data.checks["verdict"] == "failed"
@@ -128,7 +128,7 @@ async def test_a_commit_that_never_passes_fails_the_card_with_its_ways_on(
     # and the review's approval does not deploy it on its own.
     await h.board.act("greeting", Action.RETRY, actor=OWNER, payload={"skip_checks": True})
     await run_idle(h)
-    card = await h.board.card("greeting")
+    card = await h.board.reads.card("greeting")
     assert card.phase is Phase.READY_FOR_DEPLOYMENT, card.failure_detail
     assert card.data.checks["verdict"] == "skipped"
     # The fresh session of the /retry was told what still failed on the commit it builds on.
@@ -142,7 +142,7 @@ async def test_a_commit_that_never_passes_fails_the_card_with_its_ways_on(
         await h.board.act("greeting", Action.DEPLOY, actor=OWNER)
     await h.board.act("greeting", Action.DEPLOY, actor=OWNER, payload={"skip_checks": True})
     await run_idle(h)
-    assert (await h.board.card("greeting")).phase is Phase.DEPLOYED
+    assert (await h.board.reads.card("greeting")).phase is Phase.DEPLOYED
 
 
 async def test_a_checks_line_in_the_intent_overrides_the_config(
@@ -173,10 +173,10 @@ async def test_a_checks_line_in_the_intent_overrides_the_config(
     await h.board.act("own", Action.START, actor=OWNER)
     await run_idle(h)
 
-    unchecked = await h.board.card("unchecked")
+    unchecked = await h.board.reads.card("unchecked")
     assert unchecked.phase is Phase.READY_FOR_DEPLOYMENT, unchecked.failure_detail
     assert "checks" not in unchecked.data
-    own = await h.board.card("own")
+    own = await h.board.reads.card("own")
     assert own.phase is Phase.READY_FOR_DEPLOYMENT, own.failure_detail
     assert own.data.checks["command"] == ["sh", "-c", "echo own checks"]
     assert own.data.checks["tail"] == "own checks"
@@ -201,7 +201,7 @@ async def test_a_fixers_commit_is_held_to_the_checks_too(tmp_path, monkeypatch, 
     await h.board.act("greeting", Action.FIX, actor=OWNER)
     await run_idle(h)
 
-    card = await h.board.card("greeting")
+    card = await h.board.reads.card("greeting")
     assert card.phase is Phase.READY_FOR_DEPLOYMENT, card.failure_detail
     [again] = h.prompts_of(AGAIN)
     assert "FAILED: ok.txt is missing (t4)" in again

@@ -33,7 +33,7 @@ def _fixer(subject: str, files: dict[str, str], match: str, **more: object) -> d
 
 
 async def _held(h, slug: str) -> None:
-    card = await h.board.card(slug)
+    card = await h.board.reads.card(slug)
     assert card.phase is Phase.FIXER_FAILED, (card.phase, card.failure_detail)
     assert card.failure_stage == "checks" and card.data.checks["verdict"] == "failed"
 
@@ -72,7 +72,7 @@ async def test_a_repair_that_never_passes_the_checks_names_each_way_and_each_wor
     for iteration in range(2, 6):
         assert f"back to the fixer for iteration {iteration} of 5." in said
     assert said.count("🔁 greeting: the checks of commit ") == 4
-    card = await h.board.card("greeting")
+    card = await h.board.reads.card("greeting")
     named = [command for _, command, _ in chat_ways(card, "en")]
     assert named == ["/retry greeting [--skip-checks]", "/fix greeting", "/cancel greeting"]
     status = await room.say("/status greeting")
@@ -84,24 +84,24 @@ async def test_a_repair_that_never_passes_the_checks_names_each_way_and_each_wor
     await _held(h, "greeting")
     assert len(h.prompts_of(FIRST)) == 2
     # ...and so does /fix, counting another repair attempt...
-    before = (await h.board.card("greeting")).fixer_attempts
+    before = (await h.board.reads.card("greeting")).fixer_attempts
     assert "fixer failed → fixer running" in await room.say("/fix greeting")
     await run_idle(h)
     await _held(h, "greeting")
     assert len(h.prompts_of(FIRST)) == 3
-    assert (await h.board.card("greeting")).fixer_attempts == before + 1
+    assert (await h.board.reads.card("greeting")).fixer_attempts == before + 1
     # ...the fresh session is told what still fails on the commit it starts from...
     assert "The repository's checks failed on the last commit" in h.prompts_of(FIRST)[-1]
     # .../cancel returns the card to where it was...
     await room.say("/cancel greeting")
-    assert (await h.board.card("greeting")).phase is Phase.PLANNED
+    assert (await h.board.reads.card("greeting")).phase is Phase.PLANNED
     await room.say("/fix greeting")
     await run_idle(h)
     await _held(h, "greeting")
     # ...and /retry --skip-checks goes on to the review without them, once.
     assert "fixer failed → fixer running" in await room.say("/retry greeting --skip-checks")
     await run_idle(h)
-    card = await h.board.card("greeting")
+    card = await h.board.reads.card("greeting")
     assert card.phase is Phase.READY_FOR_DEPLOYMENT, (card.phase, card.failure_detail)
     assert card.data.checks["verdict"] == "skipped"
     assert "skipped" in h.prompts_of("REVIEW-RESULT")[-1]
@@ -130,7 +130,7 @@ async def test_the_room_hears_each_time_the_checks_send_the_agent_back(
     room = open_room(h)
     await room.say("/start greeting")
     await run_idle(h)
-    card = await h.board.card("greeting")
+    card = await h.board.reads.card("greeting")
     assert card.phase is Phase.READY_FOR_DEPLOYMENT, card.failure_detail
     rows = [row for row in await room.rows() if row.purpose == "checks"]
     assert len(rows) == 1  # one failure, one notice; the passing commit says nothing here

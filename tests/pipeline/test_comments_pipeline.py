@@ -52,7 +52,7 @@ async def test_a_comment_reaches_the_fixer_and_the_next_review_lists_it_answered
     harnesses.append(h)
     await h.board.act("greeting", Action.START, actor=OWNER)
     await run_idle(h)
-    card = await h.board.card("greeting")
+    card = await h.board.reads.card("greeting")
     assert card.phase is Phase.READY_FOR_DEPLOYMENT, card.failure_detail
     first = card.commit_hash
 
@@ -62,7 +62,7 @@ async def test_a_comment_reaches_the_fixer_and_the_next_review_lists_it_answered
     assert done.went == "fixer" and done.comment.quote == "    return 'hi'"
     await run_idle(h)
 
-    card = await h.board.card("greeting")
+    card = await h.board.reads.card("greeting")
     assert card.phase is Phase.READY_FOR_DEPLOYMENT, card.failure_detail
     assert card.commit_hash != first
     [fixer] = h.prompts_of("line comments to address")

@@ -105,7 +105,7 @@ async def test_a_stuck_run_is_killed_with_its_whole_group(
     call = only_call(h, "OPERATOR-DECISION")
     assert call["child_pid"], "the fake did not start its helper process"
     await assert_group_gone(call)
-    card = await h.board.card("greeting")
+    card = await h.board.reads.card("greeting")
     # A failed operator run becomes a question for the owner, as in the reference.
     assert card.phase is Phase.NEEDS_HUMAN
     assert card.failure_stage == "operator"
@@ -134,10 +134,10 @@ async def test_a_run_that_exits_normally_counts_and_its_helper_is_killed(
     await run_idle(h)
 
     await assert_group_gone(only_call(h, "OPERATOR-DECISION"))
-    card = await h.board.card("greeting")
+    card = await h.board.reads.card("greeting")
     assert card.phase is Phase.NEEDS_HUMAN
     assert card.failure_detail is None, card.failure_detail
-    question = (await h.board.view("greeting")).open_question
+    question = (await h.board.reads.view("greeting")).open_question
     assert question is not None and question.text == "Which greeting?"
     [run] = await telemetry.for_card(h.store.reader, card.id)
     # Counted at the CLI's exit: a run that waited for the helper's pipe to close would
@@ -167,7 +167,7 @@ async def test_a_run_whose_helper_left_the_group_still_ends(
 
     call = only_call(h, "OPERATOR-DECISION")
     await assert_group_gone({**call, "child_pid": None})
-    card = await h.board.card("greeting")
+    card = await h.board.reads.card("greeting")
     assert card.phase is Phase.NEEDS_HUMAN
     assert "timed out after 1s" in assert_clean_detail(card.failure_detail)
 
@@ -184,7 +184,7 @@ async def test_output_over_the_cap_fails_cleanly(tmp_path: Path, monkeypatch, ha
     await run_idle(h)
 
     await assert_group_gone(only_call(h, "OPERATOR-DECISION"))
-    card = await h.board.card("greeting")
+    card = await h.board.reads.card("greeting")
     # The valid decision after the flood is never acted on: a truncated answer is no answer.
     assert card.phase is Phase.NEEDS_HUMAN
     assert card.lane is None
@@ -207,7 +207,7 @@ async def assert_rejected_cleanly(
     slugs_before: list[str],
     files_before: dict[str, bytes],
 ) -> None:
-    card = await h.board.card(slug)
+    card = await h.board.reads.card(slug)
     assert card.phase is phase, (card.phase, card.failure_detail)
     assert card.failure_stage == stage
     detail = assert_clean_detail(card.failure_detail)
@@ -219,7 +219,7 @@ async def assert_rejected_cleanly(
     assert all(job["state"] not in ("queued", "running") for job in jobs)
     # No partial state: no new card, no question of the model's, nothing queued, no file.
     # A failed operator run asks its own question: the failure, for the owner to answer.
-    assert await h.board.slugs() == slugs_before
+    assert await h.board.reads.slugs() == slugs_before
     questions = await h.store.reader.fetchall("SELECT kind, text, state FROM questions")
     if phase is Phase.NEEDS_HUMAN:
         assert [(q[0], q[1], q[2]) for q in questions] == [("operator_failed", detail, "open")]
@@ -287,7 +287,7 @@ async def test_an_invalid_operator_answer_changes_nothing(
     turns = [{"match": "OPERATOR-DECISION", "answer": answer}]
     h = await start(tmp_path, turns, {"greeting": INTENT}, monkeypatch=monkeypatch)
     harnesses.append(h)
-    slugs, files = await h.board.slugs(), tree_snapshot(h.repo)
+    slugs, files = await h.board.reads.slugs(), tree_snapshot(h.repo)
 
     await h.board.act("greeting", Action.START, actor=OWNER)
     await run_idle(h)
@@ -322,7 +322,7 @@ async def test_a_split_onto_an_existing_file_writes_nothing(
     existing.write_text("# Somebody else's intent\n")
     git(h.repo, "add", "-A")
     git(h.repo, "commit", "-q", "-m", "an intent not imported yet")
-    slugs, files = await h.board.slugs(), tree_snapshot(h.repo)
+    slugs, files = await h.board.reads.slugs(), tree_snapshot(h.repo)
 
     await h.board.act("greeting", Action.SPLIT, actor=OWNER)
     await run_idle(h)
@@ -352,14 +352,14 @@ async def test_an_operator_split_onto_an_existing_file_writes_nothing(
     existing.write_text("# Somebody else's intent\n")
     git(h.repo, "add", "-A")
     git(h.repo, "commit", "-q", "-m", "an intent not imported yet")
-    slugs, files = await h.board.slugs(), tree_snapshot(h.repo)
+    slugs, files = await h.board.reads.slugs(), tree_snapshot(h.repo)
 
     await h.board.act("greeting", Action.START, actor=OWNER)
     await run_idle(h)
 
     # Nothing written, nothing created (this part holds today)...
-    card = await h.board.card("greeting")
-    assert await h.board.slugs() == slugs
+    card = await h.board.reads.card("greeting")
+    assert await h.board.reads.slugs() == slugs
     assert tree_snapshot(h.repo) == files
     assert card.phase is Phase.NEEDS_HUMAN
     detail = assert_clean_detail(card.failure_detail)
@@ -389,7 +389,7 @@ async def test_a_review_of_another_commit_is_rejected(
         tmp_path, turns, {"greeting": INTENT}, extra_config=extra, monkeypatch=monkeypatch
     )
     harnesses.append(h)
-    slugs, files = await h.board.slugs(), tree_snapshot(h.repo)
+    slugs, files = await h.board.reads.slugs(), tree_snapshot(h.repo)
 
     await h.board.act("greeting", Action.START, actor=OWNER)
     await run_idle(h)
@@ -403,7 +403,7 @@ async def test_a_review_of_another_commit_is_rejected(
         slugs_before=slugs,
         files_before=files,
     )
-    card = await h.board.card("greeting")
+    card = await h.board.reads.card("greeting")
     assert card.review_decision is None and card.review_report_path is None
     assert not (h.config.bot.workspaces / "greeting" / "docs" / "review").exists()
     kinds = [job["kind"] for job in await jobs_of(h, card.id)]
@@ -428,19 +428,19 @@ async def test_a_draft_with_both_blocks_writes_nothing(
     tmp_path: Path, monkeypatch, harnesses
 ) -> None:
     h = await start_broken_draft(tmp_path, monkeypatch, harnesses)
-    slugs, files = await h.board.slugs(), tree_snapshot(h.repo)
+    slugs, files = await h.board.reads.slugs(), tree_snapshot(h.repo)
 
     draft = await h.board.start_draft("I want a second greeting", actor=OWNER)
     await run_idle(h)
 
-    card = await h.board.card(draft.slug)
+    card = await h.board.reads.card(draft.slug)
     assert card.phase is Phase.DRAFT_FAILED
     detail = assert_clean_detail(card.failure_detail)
     assert "===DRAFT-QUESTION===" in detail and "both" in detail
     assert card.kind.value == "draft"
     # The conversation is kept for the retry; nothing of the answer is in it.
     assert card.data.conversation == [("owner", "I want a second greeting")]
-    assert await h.board.slugs() == sorted([*slugs, draft.slug])
+    assert await h.board.reads.slugs() == sorted([*slugs, draft.slug])
     assert (await h.store.reader.fetchone("SELECT count(*) FROM questions"))[0] == 0
     assert tree_snapshot(h.repo) == files
     [job] = await jobs_of(h, card.id)
@@ -455,7 +455,7 @@ async def test_a_rejected_draft_names_the_draft_stage(
     h = await start_broken_draft(tmp_path, monkeypatch, harnesses)
     draft = await h.board.start_draft("I want a second greeting", actor=OWNER)
     await run_idle(h)
-    card = await h.board.card(draft.slug)
+    card = await h.board.reads.card(draft.slug)
     assert card.phase is Phase.DRAFT_FAILED
     assert card.failure_stage == "draft"
 
@@ -477,7 +477,7 @@ async def test_a_missing_binary_names_itself_and_its_key(
     await h.board.act("greeting", Action.START, actor=OWNER)
     await run_idle(h)
 
-    card = await h.board.card("greeting")
+    card = await h.board.reads.card("greeting")
     assert card.phase is Phase.NEEDS_HUMAN
     assert card.failure_stage == "operator"
     detail = assert_clean_detail(card.failure_detail)
@@ -536,7 +536,7 @@ async def test_the_openrouter_key_reaches_only_its_child(
     await h.board.act("greeting", Action.START, actor=OWNER)
     await run_idle(h)
 
-    card = await h.board.card("greeting")
+    card = await h.board.reads.card("greeting")
     # Every fake checked its environment (expect_env / forbid_env exit 4 otherwise).
     assert card.phase is Phase.READY_FOR_DEPLOYMENT, card.failure_detail
     calls = h.calls()
@@ -586,7 +586,7 @@ async def test_cancel_kills_a_hanging_builder_and_resumes_the_card(
     worker = asyncio.create_task(h.worker.run(until_idle=True))
     try:
         pid = int(await started.line(timeout=20))
-        card = await h.board.card("greeting")
+        card = await h.board.reads.card("greeting")
         assert card.phase is Phase.BUILDING
         [_, build] = await jobs_of(h, card.id)
         assert build["kind"] == "builder" and build["state"] == "running"
@@ -601,7 +601,7 @@ async def test_cancel_kills_a_hanging_builder_and_resumes_the_card(
     call = only_call(h, "COMMIT-MESSAGE")
     assert call["pid"] == pid and call["child_pid"]
     await assert_group_gone(call, within=5.0)  # a bound: the worker has ended already
-    card = await h.board.card("greeting")
+    card = await h.board.reads.card("greeting")
     assert card.phase is Phase.PLANNED  # the stable phase before /start
     assert card.failure_stage is None
     [_, build] = await jobs_of(h, card.id)

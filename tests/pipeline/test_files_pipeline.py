@@ -54,7 +54,7 @@ async def test_the_cards_files_are_in_the_worktree_and_named_in_the_prompt(
     await h.board.files.attach([kept.id], "greeting", purpose=AttachPurpose.CARD, actor=str(OWNER))
     await h.board.act("greeting", Action.START, actor=str(OWNER))
     await run_idle(h)
-    card = await h.board.card("greeting")
+    card = await h.board.reads.card("greeting")
     assert card.phase is Phase.READY_FOR_DEPLOYMENT, card.failure_detail
 
     [builder] = h.prompts_of("COMMIT-MESSAGE")

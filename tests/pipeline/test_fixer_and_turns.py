@@ -44,14 +44,14 @@ async def test_claude_builder_turns_are_bounded_by_the_limit_in_total(
     await h.board.act("greeting", Action.START, actor=OWNER)
     await run_idle(h)
 
-    card = await h.board.card("greeting")
+    card = await h.board.reads.card("greeting")
     assert card.phase is Phase.PLANNING_WITH_FEEDBACK, card.failure_detail
     builds = [c for c in h.calls() if c["cli"] == "claude" and "--resume" in c["argv"]]
     first = next(c for c in h.calls() if c["cli"] == "claude")
     # 5 turns in all (limit 5), not up to 5 x 5: the resumed run may only use what is left.
     assert [option(c["argv"], "--max-turns") for c in (first, *builds)] == ["5", "2"]
     assert option(builds[0]["argv"], "--resume") == first["session"]
-    events = (await h.board.view("greeting")).events
+    events = (await h.board.reads.view("greeting")).events
     assert "iteration limit 5 reached (2 answers without the commit-message block)" in (
         events[-1].reason
     )
@@ -70,7 +70,7 @@ async def test_a_claude_builder_that_uses_up_its_turns_on_resume_stops_there(
     harnesses.append(h)
     await h.board.act("greeting", Action.START, actor=OWNER)
     await run_idle(h)
-    card = await h.board.card("greeting")
+    card = await h.board.reads.card("greeting")
     assert card.phase is Phase.PLANNING_WITH_FEEDBACK
     claude = [option(c["argv"], "--max-turns") for c in h.calls() if c["cli"] == "claude"]
     assert claude == ["5", "1"]
@@ -95,7 +95,7 @@ async def test_the_fixer_may_start_from_planned_with_the_cards_lane(
     assert "greeting: /fix — planned → fixer running." in await room.say("/fix greeting")
     await run_idle(h)
 
-    card = await h.board.card("greeting")
+    card = await h.board.reads.card("greeting")
     assert card.phase is Phase.READY_FOR_DEPLOYMENT, card.failure_detail
     assert card.fixer_attempts == 1 and card.pipeline_run_id
     fixer_job = (await jobs_of(h, card.id))[0]
@@ -135,7 +135,7 @@ async def test_the_fixer_uses_the_cards_profile_and_limit_and_counts_attempts(
     harnesses.append(h)
     await h.board.act("greeting", Action.START, actor=OWNER)
     await run_idle(h)
-    card = await h.board.card("greeting")
+    card = await h.board.reads.card("greeting")
     assert (card.phase, card.failure_stage) == (Phase.FAILED, "builder")
     assert (card.model, card.reasoning_effort, card.iteration_limit) == (
         "claude-sonnet-4-5",
@@ -145,7 +145,7 @@ async def test_the_fixer_uses_the_cards_profile_and_limit_and_counts_attempts(
 
     await h.board.act("greeting", Action.FIX, actor=OWNER)
     await run_idle(h)
-    card = await h.board.card("greeting")
+    card = await h.board.reads.card("greeting")
     assert (card.phase, card.fixer_attempts) == (Phase.FIXER_FAILED, 1)
     assert "iteration limit 6 reached without a fix" in card.failure_detail
     fixer = next(c for c in h.calls() if "FIXER-QUESTION" in c["stdin"])
@@ -157,6 +157,6 @@ async def test_the_fixer_uses_the_cards_profile_and_limit_and_counts_attempts(
 
     await h.board.act("greeting", Action.RETRY, actor=OWNER)
     await run_idle(h)
-    card = await h.board.card("greeting")
+    card = await h.board.reads.card("greeting")
     assert card.phase is Phase.READY_FOR_DEPLOYMENT, card.failure_detail
     assert card.fixer_attempts == 2

@@ -95,7 +95,7 @@ async def test_a_secret_in_a_report_a_commit_message_and_a_review_is_redacted(
     try:
         await h.board.act("leaky", Action.START, actor=OWNER)
         await h.run_until_idle()
-        card = await h.board.card("leaky")
+        card = await h.board.reads.card("leaky")
         assert card.phase is Phase.READY_FOR_DEPLOYMENT, card.failure_detail
 
         posted = "\n".join(row.text for row in await room.rows())
@@ -121,7 +121,7 @@ async def test_a_secret_in_a_question_is_redacted(tmp_path: Path, monkeypatch) -
     try:
         await h.board.act("asks", Action.START, actor=OWNER)
         await h.run_until_idle()
-        assert (await h.board.card("asks")).phase is Phase.NEEDS_HUMAN
+        assert (await h.board.reads.card("asks")).phase is Phase.NEEDS_HUMAN
         posted = "\n".join(row.text for row in await room.rows())
         assert f"Should I use the key {REDACTED}?" in posted and SECRET not in posted
         assert SECRET not in await every_stored_text(h)
@@ -146,7 +146,7 @@ async def test_a_change_holding_a_secret_is_not_committed(tmp_path: Path, monkey
         base = git(h.repo, "rev-parse", "main")
         await h.board.act("keyed", Action.START, actor=OWNER)
         await h.run_until_idle()
-        card = await h.board.card("keyed")
+        card = await h.board.reads.card("keyed")
         assert card.phase is Phase.FAILED
         assert card.failure_detail is not None
         assert KEY in card.failure_detail and "/fix" in card.failure_detail

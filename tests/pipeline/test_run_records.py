@@ -27,7 +27,7 @@ def _no_strays(harnesses):
 
 
 async def runs_of(h, slug: str) -> list[telemetry.RunRecord]:
-    card = await h.board.card(slug)
+    card = await h.board.reads.card(slug)
     return list(reversed(await telemetry.for_card(h.store.reader, card.id, limit=50)))
 
 
@@ -47,7 +47,7 @@ async def test_each_run_records_its_pipeline_effort_review_and_acceptance(
     for _ in range(3):
         await h.board.act("greeting", Action.START, actor=OWNER)
         await run_idle(h)
-    card = await h.board.card("greeting")
+    card = await h.board.reads.card("greeting")
     assert card.phase is Phase.PLANNING_WITH_FEEDBACK, card.failure_detail
 
     refused, failed, operator, builder, reviewer = await runs_of(h, "greeting")
@@ -89,7 +89,7 @@ async def test_an_escalated_builder_records_the_effort_of_its_step(
     harnesses.append(h)
     await h.board.act("greeting", Action.START, actor=OWNER)
     await run_idle(h)
-    assert (await h.board.card("greeting")).phase is Phase.READY_FOR_DEPLOYMENT
+    assert (await h.board.reads.card("greeting")).phase is Phase.READY_FOR_DEPLOYMENT
     _, first, escalated, reviewer = await runs_of(h, "greeting")
     # The first builder ran out of turns: no answer to accept or refuse.
     assert first.accepted is None and "error_max_turns" in first.outcome

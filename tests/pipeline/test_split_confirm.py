@@ -104,9 +104,9 @@ def _no_strays(harnesses):
 
 async def test_split_plan_is_posted_and_nothing_is_created(tmp_path, monkeypatch, harnesses):
     h, room = await plan_waits(tmp_path, monkeypatch, harnesses)
-    parent = await h.board.card("report")
+    parent = await h.board.reads.card("report")
     assert parent.phase is Phase.SPLIT_PLAN_WAITING
-    assert await h.board.children_of(parent.id) == []
+    assert await h.board.reads.children_of(parent.id) == []
     assert not (h.repo / "docs/intent/part-a.md").exists()
     posted = "\n".join(await room.new())
     for shown in (
@@ -126,8 +126,8 @@ async def test_split_plan_is_posted_and_nothing_is_created(tmp_path, monkeypatch
 async def test_thumbs_up_creates_children_and_starts_first_wave(tmp_path, monkeypatch, harnesses):
     h, room = await plan_waits(tmp_path, monkeypatch, harnesses)
     await room.react(await plan_message(room), "👍")
-    parent = await h.board.card("report")
-    kids = {kid.slug: kid for kid in await h.board.children_of(parent.id)}
+    parent = await h.board.reads.card("report")
+    kids = {kid.slug: kid for kid in await h.board.reads.children_of(parent.id)}
     assert parent.phase is Phase.SPLIT
     assert kids["part-a"].phase is Phase.BUILDING  # wave 1 started, as without confirmation
     assert kids["part-b"].phase is Phase.PLANNED  # blocked by part-a
@@ -138,11 +138,11 @@ async def test_thumbs_up_creates_children_and_starts_first_wave(tmp_path, monkey
 async def test_yes_reply_and_confirm_command_approve(tmp_path, monkeypatch, harnesses):
     h, room = await plan_waits(tmp_path, monkeypatch, harnesses)
     await reply(room, await plan_message(room), "yes please")
-    assert (await h.board.card("report")).phase is Phase.SPLIT
+    assert (await h.board.reads.card("report")).phase is Phase.SPLIT
     # Approved once: /confirm again is refused, nothing is made twice.
     answer = await room.say("/confirm report")
     assert "/confirm is not possible" in answer
-    assert len(await h.board.children_of((await h.board.card("report")).id)) == 2
+    assert len(await h.board.reads.children_of((await h.board.reads.card("report")).id)) == 2
 
 
 async def test_thumbs_down_or_reason_reruns_the_operator_with_it(tmp_path, monkeypatch, harnesses):
@@ -154,11 +154,11 @@ async def test_thumbs_down_or_reason_reruns_the_operator_with_it(tmp_path, monke
     room = await planned(h)
     await reply(room, await plan_message(room), "too coarse: keep it one card")
     await run_idle(h)
-    parent = await h.board.card("report")
+    parent = await h.board.reads.card("report")
     assert parent.phase is not Phase.SPLIT_PLAN_WAITING
     prompts = h.prompts_of("OPERATOR-DECISION")
     assert len(prompts) == 2 and "too coarse: keep it one card" in prompts[1]
-    assert await h.board.children_of(parent.id) == []
+    assert await h.board.reads.children_of(parent.id) == []
     assert not (h.repo / "docs/intent/part-a.md").exists()
 
 
@@ -172,9 +172,9 @@ async def test_thumbs_down_sends_the_plan_back(tmp_path, monkeypatch, harnesses)
     await room.react(await plan_message(room), "👎")
     await run_idle(h)
     assert len(h.prompts_of("declined this split plan")) == 1
-    parent = await h.board.card("report")
+    parent = await h.board.reads.card("report")
     assert parent.phase is not Phase.SPLIT_PLAN_WAITING
-    assert await h.board.children_of(parent.id) == []
+    assert await h.board.reads.children_of(parent.id) == []
 
 
 async def test_restart_between_plan_and_approval(tmp_path, monkeypatch, harnesses):
@@ -190,14 +190,14 @@ async def test_restart_between_plan_and_approval(tmp_path, monkeypatch, harnesse
     again = await open_harness(tmp_path, h.repo, config_text(), h.log)
     harnesses.append(again)
     room = open_room(again)
-    waiting = await again.board.card("report")
+    waiting = await again.board.reads.card("report")
     assert waiting.phase is Phase.SPLIT_PLAN_WAITING
-    assert await again.board.children_of(waiting.id) == []
+    assert await again.board.reads.children_of(waiting.id) == []
     answer = await room.say("/confirm report")
     assert "report" in answer
-    parent = await again.board.card("report")
+    parent = await again.board.reads.card("report")
     assert parent.phase is Phase.SPLIT
-    assert {k.slug for k in await again.board.children_of(parent.id)} == {"part-a", "part-b"}
+    assert {k.slug for k in await again.board.reads.children_of(parent.id)} == {"part-a", "part-b"}
 
 
 async def test_requester_cannot_approve(tmp_path, monkeypatch, harnesses):
@@ -205,9 +205,9 @@ async def test_requester_cannot_approve(tmp_path, monkeypatch, harnesses):
     room.chat = ChatIntake(h.board, owners=[OWNER], requesters=[REQUESTER])
     refused = await reply(room, await plan_message(room), "yes", sender=REQUESTER)
     assert "Only an owner may do that" in refused
-    parent = await h.board.card("report")
+    parent = await h.board.reads.card("report")
     assert parent.phase is Phase.SPLIT_PLAN_WAITING
-    assert await h.board.children_of(parent.id) == []
+    assert await h.board.reads.children_of(parent.id) == []
 
 
 async def test_split_plan_in_german(tmp_path, monkeypatch, harnesses):
@@ -231,9 +231,9 @@ async def test_plan_that_cannot_be_made_any_more_is_refused(tmp_path, monkeypatc
     (h.repo / "docs/intent/part-b.md").write_text("# Mine\n")
     answer = await room.say("/confirm report")
     assert "part-b.md exists already; nothing was written" in answer, answer
-    parent = await h.board.card("report")
+    parent = await h.board.reads.card("report")
     assert parent.phase is Phase.SPLIT_PLAN_WAITING
-    assert await h.board.children_of(parent.id) == []
+    assert await h.board.reads.children_of(parent.id) == []
     assert not (h.repo / "docs/intent/part-a.md").exists()
     assert (h.repo / "docs/intent/part-b.md").read_text() == "# Mine\n"
     assert not list((h.repo / "docs/intent").glob(".*.tmp"))  # nothing staged is left
@@ -253,9 +253,9 @@ async def test_thumbs_up_on_the_plans_reminder_approves_it(tmp_path, monkeypatch
     [reminder] = [row for row in await room.rows() if row.purpose == "reminder"]
     assert reminder.reply_to == f"out-{plan.id}" and "/confirm report" in reminder.text
     await room.react(reminder, "👍")
-    parent = await h.board.card("report")
+    parent = await h.board.reads.card("report")
     assert parent.phase is Phase.SPLIT
-    assert {kid.slug for kid in await h.board.children_of(parent.id)} == {"part-a", "part-b"}
+    assert {kid.slug for kid in await h.board.reads.children_of(parent.id)} == {"part-a", "part-b"}
 
 
 async def test_inbox_and_why_name_the_plan_and_confirm_works(tmp_path, monkeypatch, harnesses):
@@ -268,7 +268,7 @@ async def test_inbox_and_why_name_the_plan_and_confirm_works(tmp_path, monkeypat
     assert "report waits for your approval of its split plan (2 cards: part-a, part-b)" in why
     assert why.endswith("Way on: /confirm report, /answer report <reason>."), why
     await room.say("/confirm report")
-    assert (await h.board.card("report")).phase is Phase.SPLIT
+    assert (await h.board.reads.card("report")).phase is Phase.SPLIT
     assert "split plan" not in await room.say("/inbox")
     assert "/confirm" not in await room.say("/why report")
 
@@ -286,9 +286,9 @@ async def test_a_slug_taken_while_the_plan_waited_is_refused_at_confirm(
         await card_store.create(db, "part-a", Kind.INTENT, Phase.PLANNED, actor="someone")
     answer = await room.say("/confirm report")
     assert "a card 'part-a' exists already; nothing was created" in answer, answer
-    parent = await h.board.card("report")
+    parent = await h.board.reads.card("report")
     assert parent.phase is Phase.SPLIT_PLAN_WAITING
-    assert await h.board.children_of(parent.id) == []
+    assert await h.board.reads.children_of(parent.id) == []
     assert not (h.repo / "docs/intent/part-a.md").exists()
     assert not (h.repo / "docs/intent/part-b.md").exists()
     assert not list((h.repo / "docs/intent").glob(".*.tmp"))

@@ -77,8 +77,8 @@ async def test_operator_split_end_to_end(tmp_path: Path, monkeypatch, harnesses)
     await room.say("/start report")
     await run_idle(h)
 
-    parent = await h.board.card("report")
-    kids = {kid.slug: kid for kid in await h.board.children_of(parent.id)}
+    parent = await h.board.reads.card("report")
+    kids = {kid.slug: kid for kid in await h.board.reads.children_of(parent.id)}
     assert parent.phase is Phase.DONE, (parent.phase, parent.failure_detail)
     assert {slug: kid.phase for slug, kid in kids.items()} == {
         "part-a": Phase.READY_FOR_DEPLOYMENT,
@@ -115,9 +115,9 @@ async def test_operator_split_end_to_end(tmp_path: Path, monkeypatch, harnesses)
     # One pipeline run id: the parent's, carried by the children and by every run.
     pipeline = parent.pipeline_run_id
     assert pipeline and {kid.pipeline_run_id for kid in kids.values()} == {pipeline}
-    assert view_json(await h.board.view("report"))["pipeline_run_id"] == pipeline
-    assert view_json(await h.board.view("part-b"))["pipeline_run_id"] == pipeline
-    _, runs = await h.board.pipeline_runs(pipeline)
+    assert view_json(await h.board.reads.view("report"))["pipeline_run_id"] == pipeline
+    assert view_json(await h.board.reads.view("part-b"))["pipeline_run_id"] == pipeline
+    _, runs = await h.board.reads.pipeline_runs(pipeline)
     assert sorted((slug, run.role) for slug, run in runs) == [
         ("part-a", "builder"),
         ("part-a", "reviewer"),
@@ -186,7 +186,7 @@ async def test_a_failed_synthesis_is_retried_or_skipped(
     await h.board.act("report", Action.START, actor=OWNER)
     await run_idle(h)
 
-    parent = await h.board.card("report")
+    parent = await h.board.reads.card("report")
     assert (parent.phase, parent.failure_stage) == (Phase.SYNTHESIS_FAILED, "synthesis")
     assert "leaves out part-b" in parent.failure_detail
     assert not (h.repo / "docs/review/report.md").exists()
@@ -197,7 +197,7 @@ async def test_a_failed_synthesis_is_retried_or_skipped(
 
     assert "synthesis running" in await room.say("/retry report")
     await run_idle(h)
-    parent = await h.board.card("report")
+    parent = await h.board.reads.card("report")
     assert parent.phase is Phase.DONE and parent.failure_stage is None
     assert "Both parts are in." in (h.repo / "docs/review/report.md").read_text()
 
@@ -216,8 +216,8 @@ async def test_a_synthesis_may_be_dropped_and_the_parent_is_done(
     harnesses.append(h)
     await h.board.act("report", Action.START, actor=OWNER)
     await run_idle(h)
-    assert (await h.board.card("report")).phase is Phase.SYNTHESIS_FAILED
+    assert (await h.board.reads.card("report")).phase is Phase.SYNTHESIS_FAILED
     card = await h.board.act("report", Action.CANCEL, actor=OWNER)
     assert card.phase is Phase.DONE
     await run_idle(h)
-    assert (await h.board.card("report")).phase is Phase.DONE
+    assert (await h.board.reads.card("report")).phase is Phase.DONE

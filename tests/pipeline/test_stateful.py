@@ -245,7 +245,7 @@ class BoardMachine(RuleBasedStateMachine):
             line += " here is more context"
         seen = len(self.world.delivered)
         self.said(line)
-        card = self.run(self.world.live.running.board.card(slug))
+        card = self.run(self.world.live.running.board.reads.card(slug))
         answers = [d.text for d in self.world.delivered[seen:]]
         assert card.phase is not phase, (line, answers)
 

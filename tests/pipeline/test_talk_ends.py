@@ -41,7 +41,7 @@ async def test_a_finished_builder_job_is_not_cancelled_and_closes_its_conversati
     with caplog.at_level(logging.INFO, logger="chatbot.pipeline.worker"):
         await h.run_until_idle()
 
-    assert (await h.board.card("greeting")).phase is Phase.READY_FOR_DEPLOYMENT
+    assert (await h.board.reads.card("greeting")).phase is Phase.READY_FOR_DEPLOYMENT
     [builder] = await h.store.reader.fetchall(
         "SELECT state, talks FROM jobs WHERE kind = 'builder'"
     )

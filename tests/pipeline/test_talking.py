@@ -167,7 +167,7 @@ async def test_deny_policy_answers_at_once_and_says_so(board: BoardService, make
     assert [note.key for note in ctx.events(RunNote)] == ["talk_denied_policy"]
     _, still_open = await board.talk.open_approvals("login")
     assert still_open == []
-    [row] = await board.talk_of(ctx.card.id)
+    [row] = await board.web.talk_of(ctx.card.id)
     assert (row.state, row.actor) == ("denied", "bot")
 
 

@@ -67,11 +67,11 @@ async def test_a_failed_operator_run_goes_on_by_answer_or_retry(
     await h.board.act("greeting", Action.START, actor=OWNER)
     await run_idle(h)
 
-    card = await h.board.card("greeting")
+    card = await h.board.reads.card("greeting")
     assert (card.phase, card.failure_stage) == (Phase.NEEDS_HUMAN, "operator")
     assert named in card.failure_detail
     # There is something to answer, and the texts' commands are allowed here.
-    question = (await h.board.view("greeting")).open_question
+    question = (await h.board.reads.view("greeting")).open_question
     assert question is not None and question.kind == "operator_failed"
     if way == "retry":
         await h.board.act("greeting", Action.RETRY, actor=OWNER)
@@ -79,7 +79,7 @@ async def test_a_failed_operator_run_goes_on_by_answer_or_retry(
         await h.board.answer("greeting", "Keep it to one file.", actor=OWNER)
     await run_idle(h)
 
-    card = await h.board.card("greeting")
+    card = await h.board.reads.card("greeting")
     assert card.phase is Phase.READY_FOR_DEPLOYMENT, card.failure_detail
     assert card.failure_stage is None and card.failure_detail is None
     second_prompt = h.prompts_of("OPERATOR-DECISION")[-1]
@@ -103,7 +103,7 @@ async def test_a_failed_operator_run_may_be_started_afresh(
     await run_idle(h)
     await h.board.act("greeting", Action.START, actor=OWNER)
     await run_idle(h)
-    assert (await h.board.card("greeting")).phase is Phase.READY_FOR_DEPLOYMENT
+    assert (await h.board.reads.card("greeting")).phase is Phase.READY_FOR_DEPLOYMENT
 
 
 async def test_a_bot_crash_during_the_operator_run_ends_in_a_question(
@@ -123,12 +123,12 @@ async def test_a_bot_crash_during_the_operator_run_ends_in_a_question(
     assert job is not None and job.attempts == MAX_AUTOMATIC_ATTEMPTS
     await h.board.failures.recover(("dead-bot",))
 
-    card = await h.board.card("greeting")
+    card = await h.board.reads.card("greeting")
     assert (card.phase, card.failure_stage) == (Phase.NEEDS_HUMAN, "operator")
     assert "worker stopped" in card.failure_detail
     await h.board.answer("greeting", "go on", actor=OWNER)
     await run_idle(h)
-    assert (await h.board.card("greeting")).phase is Phase.READY_FOR_DEPLOYMENT
+    assert (await h.board.reads.card("greeting")).phase is Phase.READY_FOR_DEPLOYMENT
 
 
 # --- a failed inspection of an approved card ---------------------------------------
@@ -154,7 +154,7 @@ async def approved(tmp_path: Path, monkeypatch, harnesses, more: list[dict]):
     harnesses.append(h)
     await h.board.act("greeting", Action.START, actor=OWNER)
     await run_idle(h)
-    assert (await h.board.card("greeting")).phase is Phase.READY_FOR_DEPLOYMENT
+    assert (await h.board.reads.card("greeting")).phase is Phase.READY_FOR_DEPLOYMENT
     return h
 
 
@@ -168,13 +168,13 @@ async def test_a_failed_inspection_is_retried_in_its_mode_and_returns_to_ready(
     h = await approved(tmp_path, monkeypatch, harnesses, more)
     await h.board.act("greeting", Action.INSPECT, actor=OWNER, payload={"mode": "route_next"})
     await run_idle(h)
-    card = await h.board.card("greeting")
+    card = await h.board.reads.card("greeting")
     assert card.phase is Phase.INSPECTOR_FAILED
     assert card.resume_phase is Phase.READY_FOR_DEPLOYMENT
 
     await h.board.act("greeting", Action.RETRY, actor=OWNER)
     await run_idle(h)
-    card = await h.board.card("greeting")
+    card = await h.board.reads.card("greeting")
     # Back where the inspection started, not where it failed; and in the same mode.
     assert card.phase is Phase.READY_FOR_DEPLOYMENT
     assert card.data.inspection["mode"] == "route_next"
@@ -186,17 +186,17 @@ async def test_a_failed_inspection_can_be_dropped_and_the_card_deployed(
 ) -> None:
     more = [{"match": "INSPECTION_RESULT", "answer": "", "exit_code": 1, "stderr": "crash"}]
     h = await approved(tmp_path, monkeypatch, harnesses, more)
-    commit = (await h.board.card("greeting")).commit_hash
+    commit = (await h.board.reads.card("greeting")).commit_hash
     await h.board.act("greeting", Action.INSPECT, actor=OWNER)
     await run_idle(h)
-    assert (await h.board.card("greeting")).phase is Phase.INSPECTOR_FAILED
+    assert (await h.board.reads.card("greeting")).phase is Phase.INSPECTOR_FAILED
 
     card = await h.board.act("greeting", Action.CANCEL, actor=OWNER)
     assert card.phase is Phase.READY_FOR_DEPLOYMENT
     assert card.failure_stage is None and card.commit_hash == commit
     await h.board.act("greeting", Action.DEPLOY, actor=OWNER)
     await run_idle(h)
-    card = await h.board.card("greeting")
+    card = await h.board.reads.card("greeting")
     assert card.phase is Phase.DEPLOYED, card.failure_detail
 
 
@@ -214,11 +214,11 @@ async def test_a_failed_card_keeps_its_stage_through_a_failed_inspection(
     harnesses.append(h)
     await h.board.act("greeting", Action.START, actor=OWNER)
     await run_idle(h)
-    failed = await h.board.card("greeting")
+    failed = await h.board.reads.card("greeting")
     assert (failed.phase, failed.failure_stage) == (Phase.FAILED, "builder")
     await h.board.act("greeting", Action.INSPECT, actor=OWNER)
     await run_idle(h)
-    assert (await h.board.card("greeting")).failure_stage == "inspector"
+    assert (await h.board.reads.card("greeting")).failure_stage == "inspector"
 
     card = await h.board.act("greeting", Action.CANCEL, actor=OWNER)
     # Back to failed at the builder, so /retry rebuilds (it used to be stage "worker").
@@ -226,7 +226,7 @@ async def test_a_failed_card_keeps_its_stage_through_a_failed_inspection(
     assert card.failure_detail == failed.failure_detail
     await h.board.act("greeting", Action.RETRY, actor=OWNER)
     await run_idle(h)
-    assert (await h.board.card("greeting")).phase is Phase.READY_FOR_DEPLOYMENT
+    assert (await h.board.reads.card("greeting")).phase is Phase.READY_FOR_DEPLOYMENT
 
 
 async def test_a_waiting_inspection_whose_question_is_gone_takes_an_answer(
@@ -243,14 +243,14 @@ async def test_a_waiting_inspection_whose_question_is_gone_takes_an_answer(
     h = await approved(tmp_path, monkeypatch, harnesses, more)
     await h.board.act("greeting", Action.INSPECT, actor=OWNER, payload={"mode": "route_next"})
     await run_idle(h)
-    card = await h.board.card("greeting")
+    card = await h.board.reads.card("greeting")
     assert card.phase is Phase.INSPECTOR_QUESTION
     async with h.store.transaction() as db:
         await db.execute("UPDATE questions SET state = 'cancelled' WHERE card_id = ?", (card.id,))
 
     await h.board.answer("greeting", "yes", actor=OWNER)
     await run_idle(h)
-    card = await h.board.card("greeting")
+    card = await h.board.reads.card("greeting")
     assert card.phase is Phase.READY_FOR_DEPLOYMENT
     assert "yes" in h.prompts_of("ROUTING_RESULT")[-1]
 
@@ -270,7 +270,7 @@ async def test_a_waiting_repair_can_be_dropped(tmp_path: Path, monkeypatch, harn
     await run_idle(h)
     await h.board.act("greeting", Action.FIX, actor=OWNER)
     await run_idle(h)
-    assert (await h.board.card("greeting")).phase is Phase.FIXER_QUESTION
+    assert (await h.board.reads.card("greeting")).phase is Phase.FIXER_QUESTION
 
     card = await h.board.act("greeting", Action.CANCEL, actor=OWNER)
     assert (card.phase, card.failure_stage) == (Phase.FAILED, "builder")
@@ -290,7 +290,7 @@ async def test_builder_turns_without_a_commit_message_are_named(
     harnesses.append(h)
     await h.board.act("greeting", Action.START, actor=OWNER)
     await run_idle(h)
-    events = (await h.board.view("greeting")).events
+    events = (await h.board.reads.view("greeting")).events
     reason = events[-1].reason
     assert events[-1].to_phase is Phase.PLANNING_WITH_FEEDBACK
     assert "iteration limit 5 reached (5 answers without the commit-message block)" in reason
@@ -309,7 +309,7 @@ async def test_a_broken_final_builder_answer_is_rejected_at_once(
     harnesses.append(h)
     await h.board.act("greeting", Action.START, actor=OWNER)
     await run_idle(h)
-    card = await h.board.card("greeting")
+    card = await h.board.reads.card("greeting")
     assert (card.phase, card.failure_stage) == (Phase.FAILED, "builder")
     assert "builder's answer was rejected" in card.failure_detail
     assert "BUILDER-REPORT" in card.failure_detail
@@ -336,7 +336,7 @@ async def test_a_new_commit_clears_the_old_review_and_deployment(
     }
     reject = {"match": "REVIEW-RESULT", "cli": "claude", "answer": review_answer("reject")}
     h = await approved(tmp_path, monkeypatch, harnesses, [])
-    first = await h.board.card("greeting")
+    first = await h.board.reads.card("greeting")
     assert (first.review_decision, first.deployment_status) == ("approve", "pending")
     # The owner inspects, then repairs anyway: the fixer's commit goes to review.
     scenario = json.loads((tmp_path / "scenario.json").read_text())
@@ -360,7 +360,7 @@ async def test_a_new_commit_clears_the_old_review_and_deployment(
     assert committed.commit_hash != first.commit_hash
     assert committed.review_decision is None and committed.deployment_status is None
     assert committed.review_report_path is None
-    card = await h.board.card("greeting")
+    card = await h.board.reads.card("greeting")
     assert (card.phase, card.review_decision) == (Phase.PLANNING_WITH_FEEDBACK, "reject")
     assert card.deployment_status is None
 
@@ -372,5 +372,5 @@ async def test_until_idle_jobs_that_failed_are_counted(tmp_path: Path, monkeypat
     await h.board.act("greeting", Action.START, actor=OWNER)
     await run_idle(h)
     assert h.worker.failed_jobs == 1
-    [job] = await jobs_of(h, (await h.board.card("greeting")).id)
+    [job] = await jobs_of(h, (await h.board.reads.card("greeting")).id)
     assert job["state"] == "failed"

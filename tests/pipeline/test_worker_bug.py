@@ -50,12 +50,12 @@ async def test_a_bug_in_a_job_fails_that_job_and_the_worker_goes_on(
     await h.board.act("fine", Action.START, actor=OWNER)
     await h.run_until_idle()
 
-    buggy = await h.board.card("buggy")
+    buggy = await h.board.reads.card("buggy")
     assert buggy.phase is Phase.NEEDS_HUMAN
     assert "internal error: RuntimeError: a bug in the operator's coroutine" in (
         buggy.failure_detail or ""
     )
-    assert (await h.board.card("fine")).phase is Phase.READY_FOR_DEPLOYMENT
+    assert (await h.board.reads.card("fine")).phase is Phase.READY_FOR_DEPLOYMENT
     assert sorted(calls) == ["buggy", "fine"]
     assert h.worker.failed_jobs == 1
     jobs = await h.store.reader.fetchall("SELECT state FROM jobs WHERE card_id = ?", (buggy.id,))

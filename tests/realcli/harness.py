@@ -153,7 +153,7 @@ class RealHarness:
 
     async def runs(self, slug: str) -> list[telemetry.RunRecord]:
         """The card's runs, oldest first."""
-        card = await self.h.board.card(slug)
+        card = await self.h.board.reads.card(slug)
         runs = await telemetry.for_card(self.h.store.reader, card.id)
         return sorted(runs, key=lambda run: run.created_at)
 

@@ -43,7 +43,7 @@ async def test_the_failure_tail_reaches_codexs_next_request(pipeline) -> None:
     await rh.h.board.act("greeting", Action.START, actor=OWNER)
     await rh.run_until_idle()
 
-    card = await rh.h.board.card("greeting")
+    card = await rh.h.board.reads.card("greeting")
     assert card.phase is Phase.READY_FOR_DEPLOYMENT, (card.failure_stage, card.failure_detail)
     [seen] = told
     assert "FAILED: ok.txt is missing, checked in" in seen.prompt

@@ -86,7 +86,7 @@ async def test_codex_builds_claude_reviews_and_the_deploy_runs_once(pipeline, tm
     await rh.h.board.act("greeting", Action.START, actor=OWNER)
     await rh.run_until_idle()
 
-    card = await rh.h.board.card("greeting")
+    card = await rh.h.board.reads.card("greeting")
     assert card.phase is Phase.DEPLOYED, (card.failure_stage, card.failure_detail)
     assert git(rh.h.repo, "rev-parse", "card/greeting") == card.commit_hash
     assert (rh.h.repo / "greet.py").read_text() == "def greet():\n    return 'hi'\n"
@@ -149,7 +149,7 @@ async def test_limit_reached_twice_then_ladder_spent_then_split(pipeline) -> Non
     await rh.h.board.act("report", Action.START, actor=OWNER)
     await rh.run_until_idle()
 
-    card = await rh.h.board.card("report")
+    card = await rh.h.board.reads.card("report")
     assert card.phase is Phase.PLANNING_WITH_FEEDBACK, card.failure_detail
     assert card.data.limit_reached is True and card.escalation_step == 2
     worktree = str(rh.h.config.bot.workspaces / "report")
@@ -163,7 +163,7 @@ async def test_limit_reached_twice_then_ladder_spent_then_split(pipeline) -> Non
     rh.model.script(Say(split))
     await rh.h.board.act("report", Action.SPLIT, actor=OWNER)
     await rh.run_until_idle()
-    card = await rh.h.board.card("report")
+    card = await rh.h.board.reads.card("report")
     assert card.phase is Phase.SPLIT
     kids = await card_store.children(rh.h.store.reader, card.id)
     assert sorted(k.slug for k in kids) == ["report-data", "report-layout"]
@@ -190,7 +190,7 @@ async def test_a_claude_build_rejected_by_the_codex_review_keeps_the_report(pipe
     claude.script(WriteFile("report.py", "x = 1\n"), Say(builder_answer("Add report")))
     await rh.h.board.act("report", Action.START, actor=OWNER)
     await rh.run_until_idle()
-    card = await rh.h.board.card("report")
+    card = await rh.h.board.reads.card("report")
     assert card.phase is Phase.PLANNING_WITH_FEEDBACK, card.failure_detail
     assert card.review_decision == "reject" and card.lane == "heavy"
     assert card.data.reviews[-1]["report"].endswith("Missing tests.")
@@ -205,13 +205,13 @@ async def test_an_approved_card_waits_for_deploy_without_a_command(pipeline) -> 
     rh.model.responder = team("codex", {"alpha": ("shared.txt", "alpha\n")})
     await rh.h.board.act("alpha", Action.START, actor=OWNER)
     await rh.run_until_idle()
-    card = await rh.h.board.card("alpha")
+    card = await rh.h.board.reads.card("alpha")
     assert card.phase is Phase.READY_FOR_DEPLOYMENT and card.deployment_status == "pending"
     assert not (rh.h.repo / "shared.txt").exists()
 
     await rh.h.board.act("alpha", Action.DEPLOY, actor=OWNER)
     await rh.run_until_idle()
-    card = await rh.h.board.card("alpha")
+    card = await rh.h.board.reads.card("alpha")
     assert (card.phase, card.deployment_status) == (Phase.DEPLOYED, "merged")
     assert (rh.h.repo / "shared.txt").read_text() == "alpha\n"
 
@@ -233,7 +233,7 @@ async def test_a_merge_conflict_names_the_paths_changes_nothing_and_can_be_retri
 
     await rh.h.board.act("beta", Action.DEPLOY, actor=OWNER)
     await rh.run_until_idle()
-    beta = await rh.h.board.card("beta")
+    beta = await rh.h.board.reads.card("beta")
     assert (beta.phase, beta.failure_stage) == (Phase.FAILED, "deploy")
     assert "merge conflict in shared.txt" in beta.failure_detail
     assert git(rh.h.repo, "rev-parse", "main") == head
@@ -245,7 +245,7 @@ async def test_a_merge_conflict_names_the_paths_changes_nothing_and_can_be_retri
     git(rh.h.repo, "merge", "-q", "-s", "ours", "--no-edit", beta.commit_hash)
     await rh.h.board.act("beta", Action.RETRY, actor=OWNER)
     await rh.run_until_idle()
-    beta = await rh.h.board.card("beta")
+    beta = await rh.h.board.reads.card("beta")
     assert beta.phase is Phase.DEPLOYED, beta.failure_detail
     rows = await rh.h.store.reader.fetchall(
         "SELECT state, idempotency_key FROM jobs WHERE kind = 'deploy' AND card_id = ? ORDER BY id",
@@ -283,7 +283,7 @@ async def test_two_cards_build_at_once_in_separate_worktrees(pipeline, cli: str)
     await rh.run_until_idle()
 
     for slug, (name, content) in files.items():
-        card = await rh.h.board.card(slug)
+        card = await rh.h.board.reads.card(slug)
         assert card.phase is Phase.READY_FOR_DEPLOYMENT, (slug, card.failure_detail)
         assert card.lane == "pair"
         # Each builder waited for the other to start: they ran at the same time.
@@ -313,7 +313,7 @@ async def test_a_builder_gets_the_iteration_limit_in_total(pipeline, cli: str) -
     )
     await rh.h.board.act("greeting", Action.START, actor=OWNER)
     await rh.run_until_idle()
-    card = await rh.h.board.card("greeting")
+    card = await rh.h.board.reads.card("greeting")
     assert card.phase is Phase.PLANNING_WITH_FEEDBACK, (card.failure_stage, card.failure_detail)
     builds = [run for run in await rh.runs("greeting") if run.role == "builder"]
     assert builds[0].turns == 3 and builds[0].outcome == "ok"

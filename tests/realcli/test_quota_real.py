@@ -72,7 +72,7 @@ class Watch:
             "AND kind = 'builder' ORDER BY id DESC LIMIT 1",
             (card.id,),
         )
-        fresh = await self.rh.h.board.card(card.slug)
+        fresh = await self.rh.h.board.reads.card(card.slug)
         self.seen.append(
             {
                 "slug": card.slug,
@@ -144,7 +144,7 @@ async def test_quota_error_waits_without_failing_and_succeeds_after_the_retry_ti
     assert "quota or rate limit" in job["error"]
     assert rh.model.refused == 1  # the CLI did not retry on its own
     # Then the provider answered again: the card went on and was reviewed.
-    card = await rh.h.board.card("greeting")
+    card = await rh.h.board.reads.card("greeting")
     assert card.phase is Phase.READY_FOR_DEPLOYMENT, (card.failure_stage, card.failure_detail)
     builders = [run for run in await rh.runs("greeting") if run.role == "builder"]
     assert [run.outcome == "ok" for run in builders] == [False, True]
@@ -178,7 +178,7 @@ async def test_two_cards_in_one_outage_tell_the_room_once(pipeline) -> None:
     assert {seen["slug"] for seen in watch.seen} == {"alpha", "beta"}  # both were limited ...
     assert len(await outcome_rows(rh, "quota")) == 1  # ... and the room heard it once
     for slug in ("alpha", "beta"):
-        card = await rh.h.board.card(slug)
+        card = await rh.h.board.reads.card(slug)
         assert card.phase is Phase.READY_FOR_DEPLOYMENT, (card.failure_stage, card.failure_detail)
 
 
@@ -199,7 +199,7 @@ async def test_a_lane_fallback_runs_the_builder_at_once_on_the_other_runtime(pip
     await rh.h.board.act("greeting", Action.START, actor=OWNER)
     await rh.run_until_idle()
 
-    card = await rh.h.board.card("greeting")
+    card = await rh.h.board.reads.card("greeting")
     assert card.phase is Phase.READY_FOR_DEPLOYMENT, (card.failure_stage, card.failure_detail)
     builders = [run for run in await rh.runs("greeting") if run.role == "builder"]
     assert [(run.runtime, run.outcome == "ok") for run in builders] == [

@@ -69,7 +69,7 @@ async def test_the_reviewer_reads_the_commit_and_writes_nothing(pipeline, cli) -
     await rh.h.board.act("greeting", Action.START, actor=OWNER)
     await rh.run_until_idle()
 
-    card = await rh.h.board.card("greeting")
+    card = await rh.h.board.reads.card("greeting")
     assert card.phase is Phase.READY_FOR_DEPLOYMENT, (card.failure_stage, card.failure_detail)
     commit = card.commit_hash
     results = rh.model.seen[-1].tool_results[-len(READS + WRITES) :]

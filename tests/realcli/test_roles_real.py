@@ -91,7 +91,7 @@ async def test_operator_direct_builder_commit_and_reviewer_git_show(real, cli) -
     await rh.h.board.act("greeting", Action.START, actor=OWNER)
     await rh.run_until_idle()
 
-    card = await rh.h.board.card("greeting")
+    card = await rh.h.board.reads.card("greeting")
     assert card.phase is Phase.READY_FOR_DEPLOYMENT, (card.failure_stage, card.failure_detail)
     # The real tool call wrote the file in the card's worktree; the bot committed it.
     worktree = rh.h.config.bot.workspaces / "greeting"
@@ -125,7 +125,7 @@ async def test_builder_continues_its_real_session(real, cli) -> None:
     await rh.h.board.act("greeting", Action.START, actor=OWNER)
     await rh.run_until_idle()
 
-    card = await rh.h.board.card("greeting")
+    card = await rh.h.board.reads.card("greeting")
     assert card.phase is Phase.READY_FOR_DEPLOYMENT, card.failure_detail
     _, first, resumed, _, _ = rh.model.seen
     # The second builder run resumed the first one's session, with its history.
@@ -164,7 +164,7 @@ async def test_operator_split_children_are_built_in_order(real, cli) -> None:
     await rh.h.board.act("report", Action.START, actor=OWNER)
     await rh.run_until_idle()
 
-    parent = await rh.h.board.card("report")
+    parent = await rh.h.board.reads.card("report")
     kids = {k.slug: k for k in await card_store.children(rh.h.store.reader, parent.id)}
     assert parent.phase is Phase.DONE, (parent.failure_detail, [k.phase for k in kids.values()])
     summing, summed = rh.model.seen[-2:]
@@ -175,7 +175,7 @@ async def test_operator_split_children_are_built_in_order(real, cli) -> None:
     assert parent.data.synthesis["gaps"] == ["No index page links the parts."]
     # One pipeline: the parent's id on its children and on every run, through the real CLIs.
     assert {k.pipeline_run_id for k in kids.values()} == {parent.pipeline_run_id}
-    _, runs = await rh.h.board.pipeline_runs(parent.pipeline_run_id)
+    _, runs = await rh.h.board.reads.pipeline_runs(parent.pipeline_run_id)
     assert len(runs) == 6 and all(run.accepted for _, run in runs)
     assert {slug: kid.phase for slug, kid in kids.items()} == {
         "part-a": Phase.READY_FOR_DEPLOYMENT,
@@ -203,14 +203,14 @@ async def test_operator_needs_human_then_runs_again_with_the_answer(real, cli) -
     rh.model.script(judge_the_commit_in_the_prompt)
     await rh.h.board.act("report", Action.START, actor=OWNER)
     await rh.run_until_idle()
-    card = await rh.h.board.card("report")
+    card = await rh.h.board.reads.card("report")
     assert card.phase is Phase.NEEDS_HUMAN
     asked = await question_store.open_for_card(rh.h.store.reader, card.id)
     assert (asked.text, asked.options) == ("Where should the report go?", ["S3", "local disk"])
 
     await rh.h.board.answer("report", "local disk", actor=OWNER)
     await rh.run_until_idle()
-    card = await rh.h.board.card("report")
+    card = await rh.h.board.reads.card("report")
     assert card.phase is Phase.READY_FOR_DEPLOYMENT, card.failure_detail
     first, again = (s for s in rh.model.seen if "OPERATOR-DECISION" in s.prompt)
     assert "local disk" not in first.prompt and "Owner's answer: local disk" in again.prompt
@@ -227,14 +227,14 @@ async def test_planner_draft_asks_then_writes_an_intent_with_no_repository(real,
     )
     draft = await rh.h.board.start_draft("I need the monthly numbers", actor=OWNER)
     await rh.run_until_idle()
-    card = await rh.h.board.card(draft.slug)
+    card = await rh.h.board.reads.card(draft.slug)
     assert card.phase is Phase.DRAFT_QUESTION, (card.failure_stage, card.failure_detail)
     asked = await question_store.open_for_card(rh.h.store.reader, card.id)
     assert (asked.text, asked.options) == ("Which format?", ["CSV", "PDF"])
 
     await rh.h.board.answer(draft.slug, "CSV", actor=OWNER)
     await rh.run_until_idle()
-    final = await rh.h.board.card("monthly-csv")
+    final = await rh.h.board.reads.card("monthly-csv")
     assert (final.id, final.kind, final.phase) == (card.id, Kind.INTENT, Phase.PLANNED)
     assert (rh.h.repo / "docs/intent/monthly-csv.md").read_text().startswith("# Monthly CSV")
     first, second = rh.model.seen
@@ -258,7 +258,7 @@ async def test_split_planner_writes_the_children(real, cli) -> None:
     )
     await rh.h.board.act("report", Action.SPLIT, actor=OWNER)
     await rh.run_until_idle()
-    card = await rh.h.board.card("report")
+    card = await rh.h.board.reads.card("report")
     assert card.phase is Phase.SPLIT, card.failure_detail
     kids = await card_store.children(rh.h.store.reader, card.id)
     assert sorted((k.slug, k.phase) for k in kids) == [
@@ -281,7 +281,7 @@ async def test_researcher_looks_around_and_its_report_is_written(real, cli) -> N
     )
     await rh.h.board.act("pick-db", Action.RESEARCH, actor=OWNER)
     await rh.run_until_idle()
-    card = await rh.h.board.card("pick-db")
+    card = await rh.h.board.reads.card("pick-db")
     assert card.phase is Phase.RESEARCH_DONE, card.failure_detail
     assert "Use SQLite." in (rh.h.repo / "docs/research/pick-db.md").read_text()
     assert "pick-db.md" in rh.model.seen[1].tool_results[0]
@@ -324,7 +324,7 @@ async def test_inspector_in_both_modes(real, cli, mode: str) -> None:
     )
     await rh.h.board.act("greeting", Action.INSPECT, actor=OWNER, payload={"mode": mode})
     await rh.run_until_idle()
-    card = await rh.h.board.card("greeting")
+    card = await rh.h.board.reads.card("greeting")
     assert card.phase is Phase.PLANNED, (card.failure_stage, card.failure_detail)
     found = card.data.inspection
     assert found["mode"] == mode and found["summary"] == answer["summary"]
@@ -349,7 +349,7 @@ async def test_a_read_only_role_cannot_change_the_repository(real, cli) -> None:
     )
     await rh.h.board.act("greeting", Action.INSPECT, actor=OWNER)
     await rh.run_until_idle()
-    card = await rh.h.board.card("greeting")
+    card = await rh.h.board.reads.card("greeting")
     assert card.phase is Phase.PLANNED, card.failure_detail
     # Refused by the real CLI's sandbox or permission mode: nothing changed.
     assert tree_snapshot(rh.h.repo) == before
@@ -368,7 +368,7 @@ async def test_fixer_repairs_a_failed_card_and_its_commit_is_reviewed(real, cli)
     rh.model.script(Say(direct(cli)), Say(builder_answer("Add greet()")))
     await rh.h.board.act("greeting", Action.START, actor=OWNER)
     await rh.run_until_idle()
-    card = await rh.h.board.card("greeting")
+    card = await rh.h.board.reads.card("greeting")
     assert (card.phase, card.failure_stage) == (Phase.FAILED, "builder")
     assert "changed no file" in card.failure_detail
 
@@ -380,11 +380,11 @@ async def test_fixer_repairs_a_failed_card_and_its_commit_is_reviewed(real, cli)
     )
     await rh.h.board.act("greeting", Action.FIX, actor=OWNER)
     await rh.run_until_idle()
-    card = await rh.h.board.card("greeting")
+    card = await rh.h.board.reads.card("greeting")
     assert card.phase is Phase.FIXER_QUESTION, card.failure_detail
     await rh.h.board.answer("greeting", "yes", actor=OWNER)
     await rh.run_until_idle()
-    card = await rh.h.board.card("greeting")
+    card = await rh.h.board.reads.card("greeting")
     assert card.phase is Phase.READY_FOR_DEPLOYMENT, card.failure_detail
     assert git(rh.h.repo, "show", f"{card.commit_hash}:greet.py") == GREET.strip()
     asked, fixed = (s for s in rh.model.seen if "FIXER-QUESTION" in s.prompt and not s.tool_results)

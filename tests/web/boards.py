@@ -48,7 +48,7 @@ def intent(repo: Path, slug: str, title: str, body: str = "", folder: str = "doc
 
 
 async def claimed(board: BoardService, slug: str):
-    job = (await board.view(slug)).active_job
+    job = (await board.reads.view(slug)).active_job
     assert job is not None, f"{slug} has no job"
     got = await board.queue.claim(job.lane, WORKER, 600)
     assert got is not None and got.id == job.id, f"{slug}: another job was claimed first"
@@ -61,7 +61,7 @@ async def system(board: BoardService, slug: str, action: Action, **changes):
 
 
 async def ran(board: BoardService, slug: str, role: str, cost: float, tokens: int) -> None:
-    card = await board.card(slug)
+    card = await board.reads.card(slug)
     await board.queue.record_run(
         RunRecord(
             role=role,
@@ -125,7 +125,7 @@ async def seed(board: BoardService, repo: Path, planned: int = 3) -> Seeded:
     await ran(board, "reviewed", "builder", 0.5, 250_000)
     files = StagedFiles(repo)
     files.add("docs/review/reviewed.md", REVIEW_REPORT)
-    card = await board.card("reviewed")
+    card = await board.reads.card("reviewed")
     review = {"commit": card.commit_hash, "decision": "approve", "report": REVIEW_REPORT}
     await system(
         board,
@@ -160,7 +160,7 @@ async def seed(board: BoardService, repo: Path, planned: int = 3) -> Seeded:
     await board.apply("queues", Action.RESEARCH_STARTED, reason="run started")
     files = StagedFiles(repo)
     files.add("docs/research/queues.md", RESEARCH_REPORT)
-    card = await board.card("queues")
+    card = await board.reads.card("queues")
     await board.apply(
         "queues",
         Action.RESEARCH_DONE,

@@ -40,8 +40,8 @@ async def open_card(browser: Browser, site: OwnerSite, slug: str) -> None:
 
 
 async def test_denying_an_agents_request_with_a_reason(browser: Browser, site) -> None:
-    card = await site.board.card("building")  # its builder runs
-    job = (await site.board.view("building")).active_job
+    card = await site.board.reads.card("building")  # its builder runs
+    job = (await site.board.reads.view("building")).active_job
     await site.board.talk.begins(job)
     asked = await site.board.talk.ask_approval(job, card, tool="Bash", command="rm -rf /", cwd="/w")
     await sign_in(browser, site)
@@ -56,7 +56,7 @@ async def test_denying_an_agents_request_with_a_reason(browser: Browser, site) -
     assert (denied.state, denied.reason, denied.actor) == ("denied", reason, VIA_WEB)
     # Decided: its form is gone from the page, the card still builds.
     assert await browser.js(f"return document.getElementById('decide-{asked.id}')") is None
-    assert (await site.board.card("building")).phase is Phase.BUILDING
+    assert (await site.board.reads.card("building")).phase is Phase.BUILDING
     assert (await page_history(browser))[0] == ("approval_denied", VIA_WEB)
     assert await browser.js("return window.pwned === undefined")
     assert await browser.console_errors() == []
@@ -86,13 +86,13 @@ async def test_a_move_from_the_card_page(
     assert browser.driver.current_url == f"{site.url}card/{slug}#act"
     assert answer in await said(browser)
     assert await browser.js("return document.querySelector('#said .refused')") is None
-    card = await site.board.card(slug)
+    card = await site.board.reads.card(slug)
     assert card.phase is phase
     if action == "deploy":
         new = [j for j in await job_store.listing(site.store.reader) if j not in jobs_before]
         assert [(j.kind, j.card_id) for j in new] == [("deploy", card.id)]
     if action == "confirm":  # the plan's card is made and goes its way
-        assert (await site.board.card("plan-child")).phase is not Phase.ARCHIVED
+        assert (await site.board.reads.card("plan-child")).phase is not Phase.ARCHIVED
     # The history says the move in words ("retried"), not its code.
     assert (await page_history(browser))[0] == (action_label(action), VIA_WEB)
     assert await browser.console_errors() == []
@@ -132,11 +132,11 @@ async def test_accepting_or_declining_a_requesters_request(
     assert browser.driver.current_url == site.url + lands.format(slug=slug)
     state = {"accept": "accepted", "decline": "declined"}[action]
     assert f"Request #{request_id} {state} by {VIA_WEB}." in await said(browser)
-    request = await site.board.request(request_id)
+    request = await site.board.reads.request(request_id)
     assert (request.state, request.decided_by) == (state, VIA_WEB)
     # Accepted, the requester's /start runs as the owner's; declined, the card stays.
     phase = {"accept": Phase.OPERATOR_RUNNING, "decline": Phase.PLANNED}[action]
-    assert (await site.board.card(slug)).phase is phase
+    assert (await site.board.reads.card(slug)).phase is phase
     if where == "inbox":
         # Its line is gone from the inbox; the other request's stays.
         assert await browser.js(LINES) == 1

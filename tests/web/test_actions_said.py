@@ -60,7 +60,7 @@ def done(page: str) -> list[str]:
 async def said_in_rooms(site: OwnerSite, slug: str, before: int) -> str:
     """The one line the rooms were told since `before` rows: the same in each room,
     linked to the card, no reply to a message the rooms never saw."""
-    card = await site.board.card(slug)
+    card = await site.board.reads.card(slug)
     rows = (await outbox(site))[before:]
     assert [(r[0], r[1], r[2]) for r in rows] == [
         ("xmpp", ROOM.room, "room"),
@@ -77,21 +77,21 @@ async def test_a_start_deploy_and_answer_from_the_page_are_said_in_the_rooms(
     cookie = await site.sign_in()
     assert await outbox(site) == []
     page = await site.act(cookie, "plain-0", "start")
-    assert (await site.board.card("plain-0")).phase is Phase.OPERATOR_RUNNING
+    assert (await site.board.reads.card("plain-0")).phase is Phase.OPERATOR_RUNNING
     line = "plain-0: /start — planned → operator running. operator run queued."
     assert done(page) == [line]  # the page shows chat's answer as it is
     assert await said_in_rooms(site, "plain-0", 0) == SAID + line
 
-    reviewed = await site.board.card("reviewed")
+    reviewed = await site.board.reads.card("reviewed")
     await site.act(cookie, "reviewed", "deploy")
     deploy = f"reviewed: deployment of {reviewed.commit_hash[:12]} queued."
     assert await said_in_rooms(site, "reviewed", 2) == SAID + deploy
     assert ("deploy", VIA_WEB) in [
-        (e.action, e.actor) for e in (await site.board.view("reviewed")).events
+        (e.action, e.actor) for e in (await site.board.reads.view("reviewed")).events
     ]
 
     page = await site.act(cookie, "asks", "answer", option="1")
-    assert (await site.board.card("asks")).phase is Phase.OPERATOR_RUNNING
+    assert (await site.board.reads.card("asks")).phase is Phase.OPERATOR_RUNNING
     [line] = done(page)
     assert line.startswith("Answer recorded for asks")
     assert await said_in_rooms(site, "asks", 4) == SAID + line
@@ -149,7 +149,7 @@ async def test_a_draft_from_the_board_goes_through_draft_and_is_said_in_the_room
         "POST", "draft", headers=owner(cookie), data={"csrf": csrf, "text": "add a dark mode"}
     )
     assert status == 303 and headers["Location"] == "/"
-    card = await site.board.card("draft-1")
+    card = await site.board.reads.card("draft-1")
     assert (card.kind, card.phase, card.title) == (
         Kind.DRAFT,
         Phase.DRAFT_RUNNING,
@@ -157,7 +157,7 @@ async def test_a_draft_from_the_board_goes_through_draft_and_is_said_in_the_room
     )
     # Its questions go where every card's notices go: the page is no chat to ask in.
     assert card.data.origin is None
-    view = await site.board.view("draft-1")
+    view = await site.board.reads.view("draft-1")
     assert [(e.action, e.actor) for e in view.events] == [("draft", VIA_WEB)]
     assert view.active_job is not None and view.active_job.kind == "planner"
     line = "Draft draft-1 started; the planner is on it. Reply to its questions to go on."

@@ -71,7 +71,7 @@ async def test_an_option_from_the_page_answers_it_via_web(site: OwnerSite) -> No
         f"{OWNER_ID} via web",
         "web",
     )
-    assert (await site.board.card("porting")).phase is Phase.BUILDING
+    assert (await site.board.reads.card("porting")).phase is Phase.BUILDING
     rooms = await site.store.reader.fetchall("SELECT text FROM outbox WHERE purpose = 'web'")
     assert [r[0] for r in rooms] == [
         "🌐 owner@localhost via web: ✔️ porting: your answer goes to the builder; it reads it "
@@ -91,7 +91,7 @@ async def test_words_from_the_page_answer_it_via_web(site: OwnerSite) -> None:
 async def test_the_inbox_button_answers_the_question_it_was_shown_with(site: OwnerSite) -> None:
     first = await asking(site, ["8080", "9090"])
     job = await job_store.get(site.store.reader, first.job_id)
-    card = await site.board.card("porting")
+    card = await site.board.reads.card("porting")
     second = await site.board.asks.ask(job, card, "Which host?", ["alpha", "beta"])
     cookie = await site.sign_in()
     board = await page(site, cookie, "")

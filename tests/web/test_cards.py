@@ -176,7 +176,7 @@ async def test_a_stream_event_carries_the_changed_cards_and_the_group_counts(sit
     import aiohttp
 
     await many(site.store, Phase.DEPLOYED, 30, "shipped")
-    mark = (await site.board.change_mark()).token()
+    mark = (await site.board.web.change_mark()).token()
     async with aiohttp.ClientSession(headers=site.headers()) as http:
         response = await http.get(f"{site.url}events?view=board&since={mark}")
         stream = Stream(response)

@@ -48,7 +48,7 @@ async def card(site: OwnerSite, slug: str, phase: Phase, checks: dict, **fields)
 
 
 async def deploys(site: OwnerSite, slug: str) -> list:
-    found = await site.board.card(slug)
+    found = await site.board.reads.card(slug)
     jobs = await job_store.listing(site.store.reader)
     return [j for j in jobs if j.kind == "deploy" and j.card_id == found.id]
 
@@ -80,7 +80,7 @@ async def test_a_deploy_the_checks_hold_is_refused_naming_the_choice_that_deploy
     assert "held: deployment of c0ffee12c0ff queued" in page
     (job,) = await deploys(site, "held")  # the board queues it only when told to skip
     assert job.payload == {"commit": COMMIT}
-    view = await site.board.view("held")
+    view = await site.board.reads.view("held")
     assert ("deploy", f"{OWNER_ID} via web") in [(e.action, e.actor) for e in view.events]
     # The choice means nothing where nothing holds it: a plain deploy.
     await site.act(cookie, "clean", "deploy")
@@ -103,9 +103,9 @@ async def test_a_card_the_checks_failed_can_be_retried_past_them_once(site: Owne
     broke = unescape((await site.request("GET", "card/broke", headers=owner(cookie)))[2])
     assert SKIP_RETRY not in broke
     await site.act(cookie, "failing", "retry", checks="--skip-checks")
-    assert (await site.board.card("failing")).phase is Phase.BUILDING
+    assert (await site.board.reads.card("failing")).phase is Phase.BUILDING
     jobs = await job_store.listing(site.store.reader)
-    (job,) = [j for j in jobs if j.card_id == (await site.board.card("failing")).id]
+    (job,) = [j for j in jobs if j.card_id == (await site.board.reads.card("failing")).id]
     assert job.kind == "builder" and job.payload.get("skip_checks") is True
 
 
@@ -144,7 +144,7 @@ async def test_the_board_page_offers_the_retry_past_the_checks_on_the_card(
     assert button in page and page.count(SKIP_RETRY) == 1  # only where the checks held it
     status, headers, _ = await press(site, cookie, page, to, "retry")
     assert status == 303 and headers["Location"] == "/"
-    failing = await site.board.card("failing")
+    failing = await site.board.reads.card("failing")
     assert failing.phase is Phase.BUILDING
     jobs = await job_store.listing(site.store.reader)
     (job,) = [j for j in jobs if j.card_id == failing.id]

@@ -60,7 +60,7 @@ async def test_an_owner_comments_on_a_line_in_chromium_and_the_fixer_answers_it(
     try:
         await h.board.act("greeting", Action.START, actor=OWNER)
         await run_idle(h)
-        card = await h.board.card("greeting")
+        card = await h.board.reads.card("greeting")
         assert card.phase is Phase.READY_FOR_DEPLOYMENT, card.failure_detail
 
         link = (await h.board.web_sessions.issue(OWNER)).token
@@ -82,7 +82,7 @@ async def test_an_owner_comments_on_a_line_in_chromium_and_the_fixer_answers_it(
         assert "greet.py:2" in notice and "return 'hi'" in notice and "say hello" in notice
 
         await run_idle(h)
-        card = await h.board.card("greeting")
+        card = await h.board.reads.card("greeting")
         assert card.phase is Phase.READY_FOR_DEPLOYMENT, card.failure_detail
         [fixer] = h.prompts_of("line comments to address")
         assert '"file": "greet.py"' in fixer and '"lines": [\n      2,\n      2\n    ]' in fixer

@@ -78,7 +78,7 @@ async def test_an_owner_comments_on_lines_and_the_fixer_starts_with_it(site: Own
     assert await comment_rows(site) == [
         ("app.py", 3, 4, "value_3 = 3\nvalue_4 = 4", "use a loop", "open")
     ]
-    assert (await site.board.card("commented")).phase is Phase.FIXER_RUNNING
+    assert (await site.board.reads.card("commented")).phase is Phase.FIXER_RUNNING
     said = [
         row[0]
         for row in await site.store.reader.fetchall(
@@ -114,7 +114,7 @@ async def test_a_reader_sees_the_change_but_no_form_and_cannot_post(site: OwnerS
     )
     assert status == 403
     assert await comment_rows(site) == []
-    assert (await site.board.card("commented")).phase is Phase.READY_FOR_DEPLOYMENT
+    assert (await site.board.reads.card("commented")).phase is Phase.READY_FOR_DEPLOYMENT
 
 
 async def test_a_form_for_an_older_commit_or_a_line_outside_the_change_is_refused(

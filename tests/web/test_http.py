@@ -236,7 +236,7 @@ async def open_stream(http, site, *, view: str = "board", since: str = "", last_
 
 
 async def test_a_transition_is_streamed_with_the_card_as_the_board_shows_it(http, site) -> None:
-    mark = (await site.board.change_mark()).token()
+    mark = (await site.board.web.change_mark()).token()
     stream = await open_stream(http, site, since=mark)
     await site.board.act("plain-1", Action.START, actor=OWNER)
     event = await stream.next()
@@ -244,14 +244,14 @@ async def test_a_transition_is_streamed_with_the_card_as_the_board_shows_it(http
     assert card["slug"] == "plain-1" and card["group"] == "working"
     assert card["html"].startswith('<li class="card" id="card-plain-1"')
     assert event["jobs"] is True  # the operator's job was queued
-    assert ChangeMark.parse(event["id"]) == await site.board.change_mark()
+    assert ChangeMark.parse(event["id"]) == await site.board.web.change_mark()
     stream.response.close()
 
 
 async def test_a_page_that_comes_back_is_told_what_it_missed(http, site) -> None:
     """As after a restart: the browser's Last-Event-ID is a mark of the database, so
     the new process tells it exactly the cards that changed while it was away."""
-    seen = (await site.board.change_mark()).token()
+    seen = (await site.board.web.change_mark()).token()
     await site.board.act("plain-2", Action.ARCHIVE, actor=OWNER)
     await site.board.act("plain-1", Action.START, actor=OWNER)
     stream = await open_stream(http, site, since="garbage", last_id=seen)
@@ -262,17 +262,20 @@ async def test_a_page_that_comes_back_is_told_what_it_missed(http, site) -> None
     }
     stream.response.close()
     stream = await open_stream(http, site, view="card", since="not:a:mark")
-    assert (await stream.next()) == {"id": (await site.board.change_mark()).token(), "reload": True}
+    assert (await stream.next()) == {
+        "id": (await site.board.web.change_mark()).token(),
+        "reload": True,
+    }
     stream.response.close()
 
 
 async def test_card_and_runs_pages_hear_which_card_and_whether_jobs_changed(http, site) -> None:
-    mark = (await site.board.change_mark()).token()
+    mark = (await site.board.web.change_mark()).token()
     card = await open_stream(http, site, view="card", since=mark)
     runs = await open_stream(http, site, view="runs", since=mark)
     await site.board.act("hostile", Action.ARCHIVE, actor=OWNER)
     assert await card.next() == {
-        "id": (await site.board.change_mark()).token(),
+        "id": (await site.board.web.change_mark()).token(),
         "slugs": ["hostile"],
         "jobs": False,
     }
@@ -282,7 +285,7 @@ async def test_card_and_runs_pages_hear_which_card_and_whether_jobs_changed(http
 
 
 async def test_stopping_ends_open_streams_at_once(http, site) -> None:
-    stream = await open_stream(http, site, since=(await site.board.change_mark()).token())
+    stream = await open_stream(http, site, since=(await site.board.web.change_mark()).token())
     await asyncio.wait_for(site.web.stop(), 5)
     async with asyncio.timeout(5):
         rest = await stream.response.content.read()
@@ -319,7 +322,7 @@ async def test_the_runs_page_lists_the_workers_of_every_host(site) -> None:
 
 
 async def test_a_card_page_shows_its_acceptance_criteria_and_pipeline(site) -> None:
-    card = await site.board.card("reviewed")
+    card = await site.board.reads.card("reviewed")
     assert card.pipeline_run_id  # started by the owner: a pipeline of its own
     criteria = ["GET /hello answers 200", f"no {HOSTILE_SCRIPT} in the body"]
     async with site.store.transaction() as db:

@@ -20,8 +20,8 @@ OWNERS = True
 
 async def asking(site: OwnerSite) -> int:
     """The running builder of `building` asks to run a command; the request's id."""
-    card = await site.board.card("building")
-    job = (await site.board.view("building")).active_job
+    card = await site.board.reads.card("building")
+    job = (await site.board.reads.view("building")).active_job
     await site.board.talk.begins(job)
     asked = await site.board.talk.ask_approval(job, card, tool="Bash", command="curl x", cwd="/w")
     return asked.id

@@ -196,8 +196,8 @@ async def test_more_items_than_the_section_shows(site: OwnerSite) -> None:
 
 
 async def test_approving_an_agents_request_from_the_board(site: OwnerSite) -> None:
-    card = await site.board.card("building")  # its builder runs
-    job = (await site.board.view("building")).active_job
+    card = await site.board.reads.card("building")  # its builder runs
+    job = (await site.board.reads.view("building")).active_job
     await site.board.talk.begins(job)
     asked = await site.board.talk.ask_approval(job, card, tool="Bash", command="curl x", cwd="/w")
     cookie = await site.sign_in()
@@ -226,14 +226,14 @@ async def test_accept_and_decline_requests_with_and_without_a_card(site: OwnerSi
     for request, action in ((start, "accept"), (draft, "accept"), (other, "decline")):
         status, headers, _ = await press(site, cookie, page, f"/request/{request.id}/act", action)
         assert (status, headers["Location"]) == (303, "/"), request
-    assert (await site.board.request(start.id)).state == "accepted"
-    assert (await site.board.card("plain-1")).phase is Phase.OPERATOR_RUNNING
+    assert (await site.board.reads.request(start.id)).state == "accepted"
+    assert (await site.board.reads.card("plain-1")).phase is Phase.OPERATOR_RUNNING
     assert ("start", VIA_WEB) in await history(site, "plain-1")
-    assert (await site.board.request(draft.id)).state == "accepted"
+    assert (await site.board.reads.request(draft.id)).state == "accepted"
     jobs = await job_store.listing(site.store.reader)
     assert any(j.kind == "planner" for j in jobs)  # the draft's intake dialogue began
-    assert (await site.board.request(other.id)).state == "declined"
-    assert (await site.board.card("plain-2")).phase is Phase.PLANNED
+    assert (await site.board.reads.request(other.id)).state == "declined"
+    assert (await site.board.reads.card("plain-2")).phase is Phase.PLANNED
     page = await owner_page(site, cookie)
     assert 'class="inbox-request"' not in inbox_html(page)
     said = unescape(re.search(r"<div id=\"said\" role=\"status\">.*?</div>", page, re.S).group(0))
@@ -241,7 +241,7 @@ async def test_accept_and_decline_requests_with_and_without_a_card(site: OwnerSi
     # Decided already: chat's own answer, nothing changes.
     before = await snapshot(site)
     await press(site, cookie, page, f"/request/{start.id}/act", "decline")
-    assert (await site.board.request(start.id)).state == "accepted"
+    assert (await site.board.reads.request(start.id)).state == "accepted"
     assert (await snapshot(site))[:4] == before[:4]
     # Only accept and decline go to a request's address.
     async with site.board.transaction() as tx:
@@ -259,7 +259,7 @@ async def test_deploy_from_the_inbox(site: OwnerSite) -> None:
     [(to, action, _)] = buttons(line_of(page, "deploy", "reviewed"))
     status, headers, _ = await press(site, cookie, page, to, action)
     assert (status, headers["Location"]) == (303, "/")
-    reviewed = await site.board.card("reviewed")
+    reviewed = await site.board.reads.card("reviewed")
     jobs = await job_store.listing(site.store.reader)
     assert any(j.kind == "deploy" and j.card_id == reviewed.id for j in jobs)
     assert ("deploy", VIA_WEB) in await history(site, "reviewed")

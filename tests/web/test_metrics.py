@@ -374,7 +374,7 @@ async def test_latency_counts_each_message_once_and_forgets_unanswered_ones(
 @pytest.mark.sqlite_only
 async def test_a_failed_runs_reason_is_not_a_label(board: BoardService) -> None:
     metrics = Metrics(board)
-    card = await board.card_by_id(await _card(board.store, "runs"))
+    card = await board.reads.card_by_id(await _card(board.store, "runs"))
     common = dict(
         role="builder",
         runtime="codex",

@@ -68,7 +68,7 @@ async def test_signing_in_with_the_link_and_starting_a_card(browser: Browser, si
     await click(browser, "form.act input[value=start] ~ button")
     assert browser.driver.current_url == f"{site.url}card/plain-0#act"
     assert "plain-0: /start — planned → operator running." in await said(browser)
-    assert (await site.board.card("plain-0")).phase is Phase.OPERATOR_RUNNING
+    assert (await site.board.reads.card("plain-0")).phase is Phase.OPERATOR_RUNNING
     assert ("start", VIA_WEB) in await history(site, "plain-0")
     assert await browser.console_errors() == []
 
@@ -78,7 +78,7 @@ async def test_answering_by_an_option_button_and_in_words(browser: Browser, site
     await browser.open(f"{site.url}card/asks")
     await click(browser, "form.options button[value='1']")
     assert "Answer recorded for asks" in await said(browser)
-    card = await site.board.card("asks")
+    card = await site.board.reads.card("asks")
     assert card.phase is Phase.OPERATOR_RUNNING
     assert (card.data.answers[-1]["answer"], card.data.answers[-1]["by"]) == (
         "SQLite",
@@ -89,8 +89,8 @@ async def test_answering_by_an_option_button_and_in_words(browser: Browser, site
 
 
 async def test_approving_and_steering_a_running_agent(browser: Browser, site) -> None:
-    card = await site.board.card("building")
-    job = (await site.board.view("building")).active_job
+    card = await site.board.reads.card("building")
+    job = (await site.board.reads.view("building")).active_job
     await site.board.talk.begins(job)
     asked = await site.board.talk.ask_approval(job, card, tool="Bash", command="curl x", cwd="/w")
     await sign_in(browser, site)
@@ -102,7 +102,7 @@ async def test_approving_and_steering_a_running_agent(browser: Browser, site) ->
     await type_in(browser, "form.steer textarea", "use the v2 API")
     await click(browser, "form.steer button")
     assert "building: sent to the builder" in await said(browser)
-    [steer] = [r for r in await site.board.talk_of(card.id) if r.kind == "steer"]
+    [steer] = [r for r in await site.board.web.talk_of(card.id) if r.kind == "steer"]
     assert (steer.text, steer.actor) == ("use the v2 API", VIA_WEB)
     assert await browser.console_errors() == []
 
@@ -165,7 +165,7 @@ async def test_a_forged_csrf_token_or_a_form_on_another_site_is_refused(
     finally:
         await runner.cleanup()
     assert await snapshot(site) == before
-    assert (await site.board.card("plain-0")).phase is Phase.PLANNED
+    assert (await site.board.reads.card("plain-0")).phase is Phase.PLANNED
 
 
 async def test_a_spent_or_expired_link_and_a_revoked_session(browser: Browser, site) -> None:

@@ -35,7 +35,7 @@ async def snapshot(site: OwnerSite) -> list:
 
 
 async def history(site: OwnerSite, slug: str) -> list[tuple[str, str]]:
-    view = await site.board.view(slug)
+    view = await site.board.reads.view(slug)
     return [(event.action, event.actor) for event in view.events]
 
 
@@ -123,7 +123,7 @@ async def test_start_goes_through_the_chat_command_and_names_the_owner_via_web(
 ) -> None:
     cookie = await site.sign_in()
     page = await site.act(cookie, "plain-0", "start")
-    assert (await site.board.card("plain-0")).phase is Phase.OPERATOR_RUNNING
+    assert (await site.board.reads.card("plain-0")).phase is Phase.OPERATOR_RUNNING
     assert ("start", VIA_WEB) in await history(site, "plain-0")
     assert "plain-0: /start — planned → operator running." in unescape(page)
     # The answer is the page's: no chat was sent it.
@@ -151,7 +151,7 @@ async def test_an_answer_by_option_and_one_in_words_with_html(site: OwnerSite) -
     assert 'name="option" value="1">SQLite</button>' in body
     assert "<img src=x" not in body  # the hostile option is a button's text, escaped
     await site.act(cookie, "asks", "answer", option="1")
-    card = await site.board.card("asks")
+    card = await site.board.reads.card("asks")
     assert card.phase is Phase.OPERATOR_RUNNING
     assert card.data.answers[-1] == {
         "kind": "needs_human",
@@ -166,7 +166,7 @@ async def test_an_answer_by_option_and_one_in_words_with_html(site: OwnerSite) -
         )
         await question_store.ask(db, other.id, "needs_human", "And the cache?", [])
     await site.act(cookie, "asks-too", "answer", text=HOSTILE_TITLE)
-    answers = (await site.board.card("asks-too")).data.answers
+    answers = (await site.board.reads.card("asks-too")).data.answers
     assert answers[-1]["answer"] == HOSTILE_TITLE and answers[-1]["by"] == VIA_WEB
     _, _, page = await site.request("GET", "card/asks-too", headers=owner(cookie))
     assert HOSTILE_TITLE not in page and "&lt;img src=x" in page
@@ -174,8 +174,8 @@ async def test_an_answer_by_option_and_one_in_words_with_html(site: OwnerSite) -
 
 async def test_approve_deny_and_steer_a_running_agent(site: OwnerSite) -> None:
     cookie = await site.sign_in()
-    card = await site.board.card("building")
-    job = (await site.board.view("building")).active_job
+    card = await site.board.reads.card("building")
+    job = (await site.board.reads.view("building")).active_job
     await site.board.talk.begins(job)
     first = await site.board.talk.ask_approval(job, card, tool="Bash", command="curl x", cwd="/w")
     body = (await site.request("GET", "card/building", headers=owner(cookie)))[2]
@@ -191,7 +191,7 @@ async def test_approve_deny_and_steer_a_running_agent(site: OwnerSite) -> None:
     assert (denied.state, denied.reason, denied.actor) == ("denied", "not <that>", VIA_WEB)
     page = unescape(await site.act(cookie, "building", "steer", text="use the v2 API"))
     assert "building: sent to the builder" in page
-    [steer] = [r for r in await site.board.talk_of(card.id) if r.kind == "steer"]
+    [steer] = [r for r in await site.board.web.talk_of(card.id) if r.kind == "steer"]
     assert (steer.text, steer.actor) == ("use the v2 API", VIA_WEB)
     assert ("steer", VIA_WEB) in await history(site, "building")
 
@@ -200,8 +200,8 @@ async def test_a_decided_approval_has_no_decide_form_left(site: OwnerSite) -> No
     """Issue 39: only a browser test held that an approval once allowed or denied loses
     its approve/deny form on the card's page; the open one beside it keeps its own."""
     cookie = await site.sign_in()
-    card = await site.board.card("building")
-    job = (await site.board.view("building")).active_job
+    card = await site.board.reads.card("building")
+    job = (await site.board.reads.view("building")).active_job
     await site.board.talk.begins(job)
     allowed = await site.board.talk.ask_approval(job, card, tool="Bash", command="curl x", cwd="/w")
     await site.act(cookie, "building", "approve")
@@ -235,16 +235,16 @@ async def test_retry_fix_cancel_archive_deploy(site: OwnerSite) -> None:
                 lane="light",
             )
     await site.act(cookie, "broken", "retry")
-    assert (await site.board.card("broken")).phase is Phase.BUILDING
+    assert (await site.board.reads.card("broken")).phase is Phase.BUILDING
     await site.act(cookie, "broken-too", "fix")
-    assert (await site.board.card("broken-too")).phase is Phase.FIXER_RUNNING
+    assert (await site.board.reads.card("broken-too")).phase is Phase.FIXER_RUNNING
     await site.act(cookie, "operator", "cancel")
-    assert (await site.board.card("operator")).phase is Phase.PLANNED
+    assert (await site.board.reads.card("operator")).phase is Phase.PLANNED
     await site.act(cookie, "plain-1", "archive")
-    assert (await site.board.card("plain-1")).phase is Phase.ARCHIVED
+    assert (await site.board.reads.card("plain-1")).phase is Phase.ARCHIVED
     await site.act(cookie, "reviewed", "deploy")
     jobs = await job_store.listing(site.store.reader)
-    reviewed = await site.board.card("reviewed")
+    reviewed = await site.board.reads.card("reviewed")
     assert any(j.kind == "deploy" and j.card_id == reviewed.id for j in jobs)
     for slug, action in (
         ("broken", "retry"),
@@ -265,10 +265,10 @@ async def test_accept_and_decline_a_requesters_request(site: OwnerSite) -> None:
     assert f'name="request" value="{asked.id}"' in body
     page = unescape(await site.act(cookie, "plain-1", "accept", request=str(asked.id)))
     assert f"Request #{asked.id} accepted by {VIA_WEB}." in page
-    assert (await site.board.card("plain-1")).phase is Phase.OPERATOR_RUNNING
+    assert (await site.board.reads.card("plain-1")).phase is Phase.OPERATOR_RUNNING
     await site.act(cookie, "plain-2", "decline", request=str(other.id))
-    assert (await site.board.request(other.id)).state == "declined"
-    assert (await site.board.card("plain-2")).phase is Phase.PLANNED
+    assert (await site.board.reads.request(other.id)).state == "declined"
+    assert (await site.board.reads.card("plain-2")).phase is Phase.PLANNED
 
 
 # --- refusals -----------------------------------------------------------------------
@@ -307,7 +307,7 @@ async def test_forms_without_a_session_its_csrf_or_our_origin_are_403(site: Owne
         data={"action": "start", "csrf": mine},
     )
     assert status == 303
-    assert (await site.board.card("plain-0")).phase is Phase.OPERATOR_RUNNING
+    assert (await site.board.reads.card("plain-0")).phase is Phase.OPERATOR_RUNNING
 
 
 async def test_a_revoked_session_acts_no_more_and_is_told(site: OwnerSite) -> None:

@@ -47,7 +47,7 @@ async def test_the_budget_page_shows_today_days_lanes_and_the_costliest_cards(
 
 
 async def test_a_pipeline_page_shows_its_runs_by_id_or_by_a_cards_slug(site: OwnerSite) -> None:
-    card = await site.board.card("reviewed")
+    card = await site.board.reads.card("reviewed")
     for role, cost in (("operator", 0.01), ("builder", 0.5)):
         await site.board.queue.record_run(
             RunRecord(
@@ -114,7 +114,7 @@ async def test_a_split_pipeline_shows_its_parent_children_and_synthesis(site: Ow
 
 async def test_the_budget_page_lists_roles_apart_from_the_lanes(site: OwnerSite) -> None:
     # Issue 34: /budget listed "role:operator" as if it were a configured lane.
-    card = await site.board.card("reviewed")
+    card = await site.board.reads.card("reviewed")
     async with site.store.transaction() as db:
         job, _ = await job_store.enqueue(db, kind="operator", lane="role:operator")
     await site.board.queue.record_run(
@@ -145,11 +145,11 @@ async def test_a_pipeline_keeps_the_split_children_an_owner_starts(tmp_path: Pat
         await board.act("big", Action.START, actor=OWNER)
         kids = [NewChild(slug, slug, f"docs/intent/{slug}.md") for slug in ("big-a", "big-b")]
         await system(board, "big", Action.OPERATOR_SPLIT, children=kids)
-        pipeline = (await board.card("big")).pipeline_run_id
+        pipeline = (await board.reads.card("big")).pipeline_run_id
         assert pipeline
         # The owner starts a child the split did not: before, a pipeline of its own.
         await board.act("big-b", Action.START, actor=OWNER)
-        started = await board.card("big-b")
+        started = await board.reads.card("big-b")
         assert started.phase is Phase.OPERATOR_RUNNING and started.pipeline_run_id == pipeline
         run = run_record(role="operator", cost_usd=0.25, card_id=started.id)
         await board.queue.record_run(replace(run, pipeline_run_id=started.pipeline_run_id))
@@ -163,7 +163,7 @@ async def test_a_pipeline_keeps_the_split_children_an_owner_starts(tmp_path: Pat
         assert '<a href="/card/big-b">big-b</a></td><td data-label="role">operator</td>' in runs
         # Chat's /runs reads the same: by the id, by the parent's slug, by the child's.
         for wanted in (pipeline, "big", "big-b"):
-            found, listed = await board.pipeline_runs(wanted)
+            found, listed = await board.reads.pipeline_runs(wanted)
             assert found == pipeline and [slug for slug, _ in listed] == ["big-b"], wanted
         _, child_page = await read(site, "card/big-b")
         assert f'<a href="/pipeline/{pipeline}">' in child_page

@@ -57,7 +57,7 @@ async def test_a_pushed_waiting_cards_button_answers_it_and_it_leaves_the_group(
     await click(browser, "#card-cache button.opt[formaction$='option=1']")
     assert browser.driver.current_url == site.url  # back on the board, not the card
     assert "Answer recorded for cache" in await said(browser)
-    card = await site.board.card("cache")
+    card = await site.board.reads.card("cache")
     assert card.phase is Phase.OPERATOR_RUNNING
     assert (card.data.answers[-1]["answer"], card.data.answers[-1]["by"]) == (
         "Redis",
@@ -94,6 +94,6 @@ async def test_without_javascript_a_board_button_works(site) -> None:
         await click(browser, "#card-asks button.opt[formaction$='option=1']")
         assert browser.driver.current_url == site.url
         assert "Answer recorded for asks" in await said(browser)
-        assert (await site.board.card("asks")).phase is Phase.OPERATOR_RUNNING
+        assert (await site.board.reads.card("asks")).phase is Phase.OPERATOR_RUNNING
     finally:
         browser.close()

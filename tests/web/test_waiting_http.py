@@ -123,7 +123,7 @@ async def test_an_owner_answers_confirms_and_retries_from_the_board(site: OwnerS
     [(to, _), *_] = buttons(card_html(page, "asks"))
     status, headers, _ = await board_post(site, cookie, to, "answer", csrf)
     assert status == 303 and headers["Location"] == "/"
-    card = await site.board.card("asks")
+    card = await site.board.reads.card("asks")
     assert card.phase is Phase.OPERATOR_RUNNING
     assert (card.data.answers[-1]["answer"], card.data.answers[-1]["by"]) == (
         "SQLite",
@@ -136,13 +136,13 @@ async def test_an_owner_answers_confirms_and_retries_from_the_board(site: OwnerS
 
     status, headers, _ = await board_post(site, cookie, "/card/planned-split/act", "confirm", csrf)
     assert (status, headers["Location"]) == (303, "/")
-    assert (await site.board.card("planned-split")).phase is Phase.SPLIT
-    assert (await site.board.card("plan-child")).phase is not Phase.ARCHIVED
+    assert (await site.board.reads.card("planned-split")).phase is Phase.SPLIT
+    assert (await site.board.reads.card("plan-child")).phase is not Phase.ARCHIVED
     assert ("confirm", VIA_WEB) in await history(site, "planned-split")
 
     status, headers, _ = await board_post(site, cookie, "/card/broken/act", "retry", csrf)
     assert (status, headers["Location"]) == (303, "/")
-    assert (await site.board.card("broken")).phase is Phase.BUILDING
+    assert (await site.board.reads.card("broken")).phase is Phase.BUILDING
     assert ("retry", VIA_WEB) in await history(site, "broken")
 
 
@@ -220,7 +220,7 @@ async def test_live_events_bring_the_buttons_and_no_token(site: OwnerSite) -> No
     cookie = await site.sign_in()
     _, _, page = await site.request("GET", "", headers=owner(cookie))
     csrf = OWNER_FORM.search(page).group(1)
-    mark = (await site.board.change_mark()).token()
+    mark = (await site.board.web.change_mark()).token()
     async with aiohttp.ClientSession(headers=owner(cookie)) as http:
         response = await http.get(f"{site.url}events?view=board&since={mark}")
         stream = Stream(response)

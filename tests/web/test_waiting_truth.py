@@ -86,7 +86,7 @@ async def test_waiting_for_you_holds_what_the_inbox_lists(site: OwnerSite) -> No
 
 async def test_live_events_move_cards_in_and_out_of_waiting(site: OwnerSite) -> None:
     await one_of_each(site.board)
-    mark = (await site.board.change_mark()).token()
+    mark = (await site.board.web.change_mark()).token()
     async with aiohttp.ClientSession(headers=site.headers()) as http:
         response = await http.get(f"{site.url}events?view=board&since={mark}")
         stream = Stream(response)

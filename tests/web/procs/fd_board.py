@@ -60,7 +60,7 @@ async def probe(site) -> str:
     held = []
     try:
         await site.board.import_cards()
-        text = site.board.repo_text("docs/intent/plain-0.md", 10_000)
+        text = site.board.web.repo_text("docs/intent/plain-0.md", 10_000)
         if text is None or "Plain card 0" not in text[0]:
             return "error the intent file did not read back"
         intent = site.repo / "docs" / "intent" / "plain-0.md"
