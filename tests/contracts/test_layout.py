@@ -9,6 +9,7 @@ allowed a new import without the tables following fails here.
 
 from __future__ import annotations
 
+import importlib
 import re
 
 import pytest
@@ -90,3 +91,43 @@ def test_the_check_sees_a_module_left_out() -> None:
     assert _allowed("nothing of the bot") == set()
     assert _allowed("`chatbot/board/`, `runners`") == {"chatbot.board", "runners"}
     assert _allowed("`runners` (its records)") == {"runners"}
+
+
+def seam_rows(text: str) -> list[tuple[str, list[str], str]]:
+    """The README's table of doors: (door, the type names it gives, the module's file)."""
+    start = text.index("| door | its type | in |")
+    rows = []
+    for line in text[start:].splitlines()[2:]:
+        if not line.startswith("|"):
+            break
+        door, types, where = (cell.strip() for cell in line.strip().strip("|").split("|"))
+        names = [name for name in re.findall(r"`([^`]+)`", types) if name.isidentifier()]
+        rows.append((door, names, re.findall(r"`([^`]+)`", where)[0]))
+    return rows
+
+
+def missing_seams(text: str) -> list[str]:
+    missing = []
+    for door, names, path in seam_rows(text):
+        module = importlib.import_module(path.removesuffix(".py").replace("/", "."))
+        missing += [
+            f"{door}: {name} is not in {path}" for name in names if name not in vars(module)
+        ]
+    return missing
+
+
+def test_each_door_of_the_readme_is_the_type_it_names() -> None:
+    rows = seam_rows(README.read_text(encoding="utf-8"))
+    assert len(rows) >= 9
+    assert all(names for _, names, _ in rows)
+    assert missing_seams(README.read_text(encoding="utf-8")) == []
+
+
+def test_the_check_sees_a_door_whose_type_moved() -> None:
+    planted = (
+        "| door | its type | in |\n|---|---|---|\n"
+        "| what the bot sends | `Outgoing` | `chatbot/board/ports.py` |\n"
+    )
+    assert missing_seams(planted) == [
+        "what the bot sends: Outgoing is not in chatbot/board/ports.py"
+    ]
