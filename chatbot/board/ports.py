@@ -9,16 +9,33 @@ page goes through chat, chat/web_acts.py).
 
 from __future__ import annotations
 
-from typing import Protocol
+from collections.abc import Sequence
+from contextlib import AbstractAsyncContextManager
+from typing import Any, Protocol
 
-from chatbot.board.budget import SpendReport
+from chatbot.board.agent_asks import AgentAsks
+from chatbot.board.attachments import BoardFiles
+from chatbot.board.budget import BoardBudget, SpendReport
+from chatbot.board.comments import BoardComments
+from chatbot.board.failures import RunFailures
+from chatbot.board.files import StagedFiles
+from chatbot.board.moves import Along
+from chatbot.board.queue import BoardQueue
 from chatbot.board.reads import BoardReads
-from chatbot.board.routines import RoutineRow
+from chatbot.board.routines import BoardRoutines, RoutineRow
+from chatbot.board.split_plan import NewChild
+from chatbot.board.talk import BoardTalk
+from chatbot.board.tx import BoardTx
 from chatbot.board.web_reads import WebReads
+from chatbot.board.web_sessions import WebSessions
 from chatbot.domain.budgets import BudgetState
+from chatbot.domain.transitions import Action
 from chatbot.store import Store
 from chatbot.store.cards import Card
+from chatbot.store.chat import Post
 from chatbot.store.comments import LineComment
+from chatbot.store.jobs import Job
+from chatbot.store.questions import QuestionRow
 from chatbot.store.routines import RunRow
 
 
@@ -74,3 +91,117 @@ class WebSide(InboxSource, Protocol):
 
     @property
     def routines(self) -> RoutineReads: ...
+
+
+class ChatSide(InboxSource, Protocol):
+    """What chat may do (chatbot/chat): an owner's moves with their answer, chat's own
+    records, and the facets people act through."""
+
+    @property
+    def default_lane(self) -> str: ...
+
+    @property
+    def talk(self) -> BoardTalk: ...
+
+    @property
+    def comments(self) -> BoardComments: ...
+
+    @property
+    def files(self) -> BoardFiles: ...
+
+    @property
+    def routines(self) -> BoardRoutines: ...
+
+    @property
+    def asks(self) -> AgentAsks: ...
+
+    @property
+    def web_sessions(self) -> WebSessions: ...
+
+    @property
+    def budget(self) -> BoardBudget: ...
+
+    async def act(
+        self,
+        slug: str,
+        action: Action,
+        *,
+        actor: str,
+        reason: str = "",
+        payload: dict[str, Any] | None = None,
+        along: Along | None = None,
+        **changes: Any,
+    ) -> Card: ...
+
+    async def answer(
+        self,
+        slug: str,
+        text: str,
+        *,
+        actor: str,
+        question_id: int | None = None,
+        along: Along | None = None,
+    ) -> tuple[Card, QuestionRow | None]: ...
+
+    async def start_draft(
+        self,
+        text: str,
+        *,
+        actor: str,
+        origin: dict[str, str] | None = None,
+        along: Along | None = None,
+    ) -> Card: ...
+
+    def transaction(self) -> AbstractAsyncContextManager[BoardTx]: ...
+
+    async def post_alone(self, post: Post) -> None: ...
+
+
+class WorkerSide(Protocol):
+    """What the worker may do (chatbot/pipeline): claim and run jobs, apply a validated
+    result, fail a run, talk with its agent, and read what a run needs."""
+
+    @property
+    def default_lane(self) -> str: ...
+
+    @property
+    def reads(self) -> BoardReads: ...
+
+    @property
+    def queue(self) -> BoardQueue: ...
+
+    @property
+    def failures(self) -> RunFailures: ...
+
+    @property
+    def talk(self) -> BoardTalk: ...
+
+    @property
+    def asks(self) -> AgentAsks: ...
+
+    @property
+    def comments(self) -> BoardComments: ...
+
+    @property
+    def files(self) -> BoardFiles: ...
+
+    @property
+    def budget(self) -> BoardBudget: ...
+
+    async def apply(
+        self,
+        slug: str,
+        action: Action,
+        *,
+        job: Job | None = None,
+        worker: str | None = None,
+        reason: str = "",
+        files: StagedFiles | None = None,
+        question: tuple[str, str, list[str]] | None = None,
+        children: Sequence[NewChild] = (),
+        deploy: bool = False,
+        details: dict[str, Any] | None = None,
+        rename_to: str | None = None,
+        accepted_run: tuple[int, str | None] | None = None,
+        **changes: Any,
+    ) -> Card: ...

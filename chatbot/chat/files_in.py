@@ -16,9 +16,10 @@ from __future__ import annotations
 import dataclasses
 import logging
 
-from chatbot.board import Attachment, BoardService, FileRefused
+from chatbot.board import Attachment, FileRefused
 from chatbot.board.file_kinds import FileKind, NotTaken, identify
 from chatbot.board.file_names import size_words
+from chatbot.board.ports import ChatSide
 from chatbot.chat.replies import Origin, Replies, chat_of
 from chatbot.chat.texts import say
 from chatbot.chat.voice import Transcriber, TranscriptionFailed, as_command
@@ -39,7 +40,7 @@ def described(files: tuple[Attachment, ...] | list[Attachment], locale: str) -> 
 class FilesIn:
     def __init__(
         self,
-        board: BoardService,
+        board: ChatSide,
         replies: Replies,
         *,
         max_bytes: int,

@@ -14,7 +14,6 @@ from chatbot.board import (
     Along,
     AttachPurpose,
     BoardError,
-    BoardService,
     BoardTx,
     Card,
     Change,
@@ -23,6 +22,7 @@ from chatbot.board import (
 )
 from chatbot.board.agent_asks import AGENT
 from chatbot.board.budget import budget_stopped
+from chatbot.board.ports import ChatSide
 from chatbot.chat import reactions, render
 from chatbot.chat.agent_answers import AgentAnswers
 from chatbot.chat.attaching import AttachHandlers
@@ -58,7 +58,7 @@ class ChatHandlers(
     what runs cost and /allow from SpendHandlers. Each mixin asks of this class only what
     `HandlerHost` (host.py) declares."""
 
-    def __init__(self, board: BoardService, replies: Replies, config: Config | None = None):
+    def __init__(self, board: ChatSide, replies: Replies, config: Config | None = None):
         self.board = board
         self.replies = replies
         self.locale = replies.locale

@@ -13,7 +13,8 @@ from __future__ import annotations
 
 from typing import Any, Protocol
 
-from chatbot.board import Along, Attachment, BoardService
+from chatbot.board import Along, Attachment
+from chatbot.board.ports import ChatSide
 from chatbot.chat.commands import CommandCall
 from chatbot.chat.replies import Origin, Replies
 from chatbot.config import Config
@@ -21,7 +22,7 @@ from chatbot.domain.transitions import Action
 
 
 class HandlerHost(Protocol):
-    board: BoardService
+    board: ChatSide
     replies: Replies
     locale: str
     #: For what only the configuration knows (where a session can be continued, the

@@ -26,7 +26,8 @@ import time
 from collections.abc import Awaitable, Callable, Iterable
 from typing import Any
 
-from chatbot.board import BoardService, Posted, StoreUnwritable
+from chatbot.board import Posted, StoreUnwritable
+from chatbot.board.ports import ChatSide
 from chatbot.chat import commands, dispatch, reactions, render, render_help
 from chatbot.chat.acts import (
     FILE_COMMANDS,
@@ -82,7 +83,7 @@ BARE_WORDS = frozenset({"help", "status", "inbox"})
 class ChatIntake:
     def __init__(
         self,
-        board: BoardService,
+        board: ChatSide,
         owners: Iterable[Identity | str] = (),
         requesters: Iterable[Identity | str] = (),
         locale: str = "en",
@@ -115,7 +116,7 @@ class ChatIntake:
         )
 
     @classmethod
-    def from_config(cls, board: BoardService, config: Config, **options: object) -> ChatIntake:
+    def from_config(cls, board: ChatSide, config: Config, **options: object) -> ChatIntake:
         limits = {
             "rate_capacity": config.bot.rate_limit_burst,
             "rate_refill_s": config.bot.rate_limit_refill_s,

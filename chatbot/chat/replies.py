@@ -18,7 +18,6 @@ from chatbot.board import (
     AlreadyAnswered,
     Attachment,
     BoardError,
-    BoardService,
     Post,
     QuestionRow,
     Request,
@@ -26,6 +25,7 @@ from chatbot.board import (
     UnknownCard,
     closest_slugs,
 )
+from chatbot.board.ports import ChatSide
 from chatbot.chat import render
 from chatbot.chat.authority import Standing
 from chatbot.chat.commands import FOR_ACTION, PREFIX, shown_with
@@ -77,7 +77,7 @@ def chat_of(event: IncomingEvent) -> dict[str, str]:
 class Replies:
     def __init__(
         self,
-        board: BoardService,
+        board: ChatSide,
         locale: str,
         max_chars: int = render.MAX_CHARS,
         *,

@@ -18,7 +18,8 @@ from datetime import datetime
 from typing import Any
 from zoneinfo import ZoneInfo
 
-from chatbot.board import BoardService, UnknownCard
+from chatbot.board import UnknownCard
+from chatbot.board.ports import ChatSide
 from chatbot.board.routines import (
     ACTIVE,
     BY_OWNER,
@@ -97,7 +98,7 @@ def taken_apart(text: str, prefixes: tuple[str, ...]) -> Written:
 
 
 async def checked_command(
-    board: BoardService, command: str, prefixes: tuple[str, ...], locale: str
+    board: ChatSide, command: str, prefixes: tuple[str, ...], locale: str
 ) -> CommandCall:
     """The command as the table parses it, one that starts work, on a card that exists."""
     parsed = commands.parse(command, prefixes)
@@ -368,7 +369,7 @@ def rows_of_config(config: Config, now: float) -> list[RoutineRow]:
     return rows
 
 
-async def keep_config_routines(board: BoardService, config: Config) -> list[RoutineRow]:
+async def keep_config_routines(board: ChatSide, config: Config) -> list[RoutineRow]:
     """The board's config routines made those of `[[routines]]` (at start, and before
     `chatbot routines` lists them)."""
     now = time.time()

@@ -17,8 +17,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from chatbot.board import BoardError, BoardService
+from chatbot.board import BoardError
 from chatbot.board.file_kinds import NotTaken, identify
+from chatbot.board.ports import WorkerSide
 
 log = logging.getLogger(__name__)
 
@@ -65,7 +66,7 @@ def _words(error: OSError) -> str:
 
 
 async def keep(
-    board: BoardService, worktree: Path, paths: Sequence[str], *, limit: int, max_pixels: int
+    board: WorkerSide, worktree: Path, paths: Sequence[str], *, limit: int, max_pixels: int
 ) -> Offered:
     kept: list[dict[str, object]] = []
     skipped: list[str] = []

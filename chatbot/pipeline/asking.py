@@ -12,7 +12,8 @@ from __future__ import annotations
 import asyncio
 import logging
 
-from chatbot.board import BoardService, QuestionRow, StoreError
+from chatbot.board import QuestionRow, StoreError
+from chatbot.board.ports import WorkerSide
 
 log = logging.getLogger(__name__)
 
@@ -20,7 +21,7 @@ OPEN = "open"
 
 
 class OwnerAnswers:
-    def __init__(self, board: BoardService) -> None:
+    def __init__(self, board: WorkerSide) -> None:
         self.board = board
         self._waiting: dict[int, asyncio.Future[QuestionRow]] = {}
 

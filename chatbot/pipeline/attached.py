@@ -16,8 +16,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from chatbot.board import Attachment, BoardService, FileGone
+from chatbot.board import Attachment, FileGone
 from chatbot.board.file_kinds import FileKind
+from chatbot.board.ports import WorkerSide
 from runners import run_files
 
 log = logging.getLogger(__name__)
@@ -45,7 +46,7 @@ def job_folder(workspaces: Path, job_id: int) -> Path:
 
 
 async def lay_out(
-    board: BoardService,
+    board: WorkerSide,
     files: Sequence[Attachment],
     laid: Laid,
     *,

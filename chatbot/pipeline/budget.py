@@ -10,8 +10,9 @@ from __future__ import annotations
 import logging
 from collections.abc import Iterable
 
-from chatbot.board import BoardService, Card, Job, LeaseLost, run_events
+from chatbot.board import Card, Job, LeaseLost, run_events
 from chatbot.board.budget import local_day
+from chatbot.board.ports import WorkerSide
 from chatbot.board.run_events import BudgetHeld, RunObserver
 from chatbot.domain.budgets import BudgetState
 from chatbot.domain.roles import DEPLOY_JOB
@@ -33,7 +34,7 @@ def stop_detail(state: BudgetState, role: str) -> str:
 
 
 async def hold_for_day_budget(
-    board: BoardService, observers: Iterable[RunObserver], waiting: set[str]
+    board: WorkerSide, observers: Iterable[RunObserver], waiting: set[str]
 ) -> set[str]:
     """The waiting lanes that may not claim: every model lane while today's budget is spent."""
     models = waiting - {DEPLOY_JOB}
@@ -49,7 +50,7 @@ async def hold_for_day_budget(
     return models
 
 
-async def stopped_by_budget(board: BoardService, job: Job, card: Card, worker: str) -> bool:
+async def stopped_by_budget(board: WorkerSide, job: Job, card: Card, worker: str) -> bool:
     """Stop the claimed run of a card whose budget is spent; True when it was stopped."""
     state = await board.budget.of_card(card)
     if state is None or not state.reached:

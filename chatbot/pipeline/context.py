@@ -16,8 +16,9 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from chatbot.board import BoardService, Card, Job, RunRecord, StoreUnwritable, run_events
+from chatbot.board import Card, Job, RunRecord, StoreUnwritable, run_events
 from chatbot.board.files import StagedFiles
+from chatbot.board.ports import WorkerSide
 from chatbot.board.run_events import (
     ProviderLimited,
     RunEvent,
@@ -76,7 +77,7 @@ class RunInterrupted(Exception):
 class JobContext:
     job: Job
     card: Card
-    board: BoardService
+    board: WorkerSide
     config: Config
     worker_id: str
     target_branch: str | None

@@ -12,7 +12,8 @@ import contextlib
 import logging
 import time
 
-from chatbot.board import BoardService, Job, LeaseLost
+from chatbot.board import Job, LeaseLost
+from chatbot.board.ports import WorkerSide
 from chatbot.board.run_events import ProviderLimited
 from chatbot.pipeline.context import JobContext, RunLimited
 from runners.runtimes import Limited
@@ -47,7 +48,7 @@ async def wait_for_reset(ctx: JobContext, job: Job, owner: str, stopped: RunLimi
     await ctx.tell(ProviderLimited(ctx.card, stopped.runtime, stopped.limited, False, at))
 
 
-async def next_wake(board: BoardService, lanes: list[str], poll_s: float) -> float:
+async def next_wake(board: WorkerSide, lanes: list[str], poll_s: float) -> float:
     """How long the worker may sleep: `poll_s`, or less when a waiting job is due sooner."""
     due = await board.queue.next_not_before(lanes)
     if due is None:

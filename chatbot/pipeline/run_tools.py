@@ -41,7 +41,8 @@ from mcp.server.lowlevel import Server
 from mcp.shared.message import SessionMessage
 from pydantic import BaseModel, ValidationError
 
-from chatbot.board import BoardError, BoardService, Card, Job, StoreError
+from chatbot.board import BoardError, Card, Job, StoreError
+from chatbot.board.ports import WorkerSide
 from chatbot.board.run_events import (
     AgentAskClosed,
     AgentAsked,
@@ -115,7 +116,7 @@ class _Tool:
 
 @contextlib.asynccontextmanager
 async def serving_for(
-    ctx: RunContext, board: BoardService, answers: OwnerAnswers | None, role: Role
+    ctx: RunContext, board: WorkerSide, answers: OwnerAnswers | None, role: Role
 ) -> AsyncIterator[tuple[ToolServer | None, Hold]]:
     """The run's tool server and its hold on the idle watchdog; no server without the
     worker's answers (nothing would hear an owner's answer)."""
@@ -134,7 +135,7 @@ class RunTools:
     def __init__(
         self,
         ctx: RunContext,
-        board: BoardService,
+        board: WorkerSide,
         answers: OwnerAnswers,
         *,
         role: Role,

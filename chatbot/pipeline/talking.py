@@ -17,8 +17,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-from chatbot.board import BoardService, Card, Job, StoreError, TalkRow, run_events
+from chatbot.board import Card, Job, StoreError, TalkRow, run_events
 from chatbot.board import talk as talk_store
+from chatbot.board.ports import WorkerSide
 from chatbot.board.run_events import (
     ApprovalFlood,
     ApprovalRequested,
@@ -66,7 +67,7 @@ class _Live:
 
 
 class LiveTalks:
-    def __init__(self, board: BoardService, config: Config) -> None:
+    def __init__(self, board: WorkerSide, config: Config) -> None:
         self.board = board
         self.config = config
         self._live: dict[int, _Live] = {}

@@ -19,7 +19,6 @@ from pathlib import Path
 from typing import Any
 
 from chatbot.board import (
-    BoardService,
     Change,
     Job,
     LeaseLost,
@@ -28,6 +27,7 @@ from chatbot.board import (
     UnknownCard,
 )
 from chatbot.board.files import FileExistsRefusal
+from chatbot.board.ports import WorkerSide
 from chatbot.board.run_events import RunObserver
 from chatbot.board.talk import can_talk
 from chatbot.config import Config
@@ -74,7 +74,7 @@ async def current_branch(repo: Path) -> str | None:
 class Worker:
     def __init__(
         self,
-        board: BoardService,
+        board: WorkerSide,
         config: Config,
         *,
         instance_id: str,
