@@ -11,7 +11,7 @@ from chatbot.app.startup import open_store
 from chatbot.board import BoardService, StoreError
 from chatbot.chat.authority import Authority, Standing
 from chatbot.chat.commands import DEFAULT_PREFIXES
-from chatbot.chat.routines import Refused, checked_command, rows_of_config
+from chatbot.chat.routines import RoutineRefused, checked_command, rows_of_config
 from chatbot.chat.texts import say
 from chatbot.config import Config
 from chatbot.domain.schedules import local_words
@@ -40,7 +40,7 @@ async def routine_lines(config: Config, connect: bool) -> list[tuple[str, bool]]
             if board is not None:
                 try:
                     await checked_command(board, row.command, prefixes, "en")
-                except Refused as refused:
+                except RoutineRefused as refused:
                     found.append((f"{name}: {say('en', refused.key, **refused.params)}", False))
                     continue
             following = local_words(row.next_at, row.timezone) if row.next_at else "none left"

@@ -41,23 +41,26 @@ class Standing(StrEnum):
     STRANGER = "stranger"
 
 
-class Verdict(StrEnum):
+class Permission(StrEnum):
+    """What a sender's standing allows of a command (not a check's verdict, which is
+    `runners.checks.Verdict`)."""
+
     ALLOW = "allow"
     #: A requester's /start, /draft, /research: posted as a request for an owner.
     AS_REQUEST = "as_request"
     DENY = "deny"
 
 
-def permits(role: Standing, access: Access) -> Verdict:
+def permits(role: Standing, access: Access) -> Permission:
     """The whole access policy, in one table-like function."""
     if role is Standing.OWNER:
-        return Verdict.ALLOW
+        return Permission.ALLOW
     if role is Standing.REQUESTER:
         if access is Access.READ:
-            return Verdict.ALLOW
+            return Permission.ALLOW
         if access is Access.REQUEST:
-            return Verdict.AS_REQUEST
-    return Verdict.DENY
+            return Permission.AS_REQUEST
+    return Permission.DENY
 
 
 def from_config_string(value: str) -> Identity:

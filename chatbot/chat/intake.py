@@ -48,9 +48,9 @@ from chatbot.chat.authority import (
     Authority,
     Clock,
     NoticeMemory,
+    Permission,
     RateLimiter,
     Standing,
-    Verdict,
     normal,
     permits,
     untrusted_device,
@@ -206,7 +206,7 @@ class ChatIntake:
             await self.replies.say(event, key, purpose="refusal", device=device.id or "?")
             return
         origin = Origin(event, normal(event.envelope.sender), role)
-        if verdict is Verdict.DENY:
+        if verdict is Permission.DENY:
             await self.replies.say(event, "owners_only", purpose="refusal")
             return
         # --- step 4: dispatch ---
@@ -222,7 +222,7 @@ class ChatIntake:
             if kept is None:
                 return
             origin = dataclasses.replace(origin, files=kept)
-        if verdict is Verdict.AS_REQUEST:
+        if verdict is Permission.AS_REQUEST:
             if isinstance(act, AttachAct):
                 act = CommandAct(CommandCall(BY_NAME["attach"], {"slug": act.slug}))
             assert isinstance(act, CommandAct) and isinstance(act.parsed, CommandCall)

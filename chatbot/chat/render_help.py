@@ -9,7 +9,7 @@ syntax of its own (the console's `>N`, `+N`) gives its lines, appended to both l
 from __future__ import annotations
 
 from chatbot.chat import reactions
-from chatbot.chat.authority import Standing, Verdict, permits
+from chatbot.chat.authority import Permission, Standing, permits
 from chatbot.chat.commands import BY_NAME, COMMANDS, Command, Problem, UsageProblem
 from chatbot.chat.render import usage_problem
 from chatbot.chat.texts import say
@@ -33,9 +33,9 @@ def _command_line(command: Command, locale: str, access: str | None = None) -> s
 def _for(role: Standing, command: Command, locale: str) -> str | None:
     """The command's line as a requester reads it (None: not theirs to use)."""
     verdict = permits(role, command.access)
-    if verdict is Verdict.DENY:
+    if verdict is Permission.DENY:
         return None
-    yours = "access_request_yours" if verdict is Verdict.AS_REQUEST else ""
+    yours = "access_request_yours" if verdict is Permission.AS_REQUEST else ""
     return _command_line(command, locale, yours)
 
 

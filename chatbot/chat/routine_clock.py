@@ -27,7 +27,7 @@ from chatbot.board import Post
 from chatbot.board import routines as routine_store
 from chatbot.board.routines import Occurrence
 from chatbot.chat import commands, dispatch
-from chatbot.chat.authority import Standing, Verdict, permits
+from chatbot.chat.authority import Permission, Standing, permits
 from chatbot.chat.commands import UsageProblem
 from chatbot.chat.handlers import ChatHandlers
 from chatbot.chat.intake import ChatIntake
@@ -187,7 +187,7 @@ class RoutineClock:
         if isinstance(parsed, UsageProblem):
             await replies.send(event, usage_problem(parsed, intake.locale), purpose="refusal")
             return await self._finish(occurrence, routine_store.REFUSED, None, row.command, now)
-        if permits(role, parsed.command.access) is not Verdict.ALLOW:
+        if permits(role, parsed.command.access) is not Permission.ALLOW:
             await replies.say(event, "owners_only", purpose="refusal")
         else:
             origin = RoutineOrigin(event, owner, role)

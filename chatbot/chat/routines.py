@@ -65,7 +65,7 @@ class Written:
     budget_usd: float | None = None
 
 
-class Refused(Exception):
+class RoutineRefused(Exception):
     """A routine that cannot be made: the catalogue key and its values."""
 
     def __init__(self, key: str, **params: object):
@@ -78,7 +78,7 @@ def taken_apart(text: str, prefixes: tuple[str, ...]) -> Written:
     words = text.split()
     at = next((i for i, w in enumerate(words) if commands.is_command(w, prefixes)), None)
     if at is None:
-        raise Refused("routine_no_command")
+        raise RoutineRefused("routine_no_command")
     when, catch_up, budget = [], "once", None
     head = iter(words[:at])
     for word in head:
@@ -89,9 +89,9 @@ def taken_apart(text: str, prefixes: tuple[str, ...]) -> Written:
             try:
                 budget = float(value)
             except ValueError:
-                raise Refused("routine_bad_budget") from None
+                raise RoutineRefused("routine_bad_budget") from None
             if budget <= 0:
-                raise Refused("routine_bad_budget")
+                raise RoutineRefused("routine_bad_budget")
         else:
             when.append(word)
     return Written(" ".join(when), " ".join(words[at:]), catch_up, budget)
@@ -103,15 +103,15 @@ async def checked_command(
     """The command as the table parses it, one that starts work, on a card that exists."""
     parsed = commands.parse(command, prefixes)
     if isinstance(parsed, UsageProblem):
-        raise Refused("routine_bad_command", problem=render.usage_problem(parsed, locale))
+        raise RoutineRefused("routine_bad_command", problem=render.usage_problem(parsed, locale))
     if parsed.name not in STARTING:
         allowed = ", ".join(f"/{name}" for name in STARTING)
-        raise Refused("routine_not_startable", allowed=allowed, command=parsed.name)
+        raise RoutineRefused("routine_not_startable", allowed=allowed, command=parsed.name)
     if slug := parsed.text("slug"):
         try:
             await board.reads.card(slug)
         except UnknownCard:
-            raise Refused("routine_no_card", slug=slug, command=parsed.name) from None
+            raise RoutineRefused("routine_no_card", slug=slug, command=parsed.name) from None
     return parsed
 
 
@@ -119,7 +119,7 @@ def schedule_of_words(when: str, zone: str, now: float, once: bool, locale: str 
     try:
         return parse(when, zone, now, once=once)
     except ScheduleError as error:
-        raise Refused("routine_bad_when", why=error.said(locale).rstrip(".")) from None
+        raise RoutineRefused("routine_bad_when", why=error.said(locale).rstrip(".")) from None
 
 
 def routine_zone(config: Config | None) -> str:
@@ -213,7 +213,7 @@ class RoutineHandlers(HandlerHost):
             parsed = await checked_command(
                 self.board, written.command, self.routine_prefixes, self.replies.locale
             )
-        except Refused as refused:
+        except RoutineRefused as refused:
             await self.replies.say(origin.event, refused.key, purpose="refusal", **refused.params)
             return
         command = commands.PREFIX + written.command.split(maxsplit=1)[0].lstrip("/!").lower()

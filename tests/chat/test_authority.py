@@ -7,9 +7,9 @@ import pytest
 from chatbot.chat.authority import (
     Authority,
     NoticeMemory,
+    Permission,
     RateLimiter,
     Standing,
-    Verdict,
     from_config_string,
     permits,
 )
@@ -46,18 +46,18 @@ def test_an_owner_listed_as_requester_too_is_an_owner() -> None:
 @pytest.mark.parametrize(
     "role, access, verdict",
     [
-        (Standing.OWNER, Access.OWNER, Verdict.ALLOW),
-        (Standing.OWNER, Access.REQUEST, Verdict.ALLOW),
-        (Standing.OWNER, Access.READ, Verdict.ALLOW),
-        (Standing.REQUESTER, Access.OWNER, Verdict.DENY),
-        (Standing.REQUESTER, Access.REQUEST, Verdict.AS_REQUEST),
-        (Standing.REQUESTER, Access.READ, Verdict.ALLOW),
-        (Standing.STRANGER, Access.OWNER, Verdict.DENY),
-        (Standing.STRANGER, Access.REQUEST, Verdict.DENY),
-        (Standing.STRANGER, Access.READ, Verdict.DENY),
+        (Standing.OWNER, Access.OWNER, Permission.ALLOW),
+        (Standing.OWNER, Access.REQUEST, Permission.ALLOW),
+        (Standing.OWNER, Access.READ, Permission.ALLOW),
+        (Standing.REQUESTER, Access.OWNER, Permission.DENY),
+        (Standing.REQUESTER, Access.REQUEST, Permission.AS_REQUEST),
+        (Standing.REQUESTER, Access.READ, Permission.ALLOW),
+        (Standing.STRANGER, Access.OWNER, Permission.DENY),
+        (Standing.STRANGER, Access.REQUEST, Permission.DENY),
+        (Standing.STRANGER, Access.READ, Permission.DENY),
     ],
 )
-def test_the_access_policy(role: Standing, access: Access, verdict: Verdict) -> None:
+def test_the_access_policy(role: Standing, access: Access, verdict: Permission) -> None:
     assert permits(role, access) is verdict
 
 

@@ -29,9 +29,8 @@ DUPLICATES: Mapping[str, str] = {
     "Kind": "an inbox row's kind (board) and a card's kind (domain)",
     "Network": "a chat network's record (transports) and a sandbox's network (runners)",
     "Original": "a reminder's first post (store) and a message an edit replaces (transports)",
-    "Refused": "a refused backup (app), routine (chat) and agent request (runners)",
+    "Refused": "a refused backup (app) and agent request (runners)",
     "Snapshot": "a card's state for its why line (domain) and a backup (store)",
-    "Verdict": "an access verdict (chat) and a check's verdict (runners)",
 }
 
 
