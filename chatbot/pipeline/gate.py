@@ -2,7 +2,7 @@
 
 Which command (the intent's `Checks:` line, else `[checks] command`), run in the
 card's worktree inside the agents' sandbox, and what the card keeps of the result:
-`data["checks"]`, one record per commit (verdict, duration, the output's tail), which
+`CardData.checks`, one record per commit (verdict, duration, the output's tail), which
 the reviewer's prompt, /status, the card page, `card --json` and /deploy read.
 """
 
