@@ -214,7 +214,7 @@ async def run_jobs(
             (card.id,),
         )
         if job is None or job["state"] != "done":
-            failed = await owner_board.card(slug)
+            failed = await owner_board.reads.card(slug)
             raise SystemExit(f"{slug}: its run did not end well: {failed.failure_detail}")
         mine = [t for program, t in spawned[before_spawns:] if program in launchers]
         assert len(mine) == 1, spawned[before_spawns:]
@@ -292,7 +292,7 @@ async def bench(
         owner_board = BoardService(owner_store, repo, default_lane="light")
         await board.import_cards()
         await fill_board(store, cards - len(slugs), first=0)
-        total = (await board.summary()).total
+        total = (await board.reads.summary()).total
 
         finished: dict[str, asyncio.Event] = {}
 
@@ -323,7 +323,7 @@ async def bench(
             await worker_task
 
         rss_after_runs = rss_mb()
-        views = await board.all_views()
+        views = await board.reads.all_views()
         rss_after_views = rss_mb()
     finally:
         loop.subprocess_exec = real_exec  # type: ignore[method-assign]

@@ -95,7 +95,7 @@ async def main(args: argparse.Namespace) -> None:
             print(f"built {args.cards} cards in {time.perf_counter() - started:.1f} s")
             token = secrets.token_urlsafe(24)
             up = {"xmpp": True, "matrix": True}
-            metrics = Metrics(BoardService(store, Path(folder)), lambda: up)
+            metrics = Metrics(BoardService(store, Path(folder)).reads, lambda: up)
             listener = MetricsListener(MetricsDoor(metrics, (token,)), "127.0.0.1", 0)
             assert await listener.start()
             times = []

@@ -159,7 +159,7 @@ async def explain(store: Store, board: BoardService) -> None:
     done = (Phase.DEPLOYED, Phase.DONE, Phase.RESEARCH_DONE)
     row = await store.reader.fetchone("SELECT updated_at, id FROM cards WHERE id = 50000")
     middle = Cursor(row[0], row[1]) if row else None
-    mark = await board.change_mark()
+    mark = await board.web.change_mark()
     for name, (sql, params) in (
         ("search, nothing holds it", list_query(store.engine, tuple(Phase), 50, "zz-nothing")),
         ("done, first page", list_query(store.engine, done, 50)),
