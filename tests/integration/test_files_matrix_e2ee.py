@@ -33,6 +33,7 @@ import yarl
 from aiohttp import web
 
 from chatbot.board.reads import change_base
+from chatbot.store.card_data import CardData
 from runners.diff_files import patch_of
 from tests.integration.bot_process import BotProcess, bot_config, prepare, write_scenario
 from tests.integration.matrix_e2ee_peer import E2eePeer
@@ -437,7 +438,8 @@ async def test_a_long_diff_comes_as_an_encrypted_patch_the_owner_decrypts_exactl
         got = await owner.fetch_file(content)
         repo = tmp_path / "repo"
         # The board's patch: the card's commit against its base, as the board finds it ...
-        base = change_base(SimpleNamespace(data=json.loads(card["data"]), commit_hash=commit))
+        data = CardData.read(json.loads(card["data"]), "report")
+        base = change_base(SimpleNamespace(data=data, commit_hash=commit))
         board_patch, cut = await patch_of(repo, commit, base)
         assert not cut
         assert got == board_patch.encode()
