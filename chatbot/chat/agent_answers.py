@@ -24,12 +24,12 @@ from chatbot.board.agent_asks import (
 )
 from chatbot.board.agent_proposals import target_id
 from chatbot.board.tx import ON_PAGE
-from chatbot.chat.host import HandlerHost
+from chatbot.chat.host import Facet
 from chatbot.chat.replies import Origin
 from chatbot.chat.texts_agent import STATES
 
 
-class AgentAnswers(HandlerHost):
+class AgentAnswers(Facet):
     async def answer_agent(
         self, origin: Origin, question: QuestionRow, text: str, via: str
     ) -> None:

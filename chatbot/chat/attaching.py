@@ -11,12 +11,12 @@ from __future__ import annotations
 from chatbot.board import Attachment, AttachPurpose, UnknownCard
 from chatbot.chat.commands import CommandCall
 from chatbot.chat.files_in import described
-from chatbot.chat.host import HandlerHost
+from chatbot.chat.host import Facet
 from chatbot.chat.replies import Origin
 from chatbot.transports.networks import takes_files
 
 
-class AttachHandlers(HandlerHost):
+class AttachHandlers(Facet):
     @property
     def loose_minutes(self) -> int:
         return self.config.files.keep_loose_minutes if self.config is not None else 30

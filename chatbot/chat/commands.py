@@ -66,8 +66,9 @@ class Command:
     name: str
     args: tuple[Arg, ...]
     access: Access
-    #: The method of `ChatHandlers` (chat/handlers.py) that carries it out; it is
-    #: called with the asker's origin and the parsed invocation.
+    #: Which method carries it out (chat/dispatch.py binds each name to a method of
+    #: ChatHandlers or of one of its facets, checked at import); it is called with the
+    #: asker's origin and the parsed invocation.
     handler: str
     #: The owner action this command performs on a card, if it is one.
     action: Action | None = None

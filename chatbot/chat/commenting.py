@@ -17,7 +17,7 @@ from chatbot.board.comments import Commented, CommentRefused, NewComment
 from chatbot.chat import render_diff
 from chatbot.chat.authority import Standing
 from chatbot.chat.commands import BY_NAME, CommandCall
-from chatbot.chat.host import HandlerHost
+from chatbot.chat.host import Facet
 from chatbot.chat.replies import Origin
 from chatbot.domain.transitions import Action, allowed_actions
 from chatbot.transports.networks import sends_files
@@ -39,7 +39,7 @@ def parse_where(where: str) -> tuple[str, tuple[int, int] | None] | None:
     return found.group("path"), (int(start), int(end))
 
 
-class CommentHandlers(HandlerHost):
+class CommentHandlers(Facet):
     # --- /diff ---------------------------------------------------------------------------
 
     async def diff(self, origin: Origin, invocation: CommandCall) -> None:
@@ -180,4 +180,4 @@ class CommentHandlers(HandlerHost):
             start, end = new.lines
             where += f":{start}" if start == end else f":{start}-{end}"
         args: dict[str, str | int | None] = {"slug": slug, "file:line": where, "text": new.body}
-        await self.request(origin, CommandCall(BY_NAME["comment"], args))
+        await self.host.request(origin, CommandCall(BY_NAME["comment"], args))

@@ -1,4 +1,4 @@
-"""Which method of `ChatHandlers` carries out each command of the table.
+"""Which method of `ChatHandlers` or of its facets carries out each command of the table.
 
 The command table (commands.py) names a handler; this module is the one place where that
 name meets its function: a reference a reader and the type checker can follow, checked
@@ -14,34 +14,36 @@ from chatbot.chat.commands import COMMANDS, Command, CommandCall
 from chatbot.chat.handlers import ChatHandlers
 from chatbot.chat.replies import Origin
 
-Handler = Callable[[ChatHandlers, Origin, CommandCall], Awaitable[None]]
+#: From the handlers to the bound method of their facet that carries out a command: a
+#: reference the checker follows (a lambda, since the facets are made per ChatHandlers).
+Handler = Callable[[ChatHandlers], Callable[[Origin, CommandCall], Awaitable[None]]]
 
 HANDLERS: dict[str, Handler] = {
-    "allow": ChatHandlers.allow,
-    "answer": ChatHandlers.answer,
-    "approve": ChatHandlers.approve,
-    "at": ChatHandlers.at,
-    "attach": ChatHandlers.attach,
-    "budget": ChatHandlers.budget,
-    "comment": ChatHandlers.comment,
-    "decide": ChatHandlers.decide,
-    "deny": ChatHandlers.deny,
-    "diff": ChatHandlers.diff,
-    "draft": ChatHandlers.draft,
-    "every": ChatHandlers.every,
-    "help": ChatHandlers.help,
-    "inbox": ChatHandlers.inbox,
-    "interrupt": ChatHandlers.interrupt,
-    "log": ChatHandlers.log,
-    "move": ChatHandlers.move,
-    "routine": ChatHandlers.routine,
-    "routines": ChatHandlers.routines,
-    "runs": ChatHandlers.runs,
-    "status": ChatHandlers.status,
-    "steer": ChatHandlers.steer,
-    "timezone": ChatHandlers.timezone,
-    "web": ChatHandlers.web,
-    "why": ChatHandlers.why,
+    "allow": lambda h: h.spending.allow,
+    "answer": lambda h: h.answer,
+    "approve": lambda h: h.talking.approve,
+    "at": lambda h: h.routines.at,
+    "attach": lambda h: h.attaching.attach,
+    "budget": lambda h: h.spending.budget,
+    "comment": lambda h: h.commenting.comment,
+    "decide": lambda h: h.requesting.decide,
+    "deny": lambda h: h.talking.deny,
+    "diff": lambda h: h.commenting.diff,
+    "draft": lambda h: h.draft,
+    "every": lambda h: h.routines.every,
+    "help": lambda h: h.lookups.help,
+    "inbox": lambda h: h.lookups.inbox,
+    "interrupt": lambda h: h.talking.interrupt,
+    "log": lambda h: h.lookups.log,
+    "move": lambda h: h.move,
+    "routine": lambda h: h.routines.routine,
+    "routines": lambda h: h.routines.routines,
+    "runs": lambda h: h.spending.runs,
+    "status": lambda h: h.lookups.status,
+    "steer": lambda h: h.talking.steer,
+    "timezone": lambda h: h.routines.timezone,
+    "web": lambda h: h.web_signin.web,
+    "why": lambda h: h.lookups.why,
 }
 
 
@@ -61,4 +63,4 @@ check(COMMANDS, HANDLERS)
 
 async def carry_out(handlers: ChatHandlers, origin: Origin, invocation: CommandCall) -> None:
     """Run the command's handler for `origin` (who asked, from where)."""
-    await HANDLERS[invocation.command.handler](handlers, origin, invocation)
+    await HANDLERS[invocation.command.handler](handlers)(origin, invocation)

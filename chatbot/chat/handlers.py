@@ -12,6 +12,7 @@ from typing import Any
 
 from chatbot.board import (
     Along,
+    Attachment,
     AttachPurpose,
     BoardError,
     BoardTx,
@@ -43,26 +44,43 @@ from chatbot.domain.phases import Phase
 from chatbot.domain.transitions import Action
 
 
-class ChatHandlers(
-    Lookups,
-    SpendHandlers,
-    TalkHandlers,
-    WebSignIn,
-    CommentHandlers,
-    AttachHandlers,
-    Requests,
-    RoutineHandlers,
-    AgentAnswers,
-):
-    """Every act that may change the board; the looking commands come from Lookups,
-    what runs cost and /allow from SpendHandlers. Each mixin asks of this class only what
-    `HandlerHost` (host.py) declares."""
+class ChatHandlers:
+    """The moves, drafts, answers and reactions, and one facet per other family of
+    commands (the command table's dispatch, dispatch.py, names which). Each facet asks of
+    this class only what `HandlerHost` (host.py) declares."""
 
     def __init__(self, board: ChatSide, replies: Replies, config: Config | None = None):
         self.board = board
         self.replies = replies
         self.locale = replies.locale
         self.config = config
+        self.lookups = Lookups(self)
+        self.spending = SpendHandlers(self)
+        self.talking = TalkHandlers(self)
+        self.web_signin = WebSignIn(self)
+        self.commenting = CommentHandlers(self)
+        self.attaching = AttachHandlers(self)
+        self.requesting = Requests(self)
+        self.routines = RoutineHandlers(self)
+        self.agent_answers = AgentAnswers(self)
+
+    # --- what the facets ask across (HandlerHost) -----------------------------------
+
+    async def comment(self, origin: Origin, invocation: CommandCall) -> None:
+        await self.commenting.comment(origin, invocation)
+
+    async def request(self, origin: Origin, invocation: CommandCall) -> None:
+        await self.requesting.request(origin, invocation)
+
+    async def files_of(self, origin: Origin) -> tuple[Attachment, ...]:
+        return await self.attaching.files_of(origin)
+
+    def files_said(self, files: tuple[Attachment, ...]) -> str:
+        return self.attaching.files_said(files)
+
+    @property
+    def loose_minutes(self) -> int:
+        return self.attaching.loose_minutes
 
     # --- commands: moving cards -----------------------------------------------------
 
@@ -78,11 +96,11 @@ class ChatHandlers(
         if action in (Action.CONFIRM, Action.CANCEL):
             # `/confirm proposal-<n>` makes a working agent's follow-up card, `/cancel
             # proposal-<n>` drops it: a proposal, not a card of that name.
-            proposal = await self.proposal_named(invocation.text("slug"))
+            proposal = await self.agent_answers.proposal_named(invocation.text("slug"))
             if proposal is not None:
-                await self.decide_proposal(origin, proposal.id, confirm=action is Action.CONFIRM)
+                await self.agent_answers.decide_proposal(origin, proposal.id, confirm=action is Action.CONFIRM)
                 return
-            if await self.said_no_such_proposal(origin, invocation.text("slug")):
+            if await self.agent_answers.said_no_such_proposal(origin, invocation.text("slug")):
                 return
         await self.act(origin, invocation.text("slug"), action, payload=payload)
 
@@ -180,7 +198,7 @@ class ChatHandlers(
             # `/answer <slug>` while the card's running agent waits on its question.
             question = await self.board.asks.waiting_on(slug)
         if question is not None and question.kind == AGENT:
-            await self.answer_agent(origin, question, invocation.text("text"), "command")
+            await self.agent_answers.answer_agent(origin, question, invocation.text("text"), "command")
             return
         files = await self.files_of(origin)
 
@@ -239,7 +257,7 @@ class ChatHandlers(
             return
         if question.kind == AGENT:
             via = "option" if option is not None else "reply"
-            await self.answer_agent(origin, question, text, via)
+            await self.agent_answers.answer_agent(origin, question, text, via)
             return
         if question.kind == "split_plan" and reactions.yes_or_no(text):
             # "yes" approves the plan; any other words are the reason against it.
@@ -263,17 +281,17 @@ class ChatHandlers(
             return
         if posted.proposal_id is not None and reaction.effect in (Effect.ACCEPT, Effect.DECLINE):
             accept = reaction.effect is Effect.ACCEPT
-            await self.decide_proposal(origin, posted.proposal_id, confirm=accept)
+            await self.agent_answers.decide_proposal(origin, posted.proposal_id, confirm=accept)
             return
         if posted.request_id is not None and reaction.effect in (Effect.ACCEPT, Effect.DECLINE):
             accept = reaction.effect is Effect.ACCEPT
-            await self.decide_request(origin, posted.request_id, accept=accept)
+            await self.requesting.decide_request(origin, posted.request_id, accept=accept)
             return
         # asks_approval holds only with a talk_id: said again for mypy.
         if posted.asks_approval and posted.talk_id is not None:
             if reaction.effect in (Effect.ACCEPT, Effect.DECLINE):
                 allow = reaction.effect is Effect.ACCEPT
-                await self.decide_approval(origin, posted.talk_id, allow, "")
+                await self.talking.decide_approval(origin, posted.talk_id, allow, "")
             else:
                 await self.replies.say(event, "nothing_to_accept", card_id=posted.card_id)
             return

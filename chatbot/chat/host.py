@@ -1,12 +1,12 @@
-"""What a handler mixin may ask of the `ChatHandlers` it is part of, written once.
+"""What a family of commands may ask of the `ChatHandlers` it is part of, written once.
 
-ChatHandlers (handlers.py) is composed of mixins, one per family of commands (lookups,
-talking, requests, ...). A mixin reaches the board and the replies through its host, and
-some acts reach across: a request an owner accepts becomes the move (`act`), the draft or
-the comment it asked for; a steer and a request take the sender's loose files. Each mixin
-subclasses this protocol instead of restating those members (and their signatures) under
-TYPE_CHECKING: the checker then holds every mixin to one declaration, and ChatHandlers,
-whose constructor sets the attributes, to implementing each method.
+ChatHandlers (handlers.py) holds one facet per family of commands (lookups, talking,
+requests, ...), each a `Facet` made with its host. A facet reaches the board and the
+replies through its host, and some acts reach across: a request an owner accepts becomes
+the move (`act`), the draft or the comment it asked for; a steer and a request take the
+sender's loose files. `HandlerHost` declares exactly those, so the checker holds every
+facet to one declaration and ChatHandlers to implementing each of them; a facet sees
+nothing else of the others.
 """
 
 from __future__ import annotations
@@ -22,6 +22,8 @@ from chatbot.domain.transitions import Action
 
 
 class HandlerHost(Protocol):
+    """What a facet may ask of its host."""
+
     board: ChatSide
     replies: Replies
     locale: str
@@ -75,3 +77,27 @@ class HandlerHost(Protocol):
     def loose_minutes(self) -> int:
         """How long a loose file waits for its card (attaching.py)."""
         ...
+
+
+class Facet:
+    """One family of commands, made by its host; the host's state is read through it,
+    never copied, so a test that swaps the host's configuration reaches every facet."""
+
+    def __init__(self, host: HandlerHost) -> None:
+        self.host = host
+
+    @property
+    def board(self) -> ChatSide:
+        return self.host.board
+
+    @property
+    def replies(self) -> Replies:
+        return self.host.replies
+
+    @property
+    def locale(self) -> str:
+        return self.host.locale
+
+    @property
+    def config(self) -> Config | None:
+        return self.host.config

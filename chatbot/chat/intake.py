@@ -318,7 +318,7 @@ class ChatIntake:
                 return
             await handlers.answer_question(origin, act.question, text=act.text, option=act.option)
         elif isinstance(act, DecideAct):
-            await handlers.decide_request(origin, act.request_id, accept=act.accept)
+            await handlers.requesting.decide_request(origin, act.request_id, accept=act.accept)
         elif isinstance(act, ReactAct):
             await handlers.react(origin, act.posted, act.reaction)
         elif isinstance(act, SteerAct):
@@ -326,15 +326,15 @@ class ChatIntake:
             if card is None:
                 await self.replies.say(origin.event, "no_card")
             else:
-                await handlers.steer_card(origin, card.slug, act.text)
+                await handlers.talking.steer_card(origin, card.slug, act.text)
         elif isinstance(act, CommentAct):
-            await handlers.comment_on_post(origin, act.posted, act.text, act.quoted)
+            await handlers.commenting.comment_on_post(origin, act.posted, act.text, act.quoted)
         elif isinstance(act, ApprovalAct):
-            await handlers.decide_approval(origin, act.talk_id, act.allow, act.reason)
+            await handlers.talking.decide_approval(origin, act.talk_id, act.allow, act.reason)
         elif isinstance(act, AttachAct):
-            await handlers.attach_to(origin, act.slug)
+            await handlers.attaching.attach_to(origin, act.slug)
         elif isinstance(act, LooseAct):
-            await handlers.keep_loose(origin)
+            await handlers.attaching.keep_loose(origin)
         elif isinstance(act, VoiceAct):
             raise AssertionError("a voice note is heard before dispatch")
         else:
@@ -347,9 +347,9 @@ class ChatIntake:
         names_card = any(arg.kind is ArgKind.SLUG for arg in invocation.command.args)
         slug = invocation.text("slug")
         if names_card and slug:
-            await self.handlers.attach_to(origin, slug)
+            await self.handlers.attaching.attach_to(origin, slug)
         else:
-            await self.handlers.keep_loose(origin)
+            await self.handlers.attaching.keep_loose(origin)
 
     # --- refusals -----------------------------------------------------------------
 

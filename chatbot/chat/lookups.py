@@ -12,7 +12,7 @@ from chatbot.board.hand_over import hand_over
 from chatbot.chat import render, render_help, render_inbox, render_log
 from chatbot.chat.authority import Standing
 from chatbot.chat.commands import CommandCall
-from chatbot.chat.host import HandlerHost
+from chatbot.chat.host import Facet
 from chatbot.chat.replies import Origin
 from chatbot.domain.counted import counted
 from chatbot.transports.networks import NETWORKS, sends_files
@@ -21,7 +21,7 @@ from chatbot.transports.networks import NETWORKS, sends_files
 RUNS_SHOWN = 5
 
 
-class Lookups(HandlerHost):
+class Lookups(Facet):
     async def help(self, origin: Origin, invocation: CommandCall) -> None:
         name = invocation.text("command") or None
         # The asker's network may have a syntax of its own to point at messages (the

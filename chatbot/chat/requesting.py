@@ -17,12 +17,12 @@ from chatbot.board import (
 from chatbot.board.budget import budget_stopped
 from chatbot.chat import render
 from chatbot.chat.commands import BY_NAME, PREFIX, CommandCall, parse
-from chatbot.chat.host import HandlerHost
+from chatbot.chat.host import Facet
 from chatbot.chat.replies import Decided, Origin
 from chatbot.domain.transitions import Action, TransitionRefused, allowed_actions
 
 
-class Requests(HandlerHost):
+class Requests(Facet):
     # --- requests from requesters, decided by owners --------------------------------
 
     async def request(self, origin: Origin, invocation: CommandCall) -> None:
@@ -58,10 +58,10 @@ class Requests(HandlerHost):
             card_id = card.id
         files = origin.files
         if not files and invocation.name in ("attach", "draft"):
-            files = await self.files_of(origin)
+            files = await self.host.files_of(origin)
         if invocation.name == "attach" and not files:
             await self.replies.say(
-                event, "files_nothing", slug=argument, minutes=self.loose_minutes
+                event, "files_nothing", slug=argument, minutes=self.host.loose_minutes
             )
             return
         async with self.board.transaction() as tx:
@@ -77,7 +77,7 @@ class Requests(HandlerHost):
             if files:
                 # They wait with the request; accepted, they go to its card.
                 await tx.files_for_request([file.id for file in files], request.id)
-                text += self.replies.text("files_with", files=self.files_said(files))
+                text += self.replies.text("files_with", files=self.host.files_said(files))
             # request_id links the posted message to the request: a 👍 or a "yes"
             # reply on it finds the request again.
             await tx.post(
@@ -136,7 +136,7 @@ class Requests(HandlerHost):
                 return
             parsed = parse(f"/comment {request.argument}", (PREFIX,))
             if isinstance(parsed, CommandCall):
-                await self.comment(origin, parsed)
+                await self.host.comment(origin, parsed)
             return
         if command.name == "attach":
             try:
@@ -145,7 +145,7 @@ class Requests(HandlerHost):
                     await decided(tx)
                     attached = await tx.request_files_to_card(request_id, card.id)
                     text = prefix + self.replies.text(
-                        "files_attached", slug=card.slug, files=self.files_said(tuple(attached))
+                        "files_attached", slug=card.slug, files=self.host.files_said(tuple(attached))
                     )
                     await tx.post(self.replies.post(event, text, card_id=card.id))
             except Exception as error:  # noqa: BLE001 - explain() re-raises what it cannot explain
@@ -161,10 +161,10 @@ class Requests(HandlerHost):
                     "target": asked.room,
                 }
             invocation = CommandCall(command, {"text": request.argument})
-            await self.draft(origin, invocation, also=decided, prefix=prefix, chat=chat)
+            await self.host.draft(origin, invocation, also=decided, prefix=prefix, chat=chat)
             return
         why = f"request #{request_id} by {request.requester}"
-        await self.act(
+        await self.host.act(
             origin, request.argument, command.action, reason=why, also=decided, prefix=prefix
         )
 

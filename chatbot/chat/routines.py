@@ -32,7 +32,7 @@ from chatbot.board.routines import (
 from chatbot.chat import authority, commands, render
 from chatbot.chat.authority import Standing
 from chatbot.chat.commands import CommandCall, UsageProblem
-from chatbot.chat.host import HandlerHost
+from chatbot.chat.host import Facet
 from chatbot.chat.replies import Origin, chat_of
 from chatbot.chat.texts import say
 from chatbot.config import Config
@@ -191,7 +191,7 @@ def routine_json(row: RoutineRow) -> dict[str, object]:
     }
 
 
-class RoutineHandlers(HandlerHost):
+class RoutineHandlers(Facet):
     @property
     def routine_prefixes(self) -> tuple[str, ...]:
         if self.config is not None:

@@ -11,13 +11,13 @@ from chatbot.board import UnknownCard
 from chatbot.board.budget import budget_stopped
 from chatbot.chat import render_spend
 from chatbot.chat.commands import CommandCall
-from chatbot.chat.host import HandlerHost
+from chatbot.chat.host import Facet
 from chatbot.chat.render import runs as render_jobs
 from chatbot.chat.replies import Origin
 from chatbot.domain.transitions import Action
 
 
-class SpendHandlers(HandlerHost):
+class SpendHandlers(Facet):
     async def runs(self, origin: Origin, invocation: CommandCall) -> None:
         """The queued and running jobs, or the runs of one pipeline (an id or a card)."""
         wanted = invocation.text("pipeline")
@@ -52,4 +52,4 @@ class SpendHandlers(HandlerHost):
         if budget_stopped(card) is None:
             await self.replies.say(event, "not_budget_stopped", slug=slug, purpose="refusal")
             return
-        await self.act(origin, slug, Action.ALLOW, reason="another card budget allowed")
+        await self.host.act(origin, slug, Action.ALLOW, reason="another card budget allowed")

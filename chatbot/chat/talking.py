@@ -24,7 +24,7 @@ from chatbot.board import (
 from chatbot.board.talk import first_line
 from chatbot.chat import render
 from chatbot.chat.commands import CommandCall
-from chatbot.chat.host import HandlerHost
+from chatbot.chat.host import Facet
 from chatbot.chat.replies import Origin
 from chatbot.domain.phases import Phase
 from chatbot.domain.roles import BY_NAME as ROLES
@@ -34,7 +34,7 @@ from runners.runtimes import RUNTIMES
 from runners.runtimes.talk import MAX_STEER_CHARS
 
 
-class TalkHandlers(HandlerHost):
+class TalkHandlers(Facet):
     # --- /steer ----------------------------------------------------------------------
 
     async def steer(self, origin: Origin, invocation: CommandCall) -> None:
@@ -43,9 +43,9 @@ class TalkHandlers(HandlerHost):
     async def steer_card(self, origin: Origin, slug: str, text: str) -> None:
         event = origin.event
         text = text.strip()
-        files = await self.files_of(origin)
+        files = await self.host.files_of(origin)
         if not text and files:
-            text = self.replies.text("file_answer_text", files=self.files_said(files))
+            text = self.replies.text("file_answer_text", files=self.host.files_said(files))
         if not text:
             await self.replies.say(event, "steer_empty", slug=slug, purpose="refusal")
             return
@@ -70,7 +70,7 @@ class TalkHandlers(HandlerHost):
                 await tx.attach_files(ids, card.id, purpose=AttachPurpose.CARD, actor=origin.actor)
 
             also = with_files if files else None
-            await self.act(
+            await self.host.act(
                 origin, slug, Action.STEER, payload=payload, reason=reason, prefix="", also=also
             )
             return

@@ -199,7 +199,7 @@ async def act_as_chat(
         await handlers.answer_question(origin, question, text=None, option=int(option))
         return
     if action == "comment":
-        await handlers.comment_at(origin, slug, _comment(fields, text))
+        await handlers.commenting.comment_at(origin, slug, _comment(fields, text))
         return
     skip = action in SKIPPABLE and fields.get("checks") == SKIP_FLAG
     if action == "deploy" and not skip and await _held_by_checks(handlers, origin, slug):

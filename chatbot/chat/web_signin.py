@@ -12,7 +12,7 @@ import time
 
 from chatbot.board.web_sessions import CREDENTIAL_PURPOSE, LINK_VALID_S
 from chatbot.chat.commands import CommandCall
-from chatbot.chat.host import HandlerHost
+from chatbot.chat.host import Facet
 from chatbot.chat.replies import Origin
 
 SIGN_IN_PATH = "signin/"
@@ -48,7 +48,7 @@ def _which(value: object) -> int | str | object | None:
     return _BAD
 
 
-class WebSignIn(HandlerHost):
+class WebSignIn(Facet):
     async def web(self, origin: Origin, invocation: CommandCall) -> None:
         event = origin.event
         if not event.envelope.is_direct:
