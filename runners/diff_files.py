@@ -56,7 +56,7 @@ class FileChange:
 
 
 @dataclass(frozen=True, slots=True)
-class Change:
+class CommitDiff:
     base: str
     commit: str
     files: tuple[FileChange, ...]
@@ -167,10 +167,10 @@ async def _patch(repo: Path, commit: str, base: str | None) -> tuple[str, str, b
     return base or f"{commit}^", output.out, output.cut
 
 
-async def change_of(repo: Path, commit: str, base: str | None = None) -> Change:
+async def change_of(repo: Path, commit: str, base: str | None = None) -> CommitDiff:
     """The change from `base` (default: the commit's parent) to `commit`, file by file."""
     start, out, cut = await _patch(repo, commit, base)
-    return Change(start, commit, tuple(parse(out)), cut)
+    return CommitDiff(start, commit, tuple(parse(out)), cut)
 
 
 async def patch_of(repo: Path, commit: str, base: str | None = None) -> tuple[str, bool]:

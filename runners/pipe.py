@@ -20,7 +20,7 @@ class Watched(Protocol):
     waiting: bool
 
 
-class Hold:
+class OwnerWait:
     """A run waits for people outside its conversation (an owner's answer to a question the
     agent asked through the bot's tools, `runners.tool_server`): while `waiting()` is held
     the idle watchdog does not count, and the silence starts anew when it ends. The run's

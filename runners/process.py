@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from runners.child_io import Capture, ExitAwareProtocol, feed_stdin, signal_group, terminate_group
-from runners.pipe import Hold, Pipe
+from runners.pipe import OwnerWait, Pipe
 
 log = logging.getLogger(__name__)
 
@@ -160,7 +160,7 @@ async def run_process(
     on_spawn: Callable[[int], Awaitable[None]] | None = None,
     on_output: Callable[[bytes], None] | None = None,
     converse: Callable[[Pipe], Awaitable[None]] | None = None,
-    hold: Hold | None = None,
+    hold: OwnerWait | None = None,
 ) -> ProcessResult:
     """Run `argv` in its own process group and return what happened.
 
@@ -263,7 +263,7 @@ class _Child:
         proc: asyncio.subprocess.Process,
         exited: asyncio.Future[None],
         limits: ProcessLimits,
-        hold: Hold | None,
+        hold: OwnerWait | None,
         started: float,
         on_output: Callable[[bytes], None] | None,
     ) -> None:

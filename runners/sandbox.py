@@ -48,7 +48,7 @@ SYSTEM = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc"
 SYSTEM_HIDDEN = ("/etc/shadow", "/etc/gshadow", "/etc/ssh", "/etc/sudoers", "/etc/sudoers.d")
 
 
-class Network(enum.StrEnum):
+class NetworkAccess(enum.StrEnum):
     """What the sandbox's network reaches."""
 
     #: Only the model provider, through the bot's forwarder (or nothing, without one).
@@ -73,7 +73,7 @@ class Sandbox:
     """What one run may see. `tool` is the bwrap to run (an absolute path)."""
 
     tool: str
-    network: Network = Network.PROVIDER
+    network: NetworkAccess = NetworkAccess.PROVIDER
     readable: tuple[Path, ...] = ()
     writable: tuple[Path, ...] = ()
     hidden: tuple[Path, ...] = ()
@@ -142,7 +142,7 @@ def wrap(argv: Sequence[str], cwd: Path, sandbox: Sandbox) -> list[str]:
         "--tmpfs",
         "/var/tmp",
     ]
-    if sandbox.network is Network.PROVIDER:
+    if sandbox.network is NetworkAccess.PROVIDER:
         out.append("--unshare-net")
     shown: list[Path] = []
     for path, show in _rules(sandbox):

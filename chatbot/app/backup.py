@@ -35,7 +35,7 @@ _SQLITE_MAGIC = b"SQLite format 3\x00"
 _SIDE_FILES = ("-wal", "-shm", "-journal")
 
 
-class Refused(Exception):
+class BackupRefused(Exception):
     """One line for the operator: what is wrong and what to do; nothing was changed."""
 
 

@@ -87,7 +87,7 @@ class CardAction(StrEnum):
     APPROVE = "approve"
 
 
-class Decision(StrEnum):
+class RequestDecision(StrEnum):
     ACCEPT = "accept"
     DECLINE = "decline"
 

@@ -23,12 +23,12 @@ from chatbot.app import views
 from chatbot.app.cli_runs import job_rows
 from chatbot.app.mcp_inputs import (
     CardAction,
-    Decision,
     Limit,
     LineNumber,
     Option,
     PhaseName,
     RepoPath,
+    RequestDecision,
     RequestId,
     Slug,
     Text,
@@ -191,7 +191,7 @@ class BoardTools:
             fields["end"] = str(end_line if end_line is not None else start_line)
         return await self._act("comment_on_card", slug, "comment", fields)
 
-    async def decide_request(self, request: RequestId, decision: Decision) -> str:
+    async def decide_request(self, request: RequestId, decision: RequestDecision) -> str:
         fields = {"request": str(request)}
         return await self._act("decide_request", "", decision.value, fields)
 

@@ -16,7 +16,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from chatbot.app.backup import CONFIG_FILE, FORMAT, MANIFEST, Refused, crypto_store, sha256
+from chatbot.app.backup import CONFIG_FILE, FORMAT, MANIFEST, BackupRefused, crypto_store, sha256
 from chatbot.config import Config, ConfigError, parse_config
 from chatbot.domain.counted import counted
 from chatbot.store import StoreError
@@ -27,49 +27,51 @@ from chatbot.store.migrations import LATEST
 def _inside(folder: Path, relative: object) -> Path:
     """A manifest's path, only within the backup (a manifest is data, not orders)."""
     if not isinstance(relative, str) or not relative or relative.startswith("/"):
-        raise Refused(f"{folder / MANIFEST}: a file path {relative!r} is not a relative path")
+        raise BackupRefused(f"{folder / MANIFEST}: a file path {relative!r} is not a relative path")
     path = folder / relative
     if ".." in Path(relative).parts or not path.resolve().is_relative_to(folder.resolve()):
-        raise Refused(f"{folder / MANIFEST}: the file path {relative!r} leaves the backup")
+        raise BackupRefused(f"{folder / MANIFEST}: the file path {relative!r} leaves the backup")
     return path
 
 
 def verified(folder: Path) -> dict[str, Any]:
-    """The manifest, after every file it lists was found whole; Refused otherwise."""
+    """The manifest, after every file it lists was found whole; BackupRefused otherwise."""
     where = folder / MANIFEST
     try:
         manifest = json.loads(where.read_text(encoding="utf-8"))
     except FileNotFoundError:
-        raise Refused(f"{folder}: no {MANIFEST}: not a backup made by `chatbot backup`") from None
+        raise BackupRefused(
+            f"{folder}: no {MANIFEST}: not a backup made by `chatbot backup`"
+        ) from None
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
-        raise Refused(f"{where}: unreadable ({error}); the backup is damaged") from None
+        raise BackupRefused(f"{where}: unreadable ({error}); the backup is damaged") from None
     if not isinstance(manifest, dict) or manifest.get("format") != FORMAT:
-        raise Refused(f"{where}: not a backup format this bot knows (format {FORMAT})")
+        raise BackupRefused(f"{where}: not a backup format this bot knows (format {FORMAT})")
     files = manifest.get("files")
     if not isinstance(files, list) or not any(
         isinstance(f, dict) and f.get("kind") == "database" for f in files
     ):
-        raise Refused(f"{where}: lists no database; the backup is damaged")
+        raise BackupRefused(f"{where}: lists no database; the backup is damaged")
     for entry in files:
         if not isinstance(entry, dict):
-            raise Refused(f"{where}: a file entry is not an object; the backup is damaged")
+            raise BackupRefused(f"{where}: a file entry is not an object; the backup is damaged")
         path = _inside(folder, entry.get("path"))
         if not path.is_file():
-            raise Refused(f"{path}: missing from the backup; nothing was restored")
+            raise BackupRefused(f"{path}: missing from the backup; nothing was restored")
         size = path.stat().st_size
         if size != entry.get("size"):
-            raise Refused(
+            raise BackupRefused(
                 f"{path}: {size} bytes, the manifest says {entry.get('size')}: the backup is "
                 "truncated or altered; nothing was restored"
             )
         if sha256(path) != entry.get("sha256"):
-            raise Refused(
+            raise BackupRefused(
                 f"{path}: its checksum does not match the manifest: the backup is altered "
                 "or damaged; nothing was restored"
             )
     step = manifest.get("schema_step")
     if not isinstance(step, int) or step > LATEST:
-        raise Refused(
+        raise BackupRefused(
             f"{where}: the backup is at schema step {step}, newer than this bot knows "
             f"({LATEST}); restore it with the bot version that made it "
             f"({manifest.get('bot_version')})"
@@ -103,7 +105,7 @@ def _check_step(database: Path, manifest: dict[str, Any]) -> None:
     else:
         step = store_backup.pg_dump_step(database)
     if step != manifest.get("schema_step") or step > LATEST:
-        raise Refused(
+        raise BackupRefused(
             f"{database}: the database says schema step {step}, the manifest "
             f"{manifest.get('schema_step')} (this bot knows up to {LATEST}): the backup was "
             "altered; nothing was restored"
@@ -114,7 +116,7 @@ def _check_target(config: Config, manifest: dict[str, Any], folder: Path, force:
     sqlite = config.bot.sqlite_file
     engine = "sqlite" if sqlite is not None else "postgresql"
     if manifest.get("engine") != engine:
-        raise Refused(
+        raise BackupRefused(
             f"the backup is of a {manifest.get('engine')} database, {config.source} names a "
             f"{engine} one (bot.database): restore into a configuration of the same engine"
         )
@@ -126,13 +128,13 @@ def _check_target(config: Config, manifest: dict[str, Any], folder: Path, force:
         rows, name = store_backup.postgres_holds(url, password), store_backup.redacted(url)
         working = store_backup.postgres_workers(url, password)
     if rows and not force:
-        raise Refused(
+        raise BackupRefused(
             f"the database {name} is not empty ({rows} rows); restoring replaces it: "
             "add --force to restore over it"
         )
     if working:
         # Even with --force: a worker would go on with the board it had (issue 33).
-        raise Refused(
+        raise BackupRefused(
             f"{counted(len(working), 'worker')} running on {name}: {', '.join(working)}; "
             "stop every bot "
             "and `chatbot worker` on it, then restore"
@@ -140,7 +142,7 @@ def _check_target(config: Config, manifest: dict[str, Any], folder: Path, force:
     crypto = crypto_store(config)
     ours = _files(manifest, folder, "crypto_store")
     if crypto is not None and ours and crypto.is_dir() and any(crypto.iterdir()) and not force:
-        raise Refused(
+        raise BackupRefused(
             f"the Matrix crypto store {crypto} already holds files; restoring replaces the "
             "bot's keys there: add --force to restore over it"
         )
@@ -166,7 +168,7 @@ def restore(folder: Path, config_file: Path, *, force: bool) -> int:
         config = _config(config_file)
         missing = _missing_secrets(config)
         if missing:
-            raise Refused(
+            raise BackupRefused(
                 f"{config_file} names secret files that are missing (a backup holds no "
                 f"secrets): {', '.join(missing)}; put them in place, then restore again"
             )
@@ -187,7 +189,7 @@ def restore(folder: Path, config_file: Path, *, force: bool) -> int:
     except ConfigError as error:
         print(f"chatbot: {error}", file=sys.stderr)
         return 2
-    except (Refused, StoreError) as error:
+    except (BackupRefused, StoreError) as error:
         print(f"chatbot: restore refused: {error}", file=sys.stderr)
         return 1
     except OSError as error:

@@ -28,7 +28,7 @@ from chatbot.store.cards import Card
 from chatbot.store.comments import DiffView, LineComment
 from chatbot.store.db import Db, Store
 from chatbot.store.jobs import JobState
-from runners.diff_files import Change, FileChange
+from runners.diff_files import CommitDiff, FileChange
 
 # What one comment may carry: a phone's paragraph, a few lines of code.
 MAX_BODY_CHARS = 2_000
@@ -90,7 +90,7 @@ def agent_view(comments: Sequence[LineComment]) -> list[dict[str, Any]]:
     ]
 
 
-def find_file(change: Change, path: str) -> FileChange | None:
+def find_file(change: CommitDiff, path: str) -> FileChange | None:
     return next((f for f in change.files if f.path == path), None)
 
 
@@ -131,7 +131,7 @@ def _ranges(numbers: list[int]) -> list[str]:
 #: the listeners, read the card's change.
 QueueRun = Callable[[Db, Card, dict[str, Any] | None], Awaitable[Any]]
 Announce = Callable[..., Awaitable[Any]]
-ChangeOf = Callable[[Card], Awaitable[Change | None]]
+ChangeOf = Callable[[Card], Awaitable[CommitDiff | None]]
 
 
 class BoardComments:

@@ -30,7 +30,7 @@ if TYPE_CHECKING:
     from chatbot.board.ports import InboxSource
 
 
-class Kind:
+class InboxKind:
     QUESTION = "question"
     SPLIT_PLAN = "split_plan"
     REQUEST = "request"
@@ -184,13 +184,13 @@ async def inbox_page(board: InboxSource, limit: int | None = None) -> InboxPage:
         found = ("👍", "/approve {slug}", "/deny {slug} <reason>")
         text = visible(row["text"])
         items.append(
-            InboxItem(Kind.APPROVAL, row["created_at"], slug, text, ways=_fill(found, slug))
+            InboxItem(InboxKind.APPROVAL, row["created_at"], slug, text, ways=_fill(found, slug))
         )
     for row in waiting:
         slug = row["_slug"]
         items.append(
             InboxItem(
-                Kind.QUOTA,
+                InboxKind.QUOTA,
                 row["created_at"],
                 slug,
                 row["error"] or "",
@@ -266,7 +266,7 @@ async def _routine_items(db: Db) -> list[InboxItem]:
     rows = await routine_store.paused_themselves(db)
     return [
         InboxItem(
-            Kind.ROUTINE,
+            InboxKind.ROUTINE,
             at,
             text=f"#{routine_id} {command}: {why}",
             ways=(f"/routine resume {routine_id}", f"/routine delete {routine_id}"),
@@ -281,7 +281,7 @@ def _proposal_item(row: dict[str, Any]) -> InboxItem:
     name = f"proposal-{row['id']}"
     title = visible(row["title"]).replace("@", "@\u200b")
     return InboxItem(
-        Kind.PROPOSAL,
+        InboxKind.PROPOSAL,
         row["created_at"],
         row["_slug"],
         f"{name} ({row['slug']}): {title}",
@@ -291,7 +291,7 @@ def _proposal_item(row: dict[str, Any]) -> InboxItem:
 
 def _request_item(r: chat_store.Request) -> InboxItem:
     return InboxItem(
-        Kind.REQUEST,
+        InboxKind.REQUEST,
         r.created_at,
         text=f"/{r.command} {r.argument}".rstrip(),
         request_id=r.id,
@@ -304,14 +304,14 @@ async def _question_item(board: InboxSource, q: question_store.QuestionRow, slug
     if q.kind == SPLIT_PLAN_QUESTION:
         planned = ", ".join(await _planned_slugs(board, slug))
         found: tuple[str, ...] = ("👍", "/confirm {slug}", "/answer {slug} <reason>")
-        return InboxItem(Kind.SPLIT_PLAN, q.created_at, slug, planned, ways=_fill(found, slug))
+        return InboxItem(InboxKind.SPLIT_PLAN, q.created_at, slug, planned, ways=_fill(found, slug))
     found = commands_for((ways.Action.ANSWER,))
     text = q.text
     if q.kind == question_store.AGENT:
         # A working agent's words, said in chat too: no invisible characters, no mention.
         text = visible(text).replace("@", "@\u200b")
     return InboxItem(
-        Kind.QUESTION,
+        InboxKind.QUESTION,
         q.created_at,
         slug,
         text,
@@ -332,19 +332,21 @@ def _card_item(card: Card) -> InboxItem | None:
     at, slug = card.updated_at, card.slug
     if budget_stopped(card) is not None:
         found = commands_for(ways.BUDGET_WAYS)
-        return InboxItem(Kind.BUDGET, at, slug, card.failure_stage or "", ways=_fill(found, slug))
+        return InboxItem(
+            InboxKind.BUDGET, at, slug, card.failure_stage or "", ways=_fill(found, slug)
+        )
     if card.phase is Phase.INTERRUPTED:
         found = commands_for(ways.FAILED_WAYS[Phase.INTERRUPTED])
-        return InboxItem(Kind.INTERRUPTED, at, slug, ways=_fill(found, slug))
+        return InboxItem(InboxKind.INTERRUPTED, at, slug, ways=_fill(found, slug))
     if card.phase is Phase.READY_FOR_DEPLOYMENT:
         if card.deployment_status != "pending":
             return None
-        return InboxItem(Kind.DEPLOY, at, slug, ways=(f"/deploy {slug}",))
+        return InboxItem(InboxKind.DEPLOY, at, slug, ways=(f"/deploy {slug}",))
     actions = ways.ways_forward(card.phase, card.failure_stage)
     if not actions:
         return None
     stage = card.failure_stage or card.phase.value
-    return InboxItem(Kind.FAILED, at, slug, stage, ways=_fill(commands_for(actions), slug))
+    return InboxItem(InboxKind.FAILED, at, slug, stage, ways=_fill(commands_for(actions), slug))
 
 
 def _fill(found: tuple[str, ...], slug: str) -> tuple[str, ...]:

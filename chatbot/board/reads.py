@@ -25,7 +25,7 @@ from chatbot.store.jobs import Job
 from chatbot.store.questions import QuestionRow
 from chatbot.store.telemetry import RunRecord
 from runners import diff_files
-from runners.diff_files import Change
+from runners.diff_files import CommitDiff
 
 
 @dataclass(frozen=True, slots=True)
@@ -107,7 +107,7 @@ class BoardReads:
     async def slug_taken(self, slug: str) -> bool:
         return await card_store.get(self.store.reader, slug) is not None
 
-    async def change(self, card: Card) -> Change | None:
+    async def change(self, card: Card) -> CommitDiff | None:
         """The card's change file by file (None: it has no commit yet): from before its
         first reviewed commit (the builder's) to its last, so a fixer's commits count too."""
         if not card.commit_hash:

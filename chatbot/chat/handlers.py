@@ -98,7 +98,9 @@ class ChatHandlers:
             # proposal-<n>` drops it: a proposal, not a card of that name.
             proposal = await self.agent_answers.proposal_named(invocation.text("slug"))
             if proposal is not None:
-                await self.agent_answers.decide_proposal(origin, proposal.id, confirm=action is Action.CONFIRM)
+                await self.agent_answers.decide_proposal(
+                    origin, proposal.id, confirm=action is Action.CONFIRM
+                )
                 return
             if await self.agent_answers.said_no_such_proposal(origin, invocation.text("slug")):
                 return
@@ -198,7 +200,9 @@ class ChatHandlers:
             # `/answer <slug>` while the card's running agent waits on its question.
             question = await self.board.asks.waiting_on(slug)
         if question is not None and question.kind == AGENT:
-            await self.agent_answers.answer_agent(origin, question, invocation.text("text"), "command")
+            await self.agent_answers.answer_agent(
+                origin, question, invocation.text("text"), "command"
+            )
             return
         files = await self.files_of(origin)
 

@@ -17,7 +17,7 @@ from chatbot.chat.texts import say
 from chatbot.domain.counted import counted
 from chatbot.domain.shown import visible
 from chatbot.notify.format import cut, fenced, sanitised_html
-from runners.diff_files import Change, DiffLine, FileChange
+from runners.diff_files import CommitDiff, DiffLine, FileChange
 
 # Files per /diff answer; the next ones are on the next page.
 FILES_PER_PAGE = 3
@@ -37,11 +37,11 @@ class FilePost:
     html: str
 
 
-def pages(change: Change) -> int:
+def pages(change: CommitDiff) -> int:
     return max(1, -(-len(change.files) // FILES_PER_PAGE))
 
 
-def is_long(change: Change) -> bool:
+def is_long(change: CommitDiff) -> bool:
     """More than the first page shows, or a file cut short in its post: a change worth a
     .patch file of its own beside the pages."""
     return (
@@ -51,7 +51,7 @@ def is_long(change: Change) -> bool:
     )
 
 
-def summary(slug: str, change: Change, page: int, locale: str) -> str:
+def summary(slug: str, change: CommitDiff, page: int, locale: str) -> str:
     """The change in numbers, and each file of this page with its count of lines."""
     added = sum(f.added for f in change.files)
     removed = sum(f.removed for f in change.files)
@@ -101,7 +101,7 @@ def _shown(line: DiffLine) -> str:
     return f"{number:>4} {line.kind} {text}"
 
 
-def file_post(slug: str, change: Change, index: int, locale: str) -> FilePost:
+def file_post(slug: str, change: CommitDiff, index: int, locale: str) -> FilePost:
     """File `index` (0-based) of the change as one message: plain text and HTML."""
     found = change.files[index]
     head = say(

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from chatbot.board.inbox import InboxItem, Kind, Why
+from chatbot.board.inbox import InboxItem, InboxKind, Why
 from chatbot.chat.texts import say
 from chatbot.domain import why_words
 from chatbot.domain.why_words import QUOTA_PREFIX, when
@@ -36,7 +36,7 @@ def item_line(item: InboxItem, locale: str, *, own: bool = False) -> str:
         "ways": ", ".join(item.ways),
         "until": when(item.until),
     }
-    if item.kind == Kind.REQUEST:
+    if item.kind == InboxKind.REQUEST:
         key = "inbox_request_own" if own else "inbox_request"
         return say(locale, key, id=item.request_id, requester=item.requester, **fields)
     return say(locale, f"inbox_{item.kind}", **fields)

@@ -145,7 +145,9 @@ class Requests(Facet):
                     await decided(tx)
                     attached = await tx.request_files_to_card(request_id, card.id)
                     text = prefix + self.replies.text(
-                        "files_attached", slug=card.slug, files=self.host.files_said(tuple(attached))
+                        "files_attached",
+                        slug=card.slug,
+                        files=self.host.files_said(tuple(attached)),
                     )
                     await tx.post(self.replies.post(event, text, card_id=card.id))
             except Exception as error:  # noqa: BLE001 - explain() re-raises what it cannot explain

@@ -23,7 +23,7 @@ from datetime import time as clock_time
 from chatbot.board import BoardService
 from chatbot.board import digest as board_digest
 from chatbot.board.digest import Facts, Failure
-from chatbot.board.inbox import InboxItem, Kind
+from chatbot.board.inbox import InboxItem, InboxKind
 from chatbot.domain import daily
 from chatbot.domain.counted import counted
 from chatbot.domain.phases import Phase
@@ -155,7 +155,7 @@ class Digest:
             "ways": ", ".join(item.ways),
             "until": _local(item.until) if item.until else "-",
         }
-        if item.kind == Kind.REQUEST:
+        if item.kind == InboxKind.REQUEST:
             return self.notifier.t(
                 "digest_wait_request", id=item.request_id, requester=item.requester, **fields
             )

@@ -54,7 +54,7 @@ from chatbot.config import Config
 from chatbot.domain.roles import Role
 from chatbot.pipeline import tool_inputs
 from chatbot.pipeline.asking import OwnerAnswers
-from runners.pipe import Hold
+from runners.pipe import OwnerWait
 from runners.tool_server import ToolServer, make_folder, remove_folder
 
 log = logging.getLogger(__name__)
@@ -117,10 +117,10 @@ class _Tool:
 @contextlib.asynccontextmanager
 async def serving_for(
     ctx: RunContext, board: WorkerSide, answers: OwnerAnswers | None, role: Role
-) -> AsyncIterator[tuple[ToolServer | None, Hold]]:
+) -> AsyncIterator[tuple[ToolServer | None, OwnerWait]]:
     """The run's tool server and its hold on the idle watchdog; no server without the
     worker's answers (nothing would hear an owner's answer)."""
-    hold = Hold()
+    hold = OwnerWait()
     if answers is None:
         yield None, hold
         return
@@ -139,13 +139,13 @@ class RunTools:
         answers: OwnerAnswers,
         *,
         role: Role,
-        hold: Hold | None = None,
+        hold: OwnerWait | None = None,
     ) -> None:
         self.ctx = ctx
         self.board = board
         self.answers = answers
         self.names = tools_for(role)
-        self.hold = hold or Hold()
+        self.hold = hold or OwnerWait()
         self.ended = False
         self._connections: set[asyncio.Task[None]] = set()
         self._tools: dict[str, _Tool] = {

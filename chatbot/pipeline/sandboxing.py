@@ -16,7 +16,7 @@ from pathlib import Path
 
 from chatbot.config import Config
 from runners.runtimes.registry import RUNTIMES
-from runners.sandbox import Network, Sandbox, find_tool, git_paths, program_paths
+from runners.sandbox import NetworkAccess, Sandbox, find_tool, git_paths, program_paths
 from runners.workspace import AGENT_HOMES
 
 
@@ -113,7 +113,7 @@ def plan(
     scratch = (Path(user_home).resolve(),) if user_home and user_home != "/" else ()
     return Sandbox(
         tool=found,
-        network=Network(network),
+        network=NetworkAccess(network),
         readable=tuple(readable),
         writable=tuple(writable),
         # A run in the folder the configuration lies in still sees that folder; the
@@ -209,7 +209,7 @@ def for_hooks(config: Config, worktree: Path, admin: Path | None) -> Sandbox | N
     user_home = os.environ.get("HOME")
     return Sandbox(
         tool=found,
-        network=Network.PROVIDER,
+        network=NetworkAccess.PROVIDER,
         readable=(common / "config", common / "hooks", admin / "config.worktree"),
         writable=(worktree.resolve(), common, admin),
         hidden=tuple(path for path in hidden_paths(config) if path != worktree.resolve()),
@@ -234,7 +234,7 @@ def for_checks(config: Config, worktree: Path, program: str) -> Sandbox | None:
     user_home = os.environ.get("HOME")
     return Sandbox(
         tool=found,
-        network=Network.PROVIDER,
+        network=NetworkAccess.PROVIDER,
         # Inside the worktree it is writable already; the root would show everything.
         readable=tuple(
             path for path in shown if path != Path("/") and not path.is_relative_to(worktree)

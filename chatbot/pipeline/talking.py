@@ -41,8 +41,8 @@ log = logging.getLogger(__name__)
 MAX_ASKED_CHARS = 8000
 
 
-class JobContext(Protocol):
-    """What a conversation needs of its job (pipeline.context.JobContext)."""
+class TalkingJob(Protocol):
+    """What a conversation needs of its job (pipeline.context.TalkingJob)."""
 
     job: Job
     card: Card
@@ -58,7 +58,7 @@ class JobContext(Protocol):
 
 @dataclass
 class _Live:
-    ctx: JobContext
+    ctx: TalkingJob
     conversation: Conversation
     steers: int = 0
     flood_told: bool = False
@@ -76,7 +76,7 @@ class LiveTalks:
 
     # --- a run's conversation ------------------------------------------------------
 
-    def open(self, ctx: JobContext) -> Conversation:
+    def open(self, ctx: TalkingJob) -> Conversation:
         live: _Live | None = None
 
         async def decide(asked: ApprovalAsked) -> Decision:

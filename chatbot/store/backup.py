@@ -43,7 +43,7 @@ _FORGET_WORKERS = "UPDATE workers SET expires_at = {now} WHERE expires_at > {now
 
 
 @dataclass(frozen=True)
-class Snapshot:
+class BackupSnapshot:
     schema_step: int
     # PostgreSQL: the schema the tables live in (restored into the same one).
     schema: str | None = None
@@ -78,7 +78,7 @@ def _backup_into(src: sqlite3.Connection, dest: Path) -> None:
         out.close()
 
 
-def snapshot_sqlite(path: Path, dest: Path, during: Callable[[], None]) -> Snapshot:
+def snapshot_sqlite(path: Path, dest: Path, during: Callable[[], None]) -> BackupSnapshot:
     if not path.is_file():
         raise StoreError(f"{path}: no database there (bot.database)")
     src = _sqlite(path)
@@ -95,7 +95,7 @@ def snapshot_sqlite(path: Path, dest: Path, during: Callable[[], None]) -> Snaps
         raise StoreError(f"{path}: {error}") from None
     finally:
         src.close()
-    return Snapshot(step)
+    return BackupSnapshot(step)
 
 
 def sqlite_holds(path: Path) -> int:
@@ -264,7 +264,7 @@ def _run(argv: list[str], env: dict[str, str], what: str) -> None:
 
 def snapshot_postgres(
     url: str, password_file: Path | None, dest: Path, during: Callable[[], None]
-) -> Snapshot:
+) -> BackupSnapshot:
     conn = _pg_connect(url, password_file)
     try:
         conn.execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
@@ -283,7 +283,7 @@ def snapshot_postgres(
         raise StoreError(f"database {redacted(url)}: {_first(error)}") from None
     finally:
         conn.close()
-    return Snapshot(int(row[0]) if row else 0, schema)
+    return BackupSnapshot(int(row[0]) if row else 0, schema)
 
 
 def _pg_target_schema(conn: Any) -> str:

@@ -60,7 +60,7 @@ class Waiting:
 
 
 @dataclass(frozen=True)
-class Original:
+class AskedMessage:
     """A message that asked: where a reminder replies."""
 
     transport: str
@@ -104,7 +104,7 @@ async def is_open(db: Db, subject: str, subject_id: int) -> bool:
     return await db.fetchone(_OPEN[subject][1], (subject_id,)) is not None
 
 
-async def originals(db: Db, subject: str, subject_id: int) -> list[Original]:
+async def originals(db: Db, subject: str, subject_id: int) -> list[AskedMessage]:
     rows = await db.fetchall(
         "SELECT m.transport, m.room, m.message_id, "
         "(SELECT o.target_kind FROM outbox o WHERE o.transport = m.transport "
@@ -112,7 +112,7 @@ async def originals(db: Db, subject: str, subject_id: int) -> list[Original]:
         f"FROM chat_messages m WHERE m.{_LINK[subject]} = ? AND m.purpose = ? ORDER BY m.id",
         (subject_id, subject),
     )
-    return [Original(*row) for row in rows]
+    return [AskedMessage(*row) for row in rows]
 
 
 _UPSERT = (

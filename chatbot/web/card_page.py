@@ -22,7 +22,7 @@ from chatbot.domain.shown import visible
 from chatbot.web import action_forms, diff_section, files_section, talk_section, why_line
 from chatbot.web.markup import Safe, join, labelled_row, markdown, moment, scroll_table, tag
 from chatbot.web.texts import Texts
-from runners.diff_files import Change
+from runners.diff_files import CommitDiff
 
 # Characters of an intent or report rendered on the page.
 MAX_TEXT = 200_000
@@ -55,7 +55,7 @@ class CardPage:
     owner: action_forms.Owner | None = None
     session_ended: bool = False
     # Its change file by file (None: no commit yet), or why it cannot be shown.
-    change: Change | None = None
+    change: CommitDiff | None = None
     change_problem: str | None = None
     # The change's section as rendered once for its commit, if kept (change_cache.py).
     change_html: Safe | None = None

@@ -27,7 +27,7 @@ from chatbot.board.reads import BoardReads
 from chatbot.web import diff_section
 from chatbot.web.markup import Safe
 from chatbot.web.texts import Texts
-from runners.diff_files import Change
+from runners.diff_files import CommitDiff
 
 # A few cards' changes: the ones people look at now (a review, its fix).
 ENTRIES = 8
@@ -43,7 +43,7 @@ Key = tuple[str, str | None, str, str]
 class ShownChange:
     """A card's change file by file, and its section of the card page."""
 
-    change: Change
+    change: CommitDiff
     html: Safe
 
 

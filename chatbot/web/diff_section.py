@@ -25,7 +25,7 @@ from chatbot.domain.counted import counted
 from chatbot.domain.shown import visible
 from chatbot.web.markup import Safe, join, tag
 from chatbot.web.texts import Texts
-from runners.diff_files import Change, DiffLine, FileChange
+from runners.diff_files import CommitDiff, DiffLine, FileChange
 
 # A file with more lines than this is shown closed: the summary stays readable.
 OPEN_UP_TO = 400
@@ -120,7 +120,7 @@ def _what(found: FileChange, t: Texts) -> Safe:
     return join((tag('<span class="what">{w}</span>', w=w) for w in said), " ")
 
 
-def comment_form(slug: str, change: Change, commenting: Commenting, t: Texts) -> Safe:
+def comment_form(slug: str, change: CommitDiff, commenting: Commenting, t: Texts) -> Safe:
     """The owner's one comment form under the change: a file, its lines (the picked ones
     filled in), the words. It works without JavaScript: a line's number reloads the
     page with it picked."""
@@ -192,7 +192,7 @@ def _file(found: FileChange, t: Texts, index: int = 0) -> Safe:
     )
 
 
-def change_section(change: Change, slug: str, t: Texts) -> Safe:
+def change_section(change: CommitDiff, slug: str, t: Texts) -> Safe:
     """The section as the commit decides it, the same for everyone who looks."""
     added = sum(f.added for f in change.files)
     removed = sum(f.removed for f in change.files)

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from chatbot.board.inbox import InboxItem, Kind
+from chatbot.board.inbox import InboxItem, InboxKind
 from chatbot.notify.format import cut
 from chatbot.web.board_acts import FORM
 from chatbot.web.markup import Safe, clock, esc, join, since, tag
@@ -53,7 +53,7 @@ def _button(formaction: str, action: str, label: str, css: str = "") -> Safe:
 def _acts(item: InboxItem, t: Texts) -> Safe:
     slug = item.slug if item.slug and item.slug != "-" else None
     parts: list[Safe] = []
-    if item.kind == Kind.QUESTION and slug is not None:
+    if item.kind == InboxKind.QUESTION and slug is not None:
         # The option rides in the address: a button sends one name and value.
         which = f"&question={item.question_id}" if item.question_id else ""
         parts.extend(
@@ -86,10 +86,10 @@ def _acts(item: InboxItem, t: Texts) -> Safe:
 def _words(item: InboxItem, t: Texts) -> Safe:
     """What waits, in words; a request's or an agent's command as inert code."""
     text = _one_line(item.text)
-    if item.kind == Kind.REQUEST:
+    if item.kind == InboxKind.REQUEST:
         head = t("inbox_request", id=item.request_id, requester=item.requester)
         return tag("{head} <code>{text}</code>", head=head, text=text)
-    if item.kind == Kind.APPROVAL:
+    if item.kind == InboxKind.APPROVAL:
         return tag("{head} <code>{text}</code>", head=t("inbox_approval"), text=text)
     until = clock(item.until) if item.until is not None else "-"
     return esc(t(f"inbox_{item.kind}", text=text, until=until))

@@ -11,7 +11,7 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from runners.pipe import Hold, Pipe
+from runners.pipe import OwnerWait, Pipe
 from runners.process import Outcome, ProcessLimits, ProcessResult, default_base_env, run_process
 from runners.runtimes.base import (
     Invocation,
@@ -27,7 +27,7 @@ from runners.runtimes.confine import confined, make_folders, sandbox_failure
 from runners.runtimes.progress import StepReader
 from runners.runtimes.registry import get_runtime
 from runners.runtimes.talk import ApprovalAsked, Conversation, Decision
-from runners.sandbox import Network, Sandbox, relay_url
+from runners.sandbox import NetworkAccess, Sandbox, relay_url
 
 log = logging.getLogger(__name__)
 
@@ -137,7 +137,7 @@ async def run_model(
     on_step: Callable[[str], None] | None = None,
     conversation: Conversation | None = None,
     sandbox: Sandbox | None = None,
-    hold: Hold | None = None,
+    hold: OwnerWait | None = None,
 ) -> RunResult:
     """Run one model turn and return its normalised result.
 
@@ -203,7 +203,11 @@ class _Way:
     @property
     def forwarded(self) -> bool:
         sandbox = self.sandbox
-        return sandbox is not None and sandbox.network is Network.PROVIDER and bool(self.upstream)
+        return (
+            sandbox is not None
+            and sandbox.network is NetworkAccess.PROVIDER
+            and bool(self.upstream)
+        )
 
     @property
     def build_argv(self) -> Callable[[RunRequest], Invocation]:
@@ -230,10 +234,10 @@ def _way(
         conversation = Conversation(_nobody_answers)
     talking = record.talking if conversation is not None else None
     upstream = request.base_url or record.vendor_url or ""
-    if sandbox is not None and sandbox.network is Network.PROVIDER and not upstream:
+    if sandbox is not None and sandbox.network is NetworkAccess.PROVIDER and not upstream:
         # Its endpoint depends on its login (codex: API or ChatGPT): nothing to forward to,
         # so the run keeps the host's network; `chatbot check` says so.
-        sandbox = replace(sandbox, network=Network.OPEN)
+        sandbox = replace(sandbox, network=NetworkAccess.OPEN)
     way = _Way(record, talking, conversation, request, sandbox, upstream)
     if way.forwarded:
         # The CLI inside reaches its provider only through the relay and the forwarder.
@@ -279,7 +283,7 @@ async def _run_cli(
     limits: ProcessLimits | None,
     on_spawn: Callable[[int], Awaitable[None]] | None,
     on_output: Callable[[bytes], None] | None,
-    hold: Hold | None,
+    hold: OwnerWait | None,
 ) -> ProcessResult:
     """The CLI's process, inside the sandbox if there is one (and the provider's forwarder
     for as long as it runs)."""

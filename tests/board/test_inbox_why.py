@@ -114,7 +114,7 @@ async def test_inbox_lists_one_of_each_kind_oldest_first(board: BoardService):
     ]
     # One of every kind the inbox knows.
     assert {i.kind for i in items} == {
-        v for k, v in vars(board_inbox.Kind).items() if not k.startswith("_")
+        v for k, v in vars(board_inbox.InboxKind).items() if not k.startswith("_")
     }
     ways = {i.kind: i.ways for i in items}
     assert ways["question"] == ("/answer asked <text>",)

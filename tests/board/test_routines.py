@@ -130,7 +130,7 @@ async def test_the_inbox_reads_who_paused_a_routine_not_its_words(board: BoardSe
         owners.id: "owner",
         gone.id: "owner_gone",
     }
-    items = [i for i in await inbox.inbox(board) if i.kind == inbox.Kind.ROUTINE]
+    items = [i for i in await inbox.inbox(board) if i.kind == inbox.InboxKind.ROUTINE]
     assert [i.text for i in items] == [
         f"#{failing.id} /research deps: 3 Fehler",
         f"#{spent.id} /research deps: over",
@@ -138,6 +138,6 @@ async def test_the_inbox_reads_who_paused_a_routine_not_its_words(board: BoardSe
     # Resumed, it runs and waits for nobody.
     resumed = await board.routines.set_state(failing.id, routine_store.ACTIVE, now=now)
     assert resumed.pause_cause == "" and resumed.state == routine_store.ACTIVE
-    assert len([i for i in await inbox.inbox(board) if i.kind == inbox.Kind.ROUTINE]) == 1
+    assert len([i for i in await inbox.inbox(board) if i.kind == inbox.InboxKind.ROUTINE]) == 1
     with pytest.raises(ValueError):
         await board.routines.set_state(spent.id, routine_store.PAUSED, "x", cause="whim")

@@ -82,7 +82,7 @@ async def test_the_pause_cause_step_reads_the_words_the_step_before_wrote(
         ]
         from chatbot.board import inbox
 
-        waiting = [i.text for i in await inbox.inbox(board) if i.kind == inbox.Kind.ROUTINE]
+        waiting = [i.text for i in await inbox.inbox(board) if i.kind == inbox.InboxKind.ROUTINE]
         assert waiting == [
             "#1 /start x: its last 3 runs failed: no card x",
             "#2 /start x: its cards spent $5.00 of its $5.00 budget",

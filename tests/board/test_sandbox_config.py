@@ -12,7 +12,7 @@ import pytest
 
 from chatbot.config import parse_config
 from chatbot.pipeline import sandboxing
-from runners.sandbox import Network, find_tool
+from runners.sandbox import NetworkAccess, find_tool
 from runners.workspace import commit_all, create_worktree
 from tests.board.test_config import MINIMAL
 
@@ -92,7 +92,7 @@ def test_a_plan_hides_the_bots_own_things_and_shows_the_worktree(
     plan = sandboxing.plan(
         config, runtime="gemini", cwd=worktree, writes=True, network="provider", home=home
     )
-    assert plan is not None and plan.network is Network.PROVIDER
+    assert plan is not None and plan.network is NetworkAccess.PROVIDER
     assert worktree.resolve() in plan.writable and home.resolve() in plan.writable
     hidden = set(plan.hidden)
     assert tmp_path.resolve() in hidden  # the configuration's folder
@@ -103,7 +103,7 @@ def test_a_plan_hides_the_bots_own_things_and_shows_the_worktree(
         config, runtime="gemini", cwd=worktree, writes=False, network="open", home=home
     )
     assert worktree.resolve() in reader.readable and worktree.resolve() not in reader.writable
-    assert reader.network is Network.OPEN
+    assert reader.network is NetworkAccess.OPEN
 
 
 def test_chatbot_run_exits_2_when_a_lane_would_be_unconfined(tmp_path: Path) -> None:

@@ -41,7 +41,7 @@ from pathlib import Path
 
 import pytest
 
-from runners.sandbox import SOCKET_INSIDE, Network, Sandbox, find_tool, program_paths, wrap
+from runners.sandbox import SOCKET_INSIDE, NetworkAccess, Sandbox, find_tool, program_paths, wrap
 
 ROOT = Path(__file__).resolve().parents[2]
 UNIT = ROOT / "config" / "intent-board.service"
@@ -370,7 +370,7 @@ def provider_run(folder: Path, spec: dict) -> tuple[subprocess.CompletedProcess,
         argv = ["/bin/sh", "-c", SHELL_RUN]
     sandbox = Sandbox(
         tool=TOOL,
-        network=Network.PROVIDER,
+        network=NetworkAccess.PROVIDER,
         readable=readable,
         writable=(worktree, home),
         hidden=(config,),
@@ -406,7 +406,7 @@ def test_the_bots_sandbox_runs_under_the_units_restrictions(tmp_path: Path) -> N
         listener.settimeout(30)
         port = listener.getsockname()[1]
         assert TOOL is not None
-        sandbox = Sandbox(tool=TOOL, network=Network.OPEN, writable=(worktree,))
+        sandbox = Sandbox(tool=TOOL, network=NetworkAccess.OPEN, writable=(worktree,))
         script = f"exec 3<>/dev/tcp/127.0.0.1/{port} && echo connected"
         try:
             opened = run_restricted(

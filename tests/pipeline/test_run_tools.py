@@ -36,7 +36,7 @@ from chatbot.pipeline.run_tools import NO_ANSWER, RUN_ENDED, RunTools
 from chatbot.store import Store
 from chatbot.store import cards as card_store
 from chatbot.store import jobs as job_store
-from runners.pipe import Hold
+from runners.pipe import OwnerWait
 from runners.tool_server import ToolServer
 
 OWNER = "xmpp:owner@example.org"
@@ -106,11 +106,11 @@ def text_of(result: Any) -> str:
 
 async def serving(
     board: BoardService, role: str = "builder", timeout: float = 60, slug: str = "alpha"
-) -> tuple[Ctx, RunTools, OwnerAnswers, Hold]:
+) -> tuple[Ctx, RunTools, OwnerAnswers, OwnerWait]:
     job, card = await running(board, slug, role)
     ctx = Ctx(job, card, _Config(_Bot(timeout)))
     answers = OwnerAnswers(board)
-    hold = Hold()
+    hold = OwnerWait()
     return ctx, RunTools(ctx, board, answers, role=BY_NAME[role], hold=hold), answers, hold
 
 

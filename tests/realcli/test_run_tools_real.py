@@ -25,10 +25,10 @@ from chatbot.pipeline.run_tools import NO_ANSWER, RunTools
 from chatbot.store import Store
 from chatbot.store import cards as card_store
 from chatbot.store import jobs as job_store
-from runners.pipe import Hold
+from runners.pipe import OwnerWait
 from runners.process import ProcessLimits
 from runners.runtimes import Mode, run_model
-from runners.sandbox import Network, Sandbox, find_tool, git_paths
+from runners.sandbox import NetworkAccess, Sandbox, find_tool, git_paths
 from tests.pipeline.harness import make_repo
 from tests.realcli.harness import child_env, run_request
 from tests.realcli.providers import Call, Say, Seen
@@ -124,7 +124,7 @@ async def test_the_builder_asks_and_the_answer_is_the_tools_result(
     job, card = await building(board)
     ctx = Ctx(job, card, _Config(_Bot(60)))
     answers = OwnerAnswers(board)
-    hold = Hold()
+    hold = OwnerWait()
     tools = RunTools(ctx, board, answers, role=BY_NAME["builder"], hold=hold)
     model.script(Call("ask_owner", QUESTION), Say("Port 8080 it is."))
     async with tools.serving() as server:
@@ -201,7 +201,7 @@ async def test_the_sandboxed_run_reaches_its_tools(
     request.home.mkdir(parents=True, exist_ok=True)
     sandbox = Sandbox(
         tool=tool,
-        network=Network.PROVIDER,
+        network=NetworkAccess.PROVIDER,
         readable=git_paths(repo),
         writable=(repo, request.home),
         scratch=(Path(child_env(tmp_path / "home")["HOME"]),),
@@ -239,7 +239,7 @@ async def test_the_idle_watchdog_waits_while_the_owner_is_asked(
     job, card = await building(board)
     ctx = Ctx(job, card, _Config(_Bot(60)))
     answers = OwnerAnswers(board)
-    hold = Hold()
+    hold = OwnerWait()
     tools = RunTools(ctx, board, answers, role=BY_NAME["builder"], hold=hold)
     model.script(Call("ask_owner", QUESTION), Say("Port 9090 it is."))
 

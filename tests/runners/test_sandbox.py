@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from runners.process import run_process
-from runners.sandbox import Network, Sandbox, find_tool, wrap
+from runners.sandbox import NetworkAccess, Sandbox, find_tool, wrap
 
 TOOL = find_tool()
 # scripts/test installs bubblewrap; a machine without it runs the other tests.
@@ -32,7 +32,7 @@ def world(tmp_path: Path) -> dict[str, Path]:
     return paths
 
 
-def sandbox_of(paths: dict[str, Path], network: Network = Network.PROVIDER) -> Sandbox:
+def sandbox_of(paths: dict[str, Path], network: NetworkAccess = NetworkAccess.PROVIDER) -> Sandbox:
     assert TOOL is not None
     return Sandbox(
         tool=TOOL,
@@ -42,7 +42,9 @@ def sandbox_of(paths: dict[str, Path], network: Network = Network.PROVIDER) -> S
     )
 
 
-async def inside(paths: dict[str, Path], script: str, network: Network = Network.PROVIDER):
+async def inside(
+    paths: dict[str, Path], script: str, network: NetworkAccess = NetworkAccess.PROVIDER
+):
     argv = wrap(["/bin/sh", "-c", script], paths["worktree"], sandbox_of(paths, network))
     return await run_process(argv, cwd=paths["worktree"])
 
@@ -89,7 +91,7 @@ async def test_the_provider_network_reaches_no_listener_of_the_host(tmp_path: Pa
         with pytest.raises(BlockingIOError):
             listener.accept()
         # The lane that opens the network on purpose does reach it: the test can fail.
-        opened = await inside(paths, f"bash -c '{script}'", Network.OPEN)
+        opened = await inside(paths, f"bash -c '{script}'", NetworkAccess.OPEN)
         assert "connected" in opened.stdout, opened.stderr_tail
         connection, _ = await asyncio.get_running_loop().sock_accept(listener)
         connection.close()
@@ -218,7 +220,7 @@ async def test_a_provider_sandbox_hands_no_capability_down_as_another_user(
         socket_file.write_text("")
         sandbox = Sandbox(
             tool=TOOL,
-            network=Network.PROVIDER,
+            network=NetworkAccess.PROVIDER,
             writable=(worktree,),
             provider_socket=socket_file,
         )

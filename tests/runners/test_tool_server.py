@@ -1,6 +1,6 @@
 """The run's tool server as each CLI is told of it (runners/tool_server.py,
 runners/runtimes/tool_config.py), the pump (runners/mcp_bridge.py) over a real socket,
-and the idle watchdog held while a tool waits for a person (runners.pipe.Hold)."""
+and the idle watchdog held while a tool waits for a person (runners.pipe.OwnerWait)."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from runners.pipe import Hold
+from runners.pipe import OwnerWait
 from runners.process import Outcome, ProcessLimits, run_process
 from runners.runtimes import InvalidRequest, Mode, RunRequest, get_runtime
 from runners.runtimes.tool_config import GEMINI_SOCKET_ENV
@@ -191,7 +191,7 @@ async def test_the_idle_watchdog_waits_while_a_person_is_asked(tmp_path):
     unheld = await run_process(silent, cwd=tmp_path, limits=limits)
     assert unheld.outcome is Outcome.IDLE_TIMEOUT
 
-    hold = Hold()
+    hold = OwnerWait()
 
     async def ask() -> None:
         with hold.waiting():
@@ -210,7 +210,7 @@ async def test_the_time_limit_does_not_count_while_a_person_is_asked(tmp_path):
     unheld = await run_process(slow, cwd=tmp_path, limits=limits)
     assert unheld.outcome is Outcome.TIMEOUT
 
-    hold = Hold()
+    hold = OwnerWait()
     answered = asyncio.Event()
     asked = asyncio.Event()
 

@@ -52,8 +52,8 @@ async def test_waiting_for_you_holds_what_the_inbox_lists(site: OwnerSite) -> No
     items = await board_inbox.inbox(site.board)
     kinds = {item.kind for item in items}
     # Every kind that is about a card (a routine that paused itself names none).
-    every = {v for k, v in vars(board_inbox.Kind).items() if not k.startswith("_")}
-    assert kinds == every - {board_inbox.Kind.ROUTINE}
+    every = {v for k, v in vars(board_inbox.InboxKind).items() if not k.startswith("_")}
+    assert kinds == every - {board_inbox.InboxKind.ROUTINE}
     listed = {item.slug for item in items if item.slug}
     # Before: an approved card waiting for /deploy sat under "Ready", one whose agent
     # asks or whose run waits for the provider's quota under "Working".
