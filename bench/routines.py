@@ -32,7 +32,7 @@ sys.path.insert(0, str(ROOT))
 
 from chatbot.board import BoardService  # noqa: E402
 from chatbot.board.routines import new_routine  # noqa: E402
-from chatbot.chat import ChatIntake  # noqa: E402
+from chatbot.chat.intake import ChatIntake  # noqa: E402
 from chatbot.chat.routine_clock import RoutineClock  # noqa: E402
 from chatbot.domain.phases import Kind, Phase  # noqa: E402
 from chatbot.domain.schedules import Schedule, parse  # noqa: E402

@@ -11,6 +11,7 @@ import sys
 from collections.abc import Awaitable, Callable
 from importlib import metadata
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from chatbot.app import cli_mcp, cli_reads, cli_routines, demo, logformat
 from chatbot.app.cli_runs import pipeline_runs, runs
@@ -29,8 +30,10 @@ from chatbot.domain.counted import counted
 from chatbot.domain.transitions import Action, TransitionRefused
 from chatbot.notify.format import usd
 from chatbot.pipeline import sandboxing
-from chatbot.pipeline.worker import Worker
 from chatbot.transports.networks import NETWORKS
+
+if TYPE_CHECKING:
+    from chatbot.pipeline.worker import Worker  # loaded by startup only when one is made
 
 EXIT_OK = 0
 EXIT_FAILURE = 1

@@ -18,14 +18,18 @@ import subprocess
 import uuid
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from chatbot.board import BoardService, FileLimits
 from chatbot.config import Config
-from chatbot.pipeline.worker import Worker
 from chatbot.store import Store, StoreError, StoreUnwritable, upkeep
 from chatbot.store import workers as worker_store
 from runners import remote
+
+if TYPE_CHECKING:
+    # The worker (and the MCP server its runs use) loads only where one is made: a
+    # `chatbot status` or `chatbot start` starts about twice as fast without it.
+    from chatbot.pipeline.worker import Worker
 
 log = logging.getLogger(__name__)
 
@@ -115,6 +119,8 @@ def make_worker(config: Config, board: BoardService, **options: Any) -> Worker:
     options.setdefault("lease_s", config.workers.lease_s)
     options.setdefault("heartbeat_s", config.workers.heartbeat_s)
     options.setdefault("host", config.workers.host)
+    from chatbot.pipeline.worker import Worker
+
     worker = Worker(board, config, **options)
     board.store.on_commit.append(worker.wake)
     board.listeners.append(worker.note_finished)

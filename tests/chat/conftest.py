@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from chatbot.board import BoardService
-from chatbot.chat import ChatIntake
+from chatbot.chat.intake import ChatIntake
 from chatbot.domain.phases import Kind, Phase
 from chatbot.store import Store
 from chatbot.store import cards as card_store

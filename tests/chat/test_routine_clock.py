@@ -14,7 +14,7 @@ from zoneinfo import ZoneInfo
 
 from chatbot.board import BoardService
 from chatbot.board.routines import new_routine
-from chatbot.chat import ChatIntake
+from chatbot.chat.intake import ChatIntake
 from chatbot.chat.routine_clock import RoutineClock
 from chatbot.domain.phases import Kind, Phase
 from chatbot.domain.schedules import parse

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from chatbot.chat import ChatIntake
+from chatbot.chat.intake import ChatIntake
 from chatbot.chat.authority import Authority
 from chatbot.chat.commands import BY_NAME
 from chatbot.domain.phases import Kind, Phase

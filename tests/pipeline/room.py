@@ -10,7 +10,7 @@ from __future__ import annotations
 import itertools
 from dataclasses import dataclass, field
 
-from chatbot.chat import ChatIntake
+from chatbot.chat.intake import ChatIntake
 from chatbot.notify.notifier import Destination, Notifier
 from chatbot.store import chat as chat_store
 from chatbot.store.chat import OutboxRow

@@ -22,7 +22,7 @@ from typing import Any
 
 from chatbot.app.startup import Running, make_board, make_worker
 from chatbot.app.wiring import destinations
-from chatbot.chat import ChatIntake
+from chatbot.chat.intake import ChatIntake
 from chatbot.config import parse_config
 from chatbot.domain.roles import DEPLOY_JOB
 from chatbot.notify.notifier import Notifier

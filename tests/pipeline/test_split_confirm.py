@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from chatbot.chat import ChatIntake
+from chatbot.chat.intake import ChatIntake
 from chatbot.domain.phases import Phase
 from chatbot.notify.notifier import Notifier
 from chatbot.notify.reminders import Reminders

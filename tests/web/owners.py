@@ -12,7 +12,7 @@ from pathlib import Path
 import aiohttp
 
 from chatbot.board import BoardService
-from chatbot.chat import ChatIntake
+from chatbot.chat.intake import ChatIntake
 from chatbot.chat.web_acts import WebActs
 from chatbot.notify.notifier import Destination, Notifier
 from chatbot.store import Store

@@ -10,7 +10,7 @@ import json
 import secrets
 from pathlib import Path
 
-from chatbot.chat import ChatIntake
+from chatbot.chat.intake import ChatIntake
 from chatbot.chat.web_acts import WebActs
 from chatbot.domain.phases import Phase
 from chatbot.domain.transitions import Action
