@@ -21,6 +21,7 @@ import pytest
 from chatbot.transports.base import IncomingEvent, MemoryStateStore, StateStore
 from chatbot.transports.matrix.transport import MatrixSettings, MatrixTransport
 from chatbot.transports.xmpp.transport import XmppSettings, XmppTransport
+from tests.integration.waiting import first_matching
 
 # The real CLIs and their scripted providers, for the tests that talk to a working agent.
 from tests.realcli.conftest import cli_bins, models  # noqa: F401 - fixtures
@@ -84,20 +85,15 @@ class Inbox:
     async def get(
         self, pred: Callable[[IncomingEvent], bool] = lambda e: True, within: float = WITHIN
     ) -> IncomingEvent:
-        passed: list[IncomingEvent] = []
-        try:
-            async with asyncio.timeout(within):
-                while True:
-                    event = await self._queue.get()
-                    if pred(event):
-                        return event
-                    passed.append(event)
-        except TimeoutError:
-            # What the bot heard instead, so that a failure under load reads without a rerun.
-            heard = [f"{type(e).__name__} {getattr(e, 'text', '')!r:.80}" for e in passed]
-            raise TimeoutError(
-                f"the bot heard nothing matching in {within:g} s; it heard meanwhile: {heard}"
-            ) from None
+        return await first_matching(
+            self._queue,
+            pred,
+            within=within,
+            who="the bot",
+            # getattr: only message events carry text; the others are named by their type
+            shown=lambda e: f"{type(e).__name__} {getattr(e, 'text', '')!r:.80}",
+            keep=False,
+        )
 
     async def text(self, text: str, within: float = WITHIN) -> IncomingEvent:
         return await self.get(lambda e: getattr(e, "text", None) == text, within)

@@ -24,6 +24,8 @@ from nio import (
 )
 from nio.crypto.attachments import decrypt_attachment
 
+from tests.integration.waiting import first_matching
+
 # A bound, not a delay: generous, so that a loaded box (two cores, other runs beside)
 # does not fail a test whose event is merely late (issue 39).
 TIMEOUT = 30
@@ -109,29 +111,18 @@ async def take_matching(
     *,
     also: Callable[[], str] = str,
 ) -> tuple[str, dict[str, Any]]:
-    """The first (room, event) in `inbox` that `pred` accepts; the others stay queued.
-
-    A timeout says what came meanwhile (and `also()`), so that a failure in CI can be
-    read without a rerun."""
-    skipped = []
-    try:
-        async with asyncio.timeout(within):
-            while True:
-                room_id, ev = await inbox.get()
-                if pred(room_id, ev):
-                    return room_id, ev
-                skipped.append((room_id, ev))
-    except TimeoutError:
-        seen = [
-            f"{ev.get('sender')} {ev.get('type')} {(ev.get('content') or {}).get('body', '')!r:.80}"
-            for _, ev in skipped
-        ]
-        raise TimeoutError(
-            f"{who}: nothing matched in {within:g} s; received meanwhile: {seen}{also()}"
-        ) from None
-    finally:
-        for item in skipped:
-            inbox.put_nowait(item)
+    """The first (room, event) in `inbox` that `pred` accepts; the others stay queued."""
+    return await first_matching(
+        inbox,
+        lambda item: pred(*item),
+        within=within,
+        who=who,
+        shown=lambda item: (
+            f"{item[1].get('sender')} {item[1].get('type')} "
+            f"{(item[1].get('content') or {}).get('body', '')!r:.80}"
+        ),
+        also=also,
+    )
 
 
 async def upload(

@@ -18,6 +18,7 @@ from chatbot.transports.xmpp import oob
 from chatbot.transports.xmpp import outgoing as out
 from chatbot.transports.xmpp import stanzas as wire
 from chatbot.transports.xmpp.connection import shutdown
+from tests.integration.waiting import first_matching
 
 # A bound, not a delay: generous, so that a loaded box (two cores, other runs beside)
 # does not fail a test whose message is merely late (issue 39).
@@ -174,26 +175,15 @@ class XmppPeer:
         within: float = TIMEOUT,
     ) -> Message:
         """The next received message matching pred (others are kept for later calls)."""
-        skipped: list[Message] = []
         if send is not None:
             send.send()
-        try:
-            async with asyncio.timeout(within):
-                while True:
-                    m = await self.inbox.get()
-                    if pred(m):
-                        return m
-                    skipped.append(m)
-        except TimeoutError:
-            # Said what came meanwhile, so that a failure under load reads without a rerun.
-            seen = [f"{m['from']} {m['type']} {m['body']!r:.80}" for m in skipped]
-            raise TimeoutError(
-                f"{self.client.boundjid}: nothing matched in {within:g} s; received meanwhile: "
-                f"{seen}"
-            ) from None
-        finally:
-            for m in skipped:
-                self.inbox.put_nowait(m)
+        return await first_matching(
+            self.inbox,
+            pred,
+            within=within,
+            who=str(self.client.boundjid),
+            shown=lambda m: f"{m['from']} {m['type']} {m['body']!r:.80}",
+        )
 
     async def expect_body(self, text: str, *, within: float = TIMEOUT) -> Message:
         return await self.expect(
