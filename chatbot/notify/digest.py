@@ -27,8 +27,8 @@ from chatbot.board.inbox import InboxItem, InboxKind
 from chatbot.domain import daily
 from chatbot.domain.counted import counted
 from chatbot.domain.phases import Phase
-from chatbot.notify.format import commands_with, cut, duration, one_line, usd
-from chatbot.notify.notifier import MAX_POST_CHARS, Notifier
+from chatbot.notify.format import MAX_POST_CHARS, commands_with, cut, duration, one_line, usd
+from chatbot.notify.notifier import Notifier
 from chatbot.store import Db
 
 log = logging.getLogger(__name__)

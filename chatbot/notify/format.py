@@ -16,6 +16,9 @@ from markdown_it import MarkdownIt
 from chatbot.domain.shown import visible
 from chatbot.transports.networks import formatted
 
+#: The longest post the notices make; a longer one is cut (and says where the rest is).
+MAX_POST_CHARS = 3500
+
 # Code points that attach to the one before: ZWJ, variation selectors, keycap, skin tones.
 _EXTENDERS = {"\u200d", "\ufe0e", "\ufe0f", "\u20e3", *map(chr, range(0x1F3FB, 0x1F400))}
 

@@ -20,8 +20,8 @@ import time
 from collections.abc import Callable
 
 from chatbot.domain.quiet import QuietHours
-from chatbot.notify.format import commands_with, cut, duration, html_for, inert
-from chatbot.notify.notifier import MAX_POST_CHARS, Destination, Notifier
+from chatbot.notify.format import MAX_POST_CHARS, commands_with, cut, duration, html_for, inert
+from chatbot.notify.notifier import Destination, Notifier
 from chatbot.store import Db
 from chatbot.store import chat as chat_store
 from chatbot.store import reminders as store

@@ -42,7 +42,8 @@ from chatbot.domain.transitions import (
 )
 from chatbot.domain.ways import ways_forward
 from chatbot.domain.why import HoldKind, JobSnap, Snapshot, hold
-from chatbot.notify.notifier import NOTICES, QUESTION_NOTICES, STAGE_NOTICES
+from chatbot.notify.card_notices import NOTICES, STAGE_NOTICES
+from chatbot.notify.notifier import QUESTION_NOTICES
 from chatbot.notify.texts import TEXTS as NOTIFY_TEXTS
 from chatbot.store import Store
 from chatbot.store import cards as card_store

@@ -17,7 +17,7 @@ import pytest
 
 from chatbot.app import check, demo
 from chatbot.board import BoardService
-from chatbot.board.inbox import Kind as InboxKind
+from chatbot.board.inbox import InboxKind
 from chatbot.config import ConfigError, parse_config
 from chatbot.domain import daily
 from chatbot.domain.budgets import Budgets

@@ -10,8 +10,8 @@ import pytest
 from chatbot.board import BoardService
 from chatbot.domain.phases import Kind, Phase
 from chatbot.domain.transitions import Action
-from chatbot.notify.format import cut
-from chatbot.notify.notifier import MAX_POST_CHARS, Destination, Notifier
+from chatbot.notify.format import MAX_POST_CHARS, cut
+from chatbot.notify.notifier import Destination, Notifier
 from chatbot.store import Store
 from chatbot.store import cards as card_store
 from chatbot.store import chat as chat_store
