@@ -36,7 +36,7 @@ from chatbot.store.card_data import (
     inspection_record,
     review_record,
 )
-from chatbot.store.cards import Card, Event, UnknownCard
+from chatbot.store.cards import Card, CardChanges, Event, UnknownCard
 from chatbot.store.chat import Post, Posted, Request, RequestMessage
 from chatbot.store.comments import LineComment
 from chatbot.store.jobs import ActiveJobExists, Job, LeaseLost
@@ -58,6 +58,7 @@ __all__ = [
     "BoardSummary",
     "BoardTx",
     "Card",
+    "CardChanges",
     "CardData",
     "CardView",
     "Change",

@@ -14,7 +14,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Unpack, cast
 
 from chatbot.board import fanout, importer, split_plan
 from chatbot.board.acting import new_pipeline_id, owner_changes
@@ -44,7 +44,7 @@ from chatbot.store import comments as comment_store
 from chatbot.store import jobs as job_store
 from chatbot.store import questions as question_store
 from chatbot.store.card_data import Answer, CardData, origin_record
-from chatbot.store.cards import Card
+from chatbot.store.cards import Card, CardChanges
 from chatbot.store.chat import Post
 from chatbot.store.jobs import ActiveJobExists, Job, JobState
 from chatbot.store.questions import QuestionRow
@@ -58,6 +58,30 @@ __all__ = [
 log = logging.getLogger(__name__)
 # The last draft number given (moves.draft): never given again.
 DRAFT_NUMBER_KEY = "board:last_draft_number"
+
+
+class Applied(CardChanges, total=False):
+    """What a run's validated result does besides moving its card, written once for the
+    board (`BoardService.apply`), the worker's port (ports.WorkerSide) and the job's
+    context (pipeline/context.py): the card's fields it sets (CardChanges), and"""
+
+    #: The move's reason, in the card's history and its notice.
+    reason: str
+    #: Files the run wrote, made visible only if the move commits.
+    files: StagedFiles | None
+    #: A question the move asks its owners: (kind, text, options).
+    question: tuple[str, str, list[str]] | None
+    #: The cards a split makes.
+    children: Sequence[NewChild]
+    #: Queue the card's deployment instead of its next run.
+    deploy: bool
+    #: What the notice shows beyond the card (a report, a decision, artifacts).
+    details: dict[str, Any] | None
+    #: The card's new slug (a draft the planner named).
+    rename_to: str | None
+
+
+_APPLIED_ONLY = frozenset(Applied.__optional_keys__ - CardChanges.__optional_keys__)
 
 
 @dataclass(frozen=True)
@@ -308,23 +332,26 @@ class BoardService:
         self,
         slug: str,
         action: Action,
+        /,
         *,
         job: Job | None = None,
         worker: str | None = None,
-        reason: str = "",
-        files: StagedFiles | None = None,
-        question: tuple[str, str, list[str]] | None = None,
-        children: Sequence[NewChild] = (),
-        deploy: bool = False,
-        details: dict[str, Any] | None = None,
-        rename_to: str | None = None,
         accepted_run: tuple[int, str | None] | None = None,
-        **changes: Any,
+        **applied: Unpack[Applied],
     ) -> Card:
         """Apply one validated result: finish the job, move the card, write its files.
 
         `accepted_run`: the telemetry row whose answer this applies (and the review
         decision it gave), marked accepted in the same transaction."""
+        reason = applied.get("reason", "")
+        files = applied.get("files")
+        question = applied.get("question")
+        children = applied.get("children", ())
+        deploy = applied.get("deploy", False)
+        details = applied.get("details")
+        rename_to = applied.get("rename_to")
+        # The rest are the card's fields; Applied's own keys are set apart above.
+        changes = cast(CardChanges, {k: v for k, v in applied.items() if k not in _APPLIED_ONLY})
         if rename_to is not None:
             changes["slug"] = rename_to
         try:

@@ -9,21 +9,18 @@ page goes through chat, chat/web_acts.py).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from contextlib import AbstractAsyncContextManager
-from typing import Any, Protocol
+from typing import Any, Protocol, Unpack
 
 from chatbot.board.agent_asks import AgentAsks
 from chatbot.board.attachments import BoardFiles
 from chatbot.board.budget import BoardBudget, SpendReport
 from chatbot.board.comments import BoardComments
 from chatbot.board.failures import RunFailures
-from chatbot.board.files import StagedFiles
-from chatbot.board.moves import Along
+from chatbot.board.moves import Along, Applied
 from chatbot.board.queue import BoardQueue
 from chatbot.board.reads import BoardReads
 from chatbot.board.routines import BoardRoutines, RoutineRow
-from chatbot.board.split_plan import NewChild
 from chatbot.board.talk import BoardTalk
 from chatbot.board.tx import BoardTx
 from chatbot.board.web_reads import WebReads
@@ -192,16 +189,10 @@ class WorkerSide(Protocol):
         self,
         slug: str,
         action: Action,
+        /,
         *,
         job: Job | None = None,
         worker: str | None = None,
-        reason: str = "",
-        files: StagedFiles | None = None,
-        question: tuple[str, str, list[str]] | None = None,
-        children: Sequence[NewChild] = (),
-        deploy: bool = False,
-        details: dict[str, Any] | None = None,
-        rename_to: str | None = None,
         accepted_run: tuple[int, str | None] | None = None,
-        **changes: Any,
+        **applied: Unpack[Applied],
     ) -> Card: ...

@@ -14,10 +14,11 @@ import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar, Unpack
 
 from chatbot.board import Card, Job, RunRecord, StoreUnwritable, run_events
 from chatbot.board.files import StagedFiles
+from chatbot.board.moves import Applied
 from chatbot.board.ports import WorkerSide
 from chatbot.board.run_events import (
     ProviderLimited,
@@ -160,12 +161,14 @@ class JobContext:
     def staged(self) -> StagedFiles:
         return StagedFiles(self.repo)
 
-    async def apply(self, action: Action, *, answer_used: bool = True, **kwargs: Any) -> Card:
+    async def apply(
+        self, action: Action, *, answer_used: bool = True, **applied: Unpack[Applied]
+    ) -> Card:
         """Apply a result; the last run's answer counts as accepted (with its review
         decision) unless `answer_used` is False (a builder that ran out of turns)."""
         accepted = None
         if answer_used and self._last_run_id is not None and self.runs[-1].outcome == "ok":
-            review = kwargs.get("review_decision") if self.runs[-1].role == "reviewer" else None
+            review = applied.get("review_decision") if self.runs[-1].role == "reviewer" else None
             accepted = (self._last_run_id, review)
         return await self.saved(
             lambda: self.board.apply(
@@ -174,7 +177,7 @@ class JobContext:
                 job=self.job,
                 worker=self.worker_id,
                 accepted_run=accepted,
-                **kwargs,
+                **applied,
             )
         )
 

@@ -4,12 +4,11 @@ from __future__ import annotations
 
 import tempfile
 from pathlib import Path
-from typing import Any
 
-from chatbot.board import OPERATOR_FAILED_QUESTION, NewChild, split_plan
+from chatbot.board import OPERATOR_FAILED_QUESTION, CardChanges, CardData, NewChild, split_plan
 from chatbot.board.files import FileExistsRefusal, StagedFiles
 from chatbot.board.importer import title_of
-from chatbot.domain.phases import Phase
+from chatbot.domain.phases import Kind, Phase
 from chatbot.domain.transitions import Action
 from chatbot.pipeline.context import JobContext, RunFailed
 from runners import prompts
@@ -47,8 +46,7 @@ async def run_operator(ctx: JobContext) -> None:
             Action.OPERATOR_DIRECT,
             reason=decision.reason,
             details=details,
-            data=data,
-            **_builder_fields(ctx, decision),
+            **_builder_fields(ctx, decision, data),
         )
         return
     if decision.decision == "needs_human":
@@ -102,7 +100,7 @@ async def _decide(ctx: JobContext) -> OperatorDecision:
     return parse_operator_decision(result.output.answer, ctx.allowed, card.slug)
 
 
-def _builder_fields(ctx: JobContext, decision: OperatorDecision) -> dict[str, Any]:
+def _builder_fields(ctx: JobContext, decision: OperatorDecision, data: CardData) -> CardChanges:
     """The card's fields for a direct builder: the chosen lane's profile and ladder."""
     lane = ctx.allowed.lanes[decision.recommended_lane or ""]
     return {
@@ -115,6 +113,7 @@ def _builder_fields(ctx: JobContext, decision: OperatorDecision) -> dict[str, An
         "escalation_step": 0,
         "failure_stage": None,
         "failure_detail": None,
+        "data": data,
     }
 
 
@@ -231,7 +230,7 @@ async def run_draft(ctx: JobContext) -> None:
         files=files,
         details={"intent_path": path, "from_draft": card.slug},
         rename_to=answer.slug,
-        kind="intent",
+        kind=Kind.INTENT,
         title=title_of(answer.body, answer.slug),
         source_path=path,
         data=data,

@@ -12,7 +12,7 @@ import re
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypedDict, Unpack
 
 from chatbot.domain.phases import DETOUR_PHASES, Kind, Phase
 from chatbot.domain.transitions import (
@@ -30,37 +30,41 @@ from chatbot.store.db import Db, IntegrityError, Row
 MAX_FAILURE_DETAIL = 240
 _CONTROL_CHARS = re.compile(r"[\x00-\x1f\x7f-\x9f]+")
 
+
 # Columns a transition (or the service) may set besides the phase.
-UPDATABLE = frozenset(
-    {
-        "kind",
-        "title",
-        "slug",
-        "lane",
-        "runtime",
-        "model",
-        "reasoning_effort",
-        "iteration_limit",
-        "parent_id",
-        "wave",
-        "write_scope",
-        "acceptance_criteria",
-        "escalation",
-        "escalation_step",
-        "commit_hash",
-        "review_decision",
-        "review_report_path",
-        "deployment_status",
-        "failure_stage",
-        "failure_detail",
-        "resume_failure_stage",
-        "resume_failure_detail",
-        "pipeline_run_id",
-        "source_path",
-        "data",
-        "fixer_attempts",
-    }
-)
+class CardChanges(TypedDict, total=False):
+    """The fields a move or an update may set, each with its type: a caller's keyword
+    is checked where it is written. The phase is not among them (the table moves it)."""
+
+    kind: Kind
+    title: str
+    slug: str
+    lane: str | None
+    runtime: str | None
+    model: str | None
+    reasoning_effort: str | None
+    iteration_limit: int | None
+    parent_id: int | None
+    wave: int | None
+    write_scope: list[str]
+    acceptance_criteria: list[str]
+    escalation: list[dict[str, Any]]
+    escalation_step: int
+    commit_hash: str | None
+    review_decision: str | None
+    review_report_path: str | None
+    deployment_status: str | None
+    failure_stage: str | None
+    failure_detail: str | None
+    resume_failure_stage: str | None
+    resume_failure_detail: str | None
+    pipeline_run_id: str | None
+    source_path: str | None
+    data: CardData
+    fixer_attempts: int
+
+
+UPDATABLE = CardChanges.__optional_keys__
 _JSON_COLUMNS = frozenset({"write_scope", "acceptance_criteria", "escalation", "data"})
 
 
@@ -293,7 +297,7 @@ async def transition(
     actor: str,
     by: By,
     reason: str = "",
-    **changes: Any,
+    **changes: Unpack[CardChanges],
 ) -> Card:
     """Move a card by `action` and append its event, inside the caller's transaction.
 
@@ -398,7 +402,7 @@ async def note(db: Db, card_id: int, action: str, actor: str, reason: str) -> No
     )
 
 
-async def update(db: Db, slug: str, /, **changes: Any) -> Card:
+async def update(db: Db, slug: str, /, **changes: Unpack[CardChanges]) -> Card:
     """Change fields that are not the phase (no event: nothing moved on the board)."""
     unknown = set(changes) - UPDATABLE
     if unknown:
