@@ -62,6 +62,10 @@ SERIAL_TIERS = {"integration": "chat-servers", "multihost": "chat-servers", "rea
 TESTS = Path(__file__).parent
 
 
+# First: xdist's own hook reads the marks to put each group on one worker, and a
+# conftest's hook would otherwise run after it (its marks then changed nothing: every
+# worker started its own Prosody and Synapse).
+@pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     for item in items:
         tier = item.path.relative_to(TESTS).parts[0]
