@@ -93,7 +93,14 @@ def bot_config(
     return path
 
 
-@dataclass
+#: Every bot process a test started and has not stopped. A test that fails half-way
+#: (a start that timed out under load, an assertion before its `finally`) would leave
+#: its bot logged in with the test account, answering the next tests' owners ("There is
+#: no card 'indent'"); the integration conftest stops what is left after each test.
+LIVE: list[BotProcess] = []
+
+
+@dataclass(eq=False)
 class BotProcess:
     root: Path
     config: Path
@@ -124,6 +131,7 @@ class BotProcess:
             env={**os.environ, "PYTHONUNBUFFERED": "1", **self.env},
         )
         self._pump = asyncio.create_task(self._read(log))
+        LIVE.append(self)
         return self
 
     async def _read(self, log: Path) -> None:
@@ -156,6 +164,8 @@ class BotProcess:
                 await self._news.wait()
 
     async def stop(self) -> None:
+        if self in LIVE:
+            LIVE.remove(self)
         if self.process and self.process.returncode is None:
             self.process.send_signal(signal.SIGTERM)
             try:
@@ -168,6 +178,8 @@ class BotProcess:
 
     async def kill(self) -> None:
         assert self.process is not None
+        if self in LIVE:
+            LIVE.remove(self)
         self.process.send_signal(signal.SIGKILL)
         await self.process.wait()
         if self._pump is not None:

@@ -21,6 +21,7 @@ import pytest
 from chatbot.transports.base import IncomingEvent, MemoryStateStore, StateStore
 from chatbot.transports.matrix.transport import MatrixSettings, MatrixTransport
 from chatbot.transports.xmpp.transport import XmppSettings, XmppTransport
+from tests.integration.bot_process import LIVE
 from tests.integration.waiting import first_matching
 
 # The real CLIs and their scripted providers, for the tests that talk to a working agent.
@@ -55,6 +56,14 @@ def servers(tmp_path_factory: pytest.TempPathFactory) -> Servers:
     print(f"\nreal servers up in {time.monotonic() - t0:.2f}s ({s.timings})")
     yield s
     s.stop()
+
+
+@pytest.fixture(autouse=True)
+async def no_bot_outlives_its_test() -> AsyncIterator[None]:
+    """Stop the bot processes a test left running (bot_process.LIVE), after it."""
+    yield
+    while LIVE:
+        await LIVE[-1].stop()
 
 
 @pytest.fixture

@@ -153,12 +153,20 @@ async def test_a_timeout_kills_the_real_cli_and_every_helper(
         run_model(
             cli,
             request,
-            limits=ProcessLimits(timeout=4, idle_timeout=None, kill_grace=1.0),
+            # Longer than the CLI's own start on a loaded box (gemini took over 4 s to
+            # its first request in a fresh-clone run under stress), so that the limit
+            # cuts a hanging request, not the start.
+            limits=ProcessLimits(timeout=10, idle_timeout=None, kill_grace=1.0),
             base_env=child_env(tmp_path / "home"),
             on_spawn=spawned,
         )
     )
-    await asyncio.wait_for(model.hanging.wait(), 30)
+    hanging = asyncio.ensure_future(model.hanging.wait())
+    await asyncio.wait({run, hanging}, timeout=30, return_when=asyncio.FIRST_COMPLETED)
+    if not hanging.done():
+        hanging.cancel()
+        ended = run.result().failure if run.done() else "still running after 30 s"
+        raise AssertionError(f"the CLI never reached the model: {ended}")
     leader = psutil.Process(groups[0])
     tree = [leader, *leader.children(recursive=True)]
     key = CLIS[cli].key
