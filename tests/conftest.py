@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 
 from tests.realservers.postgres import Postgres
+from tests.serial import make_scheduler, serial_group
 
 ENGINES = ("sqlite", "postgresql")
 TEMPORARY = Path("/var/tmp/intent-board-pytest")
@@ -52,28 +53,26 @@ def _alive(pid: int) -> bool:
     return True
 
 
-# The tiers that share one heavy thing run one test at a time, each tier on one xdist
-# worker, beside the fast tiers spread over the others (`scripts/test` runs
-# `-n 4 --dist loadgroup`): the real chat servers' tests (and the multi-host bots) would
-# otherwise start a Prosody and a Synapse per worker and race each other's timeouts on
-# two cores; the real CLIs' timeouts and watchdogs are measured in wall time; one
-# Chromium serves every browser test. Without xdist the marks change nothing.
-SERIAL_TIERS = {"integration": "chat-servers", "multihost": "chat-servers", "realcli": "agent-clis"}
-TESTS = Path(__file__).parent
+def pytest_xdist_make_scheduler(config: pytest.Config, log: object) -> object:
+    """The serial tiers' groups (tests/serial.py) each on one worker, the rest spread."""
+    return make_scheduler(config, log)
 
 
-# First: xdist's own hook reads the marks to put each group on one worker, and a
-# conftest's hook would otherwise run after it (its marks then changed nothing: every
-# worker started its own Prosody and Synapse).
-@pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    for item in items:
-        tier = item.path.relative_to(TESTS).parts[0]
-        group = SERIAL_TIERS.get(tier)
-        if group is None and "chromium" in getattr(item, "fixturenames", ()):
-            group = "chromium"
-        if group is not None:
-            item.add_marker(pytest.mark.xdist_group(group))
+    # getattr: a doctest or another non-function item has no fixture names
+    astray = sorted(
+        {
+            item.nodeid.split("::", 1)[0]
+            for item in items
+            if "chromium" in getattr(item, "fixturenames", ())
+            and serial_group(item.nodeid) != "chromium"
+        }
+    )
+    if astray:
+        raise pytest.UsageError(
+            f"modules use the chromium fixture outside its group: {', '.join(astray)}; name "
+            "them in tests/serial.py's SERIAL_GROUPS, so that one Chromium serves one test at a time"
+        )
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
