@@ -15,9 +15,10 @@ from chatbot.board.attachments import (
     FileRefused,
 )
 from chatbot.board.budget import SpendReport, budget_stopped
+from chatbot.board.change import Change
 from chatbot.board.failures import OPERATOR_FAILED_QUESTION
 from chatbot.board.file_kinds import FileKind
-from chatbot.board.moves import Along, BoardError, BoardService, Change, NewChild, closest_slugs
+from chatbot.board.moves import Along, BoardError, BoardService, NewChild, closest_slugs
 from chatbot.board.reads import BoardSummary, CardView
 from chatbot.board.talk import (
     ApprovalDecided,

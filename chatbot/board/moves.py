@@ -12,7 +12,6 @@ import difflib
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import asynccontextmanager
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Unpack, cast
 
@@ -21,6 +20,7 @@ from chatbot.board.acting import new_pipeline_id, owner_changes
 from chatbot.board.agent_asks import AgentAsks
 from chatbot.board.attachments import BoardFiles, FileLimits
 from chatbot.board.budget import BoardBudget
+from chatbot.board.change import APPLIED_ONLY, Applied, Change
 from chatbot.board.comments import BoardComments
 from chatbot.board.failures import SYSTEM_ACTOR, RunFailures
 from chatbot.board.files import StagedFiles
@@ -58,43 +58,6 @@ __all__ = [
 log = logging.getLogger(__name__)
 # The last draft number given (moves.draft): never given again.
 DRAFT_NUMBER_KEY = "board:last_draft_number"
-
-
-class Applied(CardChanges, total=False):
-    """What a run's validated result does besides moving its card, written once for the
-    board (`BoardService.apply`), the worker's port (ports.WorkerSide) and the job's
-    context (pipeline/context.py): the card's fields it sets (CardChanges), and"""
-
-    #: The move's reason, in the card's history and its notice.
-    reason: str
-    #: Files the run wrote, made visible only if the move commits.
-    files: StagedFiles | None
-    #: A question the move asks its owners: (kind, text, options).
-    question: tuple[str, str, list[str]] | None
-    #: The cards a split makes.
-    children: Sequence[NewChild]
-    #: Queue the card's deployment instead of its next run.
-    deploy: bool
-    #: What the notice shows beyond the card (a report, a decision, artifacts).
-    details: dict[str, Any] | None
-    #: The card's new slug (a draft the planner named).
-    rename_to: str | None
-
-
-_APPLIED_ONLY = frozenset(Applied.__optional_keys__ - CardChanges.__optional_keys__)
-
-
-@dataclass(frozen=True)
-class Change:
-    """One move on the board, as listeners (the notifier) see it inside the transaction."""
-
-    before: Card | None
-    card: Card
-    action: str
-    actor: str
-    reason: str
-    question: QuestionRow | None = None
-    details: dict[str, Any] = field(default_factory=dict)
 
 
 Listener = Callable[[Db, Change], Awaitable[None]]
@@ -351,7 +314,7 @@ class BoardService:
         details = applied.get("details")
         rename_to = applied.get("rename_to")
         # The rest are the card's fields; Applied's own keys are set apart above.
-        changes = cast(CardChanges, {k: v for k, v in applied.items() if k not in _APPLIED_ONLY})
+        changes = cast(CardChanges, {k: v for k, v in applied.items() if k not in APPLIED_ONLY})
         if rename_to is not None:
             changes["slug"] = rename_to
         try:

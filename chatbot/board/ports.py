@@ -15,9 +15,10 @@ from typing import Any, Protocol, Unpack
 from chatbot.board.agent_asks import AgentAsks
 from chatbot.board.attachments import BoardFiles
 from chatbot.board.budget import BoardBudget, SpendReport
+from chatbot.board.change import Applied
 from chatbot.board.comments import BoardComments
 from chatbot.board.failures import RunFailures
-from chatbot.board.moves import Along, Applied
+from chatbot.board.moves import Along
 from chatbot.board.queue import BoardQueue
 from chatbot.board.reads import BoardReads
 from chatbot.board.routines import BoardRoutines, RoutineRow

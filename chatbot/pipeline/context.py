@@ -17,8 +17,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar, Unpack
 
 from chatbot.board import Card, Job, RunRecord, StoreUnwritable, run_events
+from chatbot.board.change import Applied
 from chatbot.board.files import StagedFiles
-from chatbot.board.moves import Applied
 from chatbot.board.ports import WorkerSide
 from chatbot.board.run_events import (
     ProviderLimited,
