@@ -61,6 +61,10 @@ def target_of(row: OutboxRow) -> Target:
     return Room(row.transport, row.room)
 
 
+def _retry_key(row: OutboxRow) -> tuple[str, str]:
+    return (row.transport, row.txn_id)
+
+
 def place(row: OutboxRow) -> str:
     """Where a row goes, for log lines: a room, or a direct chat with a person."""
     if row.target_kind == "person":
@@ -89,8 +93,9 @@ class OutboxSender:
         self._wake = asyncio.Event()
         # (transport, room) -> (not before, current delay) for places that took nothing.
         self._held: dict[tuple[str, str], tuple[float, float]] = {}
-        # row id -> (not before, current delay) for messages that failed themselves.
-        self._retry: dict[int, tuple[float, float]] = {}
+        # (transport, txn_id) -> (not before, current delay) for messages that failed
+        # themselves. Not the row id: a superseded edit's id can be the next row's.
+        self._retry: dict[tuple[str, str], tuple[float, float]] = {}
         self.sent = 0
         self.failed = 0
         #: Told (transport, the id the post replies to) as each post is handed to its
@@ -211,6 +216,8 @@ class OutboxSender:
             if not transport.online:
                 continue
             rows = await chat_store.pending(self.store.reader, name, limit=batch)
+            if len(rows) < batch:
+                self._forget_retries(name, rows)
             blocked: set[str] = set()
             now = time.monotonic()
             for row in rows:
@@ -220,7 +227,7 @@ class OutboxSender:
                 if held and held[0] > now:
                     blocked.add(row.room)
                     continue
-                retry = self._retry.get(row.id)
+                retry = self._retry.get(_retry_key(row))
                 if retry and retry[0] > now:
                     continue  # this message waits alone; the ones behind it go on
                 if not await self._send(transport, row):
@@ -232,6 +239,14 @@ class OutboxSender:
                 self._wake.set()  # more than one batch waited
         due = [not_before for not_before, _ in (*self._held.values(), *self._retry.values())]
         return min(due) if due else None
+
+    def _forget_retries(self, transport: str, pending: list[OutboxRow]) -> None:
+        """A row that waited for its next try and is pending no more (a newer edit
+        superseded it) has no try left: kept, its past time would wake the loop at once,
+        round after round."""
+        live = {_retry_key(row) for row in pending}
+        for key in [key for key in self._retry if key[0] == transport and key not in live]:
+            del self._retry[key]
 
     async def _send(self, transport: Transport, row: OutboxRow) -> bool:
         """False when the row's place takes nothing now (its later rows must wait too)."""
@@ -248,7 +263,7 @@ class OutboxSender:
             if original is None or original.state == "failed":
                 # Nothing to edit: the message never went out (its own failure said so).
                 async with self.store.transaction() as db:
-                    await chat_store.mark_failed(db, row.id, "the message it edits was not sent")
+                    await chat_store.mark_failed(db, row, "the message it edits was not sent")
                 return True
             if original.state != "sent" or original.message_id is None:
                 return False  # the original goes first: it is earlier in the same place
@@ -265,7 +280,7 @@ class OutboxSender:
                 if message_id is not None:
                     log.info("outbox row %s was delivered before; not sending it again", row.id)
             if message_id is None:
-                await chat_store.mark_send_started(self.store, row.id)
+                await chat_store.mark_send_started(self.store, row)
                 if row.attachment_id is not None:
                     message_id = await self._send_with_file(transport, row)
                 else:
@@ -298,7 +313,7 @@ class OutboxSender:
         async with self.store.transaction(exclusive=False) as db:
             await chat_store.mark_sent(db, row, message_id)
         self._held.pop((row.transport, row.room), None)
-        self._retry.pop(row.id, None)
+        self._retry.pop(_retry_key(row), None)
         self.sent += 1
         return True
 
@@ -344,7 +359,7 @@ class OutboxSender:
     async def _hold(self, row: OutboxRow, error: Exception) -> None:
         with contextlib.suppress(Exception):  # only the reason `chatbot check` shows
             async with self.store.transaction() as db:
-                await chat_store.note_waiting(db, row.id, f"{type(error).__name__}: {error}")
+                await chat_store.note_waiting(db, row, f"{type(error).__name__}: {error}")
         key = (row.transport, row.room)
         _, delay = self._held.get(key, (0.0, self.retry_initial / 2))
         delay = min(self.retry_max, delay * 2)
@@ -362,11 +377,11 @@ class OutboxSender:
         with contextlib.suppress(Exception):
             async with self.store.transaction() as db:
                 if tries >= self.max_tries:
-                    await chat_store.mark_failed(db, row.id, reason)
+                    await chat_store.mark_failed(db, row, reason)
                 else:
-                    await chat_store.mark_attempt_failed(db, row.id, reason)
+                    await chat_store.mark_attempt_failed(db, row, reason)
         if tries >= self.max_tries:
-            self._retry.pop(row.id, None)
+            self._retry.pop(_retry_key(row), None)
             self.failed += 1
             log.error(
                 "gave up on outbox row %s to %s after %d tries (%s); the messages after it went "
@@ -378,9 +393,9 @@ class OutboxSender:
                 row.text[:200],
             )
             return
-        _, delay = self._retry.get(row.id, (0.0, self.retry_initial / 2))
+        _, delay = self._retry.get(_retry_key(row), (0.0, self.retry_initial / 2))
         delay = min(self.retry_max, delay * 2)
-        self._retry[row.id] = (time.monotonic() + delay, delay)
+        self._retry[_retry_key(row)] = (time.monotonic() + delay, delay)
         log.warning(
             "cannot post to %s (%s); try %d of %d, next in %.0fs; the messages after it go on",
             place(row),

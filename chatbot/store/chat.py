@@ -134,6 +134,10 @@ def _row(post: Post) -> tuple[object, ...]:
 async def enqueue(db: Db, post: Post) -> int:
     if post.replaces_id is not None:
         # Only the newest text of a message matters: an older edit still waiting goes.
+        # It may be on its way to the server right now, and SQLite gives the next row
+        # the id of a deleted last one: so every write to a row below names it by its
+        # id and its txn_id (see `_THIS_ROW`), or the new edit would be marked with the
+        # old one's send and never go out.
         await db.execute(
             "DELETE FROM outbox WHERE replaces_id = ? AND state = 'pending'", (post.replaces_id,)
         )
@@ -164,15 +168,22 @@ CREDENTIAL_PURPOSE = "signin_link"
 DELIVERED_CREDENTIAL = "(a one-time sign-in link was delivered here; it is not kept)"
 
 
+# A row as read, not whatever row has its id now: a superseded edit's id can be the
+# next row's (`enqueue`), and its txn_id is unique for good.
+_THIS_ROW = "WHERE id = ? AND txn_id = ?"
+
+
 async def mark_sent(db: Db, row: OutboxRow, message_id: str) -> None:
     """Sent, and remembered as posted, in one step."""
     await db.execute(
         "UPDATE outbox SET state = 'sent', message_id = ?, sent_at = ?, attempts = attempts + 1 "
-        "WHERE id = ?",
-        (message_id, time.time(), row.id),
+        + _THIS_ROW,
+        (message_id, time.time(), row.id, row.txn_id),
     )
     if row.purpose == CREDENTIAL_PURPOSE:
-        await db.execute("UPDATE outbox SET text = ? WHERE id = ?", (DELIVERED_CREDENTIAL, row.id))
+        await db.execute(
+            "UPDATE outbox SET text = ? " + _THIS_ROW, (DELIVERED_CREDENTIAL, row.id, row.txn_id)
+        )
     await db.execute(
         "INSERT INTO chat_messages (transport, room, message_id, card_id, question_id, "
         "request_id, purpose, created_at, talk_id, diff_view_id, attachment_id, proposal_id) "
@@ -194,29 +205,31 @@ async def mark_sent(db: Db, row: OutboxRow, message_id: str) -> None:
     )
 
 
-async def mark_send_started(store: Store, row_id: int) -> None:
+async def mark_send_started(store: Store, row: OutboxRow) -> None:
     await store.write_one(
-        "UPDATE outbox SET send_started_at = ? WHERE id = ?", (time.time(), row_id)
+        "UPDATE outbox SET send_started_at = ? " + _THIS_ROW, (time.time(), row.id, row.txn_id)
     )
 
 
-async def mark_attempt_failed(db: Db, row_id: int, error: str) -> None:
+async def mark_attempt_failed(db: Db, row: OutboxRow, error: str) -> None:
     await db.execute(
-        "UPDATE outbox SET attempts = attempts + 1, last_error = ? WHERE id = ?",
-        (error[:500], row_id),
+        "UPDATE outbox SET attempts = attempts + 1, last_error = ? " + _THIS_ROW,
+        (error[:500], row.id, row.txn_id),
     )
 
 
-async def note_waiting(db: Db, row_id: int, error: str) -> None:
+async def note_waiting(db: Db, row: OutboxRow, error: str) -> None:
     """Why a row waits (its room takes nothing now); not a try of the row itself."""
-    await db.execute("UPDATE outbox SET last_error = ? WHERE id = ?", (error[:500], row_id))
+    await db.execute(
+        "UPDATE outbox SET last_error = ? " + _THIS_ROW, (error[:500], row.id, row.txn_id)
+    )
 
 
-async def mark_failed(db: Db, row_id: int, error: str) -> None:
+async def mark_failed(db: Db, row: OutboxRow, error: str) -> None:
     """Given up: the row stays, with its reason, for `chatbot check` and the log."""
     await db.execute(
-        "UPDATE outbox SET state = 'failed', attempts = attempts + 1, last_error = ? WHERE id = ?",
-        (error[:500], row_id),
+        "UPDATE outbox SET state = 'failed', attempts = attempts + 1, last_error = ? " + _THIS_ROW,
+        (error[:500], row.id, row.txn_id),
     )
 
 

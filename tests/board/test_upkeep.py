@@ -35,7 +35,9 @@ async def test_given_up_posts_go_after_the_same_time(store: Store) -> None:
     now = time.time()
     async with store.transaction() as db:
         for text in ("old failed", "new failed"):
-            row = await chat_store.enqueue(db, chat_store.Post("xmpp", "r@m", text))
+            row_id = await chat_store.enqueue(db, chat_store.Post("xmpp", "r@m", text))
+            row = await chat_store.row(db, row_id)
+            assert row is not None
             await chat_store.mark_failed(db, row, "TransportError: refused")
         await db.execute(
             "UPDATE outbox SET created_at = ? WHERE text = 'old failed'", (now - 40 * 86400,)

@@ -85,6 +85,7 @@ class Inbox:
 
     def __init__(self) -> None:
         self.all: list[IncomingEvent] = []
+        self.taken: list[str] = []
         self._queue: asyncio.Queue[IncomingEvent] = asyncio.Queue()
 
     async def __call__(self, event: IncomingEvent) -> None:
@@ -102,6 +103,7 @@ class Inbox:
             # getattr: only message events carry text; the others are named by their type
             shown=lambda e: f"{type(e).__name__} {getattr(e, 'text', '')!r:.80}",
             keep=False,
+            taken=self.taken,
         )
 
     async def text(self, text: str, within: float = WITHIN) -> IncomingEvent:

@@ -61,6 +61,7 @@ class E2eePeer:
         self.client = AsyncClient(homeserver, user_id, store_path=str(store), config=config)
         self.password = password
         self.inbox: asyncio.Queue[tuple[str, dict[str, Any]]] = asyncio.Queue()
+        self.taken: list[str] = []
         self.invites: asyncio.Queue[str] = asyncio.Queue()
         self.key_requests: asyncio.Queue[RoomKeyRequest] = asyncio.Queue()
         self.verification: asyncio.Queue[Any] = asyncio.Queue()
@@ -263,6 +264,7 @@ class E2eePeer:
                 f"; {len(self._waiting)} encrypted events still without their room key"
                 + self.syncing.state()
             ),
+            taken=self.taken,
         )
 
     # -- keys ----------------------------------------------------------------------

@@ -46,3 +46,22 @@ async def test_a_timeout_says_who_waited_how_long_and_what_came() -> None:
         "; sync state: ok"
     )
     assert queue.get_nowait() == "the review post"
+
+
+async def test_a_timeout_names_what_the_earlier_waits_took() -> None:
+    queue: asyncio.Queue[str] = asyncio.Queue()
+    taken: list[str] = []
+    for item in ("run started", "edit 1", "notice"):
+        queue.put_nowait(item)
+    for wanted in ("run started", "edit 1"):
+        await first_matching(
+            queue, lambda s, w=wanted: s == w, within=1, who="peer", shown=str, taken=taken
+        )
+    with pytest.raises(TimeoutError) as caught:
+        await first_matching(
+            queue, lambda s: s == "last edit", within=0.05, who="peer", shown=str, taken=taken
+        )
+    assert str(caught.value) == (
+        "peer: nothing matched in 0.05 s; received meanwhile: ['notice']"
+        "; taken by earlier waits: ['run started', 'edit 1']"
+    )

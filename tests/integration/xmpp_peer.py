@@ -36,6 +36,7 @@ class XmppPeer:
         self.client.plugin["feature_mechanisms"].unencrypted_scram = True
         self.host, self.port = host, port
         self.inbox: asyncio.Queue[Message] = asyncio.Queue()
+        self.taken: list[str] = []
         self.nicks: dict[str, str] = {}
         self.client.register_handler(
             Callback("peer message", MatchXPath("{jabber:client}message"), self.inbox.put_nowait)
@@ -183,6 +184,7 @@ class XmppPeer:
             within=within,
             who=str(self.client.boundjid),
             shown=lambda m: f"{m['from']} {m['type']} {m['body']!r:.80}",
+            taken=self.taken,
         )
 
     async def expect_body(self, text: str, *, within: float = TIMEOUT) -> Message:

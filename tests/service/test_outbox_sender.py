@@ -262,3 +262,67 @@ async def test_an_edit_of_a_message_given_up_fails_and_holds_nothing(store: Stor
     row = await chat_store.row(store.reader, edit)
     assert row is not None and row.state == "failed"
     assert row.last_error == "the message it edits was not sent"
+
+
+class GatedTransport(ScriptedTransport):
+    """Holds the send of one text until the test lets it go: a slow server, under load."""
+
+    def __init__(self, held: str) -> None:
+        super().__init__()
+        self.held = held
+        self.sending = asyncio.Event()
+        self.release = asyncio.Event()
+
+    async def _send_text(self, message: Outgoing) -> str:
+        if message.text == self.held:
+            self.sending.set()
+            await self.release.wait()
+        return await super()._send_text(message)
+
+
+async def test_an_edit_superseded_while_it_goes_out_leaves_the_newer_one_to_send(
+    store: Store,
+) -> None:
+    # Found in a fresh-clone run under load: a run's last status edit was recorded as
+    # sent with the event of the edit before it, and never went out. The older edit was
+    # on its way when the newer one deleted it, and SQLite gave the newer one its id.
+    transport = GatedTransport(held="⏳ builder: 3s")
+    await transport.start()
+    sender = OutboxSender(store, {"xmpp": transport})
+    status = await post(store, "room@muc", "▶️ builder run started")
+    await sender.flush()
+    older = await post(store, "room@muc", "⏳ builder: 3s", replaces_id=status)
+    flushing = asyncio.create_task(sender.flush())
+    await asyncio.wait_for(transport.sending.wait(), 5)
+    newer = await post(store, "room@muc", "⏹ builder run ok", replaces_id=status)
+    assert newer == older  # the id came round again: what this test is about
+    transport.release.set()
+    await flushing
+    row = await chat_store.row(store.reader, newer)
+    assert row is not None and row.text == "⏹ builder run ok"
+    assert row.state == "pending" and row.message_id is None  # not the older one's send
+
+    await sender.flush()
+    assert [s[1] for s in transport.sent] == [
+        "▶️ builder run started",
+        "⏳ builder: 3s",
+        "⏹ builder run ok",
+    ]
+    row = await chat_store.row(store.reader, newer)
+    assert row is not None and row.state == "sent" and row.message_id == "id-3"
+    assert await chat_store.posted(store.reader, "xmpp", "id-3") is not None
+
+
+async def test_a_superseded_edit_leaves_no_retry_behind(store: Store) -> None:
+    # The edit that failed waited for its next try; a newer text took its place. Had its
+    # try time stayed, the sender would wake for it for good once that time passed.
+    transport = ScriptedTransport(fail_once={"⏳ builder: 1m"})
+    await transport.start()
+    sender = OutboxSender(store, {"xmpp": transport}, retry_initial=60)
+    status = await post(store, "room@muc", "▶️ builder run started")
+    await post(store, "room@muc", "⏳ builder: 1m", replaces_id=status)
+    assert await sender.flush() is not None  # the failed edit's next try
+    await post(store, "room@muc", "⏹ builder run ok", replaces_id=status)
+    await sender.flush()
+    assert [s[1] for s in transport.sent] == ["▶️ builder run started", "⏹ builder run ok"]
+    assert await sender.flush() is None  # nothing waits, nothing to wake for

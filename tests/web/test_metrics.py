@@ -107,7 +107,7 @@ async def test_gauges_come_from_the_database(store: Store, board: BoardService) 
     await _backdate(store, "outbox", 120)
     lost = (await chat_store.pending(store.reader, "xmpp"))[-1]
     async with store.transaction() as db:
-        await chat_store.mark_failed(db, lost.id, "refused")
+        await chat_store.mark_failed(db, lost, "refused")
         await question_store.ask(db, await _card_id(db, "four"), "operator", "Which way?", [])
         for worker, host in [("w-1", "alpha"), ("w-2", "beta"), ("w-3", "beta")]:
             await worker_store.beat(
