@@ -2,9 +2,10 @@
 
 The tiers that share one heavy thing run one test at a time on a worker of their own,
 beside the fast tiers spread over the others (`scripts/test` runs `-n 4`): the real chat
-servers' tests (and the multi-host bots) would otherwise start a Prosody and a Synapse per
-worker and race each other's timeouts on two cores; the real CLIs' timeouts and watchdogs
-are measured in wall time; one Chromium serves every browser test.
+servers' tests (and the multi-host bots) run in two groups, each on a worker with its own
+Prosody and Synapse, not on every worker racing each other's timeouts on two cores; the
+real CLIs' timeouts and watchdogs are measured in wall time; one Chromium serves every
+browser test.
 
 The rule reads the test's node id, not a mark: xdist's own `xdist_group` marks reach its
 scheduler by rewriting `item._nodeid`, which pytest 9 no longer reads, so with them every
@@ -17,10 +18,23 @@ from __future__ import annotations
 import fnmatch
 from typing import Any
 
-#: A pattern of test modules (fnmatch) -> the group whose tests run one after another.
+#: A pattern of test modules (fnmatch) -> the group whose tests run one after another;
+#: the first pattern that matches decides.
 SERIAL_GROUPS = {
+    # The chat servers' tests are two groups, each on a worker with a Prosody and a
+    # Synapse of its own: one chain of them was the suite's critical path (951 s of a
+    # 1,002 s quiet run), most of it waiting on servers, bots and timeouts, not on a
+    # core. The second group's modules add up to about half the chain's measured time.
+    "tests/integration/test_talk_real.py": "chat-servers-2",
+    "tests/integration/test_files_real.py": "chat-servers-2",
+    "tests/integration/test_flood.py": "chat-servers-2",
+    "tests/integration/test_catch_up.py": "chat-servers-2",
+    "tests/integration/test_chat_clients.py": "chat-servers-2",
+    "tests/integration/test_check_cli.py": "chat-servers-2",
+    "tests/integration/test_long_messages.py": "chat-servers-2",
+    "tests/integration/test_e2e_matrix.py": "chat-servers-2",
+    "tests/multihost/*": "chat-servers-2",
     "tests/integration/*": "chat-servers",
-    "tests/multihost/*": "chat-servers",
     "tests/realcli/*": "agent-clis",
     # The modules that use the `chromium` fixture (tests/web/conftest.py); conftest.py
     # refuses a test that uses it elsewhere.

@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from chatbot.chat.intake import ChatIntake
 from chatbot.chat.authority import Authority
 from chatbot.chat.commands import BY_NAME
+from chatbot.chat.intake import ChatIntake
 from chatbot.domain.phases import Kind, Phase
 from chatbot.domain.transitions import Action, By
 from chatbot.store import Store, telemetry
