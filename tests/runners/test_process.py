@@ -49,6 +49,9 @@ print("started", flush=True)
 """
 SILENT_TAIL = "while True: time.sleep(60)"
 TRICKLE_TAIL = "while True:\n    print('.', flush=True)\n    time.sleep(0.02)"
+# A silence the watchdog may measure: longer than a Python child's start under load
+# (a start can take over half a second on two busy cores), short enough for a unit test.
+SILENCE = 1.5
 
 
 def spawner(pid_file: Path, tail: str, *flags: str) -> list[str]:
@@ -88,7 +91,7 @@ async def test_wall_clock_timeout_kills_the_whole_group(tmp_path: Path) -> None:
     result = await run_process(
         spawner(pid_file, TRICKLE_TAIL),
         cwd=tmp_path,
-        limits=ProcessLimits(timeout=0.8, idle_timeout=0.5, kill_grace=0.2),
+        limits=ProcessLimits(timeout=SILENCE + 1, idle_timeout=SILENCE, kill_grace=0.2),
     )
     assert result.outcome is Outcome.TIMEOUT
     assert "timed out" in result.error
@@ -102,12 +105,12 @@ async def test_idle_watchdog_kills_the_whole_group(tmp_path: Path) -> None:
     result = await run_process(
         spawner(pid_file, SILENT_TAIL),
         cwd=tmp_path,
-        limits=ProcessLimits(timeout=30, idle_timeout=0.4, kill_grace=0.2),
+        limits=ProcessLimits(timeout=30, idle_timeout=SILENCE, kill_grace=0.2),
     )
     # The silence ended it, not the wall clock (30 s): our SIGTERM killed the leader,
     # after the one line it wrote, and its grandchild went with the group.
     assert result.outcome is Outcome.IDLE_TIMEOUT
-    assert "no output for 0.4s" in result.error
+    assert f"no output for {SILENCE:g}s" in result.error
     assert result.exit_code == -signal.SIGTERM
     assert result.stdout == "started\n"
     await assert_all_dead(result.pid, int(pid_file.read_text()))
@@ -118,7 +121,7 @@ async def test_sigterm_ignored_means_sigkill_after_the_grace(tmp_path: Path) -> 
     result = await run_process(
         spawner(pid_file, SILENT_TAIL, "ignore"),
         cwd=tmp_path,
-        limits=ProcessLimits(timeout=30, idle_timeout=0.3, kill_grace=0.3),
+        limits=ProcessLimits(timeout=30, idle_timeout=SILENCE, kill_grace=0.3),
     )
     assert result.outcome is Outcome.IDLE_TIMEOUT
     # SIGTERM came first (the leader noted it and carried on), then SIGKILL ended it.
@@ -139,7 +142,7 @@ async def test_sigterm_comes_first_so_a_child_can_clean_up(tmp_path: Path) -> No
     while True: time.sleep(60)
     """
     result = await run_process(
-        script(body), cwd=tmp_path, limits=ProcessLimits(timeout=30, idle_timeout=0.3)
+        script(body), cwd=tmp_path, limits=ProcessLimits(timeout=30, idle_timeout=SILENCE)
     )
     assert result.outcome is Outcome.IDLE_TIMEOUT
     assert marker.read_text() == "bye"

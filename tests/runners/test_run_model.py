@@ -13,7 +13,10 @@ from runners.process import Outcome, ProcessLimits
 from runners.runtimes import InvalidRequest, Mode, RunnerError, RunRequest, run_model
 from tests.runners.conftest import FAKE_CLAUDE, FAKE_CODEX, FAST, FakeCli, assert_all_dead
 
-HANG = ProcessLimits(timeout=1.5, idle_timeout=0.5, kill_grace=0.2)
+# The stand-in is a Python program: under load (stress --cpu 2 beside the suite on two
+# cores) it took over 0.5 s to start, and a watchdog that short killed it before it could
+# record its call. The silence these limits measure must be longer than any start.
+HANG = ProcessLimits(timeout=4, idle_timeout=2, kill_grace=0.2)
 
 
 def codex_request(cwd: Path, prompt: str = "role: reviewer\ncheck commit abc", **kw) -> RunRequest:
@@ -78,7 +81,7 @@ async def test_codex_silent_hang_is_killed_with_its_helper(
     fake_cli.write({"hang": "before_output", "spawn_child": True, "ignore_sigterm": True})
     result = await run(fake_cli, "codex", codex_request(workdir), limits=HANG)
     assert result.outcome is Outcome.IDLE_TIMEOUT
-    assert result.failure == "codex: no output for 0.5s"
+    assert result.failure == "codex: no output for 2s"
     (call,) = fake_cli.calls()
     await assert_all_dead(call["pgid"], call["pid"], call["child_pid"])
 
@@ -98,7 +101,7 @@ async def test_codex_trickling_hang_hits_the_wall_clock(fake_cli: FakeCli, workd
     fake_cli.write({"hang": "trickle", "spawn_child": True})
     result = await run(fake_cli, "codex", codex_request(workdir), limits=HANG)
     assert result.outcome is Outcome.TIMEOUT
-    assert result.failure == "codex: timed out after 1.5s"
+    assert result.failure == "codex: timed out after 4s"
     assert "working..." in result.stderr_tail
     (call,) = fake_cli.calls()
     await assert_all_dead(call["pgid"], call["pid"], call["child_pid"])

@@ -191,14 +191,22 @@ async def test_the_idle_watchdog_waits_while_a_person_is_asked(tmp_path):
     unheld = await run_process(silent, cwd=tmp_path, limits=limits)
     assert unheld.outcome is Outcome.IDLE_TIMEOUT
 
+    # Asked for the whole run, as the time limit's test below: a question that ended
+    # at a fixed time left the child's own start (over half a second under load) to
+    # count as silence after it.
     hold = OwnerWait()
+    answered = asyncio.Event()
+    asked = asyncio.Event()
 
     async def ask() -> None:
         with hold.waiting():
-            await asyncio.sleep(1.2)
+            asked.set()
+            await answered.wait()
 
     asking = asyncio.create_task(ask())
+    await asked.wait()
     held = await run_process(silent, cwd=tmp_path, limits=limits, hold=hold)
+    answered.set()
     await asking
     assert held.outcome is Outcome.OK and held.stdout == "done\n"
 
