@@ -4,8 +4,8 @@ Each run gets its own server on its own Unix socket (`runners.tool_server`: a fo
 only the bot's user may open, removed with the run); the CLI reaches it through the
 pump `runners.mcp_bridge`, started as a stdio MCP server, inside the sandbox too. The
 socket is the capability: a connection speaks for this run's job and card, and no tool
-takes a card. The session is the official SDK's (`mcp.server.lowlevel.Server`) over
-the socket's lines.
+takes a card. The session is the official SDK's over the socket's lines
+(pipeline/tool_session.py).
 
 Tools, by the run's role (`tools_for`):
 
@@ -31,14 +31,10 @@ import contextlib
 import dataclasses
 import json
 import logging
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-import anyio
-import mcp_types as types
-from mcp.server.lowlevel import Server
-from mcp.shared.message import SessionMessage
 from pydantic import BaseModel, ValidationError
 
 from chatbot.board import BoardError, Card, Job, StoreError
@@ -108,6 +104,36 @@ class RunContext(Protocol):
 
 
 @dataclass(frozen=True)
+class _Listed:
+    """One tool as the session lists it (pipeline/tool_session.Listed)."""
+
+    name: str
+    description: str
+    input_schema: dict[str, Any]
+
+
+#: pipeline/tool_session.serve: one connection's session, until the peer ends it.
+Serve = Callable[
+    [
+        Sequence[_Listed],
+        Callable[[str, dict[str, Any] | None], Awaitable[tuple[str, bool]]],
+        asyncio.StreamReader,
+        asyncio.StreamWriter,
+    ],
+    Awaitable[None],
+]
+
+
+def _session() -> Serve:
+    # Imported by the first run's tools, in a thread: the MCP SDK takes about half a
+    # second to import, and most `chatbot` processes (every command but run and worker)
+    # never serve a tool.
+    from chatbot.pipeline.tool_session import serve
+
+    return serve
+
+
+@dataclass(frozen=True)
 class _Tool:
     model: type[BaseModel]
     limits: dict[str, str]
@@ -148,6 +174,7 @@ class RunTools:
         self.hold = hold or OwnerWait()
         self.ended = False
         self._connections: set[asyncio.Task[None]] = set()
+        self._serve: Serve | None = None
         self._tools: dict[str, _Tool] = {
             ASK_OWNER: _Tool(tool_inputs.AskOwner, tool_inputs.ASK_LIMITS, self._ask),
             CARD_CONTEXT: _Tool(tool_inputs.CardContextInput, {}, self._context),
@@ -156,6 +183,7 @@ class RunTools:
 
     @contextlib.asynccontextmanager
     async def serving(self) -> AsyncIterator[ToolServer]:
+        self._serve = await asyncio.to_thread(_session)
         folder = await asyncio.to_thread(make_folder)
         timeout = self.ctx.config.bot.ask_timeout_s + CALL_MARGIN_S
         server = ToolServer(folder=folder, tools=self.names, timeout_s=timeout)
@@ -188,31 +216,19 @@ class RunTools:
 
     # --- the session -----------------------------------------------------------------
 
-    def _server(self) -> Server[Any]:
-        async def list_tools(
-            ctx: Any, params: types.PaginatedRequestParams | None
-        ) -> types.ListToolsResult:
-            return types.ListToolsResult(tools=[self._listed(name) for name in self.names])
-
-        async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
-            text, failed = await self.call(params.name, params.arguments)
-            return types.CallToolResult(
-                content=[types.TextContent(type="text", text=text)], is_error=failed
-            )
-
-        return Server("intent-board", version="1", on_list_tools=list_tools, on_call_tool=call_tool)
-
-    def _listed(self, name: str) -> types.Tool:
+    def _schema(self, name: str) -> dict[str, Any]:
         schema = self._tools[name].model.model_json_schema()
         schema.pop("title", None)
-        return types.Tool(name=name, description=DESCRIPTIONS[name], input_schema=schema)
+        return schema
 
     async def _connected(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         task = asyncio.current_task()
         assert task is not None
         self._connections.add(task)
         try:
-            await serve_lines(self._server(), reader, writer)
+            listed = [_Listed(name, DESCRIPTIONS[name], self._schema(name)) for name in self.names]
+            serve = self._serve or _session()
+            await serve(listed, self.call, reader, writer)
         except Exception:  # noqa: BLE001 - one broken session must not end the run
             log.exception("job %s: its tool session broke", self.ctx.job.id)
         finally:
@@ -276,42 +292,8 @@ class RunTools:
         )
 
 
-async def serve_lines(
-    server: Server[Any], reader: asyncio.StreamReader, writer: asyncio.StreamWriter
-) -> None:
-    """Run an MCP session over one connection's JSON lines (the stdio transport's framing,
-    as the pump carries the CLI's stdio)."""
-    read_in, read_out = anyio.create_memory_object_stream[SessionMessage | Exception](0)
-    write_in, write_out = anyio.create_memory_object_stream[SessionMessage](0)
-
-    async def incoming() -> None:
-        async with read_in:
-            while line := await reader.readline():
-                if not line.strip():
-                    continue
-                try:
-                    message = types.jsonrpc_message_adapter.validate_json(line, by_name=False)
-                except Exception as error:  # noqa: BLE001 - the SDK answers a bad line
-                    await read_in.send(error)
-                    continue
-                await read_in.send(SessionMessage(message))
-
-    async def outgoing() -> None:
-        async with write_out:
-            async for each in write_out:
-                data = each.message.model_dump_json(by_alias=True, exclude_unset=True)
-                writer.write(data.encode() + b"\n")
-                await writer.drain()
-
-    async with anyio.create_task_group() as group:
-        group.start_soon(incoming)
-        group.start_soon(outgoing)
-        await server.run(read_out, write_in, server.create_initialization_options())
-        group.cancel_scope.cancel()
-
-
 def _duration(seconds: float) -> str:
     return f"{seconds / 60:g} minutes" if seconds >= 120 else f"{seconds:g} seconds"
 
 
-__all__ = ["NO_ANSWER", "RunTools", "serve_lines", "serving_for", "tools_for"]
+__all__ = ["NO_ANSWER", "RunTools", "serving_for", "tools_for"]

@@ -170,8 +170,9 @@ class Worker:
                 "%s is not a git repository on a branch: builds and deploys will fail",
                 self.config.bot.checkout,
             )
+        if not await self._join(stop, until_idle=until_idle):
+            return
         stopper = asyncio.ensure_future(stop.wait()) if stop else None
-        await self.recover(await self.register())
         keep_alive = asyncio.create_task(self._keep_alive(), name="worker-keep-alive")
         try:
             while stop is None or not stop.is_set():
@@ -213,6 +214,28 @@ class Worker:
             await self._stop_running()
             with contextlib.suppress(Exception):
                 await self.board.queue.worker_stopped(self.instance_id)
+
+    async def _join(self, stop: asyncio.Event | None, *, until_idle: bool) -> bool:
+        """Register and take over the orphans, once the database lets it: a full disk or a
+        database that is away at the worker's start (the chat answers meanwhile) is waited
+        out, not a crash of the bot. False when stopped first."""
+        while stop is None or not stop.is_set():
+            try:
+                await self.recover(await self.register())
+                return True
+            except StoreUnwritable as error:
+                log.warning("worker: waiting to start while %s", error)
+                await self._until_writable(stop)
+            except StoreError as error:
+                if until_idle:  # a command: it says so and ends
+                    raise
+                log.warning("worker: the database is not reachable (%s); retrying", error)
+                if stop is None:
+                    await asyncio.sleep(self.poll_s)
+                else:
+                    with contextlib.suppress(TimeoutError):
+                        await asyncio.wait_for(stop.wait(), self.poll_s)
+        return False
 
     async def _until_writable(self, stop: asyncio.Event | None) -> None:
         waits: set[asyncio.Future[Any]] = {

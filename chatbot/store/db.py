@@ -219,8 +219,9 @@ _PROBE = (
 )
 
 
-# Each engine's module registers its opener here (the package imports both), so this
-# interface does not import its implementations.
+# Each engine's module registers its opener here (the package imports SQLite's and
+# registers PostgreSQL's to import at its first use), so this interface does not import
+# its implementations.
 ENGINES: dict[str, Callable[..., Awaitable[Store]]] = {}
 
 
