@@ -38,9 +38,10 @@ from chatbot.transports.base import (
     TransportError,
 )
 from chatbot.transports.console import ConsoleTransport
-from chatbot.web import WebBoard, web_settings
+from chatbot.web import web_settings
 from chatbot.web.metrics import CommandLatency, Metrics
 from chatbot.web.metrics_http import MetricsDoor, MetricsListener, metrics_settings
+from chatbot.web.server import WebBoard
 
 if TYPE_CHECKING:
     from chatbot.chat.intake import ChatIntake

@@ -14,7 +14,8 @@ import pytest
 from chatbot.board import BoardService, StoreUnwritable
 from chatbot.board.web_sessions import TOUCH_EVERY_S
 from chatbot.store import Store
-from chatbot.web import WebBoard, WebSettings
+from chatbot.web import WebSettings
+from chatbot.web.server import WebBoard
 from tests.fulldisk.disk import small_disk
 
 TOKEN = "a-token-of-enough-length"

@@ -13,7 +13,8 @@ import pytest
 
 from chatbot.domain.phases import Phase
 from chatbot.domain.transitions import Action
-from chatbot.web import WebBoard, WebSettings
+from chatbot.web import WebSettings
+from chatbot.web.server import WebBoard
 from tests.pipeline.harness import (
     builder_answer,
     direct,

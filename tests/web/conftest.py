@@ -8,7 +8,8 @@ import pytest
 
 from chatbot.board import BoardService
 from chatbot.store import Store
-from chatbot.web import WebBoard, WebSettings
+from chatbot.web import WebSettings
+from chatbot.web.server import WebBoard
 from tests.web.boards import Seeded, seed
 from tests.web.browser import Browser
 

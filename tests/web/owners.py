@@ -16,7 +16,8 @@ from chatbot.chat.intake import ChatIntake
 from chatbot.chat.web_acts import WebActs
 from chatbot.notify.notifier import Destination, Notifier
 from chatbot.store import Store
-from chatbot.web import WebBoard, WebSettings
+from chatbot.web import WebSettings
+from chatbot.web.server import WebBoard
 from tests.web.boards import seed
 from tests.web.conftest import Site
 

@@ -20,8 +20,9 @@ import pytest
 
 from chatbot.board import BoardService
 from chatbot.store import Store
-from chatbot.web import WebBoard, WebSettings, diff_section
+from chatbot.web import WebSettings, diff_section
 from chatbot.web.change_cache import ChangeCache
+from chatbot.web.server import WebBoard
 
 HOSTILE = "<script>alert(1)</script>\x1b[31m\u202eevil\u200b"
 

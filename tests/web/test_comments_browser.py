@@ -15,7 +15,8 @@ from chatbot.chat.web_acts import WebActs
 from chatbot.domain.phases import Phase
 from chatbot.domain.transitions import Action
 from chatbot.notify.notifier import Destination, Notifier
-from chatbot.web import WebBoard, WebSettings
+from chatbot.web import WebSettings
+from chatbot.web.server import WebBoard
 from tests.pipeline.harness import builder_answer, direct, review_answer, start
 from tests.pipeline.support import kill_strays, run_idle
 from tests.web.browser import Browser

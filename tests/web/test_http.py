@@ -11,8 +11,8 @@ import pytest
 
 from chatbot.board.web_reads import ChangeMark
 from chatbot.domain.transitions import Action
-from chatbot.web import WebBoard, WebSettings
-from chatbot.web.server import CSP
+from chatbot.web import WebSettings
+from chatbot.web.server import CSP, WebBoard
 from tests.web.boards import HOSTILE_SCRIPT, HOSTILE_TITLE, OWNER, WORKER
 
 PAGES = ("", "card/reviewed", "card/asks", "card/hostile", "card/queues", "runs")

@@ -32,9 +32,10 @@ from chatbot.store import questions as question_store
 from chatbot.store import talk as talk_store
 from chatbot.store import workers as worker_store
 from chatbot.transports.console import ConsoleTransport
-from chatbot.web import WebBoard, WebSettings
+from chatbot.web import WebSettings
 from chatbot.web.metrics import ARRIVAL_KEEP_S, CommandLatency, Metrics
 from chatbot.web.metrics_http import MetricsDoor, MetricsListener
+from chatbot.web.server import WebBoard
 from tests.demo.serving import said, serving
 from tests.web.test_restart import free_port
 

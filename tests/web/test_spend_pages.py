@@ -12,7 +12,8 @@ from chatbot.domain.transitions import Action
 from chatbot.store import Store
 from chatbot.store import cards as card_store
 from chatbot.store import jobs as job_store
-from chatbot.web import WebBoard, WebSettings
+from chatbot.web import WebSettings
+from chatbot.web.server import WebBoard
 from tests.records import run_record
 from tests.web.boards import OWNER, intent, system
 from tests.web.owners import OwnerSite
