@@ -26,6 +26,7 @@ from . import apt, proc
 
 USER = "chatbot"
 DATABASE = "chatbot"
+START_ATTEMPTS = 3
 
 
 def _bindir() -> Path | None:
@@ -103,6 +104,25 @@ class Postgres:
             check=True,
             capture_output=True,
         )
+        # The port is free when picked, but any process on the box may take it (an
+        # outgoing connection's local port, another worker's server) before the server
+        # binds it: then the server exits, and the next try takes another port.
+        failures: list[str] = []
+        for _attempt in range(START_ATTEMPTS):
+            try:
+                self._serve(bindir, prefix)
+                return self
+            except Exception as error:  # noqa: BLE001 - each try's reason is reported
+                failures.append(f"{error}\n{proc.tail(self.base / 'postgres.log')}")
+                proc.terminate(self.pid)
+                self.pid = None
+        self.stop()
+        raise RuntimeError(
+            f"postgres did not start in {START_ATTEMPTS} tries; each try's reason and log tail:\n"
+            + "\n".join(failures)
+        )
+
+    def _serve(self, bindir: Path, prefix: list[str]) -> None:
         self.port = proc.free_port()
         settings = {
             "listen_addresses": "127.0.0.1",
@@ -124,15 +144,10 @@ class Postgres:
             detach=False,
         )
         self.pid = server.pid
-        try:
-            proc.wait_for_port("127.0.0.1", self.port, server, timeout=30)
-            self._psql(f"CREATE DATABASE {DATABASE}")
-        except Exception:
-            self.stop()
-            raise RuntimeError(
-                "postgres did not start; log tail:\n" + proc.tail(self.base / "postgres.log")
-            ) from None
-        return self
+        # Its own socket file, not the TCP port: a port taken by another listener would
+        # answer a connection for it.
+        proc.wait_for_path(self.base / f".s.PGSQL.{self.port}", server, timeout=30)
+        self._psql(f"CREATE DATABASE {DATABASE}")
 
     def _psql(self, sql: str, database: str = "postgres") -> str:
         env = dict(os.environ, PGPASSWORD=self.password)

@@ -72,6 +72,16 @@ def wait_for_port(host: str, port: int, p: subprocess.Popen, *, timeout: float) 
         time.sleep(POLL)
 
 
+def wait_for_path(path: Path, p: subprocess.Popen, *, timeout: float) -> None:
+    """Readiness probe: a file the server makes once it serves (its socket)."""
+    deadline = time.monotonic() + timeout
+    while not path.exists():
+        _check_alive(p, argv0(p))
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"{path} not there after {timeout}s")
+        time.sleep(POLL)
+
+
 def wait_for_http(url: str, p: subprocess.Popen, *, timeout: float) -> None:
     deadline = time.monotonic() + timeout
     while True:
