@@ -3,8 +3,8 @@
 the pump `runners.mcp_bridge` carries the CLI's stdio).
 
 Apart from the tools themselves (pipeline/run_tools.py) because the SDK takes about half
-a second to import: a process imports it at its first tool connection, not at start
-(every `chatbot` command imports the pipeline).
+a second to import: a process imports it, in a thread, when its first run starts serving
+tools, not at its start (every `chatbot` command imports the pipeline).
 """
 
 from __future__ import annotations
