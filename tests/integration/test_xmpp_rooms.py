@@ -6,7 +6,7 @@ import asyncio
 import logging
 
 from chatbot.app.check import describe
-from chatbot.transports.base import Outgoing, Room
+from chatbot.transports.base import Identity, Outgoing, Room
 from chatbot.transports.xmpp.probe import probe_xmpp
 
 from .bot_process import wait_for_occupant
@@ -26,7 +26,7 @@ async def test_a_squatted_nick_recovers(xmpp_bot, xmpp_peer, xmpp_info, caplog) 
     line = "\n".join(describe(report))
     assert "joined yes, can post yes" in line and "'bot' is taken" in line, line
 
-    bot, _ = await xmpp_bot(rooms=(room,))
+    bot, inbox = await xmpp_bot(rooms=(room,))
     state = bot.rooms[room]
     assert state.joined and state.nick == "bot-2"
     assert "taken by another occupant" in caplog.text
@@ -42,6 +42,12 @@ async def test_a_squatted_nick_recovers(xmpp_bot, xmpp_peer, xmpp_info, caplog) 
     await bot.send(Outgoing(Room("xmpp", room), text))
     got = await owner.expect_body(text)
     assert got["from"].resource == "bot" and bot.rooms[room].nick == "bot"
+    # The nick change's own presence carries no "real JIDs visible" (status 100 is
+    # sent on entering only): the owner is still known by their real JID.
+    said = unique("after-the-nick-change")
+    await owner.say(room, said, room=True)
+    heard = await inbox.text(said)
+    assert heard.envelope.sender == Identity("xmpp", owner.jid)
 
 
 async def test_a_room_that_cannot_be_joined_is_tried_again(
@@ -68,3 +74,26 @@ async def test_a_room_that_cannot_be_joined_is_tried_again(
     text = unique("late-join")
     await bot.send(Outgoing(Room("xmpp", room), text))
     await owner.expect_body(text)
+
+
+async def test_a_second_session_of_the_bots_account_leaving_the_room_keeps_owners_known(
+    xmpp_bot, xmpp_peer, xmpp_info
+) -> None:
+    """A restarted bot whose old session the server still holds (stream management keeps
+    a dropped session for minutes) shares its nick with that ghost; when the ghost goes,
+    the room tells the bot its own presence again, without "real JIDs visible". That is
+    no change of the room's configuration: owners must still be recognised."""
+    room = xmpp_info["rooms"]["public"]
+    owner = await xmpp_peer("owner")
+    await owner.join(room, "owner")
+    bot, inbox = await xmpp_bot(rooms=(room,))
+    assert bot.rooms[room].non_anonymous
+    ghost = await xmpp_peer("bot")
+    await ghost.join(room, bot.rooms[room].nick)  # the same account: one occupant, two sessions
+    await ghost.leave(room)
+
+    said = unique("after-the-ghost-left")
+    await owner.say(room, said, room=True)
+    heard = await inbox.text(said)
+    assert heard.envelope.sender == Identity("xmpp", owner.jid)
+    assert bot.rooms[room].non_anonymous

@@ -182,6 +182,24 @@ async def test_a_message_right_behind_our_join_presence_already_has_its_identity
     assert got[0].envelope.sender is not None and got[0].envelope.sender.id == "owner@localhost"
 
 
+async def test_our_later_presence_without_status_100_keeps_real_jids_visible() -> None:
+    """Regression (issue 39's flake): status 100 comes with the join only. Our presence
+    after a nick change, or after another session of our account left, lacks it; taking
+    that for "anonymous now" made every owner in the room a stranger."""
+    t, got, _ = make()
+    t._on_presence(presence(occupant("owner", "owner@localhost")))
+    t._on_presence(
+        presence(
+            f"<presence xmlns='jabber:client' from='{ROOM}/bot'>"
+            "<x xmlns='http://jabber.org/protocol/muc#user'>"
+            "<item jid='bot@localhost/x' role='participant'/><status code='110'/></x>"
+            "</presence>"
+        )
+    )
+    await feed(t, room_msg("owner", "s1", "/start x"))
+    assert got[0].envelope.sender is not None and got[0].envelope.sender.id == "owner@localhost"
+
+
 async def test_archive_search_results_are_never_commands() -> None:
     t, got, _ = make()
     t._on_presence(presence(occupant("owner", "owner@localhost")))

@@ -186,10 +186,13 @@ class XmppTransport(Transport):
             real = item.get("jid") if item is not None else None
             state.occupants[nick] = JID(real).bare if real else None
             codes = wire.room_status_codes(pres)
-            if 110 in codes:
+            if 110 in codes and not state.joined:
                 # Our own join presence. Decide here, as the stanza arrives, whether the
                 # room shows real JIDs: a message right behind it is parsed before the
-                # joining coroutine resumes, and must already see the answer.
+                # joining coroutine resumes, and must already see the answer. Status 100
+                # comes on entering only: our later presences (a nick taken back, another
+                # session of our account leaving) lack it although nothing changed; a
+                # change of the room's configuration comes as a message (172-174).
                 state.non_anonymous = 100 in codes
         self.keeper.on_presence(pres)
 
