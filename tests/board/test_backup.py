@@ -26,6 +26,7 @@ from chatbot.store import Store, kv
 from chatbot.store import chat as chat_store
 from chatbot.store import questions as question_store
 from chatbot.store import workers as worker_rows
+from tests.inprocess import in_thread
 from tests.pipeline.harness import BIN, CONFIG, make_repo
 
 OWNER = "owner@example.org"
@@ -35,18 +36,8 @@ COMPARED = ("cards", "events", "questions", "outbox", "jobs")
 
 
 async def chatbot(*args: str | Path) -> subprocess.CompletedProcess[str]:
-    """The real command in a process of its own; this loop keeps running meanwhile."""
-    process = await asyncio.create_subprocess_exec(
-        sys.executable,
-        "-m",
-        "chatbot",
-        *map(str, args),
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE,
-    )
-    out, err = await asyncio.wait_for(process.communicate(), 120)
-    assert process.returncode is not None
-    return subprocess.CompletedProcess(args, process.returncode, out.decode(), err.decode())
+    """The real command's `main`; this loop keeps running meanwhile."""
+    return await in_thread(*args)
 
 
 def config_text(database: Any, extra: str = "") -> str:
@@ -427,20 +418,12 @@ async def test_the_console_demo_backs_up_with_the_configuration_it_ran_with(
 ) -> None:
     """No --config: the embedded demo writes the configuration it runs with to
     var/console/console.toml, and the backup takes it like any other."""
-    import subprocess
-    import sys
 
-    def cli(*args: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run(
-            [sys.executable, "-m", "chatbot", *args],
-            capture_output=True,
-            text=True,
-            timeout=60,
-            cwd=tmp_path,
-        )
+    async def cli(*args: str) -> subprocess.CompletedProcess[str]:
+        return await in_thread(*args, cwd=tmp_path)
 
-    assert cli("cards").returncode == 0
-    made = cli("backup", "out")
+    assert (await cli("cards")).returncode == 0
+    made = await cli("backup", "out")
     assert made.returncode == 0, made.stderr
     assert ", the configuration;" in made.stdout
     manifest = json.loads((tmp_path / "out" / "manifest.json").read_text())

@@ -20,8 +20,9 @@ from chatbot.store import Store
 from runners.checks import Verdict, intent_line, run_checks
 from runners.sandbox import find_tool
 from runners.workspace import create_worktree
-from tests.board.test_cli import CONFIG, FAKE_CODEX, chatbot
+from tests.board.test_cli import CONFIG, FAKE_CODEX
 from tests.board.test_config import MINIMAL
+from tests.inprocess import in_thread
 
 
 def _alive(pid: int) -> bool:
@@ -168,7 +169,9 @@ async def test_the_cli_deploys_past_failed_checks_only_when_told(tmp_path: Path)
     subprocess.run(["git", "init", "-q", str(tmp_path / "repo")], check=True)
     config = tmp_path / "bot.toml"
     config.write_text(CONFIG.format(fake_codex=FAKE_CODEX))
-    assert chatbot("cards", "--config", str(config)).returncode == 0  # imports the intents
+    assert (
+        await in_thread("cards", "--config", str(config))
+    ).returncode == 0  # imports the intents
     store = await Store.open(config.parent / "var" / "board.sqlite3")
     try:
         async with store.transaction() as db:
@@ -179,9 +182,9 @@ async def test_the_cli_deploys_past_failed_checks_only_when_told(tmp_path: Path)
             )
     finally:
         await store.close()
-    refused = chatbot("deploy", "alpha", "--config", str(config))
+    refused = await in_thread("deploy", "alpha", "--config", str(config))
     assert refused.returncode == 1 and "/deploy alpha --skip-checks" in refused.stderr
-    told = chatbot("deploy", "alpha", "--skip-checks", "--config", str(config))
+    told = await in_thread("deploy", "alpha", "--skip-checks", "--config", str(config))
     assert told.returncode == 0, told.stderr
-    shown = json.loads(chatbot("card", "alpha", "--json", "--config", str(config)).stdout)
+    shown = json.loads((await in_thread("card", "alpha", "--json", "--config", str(config))).stdout)
     assert shown["checks"]["verdict"] == "failed"

@@ -6,7 +6,6 @@ import argparse
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -16,6 +15,7 @@ from chatbot.store import Store
 from chatbot.store import cards as card_store
 from chatbot.store import jobs as job_store
 from runners.versions import TESTED
+from tests.inprocess import chatbot, in_thread
 
 FAKE_CODEX = str(Path(__file__).resolve().parents[1] / "bin" / "codex")
 
@@ -33,16 +33,6 @@ runtime = "codex"
 model = "gpt-5-codex-mini"
 iteration_limit = 10
 """
-
-
-def chatbot(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "chatbot", *args],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        cwd=cwd,
-    )
 
 
 @pytest.fixture
@@ -259,7 +249,9 @@ async def test_a_card_whose_worker_died_names_its_ways_on(config: Path) -> None:
     config.write_text(
         config.read_text().replace('repo = "repo"', 'repo = "repo"\ncommand_prefixes = ["!", "/"]')
     )
-    assert chatbot("cards", "--config", str(config)).returncode == 0  # imports the intents
+    assert (
+        await in_thread("cards", "--config", str(config))
+    ).returncode == 0  # imports the intents
     store = await Store.open(config.parent / "var" / "board.sqlite3")
     try:
         async with store.transaction() as db:
@@ -273,19 +265,19 @@ async def test_a_card_whose_worker_died_names_its_ways_on(config: Path) -> None:
     finally:
         await store.close()
 
-    recovered = chatbot("run", "--until-idle", "--config", str(config))
+    recovered = await in_thread("run", "--until-idle", "--config", str(config))
     assert (
         f"recovered job {job.id} (builder): the worker stopped during this builder run "
         "(attempt 1); its result is unknown; alpha is failed: /retry alpha or /fix alpha"
     ) in recovered.stderr
-    data = json.loads(chatbot("card", "alpha", "--json", "--config", str(config)).stdout)
+    data = json.loads((await in_thread("card", "alpha", "--json", "--config", str(config))).stdout)
     assert data["phase"] == "failed" and data["failure"]["stage"] == "builder"
     # The ways on as the chat says them, written with the first configured prefix.
     assert data["ways_forward"] == [
         {"action": "retry", "command": "!retry alpha", "text": "runs the failed step again"},
         {"action": "fix", "command": "!fix alpha", "text": "starts a repair run"},
     ]
-    text = chatbot("card", "alpha", "--config", str(config)).stdout
+    text = (await in_thread("card", "alpha", "--config", str(config))).stdout
     assert "ways on: !retry alpha runs the failed step again; !fix alpha starts a repair run" in (
         text
     )
@@ -294,7 +286,7 @@ async def test_a_card_whose_worker_died_names_its_ways_on(config: Path) -> None:
     assert "operator_direct" not in text
     assert [e["action"] for e in data["events"]][1:3] == ["start", "operator_direct"]
     # ...and the first of them works.
-    retried = chatbot("retry", "alpha", "--config", str(config))
+    retried = await in_thread("retry", "alpha", "--config", str(config))
     assert retried.returncode == 0 and "alpha: building" in retried.stdout, retried.stderr
 
 

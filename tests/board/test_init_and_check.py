@@ -10,8 +10,6 @@
 from __future__ import annotations
 
 import re
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any, get_args
 
@@ -19,20 +17,11 @@ from pydantic import BaseModel
 
 from chatbot.app.init import example_text
 from chatbot.config import Config
+from tests.inprocess import chatbot
 
 ROOT = Path(__file__).resolve().parents[2]
 _SECTION = re.compile(r"^#?\s*\[\[?(?P<name>[a-z0-9_.-]+)\]")  # [[routines]] too
 _KEY = re.compile(r"^#?\s*(?P<key>[a-z_]+)\s*=")
-
-
-def chatbot(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "chatbot", *args],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        cwd=cwd,
-    )
 
 
 def documented(text: str) -> set[tuple[str, str]]:

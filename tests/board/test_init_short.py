@@ -2,7 +2,7 @@
 configuration that checks out once its secrets are filled in; init never changes an
 existing one; `chatbot check` says what to fill in first; a new database says one line.
 
-Each runs the real CLI as a subprocess, as a new user would.
+Each runs the real command's `main` as a new user would call it (tests/inprocess.py).
 """
 
 from __future__ import annotations

@@ -9,7 +9,6 @@ $0.20 and a budget of $0.15 stops the third run, the review.
 from __future__ import annotations
 
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -17,6 +16,7 @@ import pytest
 from chatbot.domain.phases import Phase
 from chatbot.domain.transitions import Action
 from chatbot.store import telemetry
+from tests.inprocess import in_thread
 from tests.pipeline.harness import builder_answer, direct, review_answer, start
 from tests.pipeline.room import open_room
 from tests.pipeline.support import OWNER, configure, jobs_of, kill_strays, run_idle
@@ -152,23 +152,18 @@ async def test_allow_by_reaction_and_a_card_not_stopped_is_not_allowed(
     assert roles_run(h) == ["operator", "builder"]
     assert card.data.budget_allowances == 1
     # The shell goes on too (an owner without chat), and says when there is nothing to allow.
-    assert "no day budget" in chatbot(h, "allow").stderr
-    allowed = chatbot(h, "allow", "greeting")
+    assert "no day budget" in (await chatbot(h, "allow")).stderr
+    allowed = await chatbot(h, "allow", "greeting")
     assert allowed.returncode == 0 and "greeting: reviewing" in allowed.stdout, allowed.stderr
     await run_idle(h)
     card = await h.board.reads.card("greeting")
     assert card.phase is Phase.READY_FOR_DEPLOYMENT and card.data.budget_allowances == 2
-    refused = chatbot(h, "allow", "greeting")
+    refused = await chatbot(h, "allow", "greeting")
     assert refused.returncode == 1 and "not stopped by its budget" in refused.stderr
 
 
-def chatbot(h, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "chatbot", *args, "--config", str(h.root / "bot.toml")],
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+async def chatbot(h, *args: str) -> subprocess.CompletedProcess[str]:
+    return await in_thread(*args, "--config", str(h.root / "bot.toml"))
 
 
 async def test_a_day_budget_holds_the_third_run_until_allowed(

@@ -6,9 +6,9 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 
+from tests.inprocess import chatbot
 from tests.pipeline import harness
 from tests.pipeline.harness import (
     BIN,
@@ -40,13 +40,7 @@ def _setup(tmp_path: Path, turns: list[dict]) -> tuple[Path, dict[str, str]]:
 
 
 def cli(config: Path, env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "chatbot", *args, "--config", str(config)],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=120,
-    )
+    return chatbot(*args, "--config", str(config), env=env)
 
 
 def test_cli_the_issue_sequence_a_failed_operator_run_goes_on(tmp_path: Path) -> None:
