@@ -7,8 +7,6 @@ from __future__ import annotations
 import asyncio
 import json
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -21,6 +19,7 @@ from chatbot.domain.phases import Kind, Phase
 from chatbot.store import Store
 from chatbot.store import cards as card_store
 from tests.board.test_config import MINIMAL
+from tests.inprocess import chatbot
 
 XMPP = """
 [xmpp]
@@ -137,20 +136,7 @@ def test_chatbot_routines_json_lists_them_with_their_next_time(tmp_path: Path) -
     database.parent.mkdir(parents=True, exist_ok=True)
     with asyncio.Runner() as runner:
         runner.run(_owner_zone(database, "xmpp:owner@example.org", "Asia/Tokyo"))
-    done = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "chatbot",
-            "--config",
-            str(tmp_path / "bot.toml"),
-            "routines",
-            "--json",
-        ],
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    done = chatbot("--config", str(tmp_path / "bot.toml"), "routines", "--json")
     assert done.returncode == 0, done.stderr
     document = json.loads(done.stdout)
     (routine,) = document["routines"]

@@ -4,11 +4,11 @@ work (real bot process, real Synapse, an E2EE nio client as the owner)."""
 
 from __future__ import annotations
 
-import asyncio
 import json
 import shutil
-import sys
 from pathlib import Path
+
+from tests.inprocess import in_thread
 
 from .bot_process import ROOT
 from .test_e2ee_matrix import (  # noqa: F401 - e2ee_peer is a fixture
@@ -23,18 +23,8 @@ from .test_e2ee_matrix import (  # noqa: F401 - e2ee_peer is a fixture
 
 
 async def chatbot(*args: str | Path) -> tuple[int, str]:
-    process = await asyncio.create_subprocess_exec(
-        sys.executable,
-        "-m",
-        "chatbot",
-        *map(str, args),
-        cwd=ROOT,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.STDOUT,
-    )
-    out, _ = await asyncio.wait_for(process.communicate(), 60)
-    assert process.returncode is not None
-    return process.returncode, out.decode()
+    done = await in_thread(*args, cwd=ROOT)
+    return done.returncode, done.stdout + done.stderr
 
 
 async def test_a_restored_bot_still_reads_and_answers_the_encrypted_room(

@@ -4,20 +4,15 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 from pathlib import Path
+
+from tests.inprocess import in_thread
 
 from .bot_process import ROOT, bot_config
 
 
-def check(config: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "chatbot", "check", "--config", str(config)],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        cwd=ROOT,
-    )
+async def check(config: Path, *options: str) -> subprocess.CompletedProcess[str]:
+    return await in_thread("check", *options, "--config", str(config), cwd=ROOT)
 
 
 async def test_check_logs_in_and_reports_each_room(tmp_path: Path, servers) -> None:
@@ -29,7 +24,7 @@ async def test_check_logs_in_and_reports_each_room(tmp_path: Path, servers) -> N
         f'rooms = ["{x["rooms"]["public"]}"]', f'rooms = ["{x["rooms"]["public"]}", "{hidden}"]'
     )
     config.write_text(text)
-    result = check(config)
+    result = await check(config)
     out = result.stdout
     assert "xmpp bot@localhost: logged in" in out, result.stderr
     assert f"room {x['rooms']['public']}: joined yes, can post yes, sees real JIDs yes" in out
@@ -44,7 +39,7 @@ async def test_check_names_a_wrong_password(tmp_path: Path, servers) -> None:
     (tmp_path / "repo").mkdir()
     config = bot_config(tmp_path, servers.info, xmpp=True, matrix=False)
     (tmp_path / "secrets" / "xmpp").write_text("not-the-password")
-    result = check(config)
+    result = await check(config)
     assert result.returncode == 1
     assert "NOT logged in" in result.stdout
     assert json.dumps("not-the-password") not in result.stdout
@@ -53,13 +48,7 @@ async def test_check_names_a_wrong_password(tmp_path: Path, servers) -> None:
 async def test_verbose_logs_never_show_the_chat_password(tmp_path: Path, servers) -> None:
     (tmp_path / "repo").mkdir()
     config = bot_config(tmp_path, servers.info, xmpp=True, matrix=True)
-    result = subprocess.run(
-        [sys.executable, "-m", "chatbot", "check", "-v", "--config", str(config)],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        cwd=ROOT,
-    )
+    result = await check(config, "-v")
     assert "logged in" in result.stdout
     output = result.stdout + result.stderr
     for account in (
@@ -81,7 +70,7 @@ async def test_check_names_a_server_without_tls_instead_of_the_password(
     (tmp_path / "repo").mkdir()
     config = bot_config(tmp_path, servers.info, xmpp=True, matrix=False)
     config.write_text(config.read_text().replace('tls = "none"\n', ""))
-    result = check(config)
+    result = await check(config)
     assert result.returncode == 1
     assert "offered no TLS, so the password was not sent" in result.stdout, result.stdout
     assert "check the password" not in result.stdout

@@ -10,8 +10,6 @@ from __future__ import annotations
 import asyncio
 import json
 import re
-import subprocess
-import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -19,6 +17,7 @@ from typing import Any
 import pytest
 
 from chatbot.transports.base import Outgoing
+from tests.inprocess import in_thread
 from tests.pipeline.harness import builder_answer, direct, operator_answer, review_answer
 
 from .bot_process import ROOT, BotProcess, bot_config, prepare, write_scenario
@@ -371,13 +370,7 @@ async def test_check_says_per_room_whether_it_is_encrypted_and_readable(
         await bot_says(owner, room, bot, r"report")
     finally:
         await process.stop()
-    result = subprocess.run(
-        [sys.executable, "-m", "chatbot", "check", "--config", str(process.config)],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    result = await in_thread("check", "--config", str(process.config), cwd=ROOT)
     out = result.stdout + result.stderr
     assert re.search(
         rf"room {re.escape(room)}: joined yes, can post yes, encrypted yes, can decrypt yes", out

@@ -8,12 +8,11 @@ session as before the restart: the room key it decrypts with is the re-pickled o
 
 from __future__ import annotations
 
-import subprocess
-import sys
 import time
 from pathlib import Path
 
 from chatbot.transports.matrix.store_key import pickled_with
+from tests.inprocess import in_thread
 
 from .bot_process import ROOT
 from .test_e2ee_matrix import (
@@ -76,13 +75,7 @@ async def test_a_default_store_is_re_pickled_at_the_restart_and_still_decrypts(
     finally:
         await process.stop()
     # `chatbot check` reads the store with the key too.
-    checked = subprocess.run(
-        [sys.executable, "-m", "chatbot", "check", "--config", str(process.config)],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    checked = await in_thread("check", "--config", str(process.config), cwd=ROOT)
     out = checked.stdout + checked.stderr
     assert f"room {room}: joined yes, can post yes, encrypted yes, can decrypt yes" in out, out
     assert "the Matrix crypto store is pickled with matrix.store_key_file" in out

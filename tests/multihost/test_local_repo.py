@@ -14,9 +14,9 @@ import json
 import os
 import sqlite3
 import subprocess
-import sys
 from pathlib import Path
 
+from tests.inprocess import chatbot as main_of_chatbot
 from tests.pipeline.harness import (
     BIN,
     STAND_IN_RUNTIMES,
@@ -64,14 +64,7 @@ def chatbot(root: Path, scenario: str, *args: str) -> subprocess.CompletedProces
         "FAKE_CLI_STATE": str(root / f"{scenario}.state.json"),
         "FAKE_CLI_LOG": str(root / "calls.jsonl"),
     }
-    return subprocess.run(
-        [sys.executable, "-m", "chatbot", *args],
-        capture_output=True,
-        text=True,
-        timeout=180,
-        env=env,
-        stdin=subprocess.DEVNULL,
-    )
+    return main_of_chatbot(*args, env=env)
 
 
 def worker_config(root: Path, name: str) -> Path:

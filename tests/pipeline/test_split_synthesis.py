@@ -5,8 +5,6 @@ its children and every run, and the synthesis that sums the children up at the e
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -15,6 +13,7 @@ from chatbot.app.views import view_json
 from chatbot.domain.phases import Phase
 from chatbot.domain.transitions import Action
 from chatbot.store import telemetry
+from tests.inprocess import in_thread
 from tests.pipeline.harness import (
     builder_answer,
     child,
@@ -135,13 +134,8 @@ async def test_operator_split_end_to_end(tmp_path: Path, monkeypatch, harnesses)
     assert f"Runs of pipeline {pipeline}" in await room.say("/runs part-a")
     assert f"pipeline: {pipeline}" in await room.say("/status report")
     # ...and so does the shell.
-    shell = subprocess.run(
-        [sys.executable, "-m", "chatbot", "runs", "--pipeline", pipeline, "--json"]
-        + ["--config", str(h.root / "bot.toml")],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        env={**__import__("os").environ},
+    shell = await in_thread(
+        "runs", "--pipeline", pipeline, "--json", "--config", str(h.root / "bot.toml")
     )
     assert shell.returncode == 0, shell.stderr
     document = json.loads(shell.stdout)

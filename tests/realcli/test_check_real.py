@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import subprocess
-import sys
 from pathlib import Path
 
 from runners.runtimes import RUNTIMES
+from tests.inprocess import chatbot
 from tests.realcli.harness import write_secrets
 
 
@@ -34,12 +34,7 @@ model = "gpt-5.5"
 iteration_limit = 10
 """
     )
-    done = subprocess.run(
-        [sys.executable, "-m", "chatbot", "check", "--config", str(config)],
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    done = chatbot("check", "--config", str(config))
     assert done.returncode == 0, done.stdout + done.stderr
     for name, record in RUNTIMES.items():
         found = cli_bins[record.cli.command]

@@ -3,12 +3,11 @@ each a `chatbot` process of its own, with the agents the real codex on a loopbac
 
 from __future__ import annotations
 
-import asyncio
 import json
 import subprocess
-import sys
 from pathlib import Path
 
+from tests.inprocess import in_thread
 from tests.pipeline.harness import builder_answer, make_repo, operator_answer
 from tests.realcli.clis import CLIS
 from tests.realcli.harness import (
@@ -32,19 +31,8 @@ def _setup(tmp_path: Path, bins: dict[str, Path], models: dict[str, ScriptedMode
 
 
 async def cli(config: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    """Run `chatbot` without blocking the loop the loopback model answers on."""
-    process = await asyncio.create_subprocess_exec(
-        sys.executable,
-        "-m",
-        "chatbot",
-        *args,
-        "--config",
-        str(config),
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE,
-    )
-    out, err = await asyncio.wait_for(process.communicate(), 120)
-    return subprocess.CompletedProcess(args, process.returncode, out.decode(), err.decode())
+    """`chatbot` in a thread: the loop the loopback model answers on keeps running."""
+    return await in_thread(*args, "--config", str(config))
 
 
 async def test_cli_drives_a_card_through_a_question_to_review(
