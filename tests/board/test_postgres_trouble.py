@@ -1,8 +1,9 @@
 """PostgreSQL as an operator meets it: a login the server refuses, and an outage.
 
-`chatbot` runs as the user runs it, in a child process, against a real PostgreSQL:
-the session's server for the logins, and a server of the test's own for the outage
-(it is stopped under a running worker, which the shared one must never be).
+`chatbot`'s commands against a real PostgreSQL (their `main`, tests/inprocess.py; the
+worker under the outage is a process of its own): the session's server for the logins,
+and a server of the test's own for the outage (it is stopped under a running worker,
+which the shared one must never be).
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ import sys
 from pathlib import Path
 
 from tests.child_output import Output, kill_tree
+from tests.inprocess import chatbot, in_thread
 from tests.realservers.postgres import Postgres
 
 FAKE_CODEX = str(Path(__file__).resolve().parents[1] / "bin" / "codex")
@@ -50,16 +52,6 @@ def write_config(folder: Path, database: str, password_file: Path | None = None)
     config = folder / "bot.toml"
     config.write_text(CONFIG.format(database=database, password=password, codex=FAKE_CODEX))
     return config
-
-
-def chatbot(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "chatbot", *args],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        env=env,
-    )
 
 
 def test_a_refused_login_names_the_password_key(tmp_path: Path, postgres: Postgres) -> None:
@@ -109,7 +101,8 @@ async def test_a_database_outage_is_one_line_per_failure(tmp_path: Path) -> None
             "FAKE_CLI_STATE": str(tmp_path / "state.json"),
             "FAKE_CLI_LOG": str(tmp_path / "calls.jsonl"),
         }
-        assert chatbot("start", "alpha", "--config", str(config), env=env).returncode == 0
+        started = await in_thread("start", "alpha", "--config", str(config), env=env)
+        assert started.returncode == 0, started.stderr
         worker = await asyncio.create_subprocess_exec(
             *(sys.executable, "-m", "chatbot", "worker", "--config", str(config)),
             stdout=asyncio.subprocess.PIPE,
