@@ -19,6 +19,7 @@ from mcp.types import CallToolResult, TextContent
 from chatbot.domain.transitions import Action, By
 from chatbot.store import Store
 from chatbot.store import cards as card_store
+from tests.inprocess import chatbot
 
 FAKE_CODEX = str(Path(__file__).resolve().parents[1] / "bin" / "codex")
 OWNER = "owner@example.org"
@@ -67,12 +68,7 @@ def config(tmp_path: Path) -> Path:
     path = tmp_path / "bot.toml"
     path.write_text(CONFIG.format(owner=OWNER, requester=REQUESTER, fake_codex=FAKE_CODEX))
     # The board as the bot leaves it: the intent files imported.
-    done = subprocess.run(
-        [sys.executable, "-m", "chatbot", "cards", "--config", str(path)],
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    done = chatbot("cards", "--config", str(path))
     assert done.returncode == 0, done.stderr
     return path
 
@@ -226,13 +222,7 @@ async def test_without_as_an_action_is_refused_and_changes_nothing(config: Path)
 
 @pytest.mark.parametrize("identity", [REQUESTER, "stranger@example.org", "not an identity"])
 def test_an_identity_that_is_no_owner_is_refused_at_start(config: Path, identity: str) -> None:
-    done = subprocess.run(
-        [sys.executable, "-m", "chatbot", "mcp", "--config", str(config), "--as", identity],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        stdin=subprocess.DEVNULL,
-    )
+    done = chatbot("mcp", "--config", str(config), "--as", identity)
     assert done.returncode == 2
     assert done.stdout == ""  # the protocol's stream carries no prose
     assert f"--as {identity!r}" in done.stderr

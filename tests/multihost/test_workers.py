@@ -7,13 +7,12 @@ import asyncio
 import contextlib
 import os
 import signal
-import subprocess
-import sys
 from pathlib import Path
 
 from chatbot.domain.phases import Phase
 from chatbot.domain.transitions import Action
 from chatbot.store import jobs as job_store
+from tests.inprocess import in_thread
 from tests.multihost.fleet import Fleet, make_remote, scenario, until
 from tests.pipeline.harness import git
 from tests.realservers.postgres import Postgres
@@ -83,13 +82,7 @@ async def test_three_workers_build_review_and_deploy_ten_cards_exactly_once(
     assert set(codes.values()) == {0}, (codes, fleet.logs())
     assert not [w for w in await _workers_alive(fleet)], "stopped workers still count as alive"
     # `chatbot check` on any host: the database and the workers it has seen.
-    checked = subprocess.run(
-        [sys.executable, "-m", "chatbot", "check", "--config", str(fleet.config_for("host-a"))],
-        capture_output=True,
-        text=True,
-        env=fleet.env,
-        timeout=120,
-    )
+    checked = await in_thread("check", "--config", str(fleet.config_for("host-a")), env=fleet.env)
     assert checked.returncode == 0, checked.stdout + checked.stderr
     assert f"database: {fleet.database} (PostgreSQL, reachable), schema version" in checked.stdout
     for host in HOSTS:
