@@ -227,8 +227,9 @@ class RunTools:
         self._connections.add(task)
         try:
             listed = [_Listed(name, DESCRIPTIONS[name], self._schema(name)) for name in self.names]
-            serve = self._serve or _session()
-            await serve(listed, self.call, reader, writer)
+            # Set before the listener opens: connections exist only inside `serving()`.
+            assert self._serve is not None
+            await self._serve(listed, self.call, reader, writer)
         except Exception:  # noqa: BLE001 - one broken session must not end the run
             log.exception("job %s: its tool session broke", self.ctx.job.id)
         finally:

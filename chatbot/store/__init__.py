@@ -25,6 +25,6 @@ async def _open_postgresql(database: str, *, password_file: Path | None = None) 
     return await PostgresStore.open(database, password_file=password_file)
 
 
-ENGINES.setdefault("postgresql", _open_postgresql)
+ENGINES["postgresql"] = _open_postgresql
 
 __all__ = ["Db", "IntegrityError", "Store", "StoreError", "StoreUnwritable", "is_postgres"]

@@ -30,7 +30,6 @@ from psycopg.types.numeric import FloatLoader
 from psycopg.types.string import TextLoader
 
 from chatbot.store.db import (
-    ENGINES,
     Db,
     IntegrityError,
     Params,
@@ -408,6 +407,3 @@ class PostgresStore(Store):
         # One transaction: every step is in, or none (a failure above says nothing here).
         if line := summary(self.name, current, LATEST):
             log.info("%s", line)
-
-
-ENGINES["postgresql"] = PostgresStore.open
