@@ -25,12 +25,13 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 
 from chatbot.app.cli import main
+from chatbot.app.logformat import NOISY_LOGGERS
 
 # One command at a time: the working folder, environment and streams are the process's.
 _one_at_a_time = threading.Lock()
 # Loggers the command sets levels on (logformat.setup); put back so that a test's caplog
 # sees what it saw before.
-_TOUCHED_LOGGERS = ("", "slixmpp", "nio", "aiohttp", "aiosqlite", "psycopg")
+_TOUCHED_LOGGERS = ("", *NOISY_LOGGERS)
 
 
 def chatbot(

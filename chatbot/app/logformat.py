@@ -57,6 +57,10 @@ def use(kind: str) -> None:
         handler.setFormatter(formatter(kind))
 
 
+#: Libraries whose DEBUG output would carry secrets (see `setup`).
+NOISY_LOGGERS = ("slixmpp", "nio", "aiohttp", "aiosqlite", "psycopg")
+
+
 def setup(*, verbose: bool) -> None:
     """Text to standard error until the configuration says otherwise (`use`)."""
     logging.basicConfig(level=logging.DEBUG if verbose else logging.INFO, format=TEXT)
@@ -64,7 +68,7 @@ def setup(*, verbose: bool) -> None:
     # included; the database drivers log statements with their parameters (a web
     # session's CSRF token, issue 33). Secrets are never logged, so they stay at INFO
     # even with -v.
-    for noisy in ("slixmpp", "nio", "aiohttp", "aiosqlite", "psycopg"):
+    for noisy in NOISY_LOGGERS:
         logging.getLogger(noisy).setLevel(logging.INFO)
 
 
