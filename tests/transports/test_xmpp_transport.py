@@ -48,12 +48,14 @@ def presence(xml: str) -> Presence:
     return Presence(xml=ET.fromstring(xml))
 
 
-def occupant(nick: str, jid: str | None, kind: str = "") -> str:
+def occupant(nick: str, jid: str | None, kind: str = "", codes: tuple[int, ...] = ()) -> str:
+    """An occupant's presence in ROOM; `codes` are its MUC status codes (110: our own)."""
     item = f"<item jid='{jid}/r' role='participant'/>" if jid else "<item role='participant'/>"
     typ = f" type='{kind}'" if kind else ""
+    statuses = "".join(f"<status code='{code}'/>" for code in codes)
     return (
         f"<presence xmlns='jabber:client' from='{ROOM}/{nick}'{typ}>"
-        f"<x xmlns='http://jabber.org/protocol/muc#user'>{item}</x></presence>"
+        f"<x xmlns='http://jabber.org/protocol/muc#user'>{item}{statuses}</x></presence>"
     )
 
 
@@ -170,14 +172,7 @@ async def test_a_message_right_behind_our_join_presence_already_has_its_identity
     t, got, _ = make()
     t.rooms[ROOM] = RoomState(nick="bot", non_anonymous=False)  # as _join creates it
     t._on_presence(presence(occupant("owner", "owner@localhost")))
-    t._on_presence(
-        presence(
-            f"<presence xmlns='jabber:client' from='{ROOM}/bot'>"
-            "<x xmlns='http://jabber.org/protocol/muc#user'>"
-            "<item jid='bot@localhost/x' role='participant'/>"
-            "<status code='100'/><status code='110'/></x></presence>"
-        )
-    )
+    t._on_presence(presence(occupant("bot", "bot@localhost", codes=(100, 110))))
     await feed(t, room_msg("owner", "s1", "/start x"))
     assert got[0].envelope.sender is not None and got[0].envelope.sender.id == "owner@localhost"
 
@@ -188,14 +183,7 @@ async def test_our_later_presence_without_status_100_keeps_real_jids_visible() -
     that for "anonymous now" made every owner in the room a stranger."""
     t, got, _ = make()
     t._on_presence(presence(occupant("owner", "owner@localhost")))
-    t._on_presence(
-        presence(
-            f"<presence xmlns='jabber:client' from='{ROOM}/bot'>"
-            "<x xmlns='http://jabber.org/protocol/muc#user'>"
-            "<item jid='bot@localhost/x' role='participant'/><status code='110'/></x>"
-            "</presence>"
-        )
-    )
+    t._on_presence(presence(occupant("bot", "bot@localhost", codes=(110,))))
     await feed(t, room_msg("owner", "s1", "/start x"))
     assert got[0].envelope.sender is not None and got[0].envelope.sender.id == "owner@localhost"
 
