@@ -69,7 +69,7 @@ async def test_answer_command(env: Env) -> None:
 async def test_answer_command_without_an_open_question(env: Env) -> None:
     await env.card("login")
     row = await env.one(msg("/answer login use OAuth"))
-    assert row.text == "login has no open question."
+    assert row.text == "login has no open question. /why login says what it waits for."
 
 
 async def test_plain_direct_message_answers_the_only_open_question(env: Env) -> None:
@@ -108,7 +108,7 @@ async def test_second_answer_is_told_already_answered(env: Env) -> None:
     assert "#" not in row.text
     assert (await _answered(env)).answer == "OAuth"
     row = await env.one(msg("/answer login password"))
-    assert row.text == "login has no open question."
+    assert row.text == "login has no open question. /why login says what it waits for."
 
 
 async def test_concurrent_answers_first_one_wins(env: Env) -> None:

@@ -271,7 +271,7 @@ async def test_requesters_cannot_approve(env: Env) -> None:
 async def test_approve_with_nothing_asked_says_so(env: Env) -> None:
     await _running(env, "login")
     reply = await env.one(msg("/approve login"))
-    assert "login has no approval request open" in reply.text
+    assert "login has no approval request open. /why login says" in reply.text
 
 
 async def test_a_restart_closes_what_a_gone_run_asked(env: Env) -> None:
