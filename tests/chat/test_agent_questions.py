@@ -96,7 +96,9 @@ async def test_answer_command_picks_the_agents_question(env: Env) -> None:
     found = await state(env, question.id)
     assert (found.answer, found.answered_via) == ("take 8080", "command")
     # Nothing waits any more: /answer says so, as for any card.
-    assert (await env.one(msg("/answer login more"))).text == "login has no open question. /why login says what it waits for."
+    assert (
+        await env.one(msg("/answer login more"))
+    ).text == "login has no open question. /why login says what it waits for."
 
 
 async def test_a_requester_cannot_answer_it(env: Env) -> None:

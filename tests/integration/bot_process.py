@@ -7,6 +7,7 @@ clients receive and on the card's final state in the database (read-only).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import re
@@ -14,6 +15,7 @@ import signal
 import sqlite3
 import subprocess
 import sys
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -215,9 +217,21 @@ def prepare(root: Path, intents: dict[str, str]) -> Path:
 
 async def wait_for_occupant(peer: Any, room: str, nick: str, within: float = 20.0) -> None:
     """Resolve when `nick` is present in the room the peer has joined (the bot came in)."""
-    plugin = peer.client.plugin["xep_0045"]
-    loop = asyncio.get_running_loop()
-    arrived: asyncio.Future[None] = loop.create_future()
+    with occupant_arrival(peer, room, nick) as arrived:
+        if nick in (peer.client.plugin["xep_0045"].get_roster(room) or []):
+            return
+        await asyncio.wait_for(arrived, within)
+
+
+@contextlib.contextmanager
+def occupant_arrival(peer: Any, room: str, nick: str) -> Iterator[asyncio.Future[None]]:
+    """A future for the next available presence of `nick`, armed before the cause is sent.
+
+    Needed where the nick is still listed by the peer when the wait starts (the
+    previous holder's departure not yet heard): only a presence that arrives
+    after arming counts.
+    """
+    arrived: asyncio.Future[None] = asyncio.get_running_loop().create_future()
 
     def on_presence(presence: Any) -> None:
         if (
@@ -229,8 +243,6 @@ async def wait_for_occupant(peer: Any, room: str, nick: str, within: float = 20.
 
     peer.client.add_event_handler(f"muc::{room}::presence", on_presence)
     try:
-        if nick in (plugin.get_roster(room) or []):
-            return
-        await asyncio.wait_for(arrived, within)
+        yield arrived
     finally:
         peer.client.del_event_handler(f"muc::{room}::presence", on_presence)

@@ -9,7 +9,7 @@ from chatbot.app.check import describe
 from chatbot.transports.base import Identity, Outgoing, Room
 from chatbot.transports.xmpp.probe import probe_xmpp
 
-from .bot_process import wait_for_occupant
+from .bot_process import occupant_arrival
 from .conftest import WITHIN, unique, xmpp_settings
 
 
@@ -36,8 +36,11 @@ async def test_a_squatted_nick_recovers(xmpp_bot, xmpp_peer, xmpp_info, caplog) 
     assert got["from"].resource == "bot-2"
 
     # The squatter leaves: the bot takes its nick back, and posts under it.
-    await squatter.leave(room)
-    await wait_for_occupant(owner, room, "bot", within=WITHIN)
+    # Armed before the leave: the owner may still list the squatter as 'bot'
+    # when the leave is confirmed to the squatter (CI saw the bot post as bot-2).
+    with occupant_arrival(owner, room, "bot") as bot_is_back:
+        await squatter.leave(room)
+        await asyncio.wait_for(bot_is_back, WITHIN)
     text = unique("posted-as-bot")
     await bot.send(Outgoing(Room("xmpp", room), text))
     got = await owner.expect_body(text)
