@@ -35,7 +35,8 @@ sys.path.insert(0, str(ROOT))
 from bench.web_board import build, ms, timed  # noqa: E402
 from chatbot.board import BoardService  # noqa: E402
 from chatbot.store import Store  # noqa: E402
-from chatbot.web import WebBoard, WebSettings  # noqa: E402
+from chatbot.web import WebSettings  # noqa: E402
+from chatbot.web.server import WebBoard  # noqa: E402
 from tests.realservers.postgres import DATABASE, Postgres  # noqa: E402
 from tests.web.browser import Browser  # noqa: E402
 

@@ -35,10 +35,11 @@ from chatbot.board import inbox as board_inbox  # noqa: E402
 from chatbot.board.board_columns import columns_query  # noqa: E402
 from chatbot.board.card_lists import read_params  # noqa: E402
 from chatbot.store import Store  # noqa: E402
-from chatbot.web import WebBoard, WebSettings  # noqa: E402
+from chatbot.web import WebSettings  # noqa: E402
 from chatbot.web.groups import SHOWN as COLUMN_SHOWN  # noqa: E402
 from chatbot.web.groups import page_columns  # noqa: E402
 from chatbot.web.inbox_section import SHOWN  # noqa: E402
+from chatbot.web.server import WebBoard  # noqa: E402
 from tests.realservers.postgres import DATABASE, Postgres  # noqa: E402
 
 

@@ -47,7 +47,8 @@ from chatbot.domain.transitions import Action  # noqa: E402
 from chatbot.store import Store  # noqa: E402
 from chatbot.store import cards as card_store  # noqa: E402
 from chatbot.store import questions as question_store  # noqa: E402
-from chatbot.web import WebBoard, WebSettings  # noqa: E402
+from chatbot.web import WebSettings  # noqa: E402
+from chatbot.web.server import WebBoard  # noqa: E402
 from tests.realservers.postgres import DATABASE, Postgres  # noqa: E402
 from tests.web.browser import SEEN, WATCH_CARD, WATCH_LIVE, WATCH_TEXT, Browser  # noqa: E402
 
