@@ -112,7 +112,7 @@ _REFUSALS = {
     _SQLITE_READONLY: "it is read-only",
     _SQLITE_CANTOPEN: "it cannot be opened",
 }
-# Free space below which the probe does not call the disk writable again.
+# Free space below which neither the probe nor any other write calls the disk writable again.
 PROBE_FREE_BYTES = 1 << 20
 
 
@@ -132,6 +132,11 @@ def unwritable_reason(error: sqlite3.Error, path: Path) -> str | None:
             meaning = _REFUSALS[_SQLITE_FULL]
         meaning += f" ({free} bytes free)"
     return f"{meaning} ({error})"
+
+
+def _has_room(path: Path) -> bool:
+    free = _free_bytes(path)
+    return free is None or free >= PROBE_FREE_BYTES
 
 
 def _free_bytes(path: Path) -> int | None:
@@ -236,7 +241,7 @@ class SqliteStore(Store):
                 if isinstance(error, sqlite3.OperationalError):
                     raise self._refused(error) from None
                 raise
-            self.health.worked()
+            self._wrote()
             if exclusive:
                 self._committed()
 
@@ -277,10 +282,18 @@ class SqliteStore(Store):
                 raise IntegrityError(str(error), str(error)) from None
             except sqlite3.OperationalError as error:
                 raise self._refused(error) from None
-        self.health.worked()
+        self._wrote()
         if wake:
             self._written()
         return changed
+
+    def _wrote(self) -> None:
+        """A write went through. While writes are refused, that alone does not end the
+        episode: a small write fits into the log's free pages of a disk that is still
+        full, and the next real one fails (the rooms heard "saves again" in between)."""
+        if not self.health.writable and not _has_room(self.path):
+            return
+        self.health.worked()
 
     async def probe_write(self) -> None:
         # A small write can fit into the log's free pages while a real one still would

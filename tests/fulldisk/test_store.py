@@ -121,3 +121,29 @@ async def test_a_transport_still_sees_each_event_once_on_a_full_disk(disk: Small
     finally:
         disk.free()
         await store.close()
+
+
+async def test_a_write_that_fits_on_a_still_full_disk_does_not_end_the_trouble(
+    disk: SmallDisk,
+) -> None:
+    """A write that needs no new space (here one that changes nothing) goes through on a
+    full disk; the rooms must not hear "saves again" from it while the next real write
+    fails (a fresh-clone run saw the episode end and begin again within a millisecond)."""
+    store = await Store.open(disk.path / "board.sqlite3")
+    told: list[bool] = []
+    store.health.listeners.append(lambda health: told.append(health.writable))
+    try:
+        await _fill_until_refused(store, disk)
+        assert told == [False]
+        fits = "UPDATE kv SET updated_at = 1 WHERE key = 'no such key'"
+        assert await store.write_one(fits) == 0
+        async with store.transaction() as db:
+            await db.execute(fits)
+        assert not store.health.writable and told == [False]
+        # With room on the disk, a write (not only the probe) ends it, once.
+        disk.free()
+        await store.write_one(fits)
+        assert store.health.writable and told == [False, True]
+    finally:
+        disk.free()
+        await store.close()
