@@ -92,7 +92,15 @@ SETTINGS = (
                 "environmentVariableRedaction": {"enabled": True},
             },
             "privacy": {"usageStatisticsEnabled": False},
-            "general": {"enableAutoUpdate": False, "enableAutoUpdateNotification": False},
+            "general": {
+                "enableAutoUpdate": False,
+                "enableAutoUpdateNotification": False,
+                # Gemini CLI prunes its kept sessions at every start, unawaited, beside
+                # the run: it deletes a chat file it cannot read at that moment, such as
+                # the one a resumed run is writing (a builder's continued session lost
+                # once under load). The bot resumes sessions; it keeps them itself.
+                "sessionRetention": {"enabled": False},
+            },
             # Settings strings expand ${VAR:-default}; -1 is no bound.
             "model": {"maxSessionTurns": f"${{{MAX_TURNS_ENV}:--1}}"},
             # The bot's tools for the run whose environment names its socket.

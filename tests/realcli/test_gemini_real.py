@@ -12,6 +12,7 @@ import pytest
 from chatbot.domain.roles import BY_NAME
 from runners.process import ProcessLimits
 from runners.runtimes import Mode, gemini, run_model
+from runners.workspace import agent_home
 from tests.pipeline.harness import git, make_repo
 from tests.realcli.harness import child_env, run_request
 from tests.realcli.providers import Say, ScriptedModel, Shell
@@ -126,3 +127,26 @@ async def test_its_shell_needs_no_ext_diff_for_a_patch(
     )
     assert "external diff died" in plain
     assert "+def greet():" in own and "+def greet():" in show
+
+
+async def test_it_deletes_no_kept_session_at_its_start(
+    model, cli_bins, repo: Path, tmp_path: Path
+) -> None:
+    """Gemini CLI prunes its chat files at every start, unawaited, beside the run, and
+    deletes any it cannot read at that moment: once under load, the one a resumed
+    builder was writing (tests/realcli/test_roles_real.py lost its session). Its settings
+    turn the pruning off; an unreadable chat file, which it would delete, stays."""
+    model.script(Say("ok"))
+    request = run_request("gemini", cli_bins, model, tmp_path, repo, "Hi.")
+    result = await run_model("gemini", request, limits=LIMITS, base_env=child_env(tmp_path / "h"))
+    assert result.ok, result.failure
+    (chats,) = agent_home(tmp_path / "workspaces", "gemini").glob(".gemini/tmp/*/chats")
+    kept = sorted(chats.glob("session-*.jsonl"))
+    assert kept, "the first run kept no chat file"
+    planted = chats / "session-2026-12-01T00-00-unread00.jsonl"
+    planted.write_text("{not json\n")
+    model.script(Say("ok"))
+    request = run_request("gemini", cli_bins, model, tmp_path, repo, "Hi again.")
+    result = await run_model("gemini", request, limits=LIMITS, base_env=child_env(tmp_path / "h"))
+    assert result.ok, result.failure
+    assert planted.exists() and all(chat.exists() for chat in kept)
