@@ -38,24 +38,39 @@ def _no_strays(harnesses):
 
 # --- a failed operator run: answer it or /retry it, and the card goes on -----------
 
+# The bounds of the operator's runs. A hang is found by them, so theirs are short; the
+# other failures' runs must end by themselves, and a loaded box once took the stand-in
+# past a 2 s bound ("codex: timed out after 2s" where "exactly one" was expected).
+ENDS_ALONE = "timeout_s = 60\nidle_timeout_s = 60\n"
+HANGS = "timeout_s = 6\nidle_timeout_s = 6\n"
+
 OPERATOR_FAILURES = [
-    pytest.param({"answer": "I would build it directly."}, "rejected", id="garbage"),
-    pytest.param({"answer": direct() + "\n" + direct()}, "exactly one", id="two-decisions"),
+    pytest.param({"answer": "I would build it directly."}, "rejected", ENDS_ALONE, id="garbage"),
     pytest.param(
-        {"answer": direct(), "huge_output_bytes": 5 * 1024 * 1024}, "rejected", id="5MB-answer"
+        {"answer": direct() + "\n" + direct()}, "exactly one", ENDS_ALONE, id="two-decisions"
     ),
-    pytest.param({"answer": direct(), "exit_code": 1, "stderr": "boom"}, "status 1", id="exit-1"),
-    pytest.param({"hang": "before_output"}, "timed out", id="hang"),
-    pytest.param({"answer": direct(), "hang": "after_output"}, "timed out", id="answer-then-hang"),
+    pytest.param(
+        {"answer": direct(), "huge_output_bytes": 5 * 1024 * 1024},
+        "rejected",
+        ENDS_ALONE,
+        id="5MB-answer",
+    ),
+    pytest.param(
+        {"answer": direct(), "exit_code": 1, "stderr": "boom"}, "status 1", ENDS_ALONE, id="exit-1"
+    ),
+    pytest.param({"hang": "before_output"}, "timed out", HANGS, id="hang"),
+    pytest.param(
+        {"answer": direct(), "hang": "after_output"}, "timed out", HANGS, id="answer-then-hang"
+    ),
 ]
 
 
 @pytest.mark.parametrize("way", ["retry", "answer"])
-@pytest.mark.parametrize(("failure", "named"), OPERATOR_FAILURES)
+@pytest.mark.parametrize(("failure", "named", "bounds"), OPERATOR_FAILURES)
 async def test_a_failed_operator_run_goes_on_by_answer_or_retry(
-    tmp_path: Path, monkeypatch, harnesses, failure: dict, named: str, way: str
+    tmp_path: Path, monkeypatch, harnesses, failure: dict, named: str, bounds: str, way: str
 ) -> None:
-    configure(monkeypatch, operator_role("timeout_s = 2\nidle_timeout_s = 2\n"))
+    configure(monkeypatch, operator_role(bounds))
     turns = [
         {"match": "OPERATOR-DECISION", **failure},
         {"match": "OPERATOR-DECISION", "answer": direct()},
