@@ -33,7 +33,16 @@ from chatbot.board.talk import first_line
 from chatbot.config import Config
 from chatbot.domain.roles import Role
 from chatbot.pipeline import attached, redaction
-from runners.runtimes import ApprovalAsked, Conversation, Decision, Refused, Steer, Taken, Told
+from runners.runtimes import (
+    ApprovalAsked,
+    Conversation,
+    Decision,
+    Delivered,
+    Refused,
+    Steer,
+    Taken,
+    Told,
+)
 
 log = logging.getLogger(__name__)
 
@@ -64,6 +73,10 @@ class _Live:
     flood_told: bool = False
     #: Rows handed to the conversation, by their key, until the agent takes them.
     sent: dict[str, TalkRow] = field(default_factory=dict)
+    #: Keys of the steers the room was told the agent has ("steered by").
+    announced: set[str] = field(default_factory=set)
+    #: What the driver tells is handled in its order: "steered by" before "took".
+    telling: asyncio.Lock = field(default_factory=asyncio.Lock)
 
 
 class LiveTalks:
@@ -133,8 +146,9 @@ class LiveTalks:
                 if row.kind == "steer":
                     live.sent[str(row.id)] = row
                     text, images = await self._with_files(live, row)
+                    # "steered by" waits for the driver's Delivered: until the CLI has read
+                    # it, a steer is only on its way (a pipe, a base64 encoding).
                     live.conversation.steer(text, str(row.id), images=images)
-                    await self._note(live, "talk_steered", who=row.actor, text=first_line(row.text))
                 else:
                     live.conversation.interrupt()
                     await self._note(live, "talk_interrupting", who=row.actor)
@@ -163,11 +177,26 @@ class LiveTalks:
         return attached.steer_text(row.text, files, ctx.laid), ctx.laid.images(ids)
 
     async def _told(self, live: _Live, news: Told) -> None:
-        row = live.sent.pop(news.key, None)
-        if row is None:
-            return
+        async with live.telling:
+            if isinstance(news, Delivered):
+                row = live.sent.get(news.key)
+                if row is not None:
+                    await self._announce(live, news.key, row)
+                return
+            row = live.sent.pop(news.key, None)
+            if row is not None:
+                await self._settle(live, news, row)
+
+    async def _announce(self, live: _Live, key: str, row: TalkRow) -> None:
+        """Say once in the run's message that the agent has the steer."""
+        if key not in live.announced:
+            live.announced.add(key)
+            await self._note(live, "talk_steered", who=row.actor, text=first_line(row.text))
+
+    async def _settle(self, live: _Live, news: Taken | Refused, row: TalkRow) -> None:
         try:
             if isinstance(news, Taken):
+                await self._announce(live, news.key, row)  # a driver that never said Delivered
                 live.steers += 1
                 await self.board.talk.mark(row.id, talk_store.TAKEN, was=(talk_store.SENT,))
                 await self._note(live, "talk_steer_taken", who=row.actor)

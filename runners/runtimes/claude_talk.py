@@ -13,10 +13,12 @@ Measured on the pinned version (transcripts in tests/runners/data/claude_talk/):
   capabilities) but works the same without it, so none is sent. With pictures
   (`RunRequest.images`, `Steer.images`) `content` is a list: the text block, then an
   `image` block per picture with its bytes in base64 (runners/runtimes/images.py).
-- A message written while a tool runs reaches the model in the same turn, with the
-  next tool result; one written while the model answers becomes a turn of its own
-  after the current one's `result`. `--replay-user-messages` echoes each message with
-  `"isReplay":true` and our `uuid` when the CLI takes it: that is `Taken`, and so is the
+- The CLI says `command_lifecycle` with state `queued` and our uuid as `command_uuid`
+  as soon as it has read a message (`Delivered`). One it has while a tool runs reaches
+  the model in the same turn, with the next tool result; one it gets while the model
+  answers becomes a turn of its own after the current one's `result`.
+  `--replay-user-messages` echoes each message with `"isReplay":true` and our `uuid`
+  when the CLI takes it: that is `Taken`, and so is the
   `command_lifecycle` event with state `started` and our uuid as `command_uuid`, which
   comes beside it (just before or after) and stays short when the echo holds pictures.
 - A tool use outside the grants arrives as `control_request` `can_use_tool`; the answer
@@ -49,6 +51,7 @@ from runners.runtimes.talk import (
     ApprovalAsked,
     Conversation,
     Decision,
+    Delivered,
     Interrupt,
     Refused,
     Steer,
@@ -208,6 +211,10 @@ class _Driver:
         kind = event.get("type")
         if kind == "user" and event.get("isReplay") is True:
             self._taken(event.get("uuid"))
+        elif kind == "command_lifecycle" and event.get("state") == "queued":
+            key = self.unanswered.get(str(event.get("command_uuid")))
+            if key is not None:
+                self.conversation.tell(Delivered(key))
         elif kind == "command_lifecycle" and event.get("state") == "started":
             # Said beside the replay: a replay carrying pictures can be a longer line than
             # the pipe takes (it is dropped), and the steer must not wait for it.

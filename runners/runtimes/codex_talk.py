@@ -10,8 +10,9 @@ tests/runners/data/codex_app_server/): `initialize` and `initialized`, then
 `thread/start` (or `thread/resume` of the builder's session) with the working
 directory, sandbox and approval policy, then one `turn/start` carrying the prompt
 and the request's images (`localImage` items after the text; a steer's go the same way).
-While the turn runs, a steer is `turn/steer` (the agent takes it at its next model
-request: the `userMessage` item that follows, recognised by its client id), an
+While the turn runs, a steer is `turn/steer` (its answer: codex has it, `Delivered`;
+the agent takes it at its next model request: the `userMessage` item that follows,
+recognised by its client id, `Taken`), an
 interrupt `turn/interrupt`, and the agent's approval requests are answered once
 each. The run is over when the turn completes; the parser (codex_wire.py) reads the
 whole output afterwards.
@@ -61,6 +62,7 @@ from runners.runtimes.talk import (
     ApprovalAsked,
     Conversation,
     Decision,
+    Delivered,
     Interrupt,
     Refused,
     Steer,
@@ -240,7 +242,10 @@ class _Driver:
                 "clientUserMessageId": steer.key,
             },
         )
-        if "result" not in said and self.steering.pop(steer.key, None) is not None:
+        if "result" in said:
+            if steer.key in self.steering:  # not taken already: its item can come first
+                self.conversation.tell(Delivered(steer.key))
+        elif self.steering.pop(steer.key, None) is not None:
             # "no active turn to steer": the turn ended while the steer was on its way.
             self.conversation.tell(Refused(steer.key, FINISHED))
 

@@ -73,6 +73,16 @@ class Decision:
 
 
 @dataclass(frozen=True, slots=True)
+class Delivered:
+    """The CLI has this steer (claude: `command_lifecycle` `queued` with its uuid; codex:
+    the answer to its `turn/steer`): from now on its next model request carries it, and
+    the bot's "steered by" says no more than that. Before this it may still be on its way
+    in a pipe. A driver that cannot tell says `Taken` alone."""
+
+    key: str
+
+
+@dataclass(frozen=True, slots=True)
 class Taken:
     """The agent took this steer (claude: its replay; codex: the next item of the turn)."""
 
@@ -87,7 +97,7 @@ class Refused:
     why: str
 
 
-Told = Taken | Refused
+Told = Delivered | Taken | Refused
 
 Decide = Callable[[ApprovalAsked], Awaitable[Decision]]
 

@@ -22,6 +22,7 @@ from chatbot.board.run_events import (
     ApprovalTimedOut,
     RunEvent,
     RunNote,
+    SteerRefused,
 )
 from chatbot.config import Config, parse_config
 from chatbot.domain import roles
@@ -30,7 +31,7 @@ from chatbot.pipeline.talking import LiveTalks
 from chatbot.store import Store
 from chatbot.store import cards as card_store
 from chatbot.store import jobs as job_store
-from runners.runtimes import ApprovalAsked, Steer, Taken
+from runners.runtimes import ApprovalAsked, Delivered, Refused, Steer, Taken
 
 CONFIG = """
 [bot]
@@ -140,6 +141,45 @@ async def test_an_owners_steer_and_interrupt_reach_the_run_and_its_taking_is_tol
     await talks.deliver()
     assert conversation.pending() != []
     assert talks.close(ctx.job.id) == 1  # the steers it took
+
+
+async def test_steered_by_is_said_once_the_cli_has_the_steer_and_only_once(
+    board: BoardService, make_ctx
+) -> None:
+    """Handing a steer to the driver is not yet the CLI having it (a pipe, pictures in
+    base64): the room hears "steered by" at the driver's Delivered, once, before "took"."""
+    ctx = await make_ctx()
+    talks = LiveTalks(board, ctx.config)
+    conversation = talks.open(ctx)
+    await board.talk.steer("login", "use the v2 API", actor=OWNER)
+    await talks.deliver()
+    sent = await conversation.next()
+    await asyncio.gather(*talks._tasks)
+    assert ctx.events(RunNote) == []  # on its way only
+    conversation.tell(Delivered(sent.key))
+    conversation.tell(Delivered(sent.key))  # said twice: told once
+    conversation.tell(Taken(sent.key))
+    conversation.tell(Delivered(sent.key))  # after it was taken: nothing more
+    await asyncio.gather(*talks._tasks)
+    notes = [note.key for note in ctx.events(RunNote)]
+    assert notes == ["talk_steered", "talk_steer_taken"]
+
+
+async def test_a_steer_refused_before_the_cli_had_it_never_says_steered_by(
+    board: BoardService, make_ctx
+) -> None:
+    ctx = await make_ctx()
+    talks = LiveTalks(board, ctx.config)
+    conversation = talks.open(ctx)
+    said = await board.talk.steer("login", "use the v2 API", actor=OWNER)
+    await talks.deliver()
+    sent = await conversation.next()
+    conversation.tell(Refused(sent.key, "the run had finished"))
+    await asyncio.gather(*talks._tasks)
+    assert ctx.events(RunNote) == []
+    [refused] = ctx.events(SteerRefused)
+    assert refused.why == "the run had finished"
+    assert (await board.talk.approval(said.row.id)).state == "refused"  # type: ignore[union-attr]
 
 
 async def test_an_approval_waits_for_the_owners_answer(board: BoardService, make_ctx):

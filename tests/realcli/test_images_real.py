@@ -21,7 +21,7 @@ from typing import Any
 from PIL import Image
 
 from runners import run_files
-from runners.runtimes import Mode, Taken, run_model
+from runners.runtimes import Delivered, Mode, Taken, run_model
 from runners.workspace import create_worktree
 from tests.pipeline.harness import make_repo
 from tests.realcli.codex_talk_support import LIMITS, Bot, talk
@@ -132,7 +132,7 @@ async def test_codex_app_server_sends_the_prompts_picture_and_a_steers(
     assert received(steered) == [FIRST, SECOND]
     assert STEER in steered.user_texts
     assert "released" in steered.tool_results[-1]
-    assert bot.told == [Taken("steer-1")]
+    assert bot.told == [Delivered("steer-1"), Taken("steer-1")]
     assert result.output.answer == "Looked at both."
 
 
@@ -166,7 +166,7 @@ async def test_claude_stream_json_sends_the_prompts_picture_and_a_steers(
     last = steered.body["messages"][-1]
     assert last["content"][0]["type"] == "tool_result" and steered.tool_results[-1] == "released"
     assert STEER in json.dumps(last) and pictures_in(last) == [SECOND]
-    assert bot.told == [Taken("steer-1")]
+    assert bot.told == [Delivered("steer-1"), Taken("steer-1")]
     assert result.output.answer == "Looked at both."
 
 

@@ -23,6 +23,7 @@ from runners.runtimes import (
     ApprovalAsked,
     Conversation,
     Decision,
+    Delivered,
     Mode,
     Refused,
     RunResult,
@@ -146,7 +147,7 @@ async def test_a_steer_reaches_the_running_turn_while_a_command_runs(
 
     assert result.ok, (result.failure, result.stderr_tail[-2000:])
     assert result.output.answer == "Done, with tabs."
-    assert owner.told == [Taken("steer-1")]
+    assert owner.told == [Delivered("steer-1"), Taken("steer-1")]
     # The same turn: the next request carries the command's result and the steer together.
     assert len(messages_model.seen) == 2
     last = messages_model.seen[1].body["messages"][-1]
@@ -173,7 +174,7 @@ async def test_a_steer_during_the_last_answer_gets_a_turn_and_its_answer_counts(
     result = await talk(cli_bins, messages_model, tmp_path, repo, "Do it.", owner)
 
     assert result.ok, result.failure
-    assert owner.told == [Taken("steer-2")]
+    assert owner.told == [Delivered("steer-2"), Taken("steer-2")]
     # Two results in one process: the answer is the last; usage and turns add up.
     assert result.output.answer == "Second answer, with the changelog."
     assert result.output.usage == Usage(200, 40, 20)
@@ -288,7 +289,7 @@ async def test_an_interrupt_kills_the_command_and_the_session_resumes(
     session = result.output.session_id
     assert session
     # The steer sent before the interrupt was dropped with the turn, and said so.
-    assert owner.told == [Refused("steer-late", INTERRUPTED)]
+    assert owner.told == [Delivered("steer-late"), Refused("steer-late", INTERRUPTED)]
     assert len(messages_model.seen) == 1
     messages_model.turns.clear()
     leftovers = [

@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import replace
 from pathlib import Path
 
-from runners.runtimes import Decision, Mode, Taken, run_model
+from runners.runtimes import Decision, Delivered, Mode, Taken, run_model
 from tests.pipeline.harness import git, make_repo
 from tests.realcli.codex_talk_support import LIMITS, Bot, heard, talk, write_request
 from tests.realcli.harness import child_env, run_request
@@ -90,7 +90,7 @@ async def test_openrouter_talks_through_the_app_server_with_its_provider_and_key
     )
     result = await talk(request, bot.conversation, tmp_path / "home", "openrouter", on_step=on_step)
     assert result.ok, result.failure
-    assert bot.told == [Taken("s1")]
+    assert bot.told == [Delivered("s1"), Taken("s1")]
     for seen in responses_model.seen:
         assert seen.model == "vendor/some-model" and seen.body["reasoning"]["effort"] == "high"
         assert seen.headers["Authorization"] == f"Bearer {responses_model.key}"

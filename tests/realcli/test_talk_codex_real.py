@@ -21,7 +21,7 @@ from pathlib import Path
 import psutil
 
 from runners.process import Outcome
-from runners.runtimes import RUNTIMES, Decision, Taken, Usage, run_model
+from runners.runtimes import RUNTIMES, Decision, Delivered, Taken, Usage, run_model
 from tests.pipeline.harness import git, make_repo
 from tests.realcli.codex_talk_support import LIMITS, Bot, heard, talk, write_request
 from tests.realcli.harness import child_env
@@ -91,7 +91,7 @@ async def test_a_steer_reaches_the_provider_in_the_running_turn(
     assert "Process exited with code 0" in second.tool_results[-1]
     assert result.output.turns == 1 and len(responses_model.seen) == 2
     assert result.output.answer.startswith("heard: Indent it. | Use tabs, not spaces.")
-    assert bot.told == [Taken("steer-1")]
+    assert bot.told == [Delivered("steer-1"), Taken("steer-1")]
 
 
 async def test_an_allowed_request_runs_and_its_output_reaches_the_provider(

@@ -20,6 +20,7 @@ from runners.runtimes import (
     ApprovalAsked,
     Conversation,
     Decision,
+    Delivered,
     InvalidRequest,
     Mode,
     Refused,
@@ -306,7 +307,7 @@ async def test_a_steer_while_a_command_runs_is_taken_when_the_cli_replays_it() -
     pipe = ScriptedPipe()
     owner = Owner(pipe)
     await replay("steer_in_turn", owner, request_for("steer_in_turn"))
-    assert owner.told == [Taken("steer-1")]
+    assert owner.told == [Delivered("steer-1"), Taken("steer-1")]
 
 
 async def test_a_steer_that_became_a_turn_is_waited_for() -> None:
@@ -318,7 +319,7 @@ async def test_a_steer_that_became_a_turn_is_waited_for() -> None:
     pipe = ScriptedPipe()
     owner = Owner(pipe)
     await replay("steer_new_turn", owner, request_for("steer_new_turn"))
-    assert owner.told == [Taken("steer-2")]
+    assert owner.told == [Delivered("steer-2"), Taken("steer-2")]
 
 
 @pytest.mark.parametrize("name", ["approval_allow", "approval_deny"])
@@ -353,7 +354,7 @@ async def test_an_interrupt_drops_the_steer_not_taken_and_ends_the_run() -> None
     pipe = ScriptedPipe()
     owner = Owner(pipe)
     await replay("interrupt", owner, request_for("interrupt"))
-    assert owner.told == [Refused("steer-late", INTERRUPTED)]
+    assert owner.told == [Delivered("steer-late"), Refused("steer-late", INTERRUPTED)]
 
 
 async def test_an_interrupt_while_the_bot_decides_withdraws_the_question() -> None:

@@ -64,7 +64,7 @@ async def test_a_steer_goes_into_the_running_turn_and_is_taken() -> None:
     bot = Bot(side)
     bot.conversation.steer("Use tabs, not spaces.", "steer-1")
     await drive(side, bot, request("steer"))
-    assert bot.told == [Taken("steer-1")]
+    assert bot.told == [Taken("steer-1")]  # its item came before the answer
 
 
 async def test_an_allowed_command_is_accepted_once_while_people_are_waited_for() -> None:
@@ -173,7 +173,7 @@ async def test_lines_of_unknown_or_broken_shapes_are_ignored_by_the_driver() -> 
     bot = Bot(side)
     bot.conversation.steer("Use tabs, not spaces.", "steer-1")
     await drive(side, bot, request("steer"))
-    assert bot.told == [Taken("steer-1")]
+    assert bot.told == [Taken("steer-1")]  # its item came before the answer
 
 
 async def test_a_request_the_bot_cannot_answer_gets_an_error_and_the_turn_goes_on() -> None:

@@ -16,6 +16,7 @@ from runners.runtimes import (
     ApprovalAsked,
     Conversation,
     Decision,
+    Delivered,
     Mode,
     Refused,
     RunRequest,
@@ -94,7 +95,7 @@ async def test_a_steer_is_taken_at_the_next_step(fake_cli: FakeCli, workdir: Pat
             bot.conversation.steer("Skip the slow tests.", "s1")
 
     result = await run(fake_cli, talk(fake_cli, workdir), bot, on_step=on_step)
-    assert result.ok and bot.told == [Taken("s1")]
+    assert result.ok and bot.told == [Delivered("s1"), Taken("s1")]
 
 
 def test_a_steer_with_no_turn_running_gets_codexs_error(fake_cli: FakeCli, workdir: Path) -> None:
