@@ -180,8 +180,7 @@ async def explain(store: Store, board: BoardService) -> None:
             print(f"    {line}")
 
 
-async def main(args: argparse.Namespace) -> None:
-    folder = Path(tempfile.mkdtemp(prefix="bench-web-"))
+async def main(args: argparse.Namespace, folder: Path) -> None:
     server = None
     if args.engine == "postgresql":
         server = Postgres().start()
@@ -278,4 +277,6 @@ if __name__ == "__main__":
     parser.add_argument("--requests", type=int, default=50)
     parser.add_argument("--engine", choices=("sqlite", "postgresql"), default="sqlite")
     parser.add_argument("--explain", action="store_true")
-    asyncio.run(main(parser.parse_args()))
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory(prefix="bench-web-") as folder:
+        asyncio.run(main(args, Path(folder)))
