@@ -205,21 +205,31 @@ class RunTools:
     async def serving(self) -> AsyncIterator[ToolServer]:
         self._serve = await asyncio.to_thread(load_session)
         folder = await asyncio.to_thread(make_folder)
-        timeout = self.ctx.config.bot.ask_timeout_s + CALL_MARGIN_S
-        server = ToolServer(folder=folder, tools=self.names, timeout_s=timeout)
-        listener = await asyncio.start_unix_server(
-            self._connected, path=str(server.socket), limit=MAX_LINE_BYTES
-        )
+        # The folder goes however the run ends: cancelled (the bot stopping) while its
+        # questions close, or with the socket never bound. A thread's removal finishes
+        # even when the await on it is cancelled.
         try:
-            yield server
+            timeout = self.ctx.config.bot.ask_timeout_s + CALL_MARGIN_S
+            server = ToolServer(folder=folder, tools=self.names, timeout_s=timeout)
+            listener = await asyncio.start_unix_server(
+                self._connected, path=str(server.socket), limit=MAX_LINE_BYTES
+            )
+            try:
+                yield server
+            finally:
+                try:
+                    await self.end()
+                finally:
+                    await self._close(listener)
         finally:
-            await self.end()
-            listener.close()
-            for task in list(self._connections):
-                task.cancel()
-            await asyncio.gather(*self._connections, return_exceptions=True)
-            await listener.wait_closed()
             await asyncio.to_thread(remove_folder, folder)
+
+    async def _close(self, listener: asyncio.Server) -> None:
+        listener.close()
+        for task in list(self._connections):
+            task.cancel()
+        await asyncio.gather(*self._connections, return_exceptions=True)
+        await listener.wait_closed()
 
     async def end(self) -> None:
         """The run is over: calls are refused, and the questions it left open close."""

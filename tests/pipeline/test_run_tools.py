@@ -30,7 +30,7 @@ from chatbot.board.run_events import (
 )
 from chatbot.domain.phases import Kind, Phase
 from chatbot.domain.roles import BY_NAME
-from chatbot.pipeline import tool_inputs
+from chatbot.pipeline import run_tools, tool_inputs
 from chatbot.pipeline.asking import OwnerAnswers
 from chatbot.pipeline.run_tools import NO_ANSWER, RUN_ENDED, RunTools
 from chatbot.store import Store
@@ -308,3 +308,51 @@ async def test_a_refused_proposal_leaves_no_card(board):
     assert refused.state == "refused"
     assert await slugs(board) == ["alpha"]
     assert not (board.repo / "docs" / "intent" / f"{proposal.slug}.md").exists()
+
+
+@pytest.mark.asyncio
+async def test_a_run_cancelled_while_its_questions_close_leaves_no_folder(board, monkeypatch):
+    """The bot stopping as a run ends: the socket's folder goes all the same."""
+    ctx, tools, _answers, _hold = await serving(board)
+    closing = asyncio.Event()
+
+    async def close_for_job(job: Job, why: str) -> list[Any]:
+        closing.set()
+        await asyncio.Event().wait()  # the store never answers before the cancel
+        return []
+
+    monkeypatch.setattr(board.asks, "close_for_job", close_for_job)
+    folders: list[Path] = []
+
+    async def run() -> None:
+        async with tools.serving() as server:
+            folders.append(server.folder)
+
+    task = asyncio.create_task(run())
+    await asyncio.wait_for(closing.wait(), 10)
+    assert folders[0].exists()
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert not folders[0].exists()
+
+
+@pytest.mark.asyncio
+async def test_a_socket_that_cannot_be_bound_leaves_no_folder(board, monkeypatch):
+    ctx, tools, _answers, _hold = await serving(board)
+    made: list[Path] = []
+    real_make = run_tools.make_folder
+
+    def make_folder() -> Path:
+        made.append(real_make())
+        return made[-1]
+
+    async def refuse(*args: Any, **kwargs: Any) -> asyncio.Server:
+        raise OSError(98, "Address already in use")
+
+    monkeypatch.setattr(run_tools, "make_folder", make_folder)
+    monkeypatch.setattr(run_tools.asyncio, "start_unix_server", refuse)
+    with pytest.raises(OSError, match="already in use"):
+        async with tools.serving():
+            pass
+    assert len(made) == 1 and not made[0].exists()
