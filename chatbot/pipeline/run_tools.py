@@ -204,25 +204,20 @@ class RunTools:
     @contextlib.asynccontextmanager
     async def serving(self) -> AsyncIterator[ToolServer]:
         self._serve = await asyncio.to_thread(load_session)
-        folder = await asyncio.to_thread(make_folder)
-        # The folder goes however the run ends: cancelled (the bot stopping) while its
-        # questions close, or with the socket never bound. A thread's removal finishes
-        # even when the await on it is cancelled.
-        try:
+        # Each part is undone however the run ends: cancelled (the bot stopping) while
+        # its questions close, or with the socket never bound. The folder's removal runs
+        # in a thread, which finishes even when the await on it is cancelled.
+        async with contextlib.AsyncExitStack() as undo:
+            folder = await asyncio.to_thread(make_folder)
+            undo.push_async_callback(asyncio.to_thread, remove_folder, folder)
             timeout = self.ctx.config.bot.ask_timeout_s + CALL_MARGIN_S
             server = ToolServer(folder=folder, tools=self.names, timeout_s=timeout)
             listener = await asyncio.start_unix_server(
                 self._connected, path=str(server.socket), limit=MAX_LINE_BYTES
             )
-            try:
-                yield server
-            finally:
-                try:
-                    await self.end()
-                finally:
-                    await self._close(listener)
-        finally:
-            await asyncio.to_thread(remove_folder, folder)
+            undo.push_async_callback(self._close, listener)
+            undo.push_async_callback(self.end)
+            yield server
 
     async def _close(self, listener: asyncio.Server) -> None:
         listener.close()
